@@ -1,0 +1,44 @@
+"""cohstats: formula-driven large-margin classification with honest class probabilities.
+
+Fit functions: :func:`clearn`, :func:`lum`, :func:`lamsvm`, :func:`gboost_c`, :func:`svm`;
+tuning: :func:`cv`, :func:`tune`, :func:`gkl`. Everything is imported lazily so that
+``import cohstats`` stays fast.
+"""
+from __future__ import annotations
+
+import importlib
+import warnings
+
+__version__ = "0.1.0"
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped before reaching its tolerance; the message names the argument to change."""
+
+
+_LAZY = {
+    "build_design": "cohstats.formula",
+    "Design": "cohstats.formula",
+    "Fit": "cohstats.results",
+    "Summary": "cohstats.results",
+    "PathFrame": "cohstats.results",
+    "make_kernel": "cohstats.kernels",
+}
+
+__all__ = ["ConvergenceWarning", "__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'cohstats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+warnings.filterwarnings("default", category=ConvergenceWarning)

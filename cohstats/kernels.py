@@ -1,0 +1,228 @@
+"""Kernels shared by every kernel method (SPEC.md 0.4).
+
+Numba functions take a kernel *code* and a float64 parameter vector
+``kpar = [gamma, coef0, degree, D, nu]`` so that solvers stay free of Python objects:
+
+=============  ================================================================
+KERNEL_LINEAR  <x, x'>
+KERNEL_RBF     exp(-gamma ||x - x'||^2)          (gamma = 1 / sigma^2)
+KERNEL_POLY    (gamma <x, x'> + coef0)^degree
+KERNEL_COMPACT (1 - ||x - x'|| / D)_+^nu exp(-gamma ||x - x'||^2)   ([RH] section 6.4)
+=============  ================================================================
+
+:func:`make_kernel` turns the user-facing arguments (``kernel="rbf"``, ``sigma=``, ``gamma=``,
+width heuristics) into ``(code, kpar)``; callables are evaluated in Python into a full matrix.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from numba import njit, prange
+
+KERNEL_LINEAR = 0
+KERNEL_RBF = 1
+KERNEL_POLY = 2
+KERNEL_COMPACT = 3
+KERNEL_CALLABLE = -1
+
+_KERNEL_NAMES = {"linear": KERNEL_LINEAR, "rbf": KERNEL_RBF, "gaussian": KERNEL_RBF,
+                 "poly": KERNEL_POLY, "polynomial": KERNEL_POLY, "compact": KERNEL_COMPACT}
+
+
+@njit(cache=True, nogil=True)
+def kernel_pair(code, x, z, kpar):
+    """K(x, z) for two 1-D float64 vectors."""
+    p = x.shape[0]
+    if code == KERNEL_LINEAR or code == KERNEL_POLY:
+        s = 0.0
+        for k in range(p):
+            s += x[k] * z[k]
+        if code == KERNEL_LINEAR:
+            return s
+        return (kpar[0] * s + kpar[1]) ** kpar[2]
+    d2 = 0.0
+    for k in range(p):
+        t = x[k] - z[k]
+        d2 += t * t
+    v = math.exp(-kpar[0] * d2)
+    if code == KERNEL_COMPACT:
+        r = 1.0 - math.sqrt(d2) / kpar[3]
+        if r <= 0.0:
+            return 0.0
+        v *= r ** kpar[4]
+    return v
+
+
+@njit(cache=True, nogil=True)
+def kernel_row(code, X, i, Z, kpar, out):
+    """out[j] = K(X[i], Z[j]) for all rows j of Z."""
+    xi = X[i]
+    for j in range(Z.shape[0]):
+        out[j] = kernel_pair(code, xi, Z[j], kpar)
+
+
+@njit(cache=True, nogil=True, parallel=False)
+def kernel_matrix_nb(code, X, Z, kpar):
+    n, m = X.shape[0], Z.shape[0]
+    K = np.empty((n, m))
+    for i in prange(n):
+        for j in range(m):
+            K[i, j] = kernel_pair(code, X[i], Z[j], kpar)
+    return K
+
+
+@njit(cache=True, nogil=True)
+def kernel_diag(code, X, kpar):
+    n = X.shape[0]
+    d = np.empty(n)
+    for i in range(n):
+        d[i] = kernel_pair(code, X[i], X[i], kpar)
+    return d
+
+
+def _sqdist(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    xx = np.einsum("ij,ij->i", X, X)[:, None]
+    zz = np.einsum("ij,ij->i", Z, Z)[None, :]
+    d2 = xx + zz - 2.0 * (X @ Z.T)
+    np.maximum(d2, 0.0, out=d2)
+    return d2
+
+
+def median_between(X: np.ndarray, y: np.ndarray) -> float:
+    """Median Euclidean distance between points of opposite classes (Jaakkola's heuristic).
+
+    ``y`` is coded +-1 (or any two labels; the first label present is taken as one class).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    labels = np.unique(y)
+    if labels.size != 2:
+        raise ValueError("median_between needs a response with exactly two classes")
+    A, B = X[y == labels[1]], X[y == labels[0]]
+    d = np.sqrt(_sqdist(A, B)).ravel()
+    med = float(np.median(d))
+    if not med > 0:
+        raise ValueError("median_between: all between-class distances are zero; set sigma explicitly")
+    return med
+
+
+def mean_all(X: np.ndarray) -> float:
+    """Mean Euclidean distance over all unordered pairs i < j ([ZDJ] section 5.2)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("mean_all needs at least two rows")
+    d = np.sqrt(_sqdist(X, X))
+    iu = np.triu_indices(n, 1)
+    m = float(d[iu].mean())
+    if not m > 0:
+        raise ValueError("mean_all: all pairwise distances are zero; set sigma explicitly")
+    return m
+
+
+@dataclass
+class Kernel:
+    """A resolved kernel: a numba code with its parameter vector, or a Python callable."""
+
+    name: str
+    code: int
+    kpar: np.ndarray = field(default_factory=lambda: np.zeros(5))
+    func: Callable | None = None
+
+    @property
+    def sigma(self) -> float | None:
+        if self.code in (KERNEL_RBF, KERNEL_COMPACT) and self.kpar[0] > 0:
+            return 1.0 / math.sqrt(self.kpar[0])
+        return None
+
+    def __call__(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        """The kernel matrix K(X, Z) (Z defaults to X)."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        Z = X if Z is None else np.ascontiguousarray(Z, dtype=np.float64)
+        if self.code == KERNEL_CALLABLE:
+            K = np.asarray(self.func(X, Z), dtype=np.float64)
+            if K.shape != (X.shape[0], Z.shape[0]):
+                raise ValueError(
+                    f"kernel callable returned shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
+            return K
+        if self.code == KERNEL_LINEAR:
+            return X @ Z.T
+        if self.code == KERNEL_POLY:
+            return (self.kpar[0] * (X @ Z.T) + self.kpar[1]) ** self.kpar[2]
+        d2 = _sqdist(X, Z)
+        K = np.exp(-self.kpar[0] * d2)
+        if self.code == KERNEL_COMPACT:
+            r = np.maximum(1.0 - np.sqrt(d2) / self.kpar[3], 0.0)
+            K *= r ** self.kpar[4]
+        return K
+
+    def describe(self) -> str:
+        if self.code == KERNEL_RBF:
+            return f"rbf(sigma={self.sigma:.4g})"
+        if self.code == KERNEL_POLY:
+            return f"poly(degree={self.kpar[2]:g}, gamma={self.kpar[0]:.4g}, coef0={self.kpar[1]:g})"
+        if self.code == KERNEL_COMPACT:
+            return f"compact(gamma={self.kpar[0]:.4g}, D={self.kpar[3]:.4g}, nu={self.kpar[4]:g})"
+        return self.name
+
+
+def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=3,
+                coef0=1.0, width="mean_all", gamma_k=None, D=None, nu=None) -> Kernel:
+    """Resolve user kernel arguments into a :class:`Kernel`.
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "compact"} or callable ``k(X, Z) -> matrix``
+    X, y : training inputs (and +-1 labels), used only by the width heuristics.
+    sigma : Gaussian width for ``exp(-||x-x'||^2 / sigma^2)`` (the papers' convention).
+    gamma : libsvm's ``exp(-gamma ||x-x'||^2)``; give ``sigma`` or ``gamma``, not both.
+    width : heuristic when neither is given: ``"mean_all"`` ([ZDJ]) or ``"median_between"`` ([WSL]).
+    gamma_k : [RH]'s normalised width, ``gamma = gamma_k / M`` with M features.
+    D, nu : compact-kernel truncation and power; defaults ``D = sqrt(M / gamma_k)``, ``nu = (M+1)/2``.
+    """
+    if callable(kernel):
+        return Kernel(name=getattr(kernel, "__name__", "callable"), code=KERNEL_CALLABLE, func=kernel)
+    if not isinstance(kernel, str) or kernel.lower() not in _KERNEL_NAMES:
+        raise ValueError(f"kernel must be one of {sorted(set(_KERNEL_NAMES))} or a callable; got {kernel!r}")
+    code = _KERNEL_NAMES[kernel.lower()]
+    kpar = np.zeros(5)
+    given = sum(v is not None for v in (sigma, gamma, gamma_k))
+    if given > 1:
+        raise ValueError("give at most one of sigma, gamma and gamma_k")
+    M = None if X is None else np.asarray(X).shape[1]
+    if gamma_k is not None:
+        if M is None:
+            raise ValueError("gamma_k needs the training X to know the number of features M")
+        gamma = float(gamma_k) / M
+    if sigma is not None:
+        if not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a positive finite number; got {sigma!r}")
+        gamma = 1.0 / float(sigma) ** 2
+    if gamma is not None and not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
+    if code in (KERNEL_RBF, KERNEL_COMPACT) and gamma is None:
+        if X is None:
+            raise ValueError("a width heuristic needs the training X; give sigma or gamma")
+        if width == "mean_all":
+            s = mean_all(X)
+        elif width == "median_between":
+            if y is None:
+                raise ValueError("width='median_between' needs the labels y")
+            s = median_between(X, y)
+        else:
+            raise ValueError(f"width must be 'mean_all' or 'median_between'; got {width!r}")
+        gamma = 1.0 / s**2
+    if code == KERNEL_POLY:
+        kpar[0] = 1.0 if gamma is None else gamma
+        kpar[1] = float(coef0)
+        kpar[2] = float(degree)
+    elif code in (KERNEL_RBF, KERNEL_COMPACT):
+        kpar[0] = gamma
+    if code == KERNEL_COMPACT:
+        Mf = float(M if M is not None else 1)
+        kpar[3] = float(D) if D is not None else math.sqrt(1.0 / gamma)  # sqrt(M / gamma_k)
+        kpar[4] = float(nu) if nu is not None else (Mf + 1.0) / 2.0
+    return Kernel(name=kernel.lower(), code=code, kpar=kpar)
