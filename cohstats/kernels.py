@@ -153,6 +153,8 @@ class Kernel:
         if self.code == KERNEL_POLY:
             return (self.kpar[0] * (X @ Z.T) + self.kpar[1]) ** self.kpar[2]
         d2 = _sqdist(X, Z)
+        if Z is X:
+            np.fill_diagonal(d2, 0.0)
         K = np.exp(-self.kpar[0] * d2)
         if self.code == KERNEL_COMPACT:
             r = np.maximum(1.0 - np.sqrt(d2) / self.kpar[3], 0.0)
