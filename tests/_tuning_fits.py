@@ -108,3 +108,64 @@ def shrunk_mean(formula, data=None, a=-1.0, b=2.0):
     fit._coef = np.zeros(d.p)
     fit._intercept = a + b * np.mean((d.y + 1) / 2)
     return fit
+
+
+class SoftmaxFit(Fit):
+    method = "ridge_softmax"
+
+    def _decision(self, X, s=None):
+        return X @ self._coef + self._intercept
+
+    def _proba(self, X, s=None):
+        F = self._decision(X)
+        F = F - F.max(axis=1, keepdims=True)
+        E = np.exp(F)
+        return E / E.sum(axis=1, keepdims=True)
+
+    def _summary(self):
+        return Summary("softmax", {"n": self.nobs})
+
+
+def ridge_softmax(formula, data=None, lam=1e-3):
+    """Multinomial logistic regression, (1/n) sum_i -log p_{y_i} + (lam/2) ||W||^2 (intercepts free),
+    by Newton's method on the full (p+1)K parametrisation (ridge makes it identifiable)."""
+    d = build_design(formula, data)
+    n, K = d.nobs, d.n_classes
+    yi = d.y_int
+    X1 = np.column_stack([np.ones(n), d.X])
+    q = X1.shape[1]
+    E = np.eye(K)[yi]
+    B = np.zeros((q, K))
+    pen = np.full(q, lam)
+    pen[0] = 1e-8
+    for _ in range(100):
+        F = X1 @ B
+        F -= F.max(axis=1, keepdims=True)
+        P = np.exp(F)
+        P /= P.sum(axis=1, keepdims=True)
+        G = X1.T @ (P - E) / n + pen[:, None] * B
+        H = np.zeros((q * K, q * K))
+        for a in range(K):
+            for b in range(K):
+                w = P[:, a] * ((a == b) - P[:, b])
+                H[a * q:(a + 1) * q, b * q:(b + 1) * q] = (X1.T * w) @ X1 / n
+        H += np.diag(np.tile(pen, K))
+        step = np.linalg.solve(H, G.T.ravel()).reshape(K, q).T
+        B -= step
+        if np.max(np.abs(step)) < 1e-11:
+            break
+    fit = SoftmaxFit(d, {"lam": lam})
+    fit._coef, fit._intercept = B[1:], B[0]
+    return fit
+
+
+def shrunk_softmax(formula, data=None, a=(0.0, 0.3, -0.2), b=4.0):
+    """Ignores x: p_hat = softmax(a + b * class frequencies) (a K-class linear smoother in the
+    label indicators, up to the softmax normalisation)."""
+    d = build_design(formula, data)
+    K = d.n_classes
+    freq = np.bincount(d.y_int, minlength=K) / d.nobs
+    fit = SoftmaxFit(d, {"a": a, "b": b})
+    fit._coef = np.zeros((d.p, K))
+    fit._intercept = np.asarray(a, dtype=float)[:K] + b * freq
+    return fit

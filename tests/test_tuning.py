@@ -14,7 +14,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss, roc_auc_score
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _tuning_fits import ridge_logit, ridge_logit_fixed, shrunk_mean  # noqa: E402
+from _tuning_fits import (ridge_logit, ridge_logit_fixed, ridge_softmax, shrunk_mean,  # noqa: E402
+                         shrunk_softmax)
 
 from cohstats import metrics as M  # noqa: E402
 from cohstats.formula import build_design  # noqa: E402
@@ -249,6 +250,66 @@ def test_gkl_common_random_numbers_and_path_grouping(df):
     assert t.best_params["lambda_"] == g.lambda_min
 
 
+def test_gkl_multiclass_equals_binary_for_two_classes(df):
+    """The K-class estimator (matrix correction Sigma*^- Sigma) reduces exactly to [WSL] eq. (13)."""
+    from cohstats.tuning import _gkl_many, _seed_seq
+    d = build_design("y ~ x1 + x2", df)
+    lam = np.array([1.0, 0.1, 0.01])
+    full = ridge_logit(d, lambda_=lam)
+    for centering in ("within", "pooled"):
+        a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], 0.5, 4, _seed_seq(1), None, False, None,
+                      centering)[0]
+        b = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], 0.5, 4, _seed_seq(1), None, False, None,
+                      centering, generic=True)[0]
+        np.testing.assert_allclose(b.estimate, a.estimate, rtol=1e-12)
+        np.testing.assert_allclose(b.cov, a.cov, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(b.d_hat, a.d_hat, rtol=1e-9, atol=1e-15)
+
+
+def test_gkl_multiclass_linear_smoother_closed_form():
+    """p_hat = softmax(a + b * class frequencies) ignores x; linearised, the covariance penalty is
+    sum_i sum_k cov(1[Y_i = k], log p_hat_k) = b sum_k p_k (1 - p_k), the estimator's target at p0."""
+    rng = np.random.default_rng(4)
+    n, K, b = 40, 3, 4.0
+    X = rng.normal(size=(n, 1))
+    y = rng.choice(K, size=n, p=[0.5, 0.3, 0.2])
+    est = []
+    for seed in range(30):
+        g = gkl(shrunk_softmax, X, y, D=8, random_state=seed, b=b, verbose=False)
+        assert g.d_hat == 0.0 and g.cov.shape == (n,) and g.p0.shape == (n, K)
+        est.append(g.cov_term * n)
+    p0 = g.p0[0]
+    assert g.egkl == pytest.approx(M.cross_entropy(y, g.p0), rel=1e-12)
+    target = b * np.sum(p0 * (1 - p0))
+    est = np.asarray(est)
+    se = est.std(ddof=1) / np.sqrt(len(est))
+    assert abs(est.mean() - target) < 4 * se and se < 0.05 * target, (est.mean(), target, se)
+
+
+@pytest.mark.slow
+def test_gkl_multiclass_softmax_vs_direct_monte_carlo():
+    """Multinomial logistic regression (6 free parameters): direct Monte Carlo penalty ~ 6.4; the
+    perturbation estimate is lower (the input perturbation shrinks it, as in the binary case)
+    but of the right size."""
+    rng = np.random.default_rng(3)
+    n, K = 90, 3
+    X = rng.normal(size=(n, 2))
+    F = X @ np.array([[1.0, -0.5, 0.0], [0.0, 0.8, -0.8]])
+    P = np.exp(F) / np.exp(F).sum(1, keepdims=True)
+    draw = lambda: np.array([rng.choice(K, p=r) for r in P])  # noqa: E731
+    L, E = [], []
+    for _ in range(400):
+        yy = draw()
+        L.append(np.log(ridge_softmax(X, yy, lam=1e-3)._proba(X)))
+        E.append(np.eye(K)[yy])
+    L, E = np.array(L), np.array(E)
+    true = np.sum(np.mean((L - L.mean(0)) * (E - E.mean(0)), axis=0)) * 400 / 399
+    est = np.mean([gkl(ridge_softmax, X, draw(), D=8, random_state=r, lam=1e-3, verbose=False).cov_term * n
+                   for r in range(5)])
+    assert 5.5 < true < 7.5
+    assert 0.5 * true < est < 1.1 * true, (est, true)
+
+
 def _wsl_example1(rng, n_total=1000, n_train=100):
     """[WSL] Example 1 (SPEC 9.1, D31): uniform on the unit disk, y = +1 iff x1 >= 0, exactly 20 % flipped."""
     r = np.sqrt(rng.random(n_total))
@@ -364,8 +425,8 @@ def test_errors(df):
     with pytest.raises(ValueError, match="n_jobs"):
         cv(ridge_logit, "y ~ x1", df, n_jobs=0)
     d3 = df.assign(k=np.resize(["a", "b", "c"], len(df)))
-    with pytest.raises(ValueError, match="binary"):
-        gkl(ridge_logit, "k ~ x1", d3)
+    with pytest.raises(ValueError, match=r"\(n, 3\) matrix"):
+        gkl(ridge_logit_fixed, "k ~ x1", d3)
     with pytest.raises(ValueError, match="auc"):
         cv(ridge_logit, "k ~ x1", d3, measure="auc")
 
@@ -390,3 +451,32 @@ def test_parallel_and_dask_identical(df):
             g3 = gkl(ridge_logit, "y ~ x1 + x2", df, D=3, lambda_=lam, **kw)
     np.testing.assert_array_equal(r1.cvm, r3.cvm)
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
+
+
+def test_cv_multiclass_matches_sklearn():
+    rng = np.random.default_rng(8)
+    n, K = 75, 3
+    X = rng.normal(size=(n, 2))
+    F = X @ np.array([[1.0, -0.5, 0.0], [0.0, 0.8, -0.8]])
+    P = np.exp(F) / np.exp(F).sum(1, keepdims=True)
+    y = np.array([rng.choice(K, p=r) for r in P])
+    foldid = make_folds(y, 5, random_state=0)
+    res = cv(ridge_softmax, X, y, measure="cre", foldid=foldid, lam=0.01, verbose=False)
+    resb = cv(ridge_softmax, X, y, measure="brier", foldid=foldid, lam=0.01, verbose=False)
+    Fce, Fb = [], []
+    for k in range(5):
+        tr, te = foldid != k, foldid == k
+        lr = LogisticRegression(C=1.0 / (tr.sum() * 0.01), tol=1e-12, max_iter=10000).fit(X[tr], y[tr])
+        Pk = lr.predict_proba(X[te])
+        Fce.append([log_loss(y[te], Pk, labels=range(K))])
+        Fb.append([np.mean(np.sum((np.eye(K)[y[te]] - Pk) ** 2, axis=1))])
+    W = np.bincount(foldid).astype(float)
+    assert res.score == pytest.approx(_glmnet_cvm(np.array(Fce), W)[0][0], rel=1e-6)
+    assert resb.score == pytest.approx(_glmnet_cvm(np.array(Fb), W)[0][0], rel=1e-6)
+
+
+def test_progress_bar_silent_off_terminal(df, capfd):
+    cv(ridge_logit, "y ~ x1 + x2", df, nfolds=3, random_state=0, verbose=True)
+    gkl(ridge_logit_fixed, "y ~ x1 + x2", df, D=2, random_state=0, verbose=True)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
