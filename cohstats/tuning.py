@@ -62,7 +62,7 @@ def wsl_grid(spacing: str = "linear") -> np.ndarray:
     Examples
     --------
     >>> g = wsl_grid()
-    >>> len(g), g[0], g[-1]
+    >>> len(g), float(g[0]), float(g[-1])
     (61, 1000.0, 0.001)
     >>> float(wsl_grid("log")[-2])   # 10^-2.9
     0.0012589254117941673
