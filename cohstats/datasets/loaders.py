@@ -186,7 +186,7 @@ def load(name: str) -> pd.DataFrame:
     Examples
     --------
     >>> df = load("pima")
-    >>> df.shape, sorted(df.y.unique())
+    >>> df.shape, sorted(df.y.unique().tolist())
     ((768, 9), [-1, 1])
     """
     key = _resolve(name)
