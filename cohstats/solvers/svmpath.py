@@ -98,6 +98,108 @@ def solve_pivot(A, b):
 
 
 @njit(cache=True, nogil=True)
+def invert_pivot(A):
+    """Inverse by Gauss-Jordan elimination with partial pivoting; ``ok`` False if singular."""
+    m = A.shape[0]
+    M = A.copy()
+    inv = np.eye(m)
+    scale = 0.0
+    for i in range(m):
+        for j in range(m):
+            v = abs(M[i, j])
+            if v > scale:
+                scale = v
+    if scale == 0.0:
+        return inv, False
+    for c in range(m):
+        piv = c
+        best = abs(M[c, c])
+        for r in range(c + 1, m):
+            if abs(M[r, c]) > best:
+                best = abs(M[r, c])
+                piv = r
+        if best <= 1e-11 * scale:
+            return inv, False
+        if piv != c:
+            for j in range(m):
+                t = M[c, j]
+                M[c, j] = M[piv, j]
+                M[piv, j] = t
+                t = inv[c, j]
+                inv[c, j] = inv[piv, j]
+                inv[piv, j] = t
+        d = 1.0 / M[c, c]
+        for j in range(m):
+            M[c, j] *= d
+            inv[c, j] *= d
+        for r in range(m):
+            if r != c:
+                fct = M[r, c]
+                if fct != 0.0:
+                    for j in range(m):
+                        M[r, j] -= fct * M[c, j]
+                        inv[r, j] -= fct * inv[c, j]
+    return inv, True
+
+
+@njit(cache=True, nogil=True)
+def _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+    m = nE + 1
+    Ks = np.zeros((m, m))
+    for a in range(nE):
+        ia = E[a]
+        Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+        Ks[0, a + 1] = y[ia]
+        Ks[a + 1, 0] = y[ia]
+        for c in range(nE):
+            ic = E[c]
+            Ks[a + 1, c + 1] = y[ia] * y[ic] * Ka[ic]
+    return Ks
+
+
+@njit(cache=True, nogil=True)
+def _inv_add(Minv, u, c):
+    """Inverse of ``[[M, u], [u', c]]`` from ``Minv``; ``ok`` False when the pivot vanishes."""
+    m = Minv.shape[0]
+    v = Minv @ u
+    s = c - u @ v
+    big = abs(c)
+    for i in range(m):
+        if abs(u[i]) > big:
+            big = abs(u[i])
+    out = np.empty((m + 1, m + 1))
+    if abs(s) <= 1e-10 * max(big, 1.0):
+        return out, False
+    for i in range(m):
+        for j in range(m):
+            out[i, j] = Minv[i, j] + v[i] * v[j] / s
+        out[i, m] = -v[i] / s
+        out[m, i] = -v[i] / s
+    out[m, m] = 1.0 / s
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def _inv_remove(P, k):
+    """Inverse of a symmetric matrix with row/column ``k`` deleted, from its inverse ``P``."""
+    m = P.shape[0]
+    out = np.empty((m - 1, m - 1))
+    pkk = P[k, k]
+    ii = 0
+    for i in range(m):
+        if i == k:
+            continue
+        jj = 0
+        for j in range(m):
+            if j == k:
+                continue
+            out[ii, jj] = P[i, j] - P[i, k] * P[k, j] / pkk
+            jj += 1
+        ii += 1
+    return out, abs(pkk) > 0.0
+
+
+@njit(cache=True, nogil=True)
 def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status,
               A_out, A0_out, max_events, n_cache):
     """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
@@ -135,6 +237,9 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     n_events = 0
     n_jumps = 0
     last = -1
+    need_inv = True
+    since_refresh = 0
+    Minv = np.zeros((1, 1))
     while g < ng:
         if n_events >= max_events:
             return g, n_events, FLAG_MAXEVENTS, n_jumps
@@ -167,12 +272,19 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             f[kbest] = y[kbest]
             E[0] = kbest
             nE = 1
+            need_inv = True
             last = kbest
             n_jumps += 1
             continue
-        # ---------------- slopes from the bordered system
+        # ---------------- slopes from the bordered system (inverse kept up to date)
         m = nE + 1
-        Ks = np.zeros((m, m))
+        if need_inv or since_refresh >= 100:
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Minv, ok = invert_pivot(Ks)
+            if not ok:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+            need_inv = False
+            since_refresh = 0
         rhs = np.empty(m)
         sw = 0.0
         for i in range(n):
@@ -181,16 +293,8 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
         rhs[0] = sw
         for a in range(nE):
             ia = E[a]
-            Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
-            Ks[0, a + 1] = y[ia]
-            Ks[a + 1, 0] = y[ia]
-            for c in range(nE):
-                ic = E[c]
-                Ks[a + 1, c + 1] = y[ia] * y[ic] * Ka[ic]
             rhs[a + 1] = y[ia] * sL[ia]
-        bs, ok = solve_pivot(Ks, rhs)
-        if not ok:
-            return g, n_events, FLAG_FALLBACK, n_jumps
+        bs = Minv @ rhs
         for k in range(n):
             h[k] = bs[0] - sL[k]
         for a in range(nE):
@@ -280,8 +384,14 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             for a in range(nE):
                 if E[a] == kev:
                     pos = a
-            E[pos] = E[nE - 1]
+            for a in range(pos, nE - 1):
+                E[a] = E[a + 1]
             nE -= 1
+            if nE == 0:
+                need_inv = True
+            else:
+                Minv, ok = _inv_remove(Minv, pos + 1)
+                since_refresh += 1
             status[kev] = kind
             f[kev] = y[kev]
             if kind == R_SET:
@@ -298,6 +408,15 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                     sL[q] -= w[kev] * Kk[q]
             status[kev] = E_SET
             f[kev] = y[kev]
+            Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            u = np.empty(nE + 1)
+            u[0] = y[kev]
+            for a in range(nE):
+                u[a + 1] = y[kev] * y[E[a]] * Kk[E[a]]
+            Minv, ok = _inv_add(Minv, u, Kk[kev])
+            if not ok:
+                need_inv = True       # the rebuild detects a singular system (fallback)
+            since_refresh += 1
             E[nE] = kev
             nE += 1
         last = kev
@@ -353,8 +472,10 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished."""
     n = y.shape[0]
     S = np.where(y > 0, w * (1.0 - pi), w * pi)
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-10,
-                  cache_size=cache_size)
+    # a tight tolerance; degenerate problems (flat f at extreme pi) may stall SMO at this
+    # level, so the iterations are capped: the polish below makes the start exact anyway
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9,
+                  cache_size=cache_size, max_iter=max(20_000, 50 * n))
     alpha = r.a * nlam
     alpha0 = r.b * nlam
     nc = n_cache_rows(n, cache_size)
