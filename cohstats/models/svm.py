@@ -30,7 +30,7 @@ from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
 from cohstats.solvers.svmpath import pi_path
 
-__all__ = ["svm", "SVMFit"]
+__all__ = ["svm", "SVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket")
 
@@ -87,24 +87,32 @@ class SVMFit(Fit):
     def _train_decision(self) -> np.ndarray:
         return self.fitted_decision
 
-    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
-        """Decision values of the weighted SVMs at the interior bracketing grid (rows)."""
+    def _grid_fits(self, m: int | None):
+        """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` at the interior
+        bracketing grid ``pi_j = j/m``, from the exact pi path."""
         res = self._get_path(m)
-        y = self.design.y
-        B = res.A * y / res.nlam                          # (m-1, n) expansion coefficients
+        return res.grid, res.A * self.design.y / res.nlam, res.A0 / res.nlam
+
+    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
+        """Decision values of the weighted classifiers at the interior bracketing grid (rows)."""
+        _, B, b0 = self._grid_fits(m)
         used = np.flatnonzero(np.any(B != 0.0, axis=0))
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((B.shape[0], X.shape[0]))
         for lo in range(0, X.shape[0], 2048):
             Kb = self._kernel_to_train(X[lo:lo + 2048], used)
-            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + (res.A0 / res.nlam)[:, None]
+            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
         return out
+
+    def _check_m(self, m):
+        m = self.m if m is None else m
+        if isinstance(m, bool) or not (isinstance(m, (int, np.integer)) and m >= 2):
+            raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+        return int(m)
 
     def _get_path(self, m: int | None):
         n = self.nobs
-        m = self.m if m is None else m
-        if not (isinstance(m, (int, np.integer)) and m >= 2):
-            raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+        m = self._check_m(m)
         cache = self.__dict__.setdefault("_paths", {})
         if m not in cache:
             grid = bracket_grid(int(m))
@@ -193,11 +201,8 @@ class SVMFit(Fit):
         Linear kernel: intercept and slopes; other kernels: intercept and the expansion
         coefficients ``beta_i`` (columns ``"beta[i]"``).
         """
-        res = self._get_path(m)
-        y = self.design.y
-        B = res.A * y / res.nlam
-        b0 = res.A0 / res.nlam
-        data = {"pi": res.grid, "(Intercept)": b0}
+        grid, B, b0 = self._grid_fits(m)
+        data = {"pi": grid, "(Intercept)": b0}
         if self.kernel.code == KERNEL_LINEAR:
             W = B @ self.design.X
             cols = list(self.xnames)
@@ -213,6 +218,55 @@ class SVMFit(Fit):
     def plot(self, *args, **kwargs):
         """The pi path of the coefficients ([WSL] Figure 1) for ``pi="path"`` fits."""
         return self.path().plot(*args, **kwargs)
+
+
+def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, degree, coef0,
+             weights, subset, tol, prob_method, na_action, allow_path):
+    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build design and kernel."""
+    design = formula if isinstance(formula, Design) else build_design(
+        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=2)
+    if isinstance(formula, Design):
+        if weights is not None or subset is not None:
+            design = build_design(design, weights=weights, subset=subset, max_classes=2)
+    if not design.binary:
+        raise ValueError(f"svm needs a response with two classes; got {design.n_classes}")
+    if not design.intercept:
+        raise ValueError("svm always fits an unpenalised intercept; remove '- 1' / '+ 0' from the formula")
+    n = design.nobs
+    y = design.y
+    if np.all(y > 0) or np.all(y < 0):
+        raise ValueError("svm needs both classes in the training data")
+    if C is not None and lambda_ is not None:
+        raise ValueError("give C or lambda_, not both (C = 1/(n lambda_))")
+    if lambda_ is not None:
+        if np.ndim(lambda_) != 0:
+            raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
+        lam = _check_pos("lambda_", lambda_)
+    else:
+        lam = 1.0 / (n * _check_pos("C", 1.0 if C is None else C))
+    path = isinstance(pi, str)
+    if path and pi != "path":
+        raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
+    if not path and pi is not None:
+        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) \
+                or not (0.0 <= pi <= 1.0):
+            raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
+        pi = float(pi)
+    if m is None:
+        m = max(2, int(math.floor(math.sqrt(n))))
+    elif not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
+        raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+    if prob_method is None:
+        prob_method = "bracket" if path else "platt"
+    elif prob_method not in _METHODS:
+        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
+    tol = _check_pos("tol", tol)
+    kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
+                       coef0=coef0, width="median_between")
+    if path and not allow_path:
+        raise ValueError("pi='path' is the exact path of the weighted SVM; psi-learning is "
+                         "fitted at each pi of the bracketing grid (give a number for pi)")
+    return design, lam, pi, path, m, prob_method, tol, kern
 
 
 def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None, sigma=None,
@@ -265,46 +319,11 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     (3, 2)
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    design = formula if isinstance(formula, Design) else build_design(
-        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=2)
-    if isinstance(formula, Design):
-        if weights is not None or subset is not None:
-            design = build_design(design, weights=weights, subset=subset, max_classes=2)
-    if not design.binary:
-        raise ValueError(f"svm needs a response with two classes; got {design.n_classes}")
-    if not design.intercept:
-        raise ValueError("svm always fits an unpenalised intercept; remove '- 1' / '+ 0' from the formula")
-    n = design.nobs
-    y = design.y
-    if np.all(y > 0) or np.all(y < 0):
-        raise ValueError("svm needs both classes in the training data")
-    if C is not None and lambda_ is not None:
-        raise ValueError("give C or lambda_, not both (C = 1/(n lambda_))")
-    if lambda_ is not None:
-        if np.ndim(lambda_) != 0:
-            raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
-        lam = _check_pos("lambda_", lambda_)
-    else:
-        lam = 1.0 / (n * _check_pos("C", 1.0 if C is None else C))
-    path = isinstance(pi, str)
-    if path and pi != "path":
-        raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
-    if not path and pi is not None:
-        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) \
-                or not (0.0 <= pi <= 1.0):
-            raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
-        pi = float(pi)
-    if m is None:
-        m = max(2, int(math.floor(math.sqrt(n))))
-    elif not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
-        raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
-    if prob_method is None:
-        prob_method = "bracket" if path else "platt"
-    elif prob_method not in _METHODS:
-        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
-    tol = _check_pos("tol", tol)
-    kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
-                       coef0=coef0, width="median_between")
+    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
+        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
+        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
+        prob_method=prob_method, na_action=na_action, allow_path=True)
+    n, y = design.nobs, design.y
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) / (n * lam)
     Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
@@ -334,4 +353,109 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     if path:
         fit._get_path(fit.m)
+    return fit
+
+
+class PsiFit(SVMFit):
+    """A fitted psi-learning classifier ([WSL] 4.3, SPEC D16); see :func:`psi_learn`.
+
+    Bracketing probabilities refit psi-learning at every interior grid value ``pi_j = j/m``
+    (there is no exact path for the non-convex psi loss).
+    """
+
+    method = "psi_learn"
+    title = "Weighted psi-learning (DC programming)"
+
+    def _grid_fits(self, m: int | None):
+        m = self._check_m(m)
+        cache = self.__dict__.setdefault("_psi_grid", {})
+        if m not in cache:
+            from cohstats.solvers.psi import psi_dc
+            grid = bracket_grid(m)
+            y = self.design.y
+            B = np.empty((grid.size, self.nobs))
+            b0 = np.empty(grid.size)
+            for j, pj in enumerate(grid):
+                cw = self.design.weights * class_weights(y, pj)
+                r = psi_dc(self.design.X, y, kernel=self.kernel, lam=self.lambda_, cw=cw,
+                           tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
+                B[j] = r.theta * y
+                b0[j] = r.b
+            cache[m] = (grid, B, b0)
+        return cache[m]
+
+    def _summary(self) -> Summary:
+        sm = super()._summary()
+        sm.info["psi objective"] = self.psi_objective
+        sm.info["DC iterations"] = self.n_dc
+        sm.info.pop("dual objective", None)
+        return sm
+
+
+def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None,
+              sigma=None, gamma=None, degree: int = 3, coef0: float = 1.0, weights=None,
+              subset=None, tol: float = 1e-3, max_dc: int = 50, cache_size: float = 200.0,
+              max_iter: int | None = None, prob_method: str | None = None,
+              na_action: str = "omit") -> PsiFit:
+    """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming (SPEC 4.3, D16).
+
+    Minimises ``(1/n) sum_i w_i S_pi(y_i) psi(y_i f(x_i)) + (lambda/2) ||h||_K^2`` with
+    ``psi(z) = 2`` (z < 0), ``2 (1 - z)`` (0 <= z < 1), ``0`` (z >= 1). Each DC step solves the
+    SVM dual with shifted bounds by SMO, starting from the weighted SVM at the same
+    ``(pi, lambda)``; the iterate with the smallest psi objective is returned (a local solution:
+    the problem is non-convex).
+
+    Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None),
+    plus ``max_dc`` (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``,
+    ``"coherence"``, ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(60, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.where(df.x1 + 0.4 * rng.normal(size=60) > 0, 1, -1)
+    >>> fit = psi_learn("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
+    >>> fit.psi_objective <= fit.history[0]
+    True
+    """
+    from cohstats.solvers.psi import psi_dc
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
+        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
+        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
+        prob_method=prob_method, na_action=na_action, allow_path=False)
+    if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
+        raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
+    y = design.y
+    cw = design.weights * class_weights(y, pi)
+    r = psi_dc(design.X, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
+               cache_size=cache_size, max_iter=max_iter)
+    if not r.converged:
+        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_dc} steps without a "
+                      "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
+                      ConvergenceWarning, stacklevel=2)
+    call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
+    fit = PsiFit(design, call)
+    fit.kernel = kern
+    fit.lambda_ = lam
+    fit.pi = pi
+    fit.m = int(m)
+    fit.cost = 2.0 * cw / (design.nobs * lam)
+    fit.alpha = r.theta
+    fit.dual_coef = r.theta * y
+    fit.support = np.flatnonzero(r.theta != 0)
+    fit._intercept = float(r.b)
+    fit.objective = float("nan")
+    fit.psi_objective = r.objective
+    fit.history = r.history
+    fit.n_dc = r.n_dc
+    fit.n_iter = r.n_dc
+    fit.converged = r.converged
+    fit.prob_method = prob_method
+    fit._cache_size = float(cache_size)
+    fit._tol = tol
+    fit._max_dc = int(max_dc)
+    fit.fitted_decision = r.fitted
+    fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     return fit

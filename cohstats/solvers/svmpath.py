@@ -278,13 +278,6 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             continue
         # ---------------- slopes from the bordered system (inverse kept up to date)
         m = nE + 1
-        if need_inv or since_refresh >= 100:
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
-            Minv, ok = invert_pivot(Ks)
-            if not ok:
-                return g, n_events, FLAG_FALLBACK, n_jumps
-            need_inv = False
-            since_refresh = 0
         rhs = np.empty(m)
         sw = 0.0
         for i in range(n):
@@ -294,6 +287,26 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
         for a in range(nE):
             ia = E[a]
             rhs[a + 1] = y[ia] * sL[ia]
+        if (not need_inv) and since_refresh >= 50:
+            # residual check of the updated inverse; rebuild only when it has drifted
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            bs = Minv @ rhs
+            res = Ks @ bs - rhs
+            scale = 1.0
+            for a in range(m):
+                if abs(rhs[a]) > scale:
+                    scale = abs(rhs[a])
+            for a in range(m):
+                if abs(res[a]) > 1e-10 * scale:
+                    need_inv = True
+            since_refresh = 0
+        if need_inv:
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Minv, ok = invert_pivot(Ks)
+            if not ok:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+            need_inv = False
+            since_refresh = 0
         bs = Minv @ rhs
         for k in range(n):
             h[k] = bs[0] - sL[k]
@@ -469,13 +482,33 @@ class PathResult(NamedTuple):
 
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
-    """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished."""
+    """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished.
+
+    SMO first runs to ``tol = 1e-6``; the E/L/R classification is then made exact by solving
+    the elbow system and verified (bounds, ``y f`` of L and R to 1e-7). If the verification
+    fails, SMO continues (warm start) to ``1e-9`` and the polish is retried; a degenerate
+    problem that still cannot be polished starts from the SMO solution itself.
+    """
     n = y.shape[0]
     S = np.where(y > 0, w * (1.0 - pi), w * pi)
     # a tight tolerance; degenerate problems (flat f at extreme pi) may stall SMO at this
     # level, so the iterations are capped: the polish below makes the start exact anyway
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9,
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-6,
                   cache_size=cache_size, max_iter=max(20_000, 50 * n))
+    out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
+    if out is not None:
+        return out
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.a,
+                  cache_size=cache_size, max_iter=max(20_000, 50 * n))
+    out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
+    if out is not None:
+        return out
+    return _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=True)
+
+
+def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=False):
+    """E/L/R sets from an SMO solution, polished by the elbow system; None if not verified."""
+    n = y.shape[0]
     alpha = r.a * nlam
     alpha0 = r.b * nlam
     nc = n_cache_rows(n, cache_size)
@@ -520,6 +553,8 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
             if ok:
                 f_new[Eidx] = y[Eidx]
                 return a_new, a0_new, f_new, status
+    if not force:
+        return None
     # not polishable: keep the SMO solution (E points are put exactly on the elbow)
     alpha = np.where(status == R_SET, 0.0, alpha)
     alpha[Lidx] = S[Lidx]
