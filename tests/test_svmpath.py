@@ -68,3 +68,11 @@ def test_grid_validation():
         pi_path(X, y, code=KERNEL_RBF, kpar=np.array([1.0, 0, 0, 0, 0]), nlam=1.0, grid=[0.5, 0.2])
     with pytest.raises(ValueError, match="nlam"):
         pi_path(X, y, code=KERNEL_RBF, kpar=np.array([1.0, 0, 0, 0, 0]), nlam=0.0, grid=[0.5])
+
+
+def test_duplicated_points_are_merged_exactly():
+    X, y = _wsl1(50, 6)
+    idx = np.random.default_rng(6).integers(0, 50, 80)       # resampled with duplicates
+    Xd, yd = X[idx], y[idx]
+    res = _check_against_smo(Xd, yd, KERNEL_RBF, 1.5, 80 * 0.01, np.arange(1, 8) / 8)
+    assert res.A.shape == (7, 80)

@@ -499,7 +499,7 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     if out is not None:
         return out
     r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.a,
-                  cache_size=cache_size, max_iter=max(20_000, 50 * n))
+                  cache_size=cache_size, max_iter=max(5_000, 20 * n))
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
         return out
@@ -615,6 +615,23 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
         X = np.ascontiguousarray(X, dtype=np.float64)
         Xn = X
         Kpre = np.empty((1, 1))
+    if code != KERNEL_CALLABLE:
+        # identical (x, y) pairs are one observation with the summed weight (exactly the same
+        # weighted SVM); without this the elbow system is singular whenever two copies sit on
+        # the elbow (e.g. the resampled inputs of the GKL perturbation, SPEC 4.4)
+        key = np.column_stack([X, y])
+        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+        if uniq.shape[0] < n:
+            wg = np.bincount(inv, weights=w, minlength=uniq.shape[0])
+            keep = first
+            sub = pi_path(X[keep], y[keep], code=code, kpar=kpar, nlam=nlam, grid=grid,
+                          weights=wg, tol_path=tol_path, cache_size=cache_size,
+                          max_events=max_events)
+            share = np.where(wg[inv] > 0, w / np.where(wg[inv] > 0, wg[inv], 1.0), 0.0)
+            A = sub.A[:, inv] * share[None, :]
+            return PathResult(grid, A, sub.A0, float(nlam), sub.n_events, sub.n_restarts,
+                              sub.n_jumps)
     if max_events is None:
         max_events = 50 * n + 1000
     nc = n_cache_rows(n, cache_size)
