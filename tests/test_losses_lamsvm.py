@@ -166,3 +166,11 @@ def test_validation():
         calibration_check(1.0, 3, n_draws=0)
     with pytest.raises(ValueError, match="class codes 0..2"):
         lamsvm_loss(np.zeros((1, 3)), [3], 1.0)
+
+
+def test_two_class_margin_one_is_twice_the_hinge():
+    """SPEC 6.5: K = 2, margin 1, f = (t, -t): Psi_y = 2 [1 - y t]_+ (and ISVM = margin 1 in general)."""
+    t = np.linspace(-4, 4, 81)
+    F = np.stack([t, -t], axis=1)
+    np.testing.assert_allclose(lamsvm_loss(F, np.zeros(81, dtype=int), 1.0), 2 * np.maximum(1 - t, 0), rtol=1e-15)
+    np.testing.assert_allclose(lamsvm_loss(F, np.ones(81, dtype=int), 1.0), 2 * np.maximum(1 + t, 0), rtol=1e-15)
