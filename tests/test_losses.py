@@ -661,3 +661,12 @@ def test_derivative_limits_rho_to_zero(u):
         assert abs(loss.d1(u + 0.01)) < 1e-300 + 1e-12
         assert math.isclose(loss.d1(u), -0.5, rel_tol=1e-5)
         assert math.isclose(loss.d1(u - 0.01), -1.0, rel_tol=1e-5)
+
+
+def test_warmup_compiles_the_kernels():
+    import cohstats.losses as L
+    from cohstats.losses import binary, multiclass
+
+    L.warmup()
+    assert binary._loss_loop.signatures and binary._link_loop.signatures
+    assert multiclass._loss_rows.signatures and multiclass._prob_rows.signatures
