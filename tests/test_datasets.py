@@ -197,6 +197,7 @@ EXPECTED = {  # name: (rows, features, classes)
     "ionosphere": (351, 34, 2), "pima": (768, 8, 2), "mushroom": (8124, 22, 2),
     "abalone": (4177, 8, 28), "abalone6": (4177, 8, 6), "digits": (1797, 64, 10),
     "breast_cancer": (569, 30, 2), "khan": (83, 2308, 4), "khan2": (83, 2308, 2),
+    "leukemia": (72, 7129, 2), "leukemia3571": (72, 3571, 2), "colon": (62, 2000, 2),
 }
 
 
@@ -265,6 +266,23 @@ def test_rh_table1_sizes_and_base_error():
         assert df.shape[1] - 1 == ref.loc[name, "n_attributes"]
         base = 100 * (1 - df.y.value_counts(normalize=True).max())
         assert abs(base - ref.loc[name, "base_error_pct"]) < 0.005
+
+
+def test_gene_expression_sets_match_zdj_table4_and_wsl():
+    ref = D.reference("zdj2012", "table4").set_index("dataset")
+    for name, key, pos in (("colon", "colon", 40), ("leukemia", "leukemia3571", 25)):
+        df = D.load(key)
+        assert len(df) == ref.loc[name, "size_k"] and df.shape[1] - 1 == ref.loc[name, "dim"]
+        assert (df.y == 1).sum() == pos  # 40 tumour / 22 normal; 25 AML / 47 ALL
+    # Dudoit et al.'s pre-selection keeps exactly 3571 of the 7129 probes, values are log10
+    raw, pre = D.load("leukemia"), D.load("leukemia3571")
+    assert len(pre.attrs["genes"]) == 3571
+    assert float(pre.drop(columns="y").to_numpy().min()) == 2.0  # log10 of the floor 100
+    # [WSL] Table 5 split: training 38 (11 AML, 27 ALL), test 34 (14 AML, 20 ALL)
+    tr, te = D.load_split("leukemia")
+    assert ((tr.y == 1).sum(), (tr.y == -1).sum(), (te.y == 1).sum(), (te.y == -1).sum()) == (11, 27, 14, 20)
+    assert raw.shape == (72, 7130)
+    assert te.index.name == "patient" and {60, 66} <= set(te.index) and len(set(raw.index)) == 72
 
 
 def test_reference_tables_all_load():
