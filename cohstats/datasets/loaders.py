@@ -98,15 +98,32 @@ UNAVAILABLE = {
 _SPLIT_COL = "split"
 
 
-def list_datasets() -> list[str]:
-    """Names accepted by :func:`load` (aliases excluded).
+def list_datasets(details: bool = False):
+    """Names accepted by :func:`load` (aliases excluded), or a table describing them.
+
+    Parameters
+    ----------
+    details : bool
+        Return a DataFrame with rows, features, classes, positive class, predefined split,
+        aliases and a description of every data set.
 
     Examples
     --------
     >>> "pima" in list_datasets()
     True
+    >>> int(list_datasets(details=True).loc["vowel", "n_train"])
+    528
     """
-    return sorted(DATASETS)
+    if not details:
+        return sorted(DATASETS)
+    rows = []
+    for k in sorted(DATASETS):
+        v = DATASETS[k]
+        rows.append({"name": k, "n": v.n, "n_features": v.n_features, "n_classes": len(v.classes),
+                     "positive": v.positive or "", "n_train": v.split[0] if v.split else None,
+                     "n_test": v.split[1] if v.split else None, "aliases": ", ".join(v.aliases),
+                     "description": v.description})
+    return pd.DataFrame(rows).set_index("name")
 
 
 def _resolve(name) -> str:
