@@ -480,3 +480,32 @@ def test_progress_bar_silent_off_terminal(df, capfd):
     gkl(ridge_logit_fixed, "y ~ x1 + x2", df, D=2, random_state=0, verbose=True)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+def test_cv_weighted_matches_sklearn(df):
+    w = np.random.default_rng(9).uniform(0.3, 3.0, len(df))
+    foldid = make_folds(df["y"], 4, random_state=5)
+    res = cv(ridge_logit_fixed, "y ~ x1 + x2", df, measure="cre", foldid=foldid, weights=w, lam=0.02,
+             verbose=False)
+    X = df[["x1", "x2"]].to_numpy()
+    y = (df["y"] == "yes").to_numpy().astype(int)
+    F, W = [], []
+    for k in range(4):
+        tr, te = foldid != k, foldid == k
+        lr = LogisticRegression(C=1.0 / (tr.sum() * 0.02), tol=1e-12, max_iter=10000)
+        lr.fit(X[tr], y[tr], sample_weight=w[tr])
+        F.append([log_loss(y[te], lr.predict_proba(X[te])[:, 1], sample_weight=w[te], labels=[0, 1])])
+        W.append(w[te].sum())
+    cvm, cvsd = _glmnet_cvm(np.array(F), np.array(W))
+    assert res.score == pytest.approx(cvm[0], rel=1e-6)
+    assert res.cvsd[0] == pytest.approx(cvsd[0], rel=1e-5)
+
+
+def test_formula_context_is_the_callers(df):
+    def sq(x):
+        return x ** 2
+
+    r = cv(ridge_logit_fixed, "y ~ sq(x1)", df, nfolds=3, random_state=0, verbose=False)
+    np.testing.assert_allclose(r.fit.design.X[:, 0], df["x1"].to_numpy() ** 2)
+    g = gkl(ridge_logit_fixed, "y ~ sq(x1)", df, D=2, random_state=0, verbose=False)
+    assert g.fit.xnames == ["sq(x1)"]
