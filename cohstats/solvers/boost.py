@@ -260,6 +260,10 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
     depth = np.empty(max_nodes, np.int64)
     node_tot = np.zeros((max_nodes, 3))
     R = np.empty((n, m))
+    nbmax = hist.shape[2]
+    shared_root = min_leaf == 1
+    root = np.zeros((p, nbmax, m, 2)) if shared_root else np.zeros((1, 1, 1, 2))
+    GZ = np.empty((n, m))
     eps_mh = 1.0 / (n * m)
     swt = 0.0
     for i in range(n):
@@ -276,14 +280,32 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
                 for i in range(n):
                     ls += sw[i] * row_loss(loss, G[i], y[i], Ts[h - 1])
                 train_loss[h - 1] = ls / swt
+        for i in range(n):
+            for j in range(m):
+                GZ[i, j] = Wt[i, j] * Z[i, j]
+        if shared_root:
+            # root histograms of all m trees in one pass over the binned data
+            root[:] = 0.0
+            for i in range(n):
+                for f in range(p):
+                    bb = codes[i, f]
+                    for j in range(m):
+                        root[f, bb, j, 0] += GZ[i, j]
+                        root[f, bb, j, 1] += Wt[i, j]
         for j in range(m):
             for i in range(n):
                 w[i] = Wt[i, j]
-                gz[i, 0] = Wt[i, j] * Z[i, j]
+                gz[i, 0] = GZ[i, j]
                 rows[i] = i
+            if shared_root:
+                for f in range(p):
+                    for bb in range(nbmax):
+                        hist[0, f, bb, 0] = root[f, bb, j, 0]
+                        hist[0, f, bb, 1] = root[f, bb, j, 1]
+                        hist[0, f, bb, 2] = 0.0
             nn = grow_tree(codes, n_bins, gz, w, rows, n, max_leaves, min_leaf, max_depth, True,
                            hist, buf, feat[h, j], sbin[h, j], left[h, j], right[h, j],
-                           start, end, depth, node_tot)
+                           start, end, depth, node_tot, shared_root)
             n_nodes[h, j] = nn
             for t in range(nn):
                 if left[h, j, t] >= 0:

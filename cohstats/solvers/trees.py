@@ -117,13 +117,26 @@ def apply_bins(X, thresholds, n_bins, dtype=np.uint8):
 
 
 @njit(cache=True, nogil=True)
-def _build_hist(codes, rows, start, end, gz, w, hist, slot):
-    """hist[slot, f, b, :] = (sum gz[:, k] for k < K, sum w, count) over rows[start:end]."""
+def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
+    """hist[slot, f, b, :] = (sum gz[:, k] for k < K, sum w, count) over rows[start:end].
+
+    The count column is only filled when ``counts`` is true (it is needed for ``min_leaf > 1``;
+    with ``min_leaf = 1`` a child is admissible when its weight is positive).
+    """
     p = codes.shape[1]
     K = gz.shape[1]
     h = hist[slot]
     h[:] = 0.0
-    if K == 1:
+    if K == 1 and not counts:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i, 0]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+    elif K == 1:
         for ii in range(start, end):
             i = rows[ii]
             g0 = gz[i, 0]
@@ -142,12 +155,13 @@ def _build_hist(codes, rows, start, end, gz, w, hist, slot):
                 for k in range(K):
                     h[f, bb, k] += gz[i, k]
                 h[f, bb, K] += wi
-                h[f, bb, K + 1] += 1.0
+                if counts:
+                    h[f, bb, K + 1] += 1.0
 
 
 @njit(cache=True, nogil=True)
-def _best_split(hist, slot, n_bins, K, min_leaf, tot):
-    """Best split of the node whose histogram is in ``slot``.
+def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
+    """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
     ``tot`` (K + 2,) receives the node totals. Returns (gain, feature, bin); gain is -1 when
     no admissible split exists.
@@ -158,8 +172,9 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot):
     for b in range(n_bins[0]):
         for k in range(K + 2):
             tot[k] += h[0, b, k]
+    tot[K + 1] = cnt
     W = tot[K]
-    C = tot[K + 1]
+    C = cnt
     best_gain = -1.0
     best_f = -1
     best_b = -1
@@ -179,11 +194,12 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot):
             for k in range(K):
                 GL[k] += h[f, b, k]
             WL += h[f, b, K]
-            CL += h[f, b, K + 1]
-            if CL < min_leaf:
-                continue
-            if C - CL < min_leaf:
-                break
+            if counts:
+                CL += h[f, b, K + 1]
+                if CL < min_leaf:
+                    continue
+                if C - CL < min_leaf:
+                    break
             WR = W - WL
             if WL <= 0.0 or WR <= 0.0:
                 continue
@@ -206,7 +222,8 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot):
 
 @njit(cache=True, nogil=True)
 def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_depth, best_first,
-              hist, buf, feat, split_bin, left, right, start, end, depth, node_tot):
+              hist, buf, feat, split_bin, left, right, start, end, depth, node_tot,
+              root_ready=False):
     """Grow one tree on rows[:n_rows] (partitioned in place so every node owns a segment).
 
     Parameters
@@ -221,6 +238,8 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         max_depth + 1) + 2
     feat, split_bin, left, right, start, end, depth : (max_nodes,) int arrays (output)
     node_tot : (max_nodes, K + 2) float64 output: per node sum of gz, sum w, count
+    root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
+        builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
 
     Returns
     -------
@@ -243,7 +262,9 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
 
     n_free -= 1
     s0 = free[n_free]
-    _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0)
+    counts = min_leaf > 1
+    if not (root_ready and s0 == 0 and not counts):
+        _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
     feat[0] = -1
     split_bin[0] = -1
     left[0] = -1
@@ -251,7 +272,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
     start[0] = 0
     end[0] = n_rows
     depth[0] = 0
-    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0])
+    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
@@ -328,13 +349,14 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         else:
             small = rc
             large = lc
-        _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew)
+        _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
         hist[slot] -= hist[snew]
         slot_of_small = snew
         slot_of_large = slot
         for c in (lc, rc):
             sc = slot_of_small if c == small else slot_of_large
-            g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c])
+            g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c],
+                                    end[c] - start[c], counts)
             if g > 0.0 and depth[c] < max_depth:
                 pend_node[n_pend] = c
                 pend_gain[n_pend] = g
