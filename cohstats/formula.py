@@ -1,0 +1,644 @@
+"""Formula front end: from ``(formula, data)`` or ``(X, y)`` to solver-ready arrays.
+
+A :class:`Design` holds everything a solver needs (``X``, coded ``y``, ``weights``) and
+everything a result needs to speak the user's language again (``classes``, ``xnames``,
+the formulaic ``ModelSpec`` to rebuild ``X`` for new data).
+
+Conventions (SPEC.md 0.2, DESIGN.md):
+
+* ``X`` is float64, C-contiguous, **without** an intercept column. The intercept is fitted
+  (unpenalised) by the solvers unless the formula removes it (``- 1`` or ``+ 0``), in which case
+  ``design.intercept`` is ``False`` and categorical predictors get full-rank coding.
+* Two classes are coded ``-1 / +1`` (float64), the second level in ``classes`` being ``+1``
+  (R's convention for ``glm``, decision D39). ``K > 2`` classes are coded ``0..K-1`` (int64).
+* Rows with missing predictor values are dropped (``na_action="omit"``) and counted, or raise
+  (``na_action="raise"``). Missing *response* values always raise: a class is never guessed.
+* ``new_X(newdata)`` rebuilds the training columns exactly and refuses unseen factor levels
+  and missing columns, where formulaic alone would silently map an unseen level to the
+  reference level.
+"""
+from __future__ import annotations
+
+import copy
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Design", "build_design"]
+
+_DOT = re.compile(r"(?<![\w.\]\)])\.(?![\w.(])")
+
+
+def _fmt_list(values, limit=8) -> str:
+    values = list(values)
+    shown = ", ".join(repr(v) for v in values[:limit])
+    if len(values) > limit:
+        shown += f", ... ({len(values)} in all)"
+    return shown
+
+
+def _rows_desc(labels, limit=5) -> str:
+    labels = list(labels)
+    s = ", ".join(str(v) for v in labels[:limit])
+    if len(labels) > limit:
+        s += f", ... ({len(labels)} rows)"
+    return s
+
+
+def _quote(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else f"`{name}`"
+
+
+@dataclass
+class Design:
+    """Solver-ready design built from a formula and a DataFrame, or from arrays.
+
+    Attributes
+    ----------
+    X : ndarray (n, p) float64, no intercept column.
+    y : ndarray (n,) -- float64 +-1 for two classes, int64 0..K-1 for K classes.
+    classes : list of the original labels, in coding order.
+    xnames : list of column names of X.
+    yname : name of the response.
+    weights : ndarray (n,) float64 observation weights (ones when none were given).
+    formula : the formula string, or None for matrix input.
+    intercept : whether the model has an intercept (False after ``- 1`` / ``+ 0``).
+    n_dropped : rows removed before fitting; ``dropped`` says why (reason -> count).
+    row_labels : index labels (of the caller's data) of the rows used.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"y": ["a", "b", "a", "b"], "x": [0.1, 0.9, 0.2, 0.7]})
+    >>> d = build_design("y ~ x", df)
+    >>> d.y, d.classes
+    (array([-1.,  1., -1.,  1.]), ['a', 'b'])
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    classes: list
+    xnames: list
+    yname: str | None
+    weights: np.ndarray
+    formula: str | None = None
+    intercept: bool = True
+    n_dropped: int = 0
+    dropped: dict = field(default_factory=dict)
+    row_labels: Any = None
+    spec: Any = None  # formulaic ModelSpec (formula input) or None
+    variables: tuple = ()  # data columns the right-hand side needs
+    categorical_levels: dict = field(default_factory=dict)  # data column -> allowed levels
+    weights_given: bool = False
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def binary(self) -> bool:
+        return len(self.classes) == 2
+
+    @property
+    def nobs(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def y_int(self) -> np.ndarray:
+        """Response as class indices 0..K-1 (also for two classes)."""
+        if self.binary:
+            return (self.y > 0).astype(np.int64)
+        return self.y.astype(np.int64)
+
+    @property
+    def y_labels(self) -> np.ndarray:
+        """Response as the original labels."""
+        return np.asarray(self.classes, dtype=object)[self.y_int]
+
+    def __repr__(self) -> str:
+        src = f"formula={self.formula!r}" if self.formula else "matrix input"
+        return (f"<Design {src}: n={self.nobs}, p={self.p}, classes={self.classes!r}"
+                + (f", dropped={self.n_dropped}" if self.n_dropped else "") + ">")
+
+    # ------------------------------------------------------------------ derived designs
+    def take(self, rows) -> "Design":
+        """A design restricted to ``rows`` (positions or a boolean mask).
+
+        Classes and their coding are kept, even if a class is absent from the subset, so
+        predictions of fits on folds line up with the full-data coding.
+        """
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            if rows.shape[0] != self.nobs:
+                raise ValueError(f"boolean rows mask has length {rows.shape[0]}, expected {self.nobs}")
+            rows = np.flatnonzero(rows)
+        d = copy.copy(self)
+        d.X = np.ascontiguousarray(self.X[rows])
+        d.y = np.ascontiguousarray(self.y[rows])
+        d.weights = np.ascontiguousarray(self.weights[rows])
+        if self.row_labels is not None:
+            d.row_labels = np.asarray(self.row_labels)[rows]
+        return d
+
+    def replace(self, X=None, y=None, weights=None) -> "Design":
+        """A copy with ``X``, ``y`` (already coded) or ``weights`` replaced (perturbation, bootstrap)."""
+        d = copy.copy(self)
+        if X is not None:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+            if X.ndim != 2 or X.shape[1] != self.p:
+                raise ValueError(f"replacement X must have shape (n, {self.p}); got {X.shape}")
+            d.X = X
+        if y is not None:
+            y = np.asarray(y)
+            d.y = np.ascontiguousarray(y, dtype=np.float64 if self.binary else np.int64)
+        if weights is not None:
+            d.weights = _check_weights(weights, d.X.shape[0])
+        n = d.X.shape[0]
+        if d.y.shape[0] != n or d.weights.shape[0] != n:
+            if weights is None and d.weights.shape[0] != n and self.weights_given is False:
+                d.weights = np.ones(n)
+            if d.y.shape[0] != n or d.weights.shape[0] != n:
+                raise ValueError(f"replacement has {n} rows of X but {d.y.shape[0]} responses "
+                                 f"and {d.weights.shape[0]} weights")
+        if n != self.nobs:
+            d.row_labels = None
+        return d
+
+    # ------------------------------------------------------------------ coding
+    def code_y(self, labels) -> np.ndarray:
+        """Code response labels like ``self.y`` (+-1 or 0..K-1); unseen labels are an error."""
+        lab = pd.Series(np.asarray(labels, dtype=object) if not isinstance(labels, pd.Series) else labels)
+        if lab.isna().any():
+            raise ValueError(f"response has {int(lab.isna().sum())} missing values")
+        lookup = {c: k for k, c in enumerate(self.classes)}
+        codes = np.empty(len(lab), dtype=np.int64)
+        for i, v in enumerate(lab.to_numpy(dtype=object)):
+            k = lookup.get(v)
+            if k is None:
+                # allow 1 == 1.0 == np.int64(1) style matches
+                k = next((kk for c, kk in lookup.items() if _same_label(c, v)), None)
+            if k is None:
+                raise ValueError(f"response value {v!r} is not one of the training classes {self.classes!r}")
+            codes[i] = k
+        if self.binary:
+            return np.where(codes == 1, 1.0, -1.0)
+        return codes
+
+    # ------------------------------------------------------------------ new data
+    def new_X(self, newdata) -> np.ndarray:
+        """Rebuild the design matrix for ``newdata`` exactly as in training.
+
+        Raises
+        ------
+        ValueError
+            if a needed column is missing, a factor has a level not seen in training, or a
+            value is missing or not finite.
+        """
+        if self.spec is None:
+            return self._new_X_matrix(newdata)
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        if not isinstance(newdata, pd.DataFrame):
+            raise TypeError(f"newdata must be a pandas DataFrame for a formula fit; got {type(newdata).__name__}")
+        missing = [v for v in self.variables if v not in newdata.columns]
+        if missing:
+            raise ValueError(f"newdata lacks column(s) {_fmt_list(missing)} needed by the formula {self.formula!r}")
+        nd = newdata.reset_index(drop=True)
+        for col in self.variables:
+            na = nd[col].isna().to_numpy()
+            if na.any():
+                raise ValueError(f"newdata column {col!r} has {int(na.sum())} missing value(s) "
+                                 f"(rows {_rows_desc(newdata.index[na])}); predictions need complete rows")
+        for col, levels in self.categorical_levels.items():
+            vals = pd.unique(nd[col].to_numpy(dtype=object))
+            allowed = set(levels)
+            unseen = [v for v in vals if v not in allowed and not any(_same_label(v, a) for a in levels)]
+            if unseen:
+                raise ValueError(f"column {col!r} has level(s) {_fmt_list(unseen)} not seen in training; "
+                                 f"training levels: {_fmt_list(levels)}")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mm = self.spec.get_model_matrix(nd)
+        for w in caught:
+            msg = str(w.message)
+            if "categories outside" in msg or "not seen in original" in msg:
+                raise ValueError(f"newdata has a factor level not seen in training: {msg}")
+        X = _to_float_matrix(mm, drop_intercept=True)
+        bad = ~np.isfinite(X)
+        if bad.any():
+            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            raise ValueError(f"newdata gives non-finite values in column {self.xnames[j]!r}")
+        if X.shape[1] != self.p:
+            raise ValueError(f"newdata produced {X.shape[1]} columns, training had {self.p}")
+        return X
+
+    def _new_X_matrix(self, newdata) -> np.ndarray:
+        if isinstance(newdata, pd.DataFrame):
+            missing = [c for c in self.xnames if c not in newdata.columns]
+            if missing:
+                if newdata.shape[1] == self.p and all(isinstance(c, (int, np.integer)) for c in newdata.columns):
+                    X = newdata.to_numpy()
+                else:
+                    raise ValueError(f"newdata lacks column(s) {_fmt_list(missing)}")
+            else:
+                X = newdata[self.xnames].to_numpy()
+        else:
+            X = np.asarray(newdata)
+            if X.ndim == 1 and self.p == X.shape[0]:
+                X = X[None, :]
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"newdata must be numeric: {e}") from None
+        if X.ndim != 2 or X.shape[1] != self.p:
+            raise ValueError(f"newdata must have {self.p} columns ({_fmt_list(self.xnames)}); got shape {X.shape}")
+        bad = ~np.isfinite(X)
+        if bad.any():
+            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            raise ValueError(f"newdata column {self.xnames[j]!r} has missing or non-finite values")
+        return np.ascontiguousarray(X)
+
+
+def _same_label(a, b) -> bool:
+    try:
+        return bool(a == b) and type(a) is not type(b) and not isinstance(a, str) and not isinstance(b, str)
+    except Exception:
+        return False
+
+
+def _to_float_matrix(mm, drop_intercept: bool) -> np.ndarray:
+    cols = list(mm.columns)
+    if drop_intercept and "Intercept" in cols:
+        mm = mm.drop(columns="Intercept")
+    try:
+        X = np.asarray(mm.to_numpy(dtype=np.float64) if hasattr(mm, "to_numpy") else mm, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"the design matrix is not numeric: {e}") from None
+    return np.ascontiguousarray(X)
+
+
+def _check_weights(weights, n) -> np.ndarray:
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("weights must be numeric") from None
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"weights must be a 1-D array of length {n}; got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValueError(f"weights must be finite; weight {i} is {w[i]!r}")
+    if np.any(w < 0):
+        i = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(f"weights must be non-negative; weight {i} is {w[i]!r}")
+    if not np.any(w > 0):
+        raise ValueError("weights are all zero")
+    return np.ascontiguousarray(w)
+
+
+def _classes_of(y: pd.Series, name: str):
+    """Ordered classes of a response: categorical order, else sorted unique values."""
+    if isinstance(y.dtype, pd.CategoricalDtype):
+        present = set(y.dropna().unique())
+        classes = [c for c in y.cat.categories if c in present]
+    else:
+        vals = pd.unique(y.dropna())
+        try:
+            classes = sorted(vals.tolist())
+        except TypeError:
+            classes = list(vals)
+    classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    if len(classes) < 2:
+        raise ValueError(f"response {name!r} has only one class ({_fmt_list(classes)}); "
+                         "classification needs at least two")
+    return classes
+
+
+def _code_response(y: pd.Series, classes) -> np.ndarray:
+    lookup = {c: k for k, c in enumerate(classes)}
+    codes = np.array([lookup[v.item() if isinstance(v, np.generic) else v] for v in y.to_numpy(dtype=object)],
+                     dtype=np.int64)
+    if len(classes) == 2:
+        return np.where(codes == 1, 1.0, -1.0)
+    return codes
+
+
+def _check_response_na(y: pd.Series, name: str, labels) -> None:
+    na = y.isna().to_numpy()
+    if na.any():
+        raise ValueError(f"response {name!r} has {int(na.sum())} missing value(s) (rows {_rows_desc(np.asarray(labels)[na])}); "
+                         "drop or impute them first -- cohstats never guesses a class")
+
+
+def build_design(formula, data=None, *, y=None, subset=None, weights=None, na_action: str = "omit",
+                 context: dict | None = None, max_classes: int | None = None) -> Design:
+    """Build a :class:`Design` from a formula and data, or from a matrix and labels.
+
+    Parameters
+    ----------
+    formula : str, Design, or array-like
+        ``"y ~ x1 + C(g) + np.log(z)"`` (formulaic syntax; ``y ~ .`` means every other
+        column; ``- 1`` removes the intercept). A :class:`Design` is returned as is (after
+        ``subset``). A matrix (ndarray or DataFrame of predictors) is matrix input, with the
+        labels in ``data`` (positional) or ``y``.
+    data : DataFrame (formula input) or labels (matrix input).
+    y : labels for matrix input, as keyword.
+    subset : boolean mask, integer positions, or a query string evaluated with
+        ``DataFrame.query`` -- rows to use.
+    weights : observation weights: array of length ``len(data)`` or the name of a column.
+    na_action : ``"omit"`` drops rows with missing predictor values (counted in
+        ``design.dropped``); ``"raise"`` refuses them.
+    context : names for transforms in the formula (default: the caller's frame is not
+        searched; public fit functions capture their caller's context once).
+    max_classes : reject responses with more classes (e.g. 2 for binary-only methods).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x1": rng.normal(size=20), "g": ["a", "b"] * 10,
+    ...                    "y": rng.choice(["no", "yes"], 20)})
+    >>> d = build_design("y ~ x1 + C(g)", df)
+    >>> d.xnames
+    ['x1', 'C(g)[T.b]']
+    """
+    if na_action not in ("omit", "raise"):
+        raise ValueError(f"na_action must be 'omit' or 'raise'; got {na_action!r}")
+    if isinstance(formula, Design):
+        d = formula
+        if subset is not None:
+            d = d.take(_subset_positions(subset, d.nobs, None))
+        if weights is not None:
+            d = d.replace(weights=weights)
+        if max_classes is not None and d.n_classes > max_classes:
+            raise ValueError(f"this method handles at most {max_classes} classes; the response has {d.n_classes}")
+        return d
+    if isinstance(formula, str):
+        if y is not None:
+            raise TypeError("give the response in the formula (y ~ ...), not as y=")
+        design = _design_from_formula(formula, data, subset, weights, na_action, context)
+    else:
+        labels = data if y is None else y
+        if data is not None and y is not None:
+            raise TypeError("matrix input takes the labels once: build_design(X, y) or build_design(X, y=y)")
+        if labels is None:
+            raise TypeError("matrix input needs the labels: build_design(X, y)")
+        design = _design_from_arrays(formula, labels, subset, weights, na_action)
+    if max_classes is not None and design.n_classes > max_classes:
+        raise ValueError(f"this method handles at most {max_classes} classes; response {design.yname!r} has "
+                         f"{design.n_classes}: {_fmt_list(design.classes)}")
+    return design
+
+
+def _subset_positions(subset, n, frame) -> np.ndarray:
+    if isinstance(subset, str):
+        if frame is None:
+            raise TypeError("a subset query string needs formula input with a DataFrame")
+        try:
+            mask = frame.eval(subset)
+        except Exception as e:
+            raise ValueError(f"subset {subset!r} could not be evaluated: {e}") from None
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (n,):
+            raise ValueError(f"subset {subset!r} must evaluate to a boolean per row")
+        return np.flatnonzero(mask)
+    s = np.asarray(subset)
+    if s.dtype == bool:
+        if s.shape != (n,):
+            raise ValueError(f"boolean subset must have length {n}; got {s.shape}")
+        return np.flatnonzero(s)
+    if not np.issubdtype(s.dtype, np.integer):
+        raise TypeError("subset must be a boolean mask, integer positions or a query string")
+    if s.size and (s.min() < -n or s.max() >= n):
+        raise ValueError(f"subset positions must lie in [0, {n}); got range [{s.min()}, {s.max()}]")
+    return s
+
+
+def _split_formula(formula: str):
+    if formula.count("~") != 1:
+        raise ValueError(f"formula must have exactly one '~' with the response on the left; got {formula!r}")
+    lhs, rhs = (part.strip() for part in formula.split("~"))
+    if not lhs:
+        raise ValueError(f"formula {formula!r} has no response on the left of '~'")
+    if not rhs:
+        raise ValueError(f"formula {formula!r} has nothing on the right of '~' (use '~ 1' for no predictors)")
+    m = re.fullmatch(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*)", lhs)
+    if not m:
+        raise ValueError(f"the response must be a single column name; got {lhs!r} "
+                         "(transform the response in the data frame first)")
+    return m.group(1) or m.group(2), rhs
+
+
+def _design_from_formula(formula, data, subset, weights, na_action, context) -> Design:
+    from formulaic import Formula, model_matrix
+
+    if data is None:
+        raise TypeError(f"formula {formula!r} needs data: a pandas DataFrame")
+    if isinstance(data, dict):
+        data = pd.DataFrame(data)
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    yname, rhs = _split_formula(formula)
+    if yname not in data.columns:
+        raise ValueError(f"response {yname!r} is not a column of data; columns: {_fmt_list(data.columns)}")
+    wcol = weights if isinstance(weights, str) else None
+    if wcol is not None and wcol not in data.columns:
+        raise ValueError(f"weights column {wcol!r} is not a column of data")
+    if _DOT.search(rhs):
+        others = [c for c in data.columns if c != yname and c != wcol]
+        if not others:
+            raise ValueError("'y ~ .' needs at least one predictor column besides the response")
+        rhs = _DOT.sub("(" + " + ".join(_quote(str(c)) for c in others) + ")", rhs)
+    try:
+        required = set(Formula(rhs).required_variables)
+    except Exception as e:
+        raise ValueError(f"could not parse formula {formula!r}: {e}") from None
+    ctx = dict(context or {})
+    missing = sorted(v for v in required if v not in data.columns and v not in ctx
+                     and v.split(".")[0] not in ctx and v not in ("np", "numpy", "C", "I", "Q"))
+    if missing:
+        raise ValueError(f"column(s) {_fmt_list(missing)} in formula {formula!r} are not in data; "
+                         f"columns: {_fmt_list(data.columns)}")
+    variables = tuple(sorted(v for v in required if v in data.columns))
+    if yname in variables:
+        raise ValueError(f"the response {yname!r} also appears on the right-hand side of {formula!r}")
+
+    labels = data.index.to_numpy()
+    df = data.reset_index(drop=True)
+    n0 = len(df)
+    dropped: dict = {}
+    keep = np.arange(n0)
+    if subset is not None:
+        keep = _subset_positions(subset, n0, df)
+        dropped["not in subset"] = n0 - len(keep)
+    w_all = None
+    if weights is not None:
+        w_all = df[wcol].to_numpy() if wcol is not None else weights
+        w_all = np.asarray(w_all)
+        if w_all.ndim != 1 or w_all.shape[0] != n0:
+            raise ValueError(f"weights must have one value per row of data ({n0}); got shape {w_all.shape}")
+    df = df.iloc[keep]
+    lab = labels[keep]
+    if w_all is not None:
+        w_all = w_all[keep]
+    _check_response_na(df[yname], yname, lab)
+    # missing predictors
+    if variables:
+        na = df[list(variables)].isna()
+        rows_na = na.any(axis=1).to_numpy()
+        if rows_na.any():
+            cols = [c for c in variables if na[c].any()]
+            if na_action == "raise":
+                raise ValueError(f"predictor column(s) {_fmt_list(cols)} have missing values in "
+                                 f"{int(rows_na.sum())} row(s) (rows {_rows_desc(lab[rows_na])}); "
+                                 "use na_action='omit' to drop them")
+            dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(rows_na.sum())
+            df, lab = df[~rows_na], lab[~rows_na]
+            if w_all is not None:
+                w_all = w_all[~rows_na]
+    if len(df) == 0:
+        raise ValueError("no rows left after dropping rows with missing values" +
+                         (f" ({'; '.join(f'{k}: {v}' for k, v in dropped.items())})" if dropped else ""))
+    for c in variables:
+        col = df[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            vals = col.to_numpy(dtype=np.float64)
+            bad = ~np.isfinite(vals)
+            if bad.any():
+                raise ValueError(f"predictor column {c!r} has non-finite value(s) {_fmt_list(pd.unique(vals[bad]))} "
+                                 f"in rows {_rows_desc(lab[bad])}")
+    classes = _classes_of(df[yname], yname)
+    ycode = _code_response(df[yname], classes)
+    dfr = df.reset_index(drop=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            mm = model_matrix(rhs, dfr, context=ctx or None, na_action="ignore")
+    except Exception as e:
+        raise ValueError(f"could not build the design for {formula!r}: {e}") from None
+    spec = mm.model_spec
+    intercept = "Intercept" in list(mm.columns)
+    X = _to_float_matrix(mm, drop_intercept=True)
+    xnames = [c for c in mm.columns if c != "Intercept"]
+    bad = ~np.isfinite(X)
+    if bad.any():
+        j = int(np.flatnonzero(bad.any(axis=0))[0])
+        rows = np.flatnonzero(bad[:, j])
+        raise ValueError(f"design column {xnames[j]!r} has non-finite values in rows {_rows_desc(lab[rows])} "
+                         "(a transform produced NaN or inf)")
+    # remember the levels of categorical data columns so new data can be checked
+    cat_levels = {}
+    for c in variables:
+        col = dfr[c]
+        if not pd.api.types.is_numeric_dtype(col) or isinstance(col.dtype, pd.CategoricalDtype) \
+                or pd.api.types.is_bool_dtype(col):
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                cat_levels[c] = list(col.cat.categories)
+            else:
+                levels = list(pd.unique(col.to_numpy(dtype=object)))
+                try:
+                    levels = sorted(levels)
+                except TypeError:
+                    pass
+                cat_levels[c] = levels
+    if weights is not None:
+        w = _check_weights(w_all, len(dfr))
+    else:
+        w = np.ones(len(dfr))
+    n_dropped = int(sum(dropped.values()))
+    return Design(X=X, y=ycode, classes=classes, xnames=xnames, yname=yname, weights=w,
+                  formula=formula, intercept=intercept, n_dropped=n_dropped,
+                  dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
+                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None)
+
+
+def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
+    if isinstance(X, pd.DataFrame):
+        nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
+        if nonnum:
+            raise TypeError(f"matrix input must be numeric; column(s) {_fmt_list(nonnum)} are not "
+                            "(use the formula interface to expand factors)")
+        xnames = [str(c) for c in X.columns]
+        row_labels = X.index.to_numpy()
+        Xa = X.to_numpy(dtype=np.float64)
+    else:
+        try:
+            Xa = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("X must be a numeric array or DataFrame (or give a formula string)") from None
+        if Xa.ndim == 1:
+            Xa = Xa[:, None]
+        if Xa.ndim != 2:
+            raise ValueError(f"X must be 2-D; got {Xa.ndim} dimensions")
+        xnames = [f"x{j + 1}" for j in range(Xa.shape[1])]
+        row_labels = np.arange(Xa.shape[0])
+    n0 = Xa.shape[0]
+    yser = labels if isinstance(labels, pd.Series) else pd.Series(np.asarray(labels, dtype=object)
+                                                                  if not isinstance(labels, (pd.Categorical,)) else labels)
+    yname = str(yser.name) if yser.name is not None else "y"
+    if len(yser) != n0:
+        raise ValueError(f"X has {n0} rows but y has {len(yser)} labels")
+    yser = yser.reset_index(drop=True)
+    if isinstance(labels, np.ndarray) and labels.dtype != object:
+        yser = pd.Series(labels).reset_index(drop=True)
+    keep = np.arange(n0)
+    dropped = {}
+    if subset is not None:
+        keep = _subset_positions(subset, n0, None)
+        dropped["not in subset"] = n0 - len(keep)
+    w_all = None if weights is None else np.asarray(weights)
+    if w_all is not None and (w_all.ndim != 1 or w_all.shape[0] != n0):
+        raise ValueError(f"weights must have one value per row of X ({n0}); got shape {w_all.shape}")
+    Xa, yser, row_labels = Xa[keep], yser.iloc[keep].reset_index(drop=True), row_labels[keep]
+    if w_all is not None:
+        w_all = w_all[keep]
+    _check_response_na(yser, yname, row_labels)
+    nan_rows = np.isnan(Xa).any(axis=1)
+    if nan_rows.any():
+        cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))]
+        if na_action == "raise":
+            raise ValueError(f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s); "
+                             "use na_action='omit' to drop them")
+        dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(nan_rows.sum())
+        Xa, yser, row_labels = Xa[~nan_rows], yser[~nan_rows].reset_index(drop=True), row_labels[~nan_rows]
+        if w_all is not None:
+            w_all = w_all[~nan_rows]
+    if Xa.shape[0] == 0:
+        raise ValueError("no rows left after dropping rows with missing values")
+    inf = ~np.isfinite(Xa)
+    if inf.any():
+        j = int(np.flatnonzero(inf.any(axis=0))[0])
+        raise ValueError(f"X column {xnames[j]!r} has non-finite values (e.g. {Xa[inf[:, j], j][0]!r})")
+    classes = _classes_of(yser, yname)
+    ycode = _code_response(yser, classes)
+    w = _check_weights(w_all, Xa.shape[0]) if w_all is not None else np.ones(Xa.shape[0])
+    return Design(X=np.ascontiguousarray(Xa), y=ycode, classes=classes, xnames=xnames, yname=yname,
+                  weights=w, formula=None, intercept=True, n_dropped=int(sum(dropped.values())),
+                  dropped={k: v for k, v in dropped.items() if v}, row_labels=row_labels,
+                  weights_given=weights is not None)
+
+
+def capture_context(level: int = 1) -> dict:
+    """Capture the caller's variables (``level`` frames up) for formula transforms.
+
+    Public fit functions call this once at their entry so that ``np.log(x)`` or a user
+    function ``f(x)`` in a formula resolves as in the caller's scope. The context is used
+    to build the design and never stored on the result.
+    """
+    try:
+        from formulaic.utils.context import capture_context as _cc
+        return dict(_cc(level + 1))
+    except Exception:  # pragma: no cover - formulaic internals moved
+        import inspect
+        frame = inspect.stack()[level + 1].frame
+        ctx = dict(frame.f_globals)
+        ctx.update(frame.f_locals)
+        return ctx
