@@ -321,3 +321,23 @@ def test_table2_gentleboost_c_matches_paper(name, key):
     fit = gboost_c("y ~ .", train)
     err = 100 * (fit.predict(test).to_numpy() != test["y"].to_numpy()).mean()
     assert err <= pub + 1.0, (name, err, pub)
+
+
+def test_plot_summary_render_and_save_load(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    df, new = toy(120, seed=14, noise=1.0), toy(80, seed=15, noise=1.0)
+    fit = gboost("y ~ a + b + c + d", df, loss="logit", H=6)
+    ax = fit.plot(new)
+    lines = ax.get_lines()
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[1].get_ydata(), fit.path(new)["test_error"])
+    md = fit.summary().to_markdown()
+    assert "MulLogitBoost" in md and "error by step" in md
+    fit.save(tmp_path / "f.pkl")
+    back = type(fit).load(tmp_path / "f.pkl")
+    np.testing.assert_array_equal(back.predict(new, type="prob"), fit.predict(new, type="prob"))
+    c = cart("y ~ a + b + c + d", df, random_state=0)
+    ax = c.plot()
+    assert len(ax.get_lines()) >= 1
+    assert "pruning sequence" in c.summary().to_markdown()
