@@ -146,7 +146,7 @@ def gboost(formula, data=None, *, loss: str = "coherence", T: float = 1.0, H: in
     >>> df["y"] = np.select([df.x1 > 0.5, df.x2 > 0], ["a", "b"], "c")
     >>> fit = gboost_c("y ~ x1 + x2", df, H=20)
     >>> p = fit.predict(df, type="prob")
-    >>> bool(np.allclose(p.sum(axis=1), 1.0)), fit.path()["train_error"].iloc[-1] < 0.05
+    >>> bool(np.allclose(p.sum(axis=1), 1.0)), bool(fit.path()["train_error"].iloc[-1] < 0.05)
     (True, True)
     """
     context = capture_context(1) if isinstance(formula, str) else None
