@@ -509,3 +509,15 @@ def test_formula_context_is_the_callers(df):
     np.testing.assert_allclose(r.fit.design.X[:, 0], df["x1"].to_numpy() ** 2)
     g = gkl(ridge_logit_fixed, "y ~ sq(x1)", df, D=2, random_state=0, verbose=False)
     assert g.fit.xnames == ["sq(x1)"]
+
+
+def test_tune_rule_1se_matches_cv_lambda_1se(df):
+    foldid = make_folds(df["y"], 5, random_state=3)
+    lam = np.geomspace(3, 1e-3, 10)
+    t = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="cv", measure="cre",
+             foldid=foldid, rule="1se", verbose=False)
+    r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", foldid=foldid, lambda_=lam, verbose=False)
+    assert t.best_params["lambda_"] == r.lambda_1se
+    assert r.lambda_1se > r.lambda_min
+    with pytest.raises(ValueError, match="1se"):
+        tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="gkl", rule="1se")
