@@ -334,6 +334,13 @@ def _cols(d):
     return [f"x{j + 1}" for j in range(d)]
 
 
+def _infer_d(X) -> int:
+    """Dimension of a feature matrix; for a DataFrame, the number of ``x<j>`` columns."""
+    if isinstance(X, pd.DataFrame):
+        return sum(1 for c in X.columns if isinstance(c, str) and c[:1] == "x" and c[1:].isdigit())
+    return np.shape(X)[1]
+
+
 def prob_lum54(X, d: int | None = None) -> np.ndarray:
     """True ``P(y=+1|x) = expit(2 mu sum(x))`` of [LZW] Example 5.4 (``mu = Phi^-1(0.78)/sqrt(d)``).
 
@@ -342,7 +349,7 @@ def prob_lum54(X, d: int | None = None) -> np.ndarray:
     >>> prob_lum54(np.zeros((2, 10)))
     array([0.5, 0.5])
     """
-    d = np.shape(X)[1] if d is None else d
+    d = _infer_d(X) if d is None else d
     A = _as_X(X, _cols(d), "prob_lum54")
     return special.expit(2 * _lum54_mu(d) * A.sum(axis=1))
 
@@ -390,7 +397,7 @@ def prob_lum55(X, d: int | None = None) -> np.ndarray:
     >>> round(float(prob_lum55(np.zeros((1, 15)))[0]), 4)
     0.6046
     """
-    d = np.shape(X)[1] if d is None else d
+    d = _infer_d(X) if d is None else d
     m1, m0 = _lum55_means(d)
     A = _as_X(X, _cols(d), "prob_lum55")
     eta = (math.log(LUM55_PRIOR / (1 - LUM55_PRIOR)) + A @ (m1 - m0)
@@ -499,6 +506,9 @@ def make_waveform(n: int = 300, random_state=None, noise: bool = True, return_pr
     ((10, 22), (10, 3), True)
     """
     n = _check_n(n)
+    if return_prob and not noise:
+        raise ValueError("return_prob=True needs noise=True (without noise the class "
+                         "densities are degenerate)")
     rng = _rng(random_state)
     y = rng.integers(0, 3, n)
     u = rng.random(n)[:, None]
@@ -509,9 +519,7 @@ def make_waveform(n: int = 300, random_state=None, noise: bool = True, return_pr
     if noise:
         X = X + rng.standard_normal((n, 21))
     df = _frame(X, _cols(21), y)
-    if return_prob:
-        return df, (prob_waveform(X) if noise else None)
-    return df
+    return _finish(df, prob_waveform(X) if return_prob else None, return_prob)
 
 
 # ----------------------------------------------------------------------------- g241c / g241d
