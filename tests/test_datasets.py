@@ -167,7 +167,7 @@ def test_lamsvm_single_point():
 def test_g241_shapes_and_standardization():
     for make in (D.make_g241c, D.make_g241d):
         df = make(6000, random_state=2)
-        assert df.shape == (6000, 242)
+        assert df.shape == (6000, 242) and (df.y == 1).sum() == 3000  # balanced as in [ZDJ]
         X = df.drop(columns="y").to_numpy()
         # population standardization: coordinate means ~0 and sds ~1
         assert np.abs(X.mean(0)).max() < 5 * (1 / math.sqrt(6000)) + 0.01
