@@ -167,7 +167,7 @@ def test_lamsvm_single_point():
 def test_g241_shapes_and_standardization():
     for make in (D.make_g241c, D.make_g241d):
         df = make(6000, random_state=2)
-        assert df.shape == (6000, 242)
+        assert df.shape == (6000, 242) and (df.y == 1).sum() == 3000  # balanced as in [ZDJ]
         X = df.drop(columns="y").to_numpy()
         # population standardization: coordinate means ~0 and sds ~1
         assert np.abs(X.mean(0)).max() < 5 * (1 / math.sqrt(6000)) + 0.01
@@ -188,6 +188,13 @@ def test_generators_reproducible_and_validated():
         D.bayes_error("nope")
     with pytest.raises(ValueError, match="lacks column"):
         D.prob_wsl2(pd.DataFrame({"x1": [0.0]}))
+    with pytest.raises(ValueError, match="noise=True"):
+        D.make_waveform(5, noise=False, return_prob=True)
+    # prob_ functions accept the generator's whole frame (the y column is ignored)
+    df, p = D.make_lum55(20, d=30, random_state=0, return_prob=True)
+    np.testing.assert_allclose(D.prob_lum55(df), p)
+    df, p = D.make_lum54(20, d=50, random_state=0, return_prob=True)
+    np.testing.assert_allclose(D.prob_lum54(df), p)
 
 
 # ----------------------------------------------------------------------------- loaders

@@ -9,6 +9,7 @@ published numbers. Sources, licences and preprocessing: ``cohstats/data/README.m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from typing import Callable
 
@@ -142,12 +143,18 @@ def _resolve(name) -> str:
     )
 
 
-def _read(file: str) -> pd.DataFrame:
+@lru_cache(maxsize=None)
+def _read_cached(file: str) -> pd.DataFrame:
     path = resources.files("cohstats") / "data" / f"{file}.csv.xz"
     with resources.as_file(path) as p:
         if file == "mushroom":
             return pd.read_csv(p, dtype=str, keep_default_na=False)
         return pd.read_csv(p)
+
+
+def _read(file: str) -> pd.DataFrame:
+    """The shipped file as a fresh DataFrame (parsed once per process, then copied)."""
+    return _read_cached(file).copy()
 
 
 def _pm(cond) -> np.ndarray:
