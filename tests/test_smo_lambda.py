@@ -137,7 +137,7 @@ def test_tiny_cache_gives_identical_results():
     L, N = 4, 60
     X, y = _data(N, L, seed=5, p=3)
     k = make_kernel("rbf", X, gamma=0.5)
-    kw = dict(tol=1e-3, shrinking=False)
+    kw = dict(tol=1e-3)
     big = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=100, **kw)
     tiny = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=1e-4, **kw)
     assert tiny["n_cache_rows"] == 2 and big["n_cache_rows"] == N
@@ -147,14 +147,14 @@ def test_tiny_cache_gives_identical_results():
     assert big["n_iter"] == tiny["n_iter"]
 
 
-def test_shrinking_and_single_variable_smo_reach_the_same_optimum():
+def test_block_and_single_variable_smo_reach_the_same_optimum():
     L, N = 3, 90
     X, y = _data(N, L, seed=9)
     k = make_kernel("rbf", X, gamma=0.5)
     K = k(X)
     Cb = np.full(N, 50.0)
-    ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, shrinking=False)
-    for kw in (dict(shrinking=True), dict(inner_max=1, shrinking=False), dict(inner_max=1)):
+    ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8)
+    for kw in (dict(inner_max=1), dict(inner_max=3)):
         r = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, **kw)
         assert r["converged"]
         assert r["dual"] == pytest.approx(ref["dual"], rel=1e-10)
