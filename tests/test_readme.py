@@ -30,3 +30,13 @@ def test_demo_runs(capsys):
     assert "C-learning" in out and "Predicted class probabilities" in out
     err = float(out.split("test error ")[1].split()[0])
     assert err < 0.12   # Bayes error of the simulation is 0.059
+
+
+def test_readme_example_runs():
+    text = (ROOT / "README.md").read_text()
+    code = text.split("```python")[1].split("```")[0]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    best = ns["best"]
+    P = best.predict(ns["test"], type="prob")
+    assert list(P.columns) == best.classes and abs(P.to_numpy().sum(axis=1) - 1).max() < 1e-12
