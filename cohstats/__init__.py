@@ -23,6 +23,13 @@ _LAZY = {
     "Summary": "cohstats.results",
     "PathFrame": "cohstats.results",
     "make_kernel": "cohstats.kernels",
+    "svm": "cohstats.models.svm",
+    "gboost_c": "cohstats.models.gboost",
+    "gboost": "cohstats.models.gboost",
+    "cart": "cohstats.models.gboost",
+    "cv": "cohstats.tuning",
+    "tune": "cohstats.tuning",
+    "gkl": "cohstats.tuning",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
