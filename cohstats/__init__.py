@@ -23,6 +23,7 @@ _LAZY = {
     "Summary": "cohstats.results",
     "PathFrame": "cohstats.results",
     "make_kernel": "cohstats.kernels",
+    "clearn": "cohstats.models.clearn",
     "svm": "cohstats.models.svm",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
