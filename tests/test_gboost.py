@@ -358,3 +358,9 @@ def test_plot_summary_render_and_save_load(tmp_path):
     ax = c.plot()
     assert len(ax.get_lines()) >= 1
     assert "pruning sequence" in c.summary().to_markdown()
+
+
+def test_no_linear_coefficients_message():
+    fit = gboost_c("y ~ a + b", toy(60, seed=1), H=2)
+    with pytest.raises(AttributeError, match="no linear coefficients"):
+        fit.coef
