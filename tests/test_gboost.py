@@ -48,23 +48,40 @@ def toy(n=300, seed=0, m=3, noise=0.0):
 
 
 # ----------------------------------------------------------------------------- loss pieces
-def test_coherence_helpers_match_direct_formulas():
+def test_loss_kernels_used_by_the_engine_match_direct_formulas():
+    """The engine takes C, beta and eq (8) from cohstats.losses.multiclass: check them here
+    against the literal formulas, and the engine's fused weights against mc_coh_beta."""
+    from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss, mc_coh_prob
     rng = np.random.default_rng(0)
     for m in (2, 3, 5):
         for T in (0.3, 1.0, 2.0):
             g = rng.normal(size=m)
             g -= g.mean()
             out = np.empty(m)
-            B.coh_prob(g, T, out)
+            mc_coh_prob(g, T, out)
             np.testing.assert_allclose(out, prob_ref(g, T), rtol=1e-12)
+            G = np.tile(g, (m, 1))
+            y = np.arange(m)
+            Z, W = np.empty((m, m)), np.empty((m, m))
+            B.working_response(B.LOSS_COH, G, y, np.ones(m), T, False, True, np.inf, 0.0, Z, W)
             for c in range(m):
-                assert B.coh_loss(g, c, T) == pytest.approx(C_ref(g, c, T), rel=1e-12)
-                # eq (5) weights = gradient of C plus the indicator
-                B.coh_beta(g, c, T, out)
+                assert B.row_loss(B.LOSS_COH, g, c, T) == pytest.approx(C_ref(g, c, T),
+                                                                       rel=1e-12)
+                beta = mc_coh_beta(g, c, T, np.empty(m))
+                np.testing.assert_allclose(W[c], beta * (1 - beta), rtol=1e-12)
                 h = 1e-6
                 grad = [(C_ref(g + h * np.eye(m)[j], c, T) - C_ref(g - h * np.eye(m)[j], c, T))
                         / (2 * h) for j in range(m)]
-                np.testing.assert_allclose(out - np.eye(m)[c], grad, atol=1e-8)
+                np.testing.assert_allclose(beta - np.eye(m)[c], grad, atol=1e-8)
+
+
+def test_training_loss_is_accurate_when_tiny():
+    g = np.array([40.0, -20.0, -20.0])
+    Z, W = np.empty((1, 3)), np.empty((1, 3))
+    ls = B.working_response(B.LOSS_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True,
+                            4.0, 1e-10, Z, W)
+    ref = 2 * np.exp(1 - 60.0)                 # T log(1 + x) ~ x for tiny x
+    assert ls == pytest.approx(ref, rel=1e-12)
 
 
 def _fd_newton(g, c, T, j, h=1e-4):
@@ -341,3 +358,9 @@ def test_plot_summary_render_and_save_load(tmp_path):
     ax = c.plot()
     assert len(ax.get_lines()) >= 1
     assert "pruning sequence" in c.summary().to_markdown()
+
+
+def test_no_linear_coefficients_message():
+    fit = gboost_c("y ~ a + b", toy(60, seed=1), H=2)
+    with pytest.raises(AttributeError, match="no linear coefficients"):
+        fit.coef

@@ -299,6 +299,11 @@ class GBoostFit(Fit):
 
     title = "Multiclass boosting"
 
+    @property
+    def coef(self):
+        raise AttributeError("a boosted sum of trees has no linear coefficients; see "
+                             "split_counts(), tree_sizes() and path()")
+
     # ------------------------------------------------------------------ internals
     def _step(self, s):
         s = self.s if s is None else s
