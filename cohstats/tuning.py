@@ -1121,6 +1121,11 @@ class TuneResult:
         self._combo = int(row["_combo"])
 
     @property
+    def fits(self) -> list:
+        """The full-data fit of every argument combination, in the order of the table."""
+        return list(self._fits)
+
+    @property
     def best_fit(self):
         fit = self._fits[self._combo]
         if self._lambda_tuned and _has_path(fit):
