@@ -547,3 +547,13 @@ def test_svm_integration_nonpath_lambda_grid(df):
     g = gkl(svm, "y ~ x1 + x2", df, D=2, random_state=0, kernel="linear", pi=None, lambda_=0.1,
             prob_args={"method": "platt"}, verbose=False)
     assert np.isfinite(g.estimate) and g.cov.shape == (len(df),)
+
+
+def test_selection_follows_sequence_order_for_increasing_paths():
+    """A path whose sequence increases (boosting steps, C): the earlier, more regularised value wins."""
+    steps = np.array([10.0, 20.0, 30.0, 40.0])
+    F = np.tile([0.30, 0.25, 0.25, 0.26], (3, 1)) + np.array([[0.0], [0.01], [-0.01]])
+    r = CVResult(measure=_MEASURES["class"], lambda_=steps, fold_values=F, fold_weights=np.ones(3),
+                 foldid=np.arange(3), fit=None, call={}, fit_name="steps")
+    assert r.lambda_min == 20.0
+    assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
