@@ -445,10 +445,11 @@ def test_parallel_and_dask_identical(df):
     np.testing.assert_array_equal(g1.cov, g2.cov)
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_backend("dask"):
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with joblib.parallel_backend("dask"), distributed.get_task_stream(client) as ts:
             r3 = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=4, lambda_=lam, **kw)
             g3 = gkl(ridge_logit, "y ~ x1 + x2", df, D=3, lambda_=lam, **kw)
+        assert len(ts.data) > 0               # the work ran on the dask cluster (joblib batches tasks)
     np.testing.assert_array_equal(r1.cvm, r3.cvm)
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
 
