@@ -23,12 +23,26 @@ _LAZY = {
     "Summary": "cohstats.results",
     "PathFrame": "cohstats.results",
     "make_kernel": "cohstats.kernels",
+    "svm": "cohstats.models.svm",
+    "gboost_c": "cohstats.models.gboost",
+    "gboost": "cohstats.models.gboost",
+    "cart": "cohstats.models.gboost",
+    "cv": "cohstats.tuning",
+    "tune": "cohstats.tuning",
+    "gkl": "cohstats.tuning",
 }
+
+_SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
+               "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
 __all__ = ["ConvergenceWarning", "__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name):
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"cohstats.{name}")
+        globals()[name] = module
+        return module
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'cohstats' has no attribute {name!r}")
@@ -38,7 +52,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
 warnings.filterwarnings("default", category=ConvergenceWarning)

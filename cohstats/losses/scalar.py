@@ -17,10 +17,20 @@ LOSS_LUM    LUM V_{a,c}            a       c       a, c may be +inf (7.1)
 LOSS_HINGE  hinge                  --      --      [1 - z]_+ (not differentiable at 1)
 LOSS_EXP    exponential            --      --      exp(-z)
 LOSS_LOGIT  logistic               --      --      log(1 + exp(-z)); same as LOSS_V(1, 0)
+LOSS_L      normalised L_{rho,u}   rho     u       u >= 0 (1.1); V / V(0), so C = u * L
 ==========  =====================  ======  ======  =============================================
 
 All formulas are the stable forms of SPEC.md: they stay finite for rho in [1e-3, 1e3],
-|z| up to 1e4 and a, c up to 1e4 (and infinity for LUM).
+|z| up to 1e4 and a, c up to 1e4 (and infinity for LUM). The one exception is the exponential
+loss, whose true value exp(-z) exceeds the float64 range for z < -709.78; it returns +inf there.
+
+Subgradient conventions where a loss is not differentiable: the hinge (and LUM with c = inf)
+uses -1 for z < 1 and 0 for z >= 1; at the kinks of the huberized hinge, squared hinge and LUM
+the second derivative is the value of one of the two adjacent pieces (a one-sided derivative).
+
+Besides the losses, this module holds the scalar inverse links and population minimisers
+(:func:`coh_fstar`, :func:`coh_log_eta`, :func:`lum_fstar`, :func:`lum_eta`,
+:func:`hhinge_fstar`, :func:`hhinge_eta`) so that solvers and the vectorised API share them.
 """
 from __future__ import annotations
 
@@ -36,6 +46,7 @@ LOSS_LUM = 4
 LOSS_HINGE = 5
 LOSS_EXP = 6
 LOSS_LOGIT = 7
+LOSS_L = 8
 
 LOSS_CODES = {
     "C": LOSS_C,
@@ -46,6 +57,7 @@ LOSS_CODES = {
     "hinge": LOSS_HINGE,
     "exp": LOSS_EXP,
     "logistic": LOSS_LOGIT,
+    "L": LOSS_L,
 }
 
 
@@ -75,8 +87,9 @@ def log_expit(t):
 
 @njit(cache=True)
 def logaddexp(a, b):
-    if a == -math.inf and b == -math.inf:
-        return -math.inf
+    """log(exp(a) + exp(b)) without overflow (exact for infinite arguments)."""
+    if a == b:  # also covers a = b = +-inf, where a - b would be nan
+        return a + math.log(2.0)
     m = a if a > b else b
     return m + math.log1p(math.exp(-abs(a - b)))
 
@@ -179,12 +192,14 @@ def loss_value(code, z, p1, p2):
         return math.exp(-z)
     elif code == LOSS_LOGIT:
         return softplus(-z)
+    elif code == LOSS_L:
+        return coh_V(z, p1, p2) / coh_V0(p1, p2)
     return math.nan
 
 
 @njit(cache=True)
 def loss_d1(code, z, p1, p2):
-    """First derivative d phi / dz at margin z (for the hinge: the left derivative at 1)."""
+    """First derivative d phi / dz at margin z (hinge and LUM with c = inf: -1 for z < 1, 0 for z >= 1)."""
     if code == LOSS_C:
         return -closs_kappa(p1, p2) * coh_q(z, p1, p2)
     elif code == LOSS_V:
@@ -205,6 +220,8 @@ def loss_d1(code, z, p1, p2):
         return -math.exp(-z)
     elif code == LOSS_LOGIT:
         return -expit(-z)
+    elif code == LOSS_L:
+        return -coh_q(z, p1, p2) / coh_V0(p1, p2)
     return math.nan
 
 
@@ -231,6 +248,8 @@ def loss_d2(code, z, p1, p2):
         return math.exp(-z)
     elif code == LOSS_LOGIT:
         return expit(z) * expit(-z)
+    elif code == LOSS_L:
+        return coh_qq(z, p1, p2) / (p1 * coh_V0(p1, p2))
     return math.nan
 
 
@@ -253,4 +272,160 @@ def loss_curv_bound(code, p1, p2):
         return (p1 + 1.0) * (1.0 + p2) / p1
     elif code == LOSS_LOGIT:
         return 0.25
+    elif code == LOSS_L:
+        return 1.0 / (4.0 * p1 * coh_V0(p1, p2))
     return math.inf
+
+
+# --------------------------------------------------------------------------- links and minimisers
+# Population minimiser f*(eta) = argmin_f eta phi(f) + (1 - eta) phi(-f) and the inverse link
+# eta(f) with eta(f*(eta)) = eta. Arguments outside [0, 1] give nan (the vectorised API raises).
+
+@njit(cache=True)
+def logit(p):
+    """log(p / (1 - p)) = log(p) - log1p(-p); +-inf at p = 1, 0."""
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    return math.log(p) - math.log1p(-p)
+
+
+@njit(cache=True)
+def coh_log_eta(f, rho, u):
+    """(log eta~(f), log(1 - eta~(f))) of the coherence inverse link, eq (10), SPEC 1.3.
+
+    eta~ = w2 / (w1 + w2) with w1 = expit((u - f)/rho), w2 = expit((u + f)/rho), in log space.
+    """
+    l1 = log_expit((u - f) / rho)
+    l2 = log_expit((u + f) / rho)
+    den = logaddexp(l1, l2)
+    return l2 - den, l1 - den
+
+
+@njit(cache=True)
+def coh_eta(f, rho, u):
+    """Coherence inverse link eta~(f; rho, u) (eq (10)), accurate to relative precision."""
+    w1 = expit((u - f) / rho)
+    w2 = expit((u + f) / rho)
+    return w2 / (w1 + w2)
+
+
+@njit(cache=True)
+def coh_fstar(eta, rho, u):
+    """Population minimiser f*(eta) of the coherence loss (eq (9)) in a stable form of SPEC 1.3.
+
+    With s = |2 eta - 1| and r = sqrt(s^2 + 4 eta (1 - eta) exp(-2u/rho)), SPEC 1.3 gives
+    f* = u + rho (log(s + r) - log(2(1 - eta))) for eta >= 1/2 and
+    f* = -u + rho (log(2 eta) - log(s + r)) for eta < 1/2. Writing log(s + r) = -u/rho + D with
+    x = s e^{u/rho} and D = log(x + sqrt(x^2 + 4 eta (1 - eta))) (evaluated in log space from
+    log x = log s + u/rho) removes the cancellation of u: f* = rho (D - log(2(1 - eta))) or
+    rho (log(2 eta) - D). Hence f*(1/2) = 0 and f*(1 - eta) = -f*(eta) exactly.
+    """
+    if not (eta >= 0.0 and eta <= 1.0):
+        return math.nan
+    if eta == 1.0:
+        return math.inf
+    if eta == 0.0:
+        return -math.inf
+    s = abs(2.0 * eta - 1.0)
+    log_c = math.log(4.0 * eta * (1.0 - eta))  # = log(1 - s^2)
+    if s > 0.0:
+        lx = math.log(s) + u / rho
+        D = logaddexp(lx, 0.5 * logaddexp(2.0 * lx, log_c))
+    else:
+        D = 0.5 * log_c
+    if eta >= 0.5:
+        return rho * (D - math.log(2.0 * (1.0 - eta)))
+    return rho * (math.log(2.0 * eta) - D)
+
+
+@njit(cache=True)
+def lum_eta(f, a, c):
+    """LUM inverse link p(f) (eq (8), SPEC 7.2): 1/2 on |f| <= c/(1+c), stable elsewhere.
+
+    Not defined for c = inf (hinge); returns nan there.
+    """
+    if c == math.inf or f != f:
+        return math.nan
+    s = (1.0 + c) * abs(f) - c  # > 0 iff |f| > c/(1+c)
+    if s <= 0.0:
+        return 0.5
+    if a == math.inf:
+        t = s
+    else:
+        t = (a + 1.0) * math.log1p(s / a)
+    if f > 0.0:
+        return expit(t)
+    return expit(-t)
+
+
+@njit(cache=True)
+def lum_fstar(p, a, c):
+    """LUM population minimiser f*(p) (Proposition 1, SPEC 7.2); 0 at p = 1/2.
+
+    f* = sign(l) (a expm1(|l|/(a+1)) + c)/(1+c) with l = logit(p) (the stable form of
+    (a R - a + c)/(1+c), R = (p/(1-p))^(1/(a+1))); a = inf gives (|l| + c)/(1+c) in sign(l);
+    c = inf gives sign(p - 1/2) (the hinge).
+    """
+    if not (p >= 0.0 and p <= 1.0):
+        return math.nan
+    if p == 0.5:
+        return 0.0
+    sg = 1.0 if p > 0.5 else -1.0
+    if c == math.inf:
+        return sg
+    al = abs(logit(p))
+    if al == math.inf:
+        return sg * math.inf
+    if a == math.inf:
+        m = al
+    else:
+        m = a * math.expm1(al / (a + 1.0))
+    return sg * (m + c) / (1.0 + c)
+
+
+@njit(cache=True)
+def hhinge_fstar(eta, delta):
+    """Population minimiser of the huberized hinge phi_delta (derived for cohstats).
+
+    The first-order condition eta g(f) = (1 - eta) g(-f), g(t) = -phi'(t) = clip((1-t)/delta, 0, 1),
+    gives for eta >= 1/2: f* = 2 eta - 1 if eta <= delta/2, else f* = 1 - delta (1 - eta)/eta
+    (mirror image for eta < 1/2). For delta >= 2 this is the squared-hinge minimiser 2 eta - 1.
+    For delta < 1 the minimiser jumps at eta = 1/2 (any f in [-(1-delta), 1-delta] is optimal
+    there; 0 is returned).
+    """
+    if not (eta >= 0.0 and eta <= 1.0):
+        return math.nan
+    if eta == 0.5:
+        return 0.0
+    e = eta if eta > 0.5 else 1.0 - eta
+    sg = 1.0 if eta > 0.5 else -1.0
+    if e <= 0.5 * delta:
+        f = 2.0 * e - 1.0
+    else:
+        f = 1.0 - delta * (1.0 - e) / e
+    return sg * f
+
+
+@njit(cache=True)
+def hhinge_eta(f, delta):
+    """Inverse link of the huberized hinge: the eta whose minimiser is f (see hhinge_fstar).
+
+    For t = |f|: 1 if t >= 1; (1 + t)/2 if t <= delta - 1; 1/2 if t <= 1 - delta (flat region,
+    delta < 1); delta / (delta + 1 - t) otherwise; mirrored for f < 0.
+    """
+    if f != f:
+        return math.nan
+    t = abs(f)
+    if t >= 1.0:
+        e, em = 1.0, 0.0
+    elif t <= delta - 1.0:
+        e, em = 0.5 * (1.0 + t), 0.5 * (1.0 - t)
+    elif t <= 1.0 - delta:
+        e, em = 0.5, 0.5
+    else:
+        e, em = delta / (delta + 1.0 - t), (1.0 - t) / (delta + 1.0 - t)
+    if f >= 0.0:
+        return e
+    return em

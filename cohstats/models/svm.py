@@ -1,0 +1,337 @@
+"""Weighted binary support vector machine with honest class probabilities (SPEC 2, 4).
+
+:func:`svm` fits
+
+    minimise (1/n) sum_i w_i S_pi(y_i) [1 - y_i f(x_i)]_+ + (lambda/2) ||h||_K^2,   f = b + h
+
+with ``S_pi(+1) = 1 - pi`` and ``S_pi(-1) = pi`` ([WSL] eq. 3), i.e. the C-SVM with costs
+``C_i = w_i S_pi(y_i) / (n lambda)`` (SPEC D37), by SMO (:mod:`cohstats.solvers.smo`).
+``pi=None`` drops the class weights (``S = 1``: the ordinary SVM of [ZDJ] eq. 4, libsvm's
+C-SVM with ``C = 1/(n lambda)``). ``pi="path"`` follows the exact solution path in ``pi``
+(:mod:`cohstats.solvers.svmpath`) over the bracketing grid.
+
+Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``,
+``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from cohstats import ConvergenceWarning
+from cohstats.formula import Design, build_design, capture_context
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, Kernel, make_kernel
+from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
+                                  platt_fit, sollich_prob)
+from cohstats.results import Fit, PathFrame, Summary
+from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svmpath import pi_path
+
+__all__ = ["svm", "SVMFit"]
+
+_METHODS = ("platt", "sollich", "coherence", "bracket")
+
+
+def _check_pos(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number; got {type(v).__name__}")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive finite number; got {v!r}")
+    return float(v)
+
+
+def class_weights(y: np.ndarray, pi) -> np.ndarray:
+    """``S_pi(y_i)``: ``1 - pi`` for ``y = +1``, ``pi`` for ``y = -1`` (ones when ``pi`` is None)."""
+    if pi is None:
+        return np.ones_like(y, dtype=np.float64)
+    return np.where(y > 0, 1.0 - pi, pi)
+
+
+class SVMFit(Fit):
+    """A fitted (weighted) binary SVM; see :func:`svm`.
+
+    Attributes
+    ----------
+    dual_coef : (n,) expansion coefficients ``beta_i = a_i y_i`` (``f = sum_i beta_i K(x_i, x) + b``).
+    alpha : (n,) C-SVM multipliers ``0 <= a_i <= C_i``.
+    support : indices of the support vectors (``a_i > 0``).
+    lambda_ : the penalty (a single value), ``cost`` the per-observation ``C_i``.
+    pi : the class weight (None, a number, or "path"); ``pi_grid`` for path fits.
+    objective : dual objective ``(1/2) a'Qa - sum a`` (as libsvm's ``obj``).
+    """
+
+    method = "svm"
+    title = "Weighted support vector machine"
+
+    # ------------------------------------------------------------------ prediction
+    def _kernel_to_train(self, X: np.ndarray, idx) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return self.kernel(X, self.design.X[idx])
+
+    def _decision(self, X: np.ndarray, s=None) -> np.ndarray:
+        if s is not None:
+            raise TypeError("svm fits are not penalty paths; s= is not used (the pi path is "
+                            "read with path() and method='bracket')")
+        if self._coef is not None:
+            return np.asarray(X, dtype=np.float64) @ self._coef + self._intercept
+        sv = self.support
+        out = np.empty(X.shape[0])
+        for lo in range(0, X.shape[0], 2048):
+            Kb = self._kernel_to_train(X[lo:lo + 2048], sv)
+            out[lo:lo + 2048] = Kb @ self.dual_coef[sv] + self._intercept
+        return out
+
+    def _train_decision(self) -> np.ndarray:
+        return self.fitted_decision
+
+    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
+        """Decision values of the weighted SVMs at the interior bracketing grid (rows)."""
+        res = self._get_path(m)
+        y = self.design.y
+        B = res.A * y / res.nlam                          # (m-1, n) expansion coefficients
+        used = np.flatnonzero(np.any(B != 0.0, axis=0))
+        X = np.asarray(X, dtype=np.float64)
+        out = np.empty((B.shape[0], X.shape[0]))
+        for lo in range(0, X.shape[0], 2048):
+            Kb = self._kernel_to_train(X[lo:lo + 2048], used)
+            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + (res.A0 / res.nlam)[:, None]
+        return out
+
+    def _get_path(self, m: int | None):
+        n = self.nobs
+        m = self.m if m is None else m
+        if not (isinstance(m, (int, np.integer)) and m >= 2):
+            raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+        cache = self.__dict__.setdefault("_paths", {})
+        if m not in cache:
+            grid = bracket_grid(int(m))
+            code = self.kernel.code
+            Kpre = self.kernel(self.design.X) if code == KERNEL_CALLABLE else None
+            cache[m] = pi_path(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
+                               Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
+                               weights=self.design.weights, cache_size=self._cache_size)
+        return cache[m]
+
+    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
+               **kw) -> np.ndarray:
+        if s is not None:
+            raise TypeError("svm fits are not penalty paths; s= is not used")
+        if kw:
+            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)}")
+        method = self.prob_method if method is None else method
+        if method == "platt_tuned":
+            raise ValueError("method='platt_tuned' is the Platt sigmoid on an SVM whose lambda_ "
+                             "was chosen by the GKL estimate: use cohstats.tune(svm, ..., method='gkl', "
+                             "prob_args={'method': 'platt'}) and predict with method='platt'")
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+        if method == "bracket":
+            return bracket_prob(self._path_decision(X, m), m=(self.m if m is None else m))
+        f = self._decision(X)
+        if method == "platt":
+            return self.platt(f)
+        if method == "sollich":
+            return sollich_prob(f)
+        return coherence_prob(f, self.rho_, 1.0)
+
+    @property
+    def platt(self):
+        """Platt sigmoid fitted to the training decision values (SPEC 2.3, D38)."""
+        if "_platt" not in self.__dict__:
+            self._platt = platt_fit(self.fitted_decision, self.design.y)
+        return self._platt
+
+    @property
+    def rho_(self) -> float:
+        """Coherence temperature minimising the training EKL ([ZDJ] eq. 13, D9)."""
+        if "_rho" not in self.__dict__:
+            self._rho = coherence_rho(self.fitted_decision, self.design.y, u=1.0)
+        return self._rho
+
+    # ------------------------------------------------------------------ reporting
+    def _summary(self) -> Summary:
+        y = self.design.y
+        a = self.alpha
+        free = (a > 1e-12 * np.maximum(self.cost, 1)) & (a < self.cost * (1 - 1e-12))
+        info = {
+            "call": self.call_string(),
+            "kernel": self.kernel.describe(),
+            "lambda": self.lambda_,
+            "C = 1/(n lambda)": 1.0 / (self.nobs * self.lambda_),
+            "pi": self.pi,
+            "observations": self.nobs,
+            "support vectors": int(self.support.size),
+            "free support vectors": int(np.sum(free)),
+            "dual objective": self.objective,
+            "iterations": self.n_iter,
+            "converged": self.converged,
+            "training error": float(np.mean((self.fitted_decision > 0) != (y > 0))),
+        }
+        tables = {}
+        sv = pd.DataFrame({"class": self.classes,
+                           "n": [int(np.sum(y < 0)), int(np.sum(y > 0))],
+                           "support vectors": [int(np.sum((a > 0) & (y < 0))), int(np.sum((a > 0) & (y > 0)))],
+                           "at bound": [int(np.sum((a >= self.cost) & (self.cost > 0) & (y < 0))),
+                                        int(np.sum((a >= self.cost) & (self.cost > 0) & (y > 0)))]})
+        tables["Support vectors by class"] = sv
+        if self._coef is not None:
+            tables["Coefficients"] = pd.DataFrame(
+                {"estimate": np.concatenate([[self._intercept], self._coef])},
+                index=["(Intercept)"] + self.xnames)
+        notes = [f"f(x) > 0 predicts {self.classes[1]!r} (SPEC D1, D39)."]
+        return Summary(self.title, info, tables, notes)
+
+    def _repr_extra(self) -> str:
+        return f"{self.kernel.describe()}, lambda={self.lambda_:.4g}, pi={self.pi}, SV={self.support.size}"
+
+    def path(self, m: int | None = None) -> PathFrame:
+        """Coefficients along the bracketing grid in pi (the exact solution path, SPEC 4.6).
+
+        Linear kernel: intercept and slopes; other kernels: intercept and the expansion
+        coefficients ``beta_i`` (columns ``"beta[i]"``).
+        """
+        res = self._get_path(m)
+        y = self.design.y
+        B = res.A * y / res.nlam
+        b0 = res.A0 / res.nlam
+        data = {"pi": res.grid, "(Intercept)": b0}
+        if self.kernel.code == KERNEL_LINEAR:
+            W = B @ self.design.X
+            cols = list(self.xnames)
+            for k, c in enumerate(cols):
+                data[c] = W[:, k]
+        else:
+            cols = [f"beta[{i}]" for i in range(self.nobs)]
+            for i, c in enumerate(cols):
+                data[c] = B[:, i]
+        return PathFrame.build(pd.DataFrame(data), xvar="pi", coef_columns=["(Intercept)"] + cols,
+                               log_x=False)
+
+    def plot(self, *args, **kwargs):
+        """The pi path of the coefficients ([WSL] Figure 1) for ``pi="path"`` fits."""
+        return self.path().plot(*args, **kwargs)
+
+
+def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None, sigma=None,
+        gamma=None, degree: int = 3, coef0: float = 1.0, weights=None, subset=None,
+        tol: float = 1e-3, cache_size: float = 200.0, shrinking: bool = True,
+        max_iter: int | None = None, prob_method: str | None = None,
+        na_action: str = "omit") -> SVMFit:
+    """Weighted binary SVM (SPEC 2.1, 4.1) fitted by SMO, with probability outputs.
+
+    Parameters
+    ----------
+    formula : str, Design or array
+        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with
+        labels in ``data``. The response must have two classes; the second is ``+1`` (D39).
+    data : DataFrame (or labels for matrix input).
+    kernel : ``"rbf"`` (default), ``"linear"``, ``"poly"``, or a callable ``k(X, Z)``.
+    C, lambda_ : cost or penalty, ``C = 1/(n lambda)`` (give one; default ``C = 1``). The
+        per-observation costs are ``C_i = C w_i S_pi(y_i)`` (SPEC D37).
+    pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
+        unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
+        the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
+        ``pi = 1/2``).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
+        the same problem as ``svm(..., C=C, pi=pi)``.
+    m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
+    sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
+        Default ``sigma = median_between`` (median distance between the classes, SPEC 0.4).
+    degree, coef0 : polynomial kernel.
+    weights : observation weights ``w_i`` (array or column name).
+    subset, na_action : as :func:`cohstats.formula.build_design`.
+    tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
+    cache_size : kernel-row cache in megabytes.
+    shrinking : libsvm's shrinking heuristic.
+    max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
+    prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
+        ``pi="path"``, else ``"platt"``.
+
+    Returns
+    -------
+    SVMFit
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from cohstats.models.svm import svm
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.where(df.x1 + 0.5 * rng.normal(size=80) > 0, "yes", "no")
+    >>> fit = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
+    >>> fit.predict(df.head(3), type="prob", method="bracket").shape
+    (3, 2)
+    """
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    design = formula if isinstance(formula, Design) else build_design(
+        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=2)
+    if isinstance(formula, Design):
+        if weights is not None or subset is not None:
+            design = build_design(design, weights=weights, subset=subset, max_classes=2)
+    if not design.binary:
+        raise ValueError(f"svm needs a response with two classes; got {design.n_classes}")
+    if not design.intercept:
+        raise ValueError("svm always fits an unpenalised intercept; remove '- 1' / '+ 0' from the formula")
+    n = design.nobs
+    y = design.y
+    if np.all(y > 0) or np.all(y < 0):
+        raise ValueError("svm needs both classes in the training data")
+    if C is not None and lambda_ is not None:
+        raise ValueError("give C or lambda_, not both (C = 1/(n lambda_))")
+    if lambda_ is not None:
+        if np.ndim(lambda_) != 0:
+            raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
+        lam = _check_pos("lambda_", lambda_)
+    else:
+        lam = 1.0 / (n * _check_pos("C", 1.0 if C is None else C))
+    path = isinstance(pi, str)
+    if path and pi != "path":
+        raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
+    if not path and pi is not None:
+        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) \
+                or not (0.0 <= pi <= 1.0):
+            raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
+        pi = float(pi)
+    if m is None:
+        m = max(2, int(math.floor(math.sqrt(n))))
+    elif not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
+        raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+    if prob_method is None:
+        prob_method = "bracket" if path else "platt"
+    elif prob_method not in _METHODS:
+        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
+    tol = _check_pos("tol", tol)
+    kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
+                       coef0=coef0, width="median_between")
+    pi_fit = 0.5 if path else pi
+    cost = design.weights * class_weights(y, pi_fit) / (n * lam)
+    Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
+    r = smo_solve(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
+                  max_iter=max_iter, shrinking=shrinking, cache_size=cache_size)
+    if not r.converged:
+        warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
+                      f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=2)
+
+    call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
+    fit = SVMFit(design, call)
+    fit.kernel = kern
+    fit.lambda_ = lam
+    fit.pi = pi
+    fit.m = int(m)
+    fit.cost = cost
+    fit.alpha = r.a
+    fit.dual_coef = r.a * y
+    fit.support = np.flatnonzero(r.a > 0)
+    fit._intercept = float(r.b)
+    fit.objective = float(r.objective)
+    fit.n_iter = r.n_iter
+    fit.converged = r.converged
+    fit.prob_method = prob_method
+    fit._cache_size = float(cache_size)
+    fit.fitted_decision = y * (r.G + 1.0) + r.b
+    fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
+    if path:
+        fit._get_path(fit.m)
+    return fit

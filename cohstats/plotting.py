@@ -1,0 +1,341 @@
+"""Shared matplotlib figures: loss functions of the papers and reliability diagrams.
+
+* :func:`plot_coherence_losses` — [ZDJ] Figure 1 (coherence functions, C-loss and the usual
+  majorizations of the 0-1 loss).
+* :func:`plot_lum_losses` — [LZW] Figure 1 (LUM losses for several ``a`` and ``c``) and
+  :func:`plot_lum_hybrid` — [LZW] Figure 2 (the ``a -> inf, c = 0`` hybrid against hinge,
+  exponential and logistic losses).
+* :func:`plot_lum_minimizer` — [LZW] Figure 3 (population minimizer ``f*`` against ``p``).
+* :func:`calibration_table` / :func:`plot_calibration` — reliability diagram of probability
+  estimates with binomial intervals.
+
+Loss values come from the single numba definition in :mod:`cohstats.losses.scalar`.
+Every function returns the matplotlib ``Figure``; nothing is shown or saved.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "loss_curve", "normalized_coherence", "lum_minimizer", "plot_coherence_losses", "plot_lum_losses", "plot_lum_hybrid",
+    "plot_lum_minimizer", "calibration_table", "plot_calibration",
+]
+
+
+def _plt():
+    # imported lazily: matplotlib picks a non-interactive backend by itself when headless
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def loss_curve(loss: str, z, p1: float = math.nan, p2: float = math.nan) -> np.ndarray:
+    """Values of a binary margin loss on a grid of margins ``z`` (via ``losses.scalar``).
+
+    Parameters
+    ----------
+    loss : str
+        A key of ``cohstats.losses.scalar.LOSS_CODES`` ("C", "V", "lum", "hinge", "sqhinge",
+        "exp", "logistic", "hhinge").
+    z : array_like
+        Margins ``y f(x)``.
+    p1, p2 : float
+        Loss parameters (``rho, u`` for "C"/"V"; ``a, c`` for "lum"; ``delta`` for "hhinge").
+
+    Examples
+    --------
+    >>> loss_curve("hinge", [-1.0, 0.0, 2.0]).tolist()
+    [2.0, 1.0, 0.0]
+    """
+    from cohstats.losses import scalar
+
+    if loss not in scalar.LOSS_CODES:
+        raise ValueError(f"unknown loss {loss!r}; available: {sorted(scalar.LOSS_CODES)}")
+    code = scalar.LOSS_CODES[loss]
+    zz = np.asarray(z, dtype=float)
+    return np.array([scalar.loss_value(code, float(t), float(p1), float(p2)) for t in zz.ravel()]
+                    ).reshape(zz.shape)
+
+
+def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
+    """[ZDJ]'s ``L_{rho,u}(z) = V_{rho,u}(z) / V_{rho,u}(0)`` (``cohstats.losses.coherence_L``).
+
+    A majorization of the 0-1 loss with ``L(0) = 1``; ``L_{rho,1} = C_{rho,1}`` and ``L_{1,0}``
+    is the logit loss in base 2.
+
+    Examples
+    --------
+    >>> normalized_coherence([0.0], 1.0, 0.0).tolist()
+    [1.0]
+    """
+    from cohstats.losses import coherence_L
+
+    return np.asarray(coherence_L(np.asarray(z, dtype=float), rho, u), dtype=float)
+
+
+def lum_minimizer(p, a: float, c: float) -> np.ndarray:
+    """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1, SPEC §7.2).
+
+    Delegates to ``cohstats.losses.lum_minimizer``: ``f* = (a R - a + c)/(1 + c)`` for
+    ``p > 1/2`` and ``-(a/R - a + c)/(1 + c)`` for ``p < 1/2`` with ``R = (p/(1-p))^(1/(a+1))``;
+    ``c = inf`` gives ``sign(p - 1/2)``; at ``p = 1/2`` the value 0 (any value in
+    ``[-c/(1+c), c/(1+c)]`` minimizes).
+
+    Examples
+    --------
+    >>> lum_minimizer([0.25, 0.5, 0.75], a=1.0, c=0.0).round(4).tolist()
+    [-0.7321, 0.0, 0.7321]
+    """
+    from cohstats.losses import lum_minimizer as _lum_minimizer
+
+    return np.asarray(_lum_minimizer(np.asarray(p, dtype=float), a, c), dtype=float)
+
+
+def _zgrid(lo=-2.0, hi=3.0, n=501):
+    return np.linspace(lo, hi, n)
+
+
+def plot_coherence_losses(z: Sequence[float] | None = None):
+    """[ZDJ] Figure 1: (a) ``V_{rho,1}``, (b) C-loss and other majorizations, (c) ``C_{rho,1}``,
+    (d) ``L_{1,u}`` (see :func:`normalized_coherence`), all against the 0-1 loss.
+
+    Examples
+    --------
+    >>> fig = plot_coherence_losses()
+    >>> len(fig.axes)
+    4
+    """
+    plt = _plt()
+    z = _zgrid() if z is None else np.asarray(z, float)
+    fig, axs = plt.subplots(2, 2, figsize=(10, 8), sharex=True)
+    zero_one = (z <= 0).astype(float)
+
+    def base(ax, title):
+        ax.step(z, zero_one, where="post", color="0.5", lw=1, ls=":", label="0-1 loss")
+        ax.set_title(title)
+        ax.set_xlabel("z = y f(x)")
+        ax.axvline(0, color="0.85", lw=0.8)
+
+    ax = axs[0, 0]
+    base(ax, r"(a) coherence $V_{\rho,1}(z)$")
+    for rho in (0.01, 0.1, 1, 2):
+        ax.plot(z, loss_curve("V", z, rho, 1.0), label=rf"$\rho={rho}$")
+    ax.plot(z, loss_curve("hinge", z), "k--", lw=1, label="hinge")
+    ax = axs[0, 1]
+    base(ax, "(b) majorizations of the 0-1 loss")
+    ax.plot(z, loss_curve("C", z, 1.0, 1.0), label=r"C-loss $C_{1,1}$")
+    ax.plot(z, normalized_coherence(z, 1.0, 0.0), label=r"logit $L_{1,0}$")
+    ax.plot(z, np.exp(-z / 2), label=r"exponential $e^{-z/2}$")
+    ax.plot(z, loss_curve("hinge", z), label="hinge")
+    ax.plot(z, loss_curve("sqhinge", z), label="squared hinge")
+    ax.set_ylim(0, 4)
+    ax = axs[1, 0]
+    base(ax, r"(c) C-loss $C_{\rho,1}(z)$")
+    for rho in (0.1, 1, 10, 100):
+        ax.plot(z, loss_curve("C", z, rho, 1.0), label=rf"$\rho={rho}$")
+    ax.plot(z, loss_curve("hinge", z), "k--", lw=1, label="hinge")
+    ax = axs[1, 1]
+    base(ax, r"(d) $L_{1,u}(z) = V_{1,u}(z) / V_{1,u}(0)$")
+    for u in (0, 0.1, 1, 10):
+        ax.plot(z, normalized_coherence(z, 1.0, u), label=f"u={u}")
+    ax.plot(z, loss_curve("hinge", z), "k--", lw=1, label="hinge")
+    for ax in axs.flat:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lum_losses(z: Sequence[float] | None = None, a_values=(1, 10, 100),
+                    c_values=(0, 1, 10, math.inf), fixed_a: float = 1.0, fixed_c: float = 1.0):
+    """[LZW] Figure 1: LUM losses ``V_{a,c}``; left panel varies ``c`` (``a`` fixed), right varies ``a``.
+
+    ``c = inf`` is the hinge loss (SVM); ``a = 1, c = 1`` is DWD.
+
+    Examples
+    --------
+    >>> len(plot_lum_losses().axes)
+    2
+    """
+    plt = _plt()
+    z = _zgrid(-1.5, 3.0) if z is None else np.asarray(z, float)
+    fig, axs = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for c in c_values:
+        lab = "c = inf (hinge)" if math.isinf(c) else f"c = {c:g}"
+        axs[0].plot(z, loss_curve("lum", z, fixed_a, c), label=lab)
+    axs[0].set_title(f"LUM loss, a = {fixed_a:g}")
+    for a in a_values:
+        axs[1].plot(z, loss_curve("lum", z, a, fixed_c), label=f"a = {a:g}")
+    axs[1].plot(z, loss_curve("lum", z, math.inf, fixed_c), label="a = inf")
+    axs[1].set_title(f"LUM loss, c = {fixed_c:g}")
+    for ax in axs:
+        ax.set_xlabel("u = y f(x)")
+        ax.legend(fontsize=8)
+        ax.set_ylim(0, 2.5)
+    axs[0].set_ylabel("V(u)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_lum_hybrid(z: Sequence[float] | None = None):
+    """[LZW] Figure 2: the hybrid LUM (``a -> inf``, ``c = 0``) against hinge and exponential
+    losses (left) and between ``log(1 + e^-u)`` and ``1 + log(1 + e^-u)`` (right).
+
+    Examples
+    --------
+    >>> len(plot_lum_hybrid().axes)
+    2
+    """
+    plt = _plt()
+    z = _zgrid(-2.0, 3.0) if z is None else np.asarray(z, float)
+    hyb = loss_curve("lum", z, math.inf, 0.0)
+    fig, axs = plt.subplots(1, 2, figsize=(10, 4))
+    axs[0].plot(z, loss_curve("hinge", z), label="hinge")
+    axs[0].plot(z, loss_curve("exp", z), label="exponential")
+    axs[0].plot(z, hyb, "k", lw=2, label="LUM a = inf, c = 0")
+    axs[0].set_ylim(0, 4)
+    lg = loss_curve("logistic", z)
+    axs[1].plot(z, lg, label="log(1 + exp(-u))")
+    axs[1].plot(z, 1 + lg, label="1 + log(1 + exp(-u))")
+    axs[1].plot(z, hyb, "k", lw=2, label="LUM a = inf, c = 0")
+    for ax in axs:
+        ax.set_xlabel("u = y f(x)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lum_minimizer(a: float = 1.0, c_values=(0, 1, math.inf), n: int = 999):
+    """[LZW] Figure 3: ``f*(x)`` against ``p(x)`` for the LUM with ``a = 1`` and ``c = 0, 1, inf``.
+
+    For ``c > 0`` every ``f`` in ``[-c/(1+c), c/(1+c)]`` maps to ``p = 1/2`` (the flat part);
+    ``c = inf`` (SVM) gives ``sign(p - 1/2)``.
+
+    Examples
+    --------
+    >>> len(plot_lum_minimizer().axes)
+    1
+    """
+    plt = _plt()
+    p = np.linspace(0.001, 0.999, n)
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    for c in c_values:
+        f = lum_minimizer(p, a, c)
+        lab = "c = inf (SVM)" if math.isinf(c) else f"c = {c:g}"
+        line, = ax.plot(p[p < 0.5], f[p < 0.5], label=lab)
+        ax.plot(p[p > 0.5], f[p > 0.5], color=line.get_color())
+        if c > 0:  # the set of minimizers at p = 1/2
+            h = 1.0 if math.isinf(c) else c / (1 + c)
+            ax.plot([0.5, 0.5], [-h, h], color=line.get_color(), lw=3, alpha=0.6)
+    ax.set_xlabel("p(x)")
+    ax.set_ylabel("f*(x)")
+    ax.set_ylim(-3, 3)
+    ax.set_title(f"LUM population minimizer, a = {a:g}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def calibration_table(p_hat, y, n_bins: int = 10, strategy: str = "uniform",
+                      positive=1) -> pd.DataFrame:
+    """Reliability table: per bin of predicted probability, mean prediction and observed frequency.
+
+    Parameters
+    ----------
+    p_hat : array_like
+        Predicted ``P(y = positive)``.
+    y : array_like
+        Observed labels (``positive`` marks the event; e.g. +1 with -1/+1 labels) or 0/1.
+    n_bins : int
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width bins on [0, 1] or bins with equal counts.
+
+    Returns
+    -------
+    DataFrame with ``bin_lo, bin_hi, n, mean_predicted, observed, se`` (binomial standard error
+    of the observed frequency, ``sqrt(mean_predicted (1 - mean_predicted) / n)``); empty bins
+    are dropped.
+
+    Examples
+    --------
+    >>> t = calibration_table([0.1, 0.2, 0.8, 0.9], [-1, -1, 1, 1], n_bins=2)
+    >>> t[["n", "observed"]].to_numpy().tolist()
+    [[2.0, 0.0], [2.0, 1.0]]
+    """
+    p = np.asarray(p_hat, dtype=float).ravel()
+    yy = np.asarray(y).ravel()
+    if p.shape != yy.shape:
+        raise ValueError(f"p_hat and y must have the same length; got {p.size} and {yy.size}")
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("p_hat must be probabilities in [0, 1]")
+    if not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
+    if strategy == "uniform":
+        edges = np.linspace(0, 1, n_bins + 1)
+    elif strategy == "quantile":
+        edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
+        edges[0], edges[-1] = min(edges[0], 0.0), max(edges[-1], 1.0)
+    else:
+        raise ValueError(f"strategy must be 'uniform' or 'quantile'; got {strategy!r}")
+    event = (yy == positive).astype(float)
+    idx = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
+    rows = []
+    for b in range(len(edges) - 1):
+        m = idx == b
+        k = int(m.sum())
+        if k == 0:
+            continue
+        mp = float(p[m].mean())
+        rows.append((edges[b], edges[b + 1], float(k), mp, float(event[m].mean()),
+                     math.sqrt(max(mp * (1 - mp), 0.0) / k)))
+    return pd.DataFrame(rows, columns=["bin_lo", "bin_hi", "n", "mean_predicted", "observed", "se"])
+
+
+def plot_calibration(p_hat, y, n_bins: int = 10, strategy: str = "uniform", positive=1,
+                     label: str | None = None, ax=None, p_true=None):
+    """Reliability diagram: observed frequency against mean predicted probability per bin.
+
+    Points carry 95 % binomial intervals; a histogram of ``p_hat`` sits underneath. With
+    ``p_true`` (true probabilities, e.g. from a generator's ``return_prob``) a second set of
+    points shows the mean true probability per bin, an error-free reference.
+
+    Examples
+    --------
+    >>> from cohstats.datasets import make_wsl2
+    >>> df, p = make_wsl2(500, random_state=0, return_prob=True)
+    >>> fig = plot_calibration(p, df.y, label="true p")
+    >>> len(fig.axes)
+    2
+    """
+    plt = _plt()
+    tab = calibration_table(p_hat, y, n_bins=n_bins, strategy=strategy, positive=positive)
+    if ax is None:
+        fig, (ax, axh) = plt.subplots(2, 1, figsize=(5, 6), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    else:
+        fig, axh = ax.figure, None
+    ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="perfect calibration")
+    ax.errorbar(tab.mean_predicted, tab.observed, yerr=1.96 * tab.se, fmt="o-", ms=4,
+                capsize=2, label=label or "estimate")
+    if p_true is not None:
+        pt = np.asarray(p_true, float).ravel()
+        ph = np.asarray(p_hat, float).ravel()
+        edges = np.concatenate([tab.bin_lo.to_numpy(), tab.bin_hi.to_numpy()[-1:]])
+        idx = np.clip(np.searchsorted(edges, ph, side="right") - 1, 0, len(edges) - 2)
+        tp = [pt[idx == b].mean() for b in range(len(edges) - 1)]
+        ax.plot(tab.mean_predicted, tp, "s", ms=4, mfc="none", label="mean true p in bin")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("observed frequency")
+    ax.set_title("Reliability diagram")
+    ax.legend(fontsize=8, loc="upper left")
+    if axh is not None:
+        axh.hist(np.asarray(p_hat, float).ravel(), bins=np.linspace(0, 1, 41), color="0.5")
+        axh.set_xlabel("predicted probability")
+        axh.set_ylabel("count")
+        fig.tight_layout()
+    return fig

@@ -1,0 +1,498 @@
+"""Exact solution path of the weighted SVM in the class weight pi (SPEC 4.6, [WSL] section 4).
+
+Scaled problem (case weights ``w_i``, class weights ``S_i(pi) = w_i (1 - pi)`` for ``y_i = +1``
+and ``w_i pi`` for ``y_i = -1``):
+
+    min  sum_i S_i(pi) xi_i + (1 / (2 n lambda)) alpha' K_y alpha
+    f(x) = (alpha_0 + sum_i alpha_i y_i K(x, x_i)) / (n lambda),   0 <= alpha_i <= S_i(pi)
+
+so ``alpha_i / (n lambda)`` are the C-SVM multipliers of :mod:`cohstats.solvers.smo` with
+``C_i = S_i / (n lambda)`` and ``alpha_0 = n lambda b``.
+
+Between events the elbow multipliers and the intercept are linear in ``pi``; with elbow ``E``
+and left set ``L`` the slopes solve the bordered system (SPEC eq. 18-19, with case weights)
+
+    [[0, y_E'], [y_E, (K_y)_EE]] (b_0, b_E) = (sum_L w_i, (y_k sum_{i in L} w_i K_ki)_{k in E})
+
+and ``f`` moves along ``h(x) = (b_0 + sum_E b_i y_i K(x, x_i) - sum_L w_i K(x, x_i)) / (n lambda)``.
+Events: an elbow multiplier reaching 0 (to ``R``) or ``S_i(pi)`` (to ``L``), or a point of ``L``
+or ``R`` reaching ``y f = 1`` (to ``E``).  An empty elbow (only possible at the isolated ``pi``
+where ``sum_L S_i y_i = 0``) is left by the intercept jump of SPEC 4.6.  The path starts from an
+exact SMO solve (``tol = 1e-10``) polished by solving the elbow system, tracks set membership
+explicitly, and falls back to a fresh SMO solve at the next grid point when the bordered
+system is singular or an update violates a constraint by more than ``1e-6`` (decision D15).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from cohstats.kernels import KERNEL_CALLABLE
+from cohstats.solvers.smo import cache_new, get_row, kernel_decision, n_cache_rows, smo_solve
+
+R_SET = 0
+E_SET = 1
+L_SET = 2
+FIXED = 3
+
+FLAG_DONE = 0
+FLAG_FALLBACK = 1
+FLAG_MAXEVENTS = 2
+
+
+@njit(cache=True, nogil=True)
+def _S(yi, wi, pi):
+    return wi * (1.0 - pi) if yi > 0 else wi * pi
+
+
+@njit(cache=True, nogil=True)
+def _dS(yi, wi):
+    return -wi if yi > 0 else wi
+
+
+@njit(cache=True, nogil=True)
+def solve_pivot(A, b):
+    """Solve ``A x = b`` by Gaussian elimination with partial pivoting; ``ok`` False if singular."""
+    m = A.shape[0]
+    M = A.copy()
+    x = b.copy()
+    scale = 0.0
+    for i in range(m):
+        for j in range(m):
+            v = abs(M[i, j])
+            if v > scale:
+                scale = v
+    if scale == 0.0:
+        return x, False
+    for c in range(m):
+        piv = c
+        best = abs(M[c, c])
+        for r in range(c + 1, m):
+            if abs(M[r, c]) > best:
+                best = abs(M[r, c])
+                piv = r
+        if best <= 1e-11 * scale:
+            return x, False
+        if piv != c:
+            for j in range(m):
+                t = M[c, j]
+                M[c, j] = M[piv, j]
+                M[piv, j] = t
+            t = x[c]
+            x[c] = x[piv]
+            x[piv] = t
+        for r in range(c + 1, m):
+            fct = M[r, c] / M[c, c]
+            if fct != 0.0:
+                for j in range(c, m):
+                    M[r, j] -= fct * M[c, j]
+                x[r] -= fct * x[c]
+    for c in range(m - 1, -1, -1):
+        s = x[c]
+        for j in range(c + 1, m):
+            s -= M[c, j] * x[j]
+        x[c] = s / M[c, c]
+    return x, True
+
+
+@njit(cache=True, nogil=True)
+def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status,
+              A_out, A0_out, max_events, n_cache):
+    """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
+
+    Records ``alpha`` and ``alpha_0`` at every ``grid[g] >= pi0``, ``g >= g0`` into ``A_out[g]``,
+    ``A0_out[g]``. Returns ``(g_next, n_events, flag, n_jumps)``: ``g_next`` is the first grid
+    index not recorded (``len(grid)`` when done); ``flag`` is ``FLAG_FALLBACK`` when the
+    bordered system is singular or a constraint is violated by more than 1e-6 (the caller
+    re-solves at ``grid[g_next]``), ``FLAG_MAXEVENTS`` when ``max_events`` was reached.
+    """
+    n = y.shape[0]
+    ng = grid.shape[0]
+    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
+    # sum over L of w_i K(., x_i)
+    sL = np.zeros(n)
+    for i in range(n):
+        if status[i] == L_SET:
+            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            for k in range(n):
+                sL[k] += w[i] * Ki[k]
+    E = np.empty(n, dtype=np.int64)
+    nE = 0
+    for i in range(n):
+        if status[i] == E_SET:
+            E[nE] = i
+            nE += 1
+    pi = pi0
+    g = g0
+    # grid points at the start value
+    while g < ng and grid[g] <= pi + 1e-14:
+        A_out[g, :] = alpha
+        A0_out[g] = alpha0
+        g += 1
+    h = np.zeros(n)
+    n_events = 0
+    n_jumps = 0
+    last = -1
+    while g < ng:
+        if n_events >= max_events:
+            return g, n_events, FLAG_MAXEVENTS, n_jumps
+        # ---------------- empty elbow: intercept jump (SPEC 4.6)
+        if nE == 0:
+            best = -np.inf
+            kbest = -1
+            for k in range(n):
+                if status[k] == R_SET and y[k] > 0:
+                    d = 1.0 - f[k]
+                elif status[k] == L_SET and y[k] < 0:
+                    d = -1.0 - f[k]
+                else:
+                    continue
+                if d > best:
+                    best = d
+                    kbest = k
+            if kbest < 0 or best > 1e-6:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+            if best > 0.0:
+                best = 0.0
+            alpha0 += nlam * best
+            for k in range(n):
+                f[k] += best
+            if status[kbest] == L_SET:
+                Kk = get_row(kbest, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                for q in range(n):
+                    sL[q] -= w[kbest] * Kk[q]
+            status[kbest] = E_SET
+            f[kbest] = y[kbest]
+            E[0] = kbest
+            nE = 1
+            last = kbest
+            n_jumps += 1
+            continue
+        # ---------------- slopes from the bordered system
+        m = nE + 1
+        Ks = np.zeros((m, m))
+        rhs = np.empty(m)
+        sw = 0.0
+        for i in range(n):
+            if status[i] == L_SET:
+                sw += w[i]
+        rhs[0] = sw
+        for a in range(nE):
+            ia = E[a]
+            Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ks[0, a + 1] = y[ia]
+            Ks[a + 1, 0] = y[ia]
+            for c in range(nE):
+                ic = E[c]
+                Ks[a + 1, c + 1] = y[ia] * y[ic] * Ka[ic]
+            rhs[a + 1] = y[ia] * sL[ia]
+        bs, ok = solve_pivot(Ks, rhs)
+        if not ok:
+            return g, n_events, FLAG_FALLBACK, n_jumps
+        for k in range(n):
+            h[k] = bs[0] - sL[k]
+        for a in range(nE):
+            ia = E[a]
+            Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            c = bs[a + 1] * y[ia]
+            for k in range(n):
+                h[k] += c * Ka[k]
+        for k in range(n):
+            h[k] /= nlam
+        # ---------------- next event
+        dmin = np.inf
+        kev = -1
+        kind = -1
+        for a in range(nE):
+            ia = E[a]
+            bi = bs[a + 1]
+            if bi < 0.0:
+                d = -alpha[ia] / bi
+                if d < 0.0:
+                    d = 0.0
+                if not (ia == last and d <= 1e-12) and d < dmin:
+                    dmin = d
+                    kev = ia
+                    kind = R_SET
+            gi = bi - _dS(y[ia], w[ia])
+            if gi > 0.0:
+                d = (_S(y[ia], w[ia], pi) - alpha[ia]) / gi
+                if d < 0.0:
+                    d = 0.0
+                if not (ia == last and d <= 1e-12) and d < dmin:
+                    dmin = d
+                    kev = ia
+                    kind = L_SET
+        for k in range(n):
+            st = status[k]
+            if st != L_SET and st != R_SET:
+                continue
+            yf = y[k] * f[k]
+            yh = y[k] * h[k]
+            if st == L_SET and yh > 0.0:
+                d = (1.0 - yf) / yh
+            elif st == R_SET and yh < 0.0:
+                d = (1.0 - yf) / yh
+            else:
+                continue
+            if d < 0.0:
+                d = 0.0
+            if not (k == last and d <= 1e-12) and d < dmin:
+                dmin = d
+                kev = k
+                kind = E_SET
+        # ---------------- record grid points on this linear piece
+        while g < ng and grid[g] <= pi + dmin:
+            t = grid[g] - pi
+            for k in range(n):
+                st = status[k]
+                if st == E_SET:
+                    A_out[g, k] = alpha[k]
+                elif st == L_SET:
+                    A_out[g, k] = _S(y[k], w[k], grid[g])
+                else:
+                    A_out[g, k] = 0.0
+            for a in range(nE):
+                ia = E[a]
+                A_out[g, ia] = alpha[ia] + t * bs[a + 1]
+            A0_out[g] = alpha0 + t * bs[0]
+            g += 1
+        if g >= ng or kev < 0:
+            return g, n_events, FLAG_DONE, n_jumps
+        # ---------------- move to the event
+        n_events += 1
+        pi += dmin
+        alpha0 += dmin * bs[0]
+        for a in range(nE):
+            ia = E[a]
+            alpha[ia] += dmin * bs[a + 1]
+        for k in range(n):
+            if status[k] == L_SET:
+                alpha[k] = _S(y[k], w[k], pi)
+            f[k] += dmin * h[k]
+        for a in range(nE):
+            f[E[a]] = y[E[a]]
+        if kind == R_SET or kind == L_SET:
+            # leave the elbow
+            pos = 0
+            for a in range(nE):
+                if E[a] == kev:
+                    pos = a
+            E[pos] = E[nE - 1]
+            nE -= 1
+            status[kev] = kind
+            f[kev] = y[kev]
+            if kind == R_SET:
+                alpha[kev] = 0.0
+            else:
+                alpha[kev] = _S(y[kev], w[kev], pi)
+                Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                for q in range(n):
+                    sL[q] += w[kev] * Kk[q]
+        else:
+            if status[kev] == L_SET:
+                Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                for q in range(n):
+                    sL[q] -= w[kev] * Kk[q]
+            status[kev] = E_SET
+            f[kev] = y[kev]
+            E[nE] = kev
+            nE += 1
+        last = kev
+        # ---------------- safety checks (D15)
+        for a in range(nE):
+            ia = E[a]
+            s_hi = _S(y[ia], w[ia], pi)
+            if alpha[ia] < -1e-6 * (1.0 + s_hi) or alpha[ia] > s_hi + 1e-6 * (1.0 + s_hi):
+                return g, n_events, FLAG_FALLBACK, n_jumps
+        for k in range(n):
+            st = status[k]
+            if st == L_SET and y[k] * f[k] > 1.0 + 1e-6:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+            if st == R_SET and y[k] * f[k] < 1.0 - 1e-6:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+    return g, n_events, FLAG_DONE, n_jumps
+
+
+@njit(cache=True, nogil=True)
+def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
+    """Training decision values ``f_k = (alpha_0 + sum_i alpha_i y_i K_ki) / (n lambda)``."""
+    n = y.shape[0]
+    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
+    f = np.full(n, alpha0)
+    for i in range(n):
+        if alpha[i] != 0.0:
+            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            c = alpha[i] * y[i]
+            for k in range(n):
+                f[k] += c * Ki[k]
+    for k in range(n):
+        f[k] /= nlam
+    return f
+
+
+class PathResult(NamedTuple):
+    """Multipliers along the pi grid: ``A[g]`` (scaled ``alpha``), ``A0[g]`` (scaled intercept)."""
+
+    grid: np.ndarray
+    A: np.ndarray
+    A0: np.ndarray
+    nlam: float
+    n_events: int
+    n_restarts: int
+    n_jumps: int
+
+    def coef(self) -> np.ndarray:
+        """Expansion coefficients ``beta[g, i] = alpha_i y_i / (n lambda)`` (needs y: use A)."""
+        raise AttributeError("use A * y / nlam")
+
+
+def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
+    """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished."""
+    n = y.shape[0]
+    S = np.where(y > 0, w * (1.0 - pi), w * pi)
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-10,
+                  cache_size=cache_size)
+    alpha = r.a * nlam
+    alpha0 = r.b * nlam
+    nc = n_cache_rows(n, cache_size)
+    Xc = np.empty((n, 1)) if code == KERNEL_CALLABLE else X
+    Kc = Kpre if code == KERNEL_CALLABLE else np.empty((1, 1))
+    f = train_decision(code, Xc, kpar, Kc, y, alpha, alpha0, nlam, nc)
+    yf = y * f
+    status = np.full(n, R_SET, dtype=np.int64)
+    tb = tol_path * np.maximum(S, 1.0)
+    for i in range(n):
+        if S[i] <= 0.0:
+            status[i] = FIXED
+        elif alpha[i] <= tb[i]:
+            status[i] = R_SET if yf[i] > 1.0 + tol_path else E_SET
+        elif alpha[i] >= S[i] - tb[i]:
+            status[i] = L_SET if yf[i] < 1.0 - tol_path else E_SET
+        else:
+            status[i] = E_SET
+    # polish: alpha_R = 0, alpha_L = S exactly; solve the elbow system for (alpha_0, alpha_E)
+    Eidx = np.flatnonzero(status == E_SET)
+    Lidx = np.flatnonzero(status == L_SET)
+    a_new = np.zeros(n)
+    a_new[Lidx] = S[Lidx]
+    if Eidx.size:
+        KE = _kernel_block(code, X, kpar, Kpre, Eidx, np.arange(n))
+        m = Eidx.size + 1
+        M = np.zeros((m, m))
+        M[0, 1:] = y[Eidx]
+        M[1:, 0] = y[Eidx]
+        M[1:, 1:] = (y[Eidx][:, None] * y[Eidx][None, :]) * KE[:, Eidx]
+        rhs = np.empty(m)
+        rhs[0] = -np.sum(S[Lidx] * y[Lidx])
+        rhs[1:] = nlam - y[Eidx] * (KE[:, Lidx] @ (S[Lidx] * y[Lidx]))
+        sol, ok = solve_pivot(M, rhs)
+        if ok and np.all(sol[1:] >= -1e-8 * np.maximum(S[Eidx], 1)) and \
+                np.all(sol[1:] <= S[Eidx] * (1 + 1e-8) + 1e-12):
+            a_new[Eidx] = np.clip(sol[1:], 0.0, S[Eidx])
+            a0_new = sol[0]
+            f_new = train_decision(code, Xc, kpar, Kc, y, a_new, a0_new, nlam, nc)
+            ok = (np.all(y[status == R_SET] * f_new[status == R_SET] >= 1 - 1e-7)
+                  and np.all(y[Lidx] * f_new[Lidx] <= 1 + 1e-7))
+            if ok:
+                f_new[Eidx] = y[Eidx]
+                return a_new, a0_new, f_new, status
+    # not polishable: keep the SMO solution (E points are put exactly on the elbow)
+    alpha = np.where(status == R_SET, 0.0, alpha)
+    alpha[Lidx] = S[Lidx]
+    f[Eidx] = y[Eidx]
+    return alpha, alpha0, f, status
+
+
+def _kernel_block(code, X, kpar, Kpre, rows_idx, cols_idx):
+    if code == KERNEL_CALLABLE:
+        return Kpre[np.ix_(rows_idx, cols_idx)]
+    from cohstats.kernels import Kernel
+    kern = Kernel(name="k", code=code, kpar=kpar)
+    return kern(X[rows_idx], X[cols_idx])
+
+
+def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
+            tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None
+            ) -> PathResult:
+    """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) (SPEC 4.6).
+
+    Parameters
+    ----------
+    X, y : training inputs (n, d) and +-1 labels.
+    code, kpar, Kpre : kernel (codes of :mod:`cohstats.kernels`; ``-1`` = precomputed ``Kpre``).
+    nlam : ``n * lambda`` (so the C-SVM costs are ``C_i = S_i(pi) / nlam``).
+    grid : increasing values in (0, 1); the path starts with an exact SMO solve at ``grid[0]``.
+    weights : case weights ``w_i >= 0`` (default ones).
+    tol_path : tolerance for the initial E/L/R classification (D15).
+
+    Returns
+    -------
+    PathResult with ``A[g, i] = alpha_i(grid[g])`` (``0 <= alpha_i <= S_i``) and ``A0[g]``;
+    the decision function at ``grid[g]`` is ``(A0[g] + sum_i A[g, i] y_i K(x_i, x)) / nlam``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.kernels import KERNEL_LINEAR
+    >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> r = pi_path(X, y, code=KERNEL_LINEAR, nlam=40 * 0.1, grid=np.linspace(0.1, 0.9, 9))
+    >>> r.A.shape
+    (9, 40)
+    """
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n = y.shape[0]
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or np.any(np.diff(grid) <= 0) or grid[0] <= 0 or grid[-1] >= 1:
+        raise ValueError("grid must be a strictly increasing sequence inside (0, 1)")
+    if not (np.isfinite(nlam) and nlam > 0):
+        raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
+    w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+    if code == KERNEL_CALLABLE:
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        Xn = np.empty((n, 1))
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        Xn = X
+        Kpre = np.empty((1, 1))
+    if max_events is None:
+        max_events = 50 * n + 1000
+    nc = n_cache_rows(n, cache_size)
+    ng = grid.size
+    A = np.zeros((ng, n))
+    A0 = np.zeros(ng)
+    g = 0
+    n_events = n_restarts = n_jumps = 0
+    while g < ng:
+        alpha, alpha0, f, status = _start_state(code, Xn, kpar, Kpre, y, w, float(nlam), grid[g],
+                                                tol_path, cache_size)
+        g_new, ev, flag, jumps = path_core(int(code), Xn, kpar, Kpre, y, w, float(nlam), grid, g,
+                                           grid[g], alpha, float(alpha0), f, status, A, A0,
+                                           int(max_events), nc)
+        n_events += ev
+        n_jumps += jumps
+        if flag != FLAG_DONE:
+            n_restarts += 1
+            if g_new == g:          # not even the start point was recorded: impossible by design
+                raise RuntimeError("pi_path: no progress after a restart")
+        g = g_new
+    return PathResult(grid, A, A0, float(nlam), n_events, n_restarts, n_jumps)
+
+
+def path_decision(X, y, res: PathResult, Xnew, *, code: int, kpar=None, Kpre_new=None) -> np.ndarray:
+    """Decision values at every grid pi: array ``(len(grid), m)``."""
+    kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if code == KERNEL_CALLABLE:
+        Kn = np.ascontiguousarray(Kpre_new, dtype=np.float64)
+        return (Kn @ (res.A * y).T).T / res.nlam + res.A0[:, None] / res.nlam
+    from cohstats.kernels import Kernel
+    Xtr = np.ascontiguousarray(X, dtype=np.float64)
+    Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
+    used = np.flatnonzero(np.any(res.A != 0.0, axis=0))
+    Kn = Kernel(name="k", code=code, kpar=kpar)(Xnew, Xtr[used])
+    return ((res.A[:, used] * y[used]) @ Kn.T + res.A0[:, None]) / res.nlam
