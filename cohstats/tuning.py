@@ -338,17 +338,18 @@ def _select(values, lam, scores, se, greater_is_better):
     best = np.min(sc[ok])
     tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
     cand = np.flatnonzero(ok & (sc <= best + tol))
+    # ties: the more regularised setting, i.e. the earlier value of the fitted sequence (paths
+    # start from the most regularised end: the largest lambda of a decreasing penalty path, the
+    # fewest steps of a boosting path)
+    i_min = int(cand[0])
     if lam is None:
-        i_min = int(cand[0])
         return i_min, i_min
-    # ties: the more regularised setting (larger lambda)
-    i_min = int(cand[np.argmax(lam[cand])])
     s_min = se[i_min]
     if not np.isfinite(s_min):
         s_min = 0.0
     thr = sc[i_min] + s_min
     cand1 = np.flatnonzero(ok & (sc <= thr + tol))
-    i_1se = int(cand1[np.argmax(lam[cand1])])
+    i_1se = int(cand1[0])
     return i_min, i_1se
 
 
@@ -381,8 +382,10 @@ class CVResult:
     fold_values : ndarray (K, L)
         The measure on every held-out fold.
     lambda_min, lambda_1se : float or None
-        Value with the best mean, and the largest value whose mean is within one standard
-        error of the best (ties go to the larger, more regularised value; SPEC D8).
+        Value with the best mean, and the most regularised value whose mean is within one
+        standard error of the best. Ties go to the more regularised value (SPEC D8): the
+        earlier one in the fitted sequence, i.e. the larger lambda of a decreasing penalty
+        path (the fewer steps of a boosting path).
     fit : the full-data fit (all of its sequence).
     best_fit : ``fit.select(lambda_min)`` for path fits, else ``fit``.
     foldid : ndarray of fold ids, ``nfolds`` the number of folds used.
@@ -1119,6 +1122,11 @@ class TuneResult:
             self.best_params["lambda_"] = float(row["lambda"])
         self.best_score = float(row["score"])
         self._combo = int(row["_combo"])
+
+    @property
+    def fits(self) -> list:
+        """The full-data fit of every argument combination, in the order of the table."""
+        return list(self._fits)
 
     @property
     def best_fit(self):

@@ -521,3 +521,39 @@ def test_tune_rule_1se_matches_cv_lambda_1se(df):
     assert r.lambda_1se > r.lambda_min
     with pytest.raises(ValueError, match="1se"):
         tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="gkl", rule="1se")
+
+
+def test_svm_integration_nonpath_lambda_grid(df):
+    """svm() takes one lambda_: tune() hands the grid over value by value; probabilities via
+    prob_args reach predict(type='prob', method=...)."""
+    svm = pytest.importorskip("cohstats.models.svm").svm
+    foldid = make_folds(df["y"], 3, random_state=0)
+    t = tune(svm, "y ~ x1 + x2", df, grid={"lambda_": [1.0, 0.01]}, method="cv", measure="cre",
+             foldid=foldid, kernel="linear", pi=None, prob_args={"method": "sollich"}, verbose=False)
+    assert list(t.to_frame()["lambda_"]) == [1.0, 0.01]
+    for j, lam in enumerate([1.0, 0.01]):
+        r = cv(svm, "y ~ x1 + x2", df, measure="cre", foldid=foldid, kernel="linear", pi=None, lambda_=lam,
+               prob_args={"method": "sollich"}, verbose=False)
+        assert t.to_frame()["score"].iloc[j] == r.score
+        # independent check of the fold scores: Sollich probabilities of the fold fits
+        y = (df["y"] == "yes").to_numpy()
+        F = []
+        for k in range(3):
+            fk = svm("y ~ x1 + x2", df[foldid != k], kernel="linear", pi=None, lambda_=lam)
+            pk = fk.predict(df[foldid == k], type="prob", method="sollich")["yes"].to_numpy()
+            F.append([log_loss(y[foldid == k], pk, labels=[False, True])])
+        assert r.score == pytest.approx(_glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0][0],
+                                        rel=1e-10)
+    g = gkl(svm, "y ~ x1 + x2", df, D=2, random_state=0, kernel="linear", pi=None, lambda_=0.1,
+            prob_args={"method": "platt"}, verbose=False)
+    assert np.isfinite(g.estimate) and g.cov.shape == (len(df),)
+
+
+def test_selection_follows_sequence_order_for_increasing_paths():
+    """A path whose sequence increases (boosting steps, C): the earlier, more regularised value wins."""
+    steps = np.array([10.0, 20.0, 30.0, 40.0])
+    F = np.tile([0.30, 0.25, 0.25, 0.26], (3, 1)) + np.array([[0.0], [0.01], [-0.01]])
+    r = CVResult(measure=_MEASURES["class"], lambda_=steps, fold_values=F, fold_weights=np.ones(3),
+                 foldid=np.arange(3), fit=None, call={}, fit_name="steps")
+    assert r.lambda_min == 20.0
+    assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
