@@ -128,10 +128,10 @@ def test_calibration_warning_and_summary():
     assert "uncalibrated band" in str(s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)
-        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 100
+        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 2 (K - 1) = 6
         ok3 = lamsvm("y ~ x1 + x2", _frame(n=60, K=3), C=1, margin=1)  # ISVM calibrated for K=3
     assert ok.summary().info["Calibrated"] is True and ok3.summary().info["Calibrated"] is True
-    assert ok.summary().info["margin"] == default_margin(4) == 100.0
+    assert ok.summary().info["margin"] == default_margin(4) == 6.0
     tab = ok.summary().tables["Support vectors per class"]
     yk = ok.design.y_int
     sv = (ok.alpha_ > 0).any(axis=1)
