@@ -76,3 +76,16 @@ def test_duplicated_points_are_merged_exactly():
     Xd, yd = X[idx], y[idx]
     res = _check_against_smo(Xd, yd, KERNEL_RBF, 1.5, 80 * 0.01, np.arange(1, 8) / 8)
     assert res.A.shape == (7, 80)
+
+
+def test_warm_started_grid_agrees_with_exact_path():
+    from cohstats.solvers.svmpath import pi_grid_smo
+    X, y = _wsl1(90, 8)
+    kpar = np.array([1.0, 0, 0, 0, 0.0])
+    grid = np.arange(1, 9) / 9
+    ex = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid)
+    wm = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9)
+    Fe = path_decision(X, y, ex, X, code=KERNEL_RBF, kpar=kpar)
+    Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
+    np.testing.assert_allclose(Fw, Fe, atol=1e-6)
+    assert np.all(np.abs(wm.A @ y) < 1e-9)

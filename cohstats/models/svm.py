@@ -28,7 +28,7 @@ from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, co
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
-from cohstats.solvers.svmpath import pi_path
+from cohstats.solvers.svmpath import pi_grid_smo, pi_path
 
 __all__ = ["svm", "SVMFit", "psi_learn", "PsiFit"]
 
@@ -118,9 +118,10 @@ class SVMFit(Fit):
             grid = bracket_grid(int(m))
             code = self.kernel.code
             Kpre = self.kernel(self.design.X) if code == KERNEL_CALLABLE else None
-            cache[m] = pi_path(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
-                               Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
-                               weights=self.design.weights, cache_size=self._cache_size)
+            fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
+            cache[m] = fn(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
+                          Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
+                          weights=self.design.weights, cache_size=self._cache_size)
         return cache[m]
 
     def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
@@ -273,7 +274,7 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
         gamma=None, degree: int = 3, coef0: float = 1.0, weights=None, subset=None,
         tol: float = 1e-3, cache_size: float = 200.0, shrinking: bool = True,
         max_iter: int | None = None, prob_method: str | None = None,
-        na_action: str = "omit") -> SVMFit:
+        path_method: str = "exact", na_action: str = "omit") -> SVMFit:
     """Weighted binary SVM (SPEC 2.1, 4.1) fitted by SMO, with probability outputs.
 
     Parameters
@@ -302,6 +303,10 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
     prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
         ``pi="path"``, else ``"platt"``.
+    path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
+        exact pi path, SPEC 4.6; cost ``O(n |elbow|)`` per event) or ``"warm"`` (SMO at each
+        grid value warm-started from its neighbour, accurate to ``tol``; faster when the
+        elbow is large, e.g. thousands of free support vectors).
 
     Returns
     -------
@@ -324,6 +329,8 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
         gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
         prob_method=prob_method, na_action=na_action, allow_path=True)
     n, y = design.nobs, design.y
+    if path_method not in ("exact", "warm"):
+        raise ValueError(f"path_method must be 'exact' or 'warm'; got {path_method!r}")
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) / (n * lam)
     Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
@@ -349,6 +356,7 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     fit.converged = r.converged
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
+    fit.path_method = path_method
     fit.fitted_decision = y * (r.G + 1.0) + r.b
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     if path:
