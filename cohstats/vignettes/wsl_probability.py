@@ -136,11 +136,18 @@ def _bench_rep(label, r, seed, grid, D, classifiers):
 
 
 def _summarise(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
+    """Means and standard errors over the non-degenerate replications (D33: an infinite
+    metric marks a degenerate estimate; ``degenerate`` counts them)."""
+    raw = raw.copy()
+    deg = ~np.isfinite(raw[metrics[0]].to_numpy(dtype=float))
+    raw["degenerate"] = deg.astype(int)
+    raw[metrics] = raw[metrics].replace([np.inf, -np.inf], np.nan)
     g = raw.groupby(keys, sort=False)
     out = g[metrics].mean()
     for mname in metrics:
         out[f"{mname}_se"] = g[mname].std(ddof=1) / np.sqrt(g[mname].count())
     out["reps"] = g[metrics[0]].count()
+    out["degenerate"] = g["degenerate"].sum()
     out = out.reset_index()
     plat = out[out.method == "Platt"].set_index([k for k in keys if k != "method"])[metrics[0]]
     base = out.set_index([k for k in keys if k != "method"]).index.map(plat.to_dict().get)
