@@ -491,11 +491,6 @@ class SMOResult(NamedTuple):
     objective: float
     cache_misses: int
 
-    @property
-    def coef(self) -> np.ndarray:
-        """Expansion coefficients ``beta_i = a_i y_i`` (needs ``y``; see :func:`smo_solve`)."""
-        raise AttributeError("use a * y")
-
 
 def n_cache_rows(n: int, cache_size: float) -> int:
     """Number of cached kernel rows of length ``n`` that fit in ``cache_size`` megabytes (>= 2)."""

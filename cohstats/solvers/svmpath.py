@@ -478,10 +478,6 @@ class PathResult(NamedTuple):
     n_restarts: int
     n_jumps: int
 
-    def coef(self) -> np.ndarray:
-        """Expansion coefficients ``beta[g, i] = alpha_i y_i / (n lambda)`` (needs y: use A)."""
-        raise AttributeError("use A * y / nlam")
-
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished.
