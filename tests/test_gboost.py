@@ -364,3 +364,19 @@ def test_no_linear_coefficients_message():
     fit = gboost_c("y ~ a + b", toy(60, seed=1), H=2)
     with pytest.raises(AttributeError, match="no linear coefficients"):
         fit.coef
+
+
+def test_max_depth_limits_tree_depth():
+    fit = gboost_c("y ~ a + b + c + d", toy(200, seed=16, noise=1.0), H=4, max_depth=2)
+    t = fit._trees
+    for h in range(4):
+        for j in range(3):
+            left, right = t["left"][h, j], t["right"][h, j]
+            depth = {0: 0}
+            for v in range(t["n_nodes"][h, j]):
+                if left[v] >= 0:
+                    depth[left[v]] = depth[right[v]] = depth[v] + 1
+            assert max(depth.values()) <= 2
+    assert fit.tree_sizes().max() == 4
+    with pytest.raises(ValueError, match="max_depth"):
+        gboost_c("y ~ a", toy(60), max_depth=0)
