@@ -226,8 +226,8 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
               caption="GentleBoost.C test error (%) when only the order of the training rows "
                       "changes (the first fit uses the original order). The algorithm is "
                       "invariant to row order; the spread comes from round-off in the "
-                      "histogram sums deciding near-tied splits, and bounds how precisely any "
-                      "implementation can reproduce a single published number.",
+                      "histogram sums deciding near-tied splits: it shows how much round-off alone "
+                      "moves a single run.",
               floatfmt=".2f")
     rep.section("Reading the comparison")
     ok = gbc.loc[gbc["within_1pt_or_better"], "dataset"].tolist()
