@@ -224,13 +224,15 @@ def test_determinism_weights_and_design_input():
     d = build_design("y ~ a + b + c + d", df)
     c = gboost_c(d, H=8)
     np.testing.assert_array_equal(a.predict(type="link"), c.predict(type="link"))
-    # integer weights = duplicated rows
-    w = np.random.default_rng(0).integers(1, 4, len(df))
-    fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w)
-    fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True), H=8)
-    np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
-                               atol=1e-9)
-    assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
+    # integer weights (zeros included) = replicated rows, also with quantile bins
+    w = np.random.default_rng(0).integers(0, 3, len(df))
+    for mb in (255, 16):
+        fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w, max_bins=mb)
+        fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True),
+                      H=8, max_bins=mb)
+        np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
+                                   atol=1e-9)
+        assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
 
 
 def test_adaboost_mh_leaf_values():

@@ -241,8 +241,8 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc
     n, p = X.shape
     if p == 0:
         raise ValueError("the model has no predictors")
-    codes, thresholds, n_bins = _t.make_bins(X, max_bins)
     sw = np.ascontiguousarray(d.weights, dtype=np.float64)
+    codes, thresholds, n_bins = _t.make_bins(X, max_bins, sw)
     mn = 2 * nodes - 1
     depth = max_depth
     hist = np.zeros((_t._n_slots(nodes, depth, True), p, int(n_bins.max()), 3))
@@ -488,7 +488,7 @@ def _strat_folds(y, nfolds, rng):
 
 
 def _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth):
-    codes, thr, nb = _t.make_bins(X[rows], max_bins)
+    codes, thr, nb = _t.make_bins(X[rows], max_bins, w[rows])
     t = _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size,
                           max_depth=max_depth)
     return t
