@@ -382,3 +382,13 @@ def test_max_depth_limits_tree_depth():
     assert fit.tree_sizes().max() == 4
     with pytest.raises(ValueError, match="max_depth"):
         gboost_c("y ~ a", toy(60), max_depth=0)
+
+
+def test_row_order_invariance():
+    df = toy(200, seed=17, noise=1.0)
+    df[["a", "b"]] = df[["a", "b"]].round(1)          # many tied values and near-tied gains
+    perm = np.random.default_rng(0).permutation(len(df))
+    a = gboost_c("y ~ a + b + c + d", df, H=15)
+    b = gboost_c("y ~ a + b + c + d", df.iloc[perm], H=15)
+    np.testing.assert_allclose(a.predict(df, type="prob").to_numpy(),
+                               b.predict(df, type="prob").to_numpy(), atol=1e-9)
