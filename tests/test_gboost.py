@@ -128,7 +128,7 @@ def test_first_round_is_centred_weighted_stumps():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(200, seed=3, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost_c(d, H=1, nodes=2, max_bins=1000)
+    fit = gboost_c(d, H=1, nodes=2, max_bins=255)  # n <= 255: exact
     m = 3
     beta = 1 / m                                   # paper: uniform weights in round 1
     I = np.eye(m)[d.y_int]
@@ -139,7 +139,7 @@ def test_first_round_is_centred_weighted_stumps():
     g_ref = (m - 1) / m * (R - R.mean(1, keepdims=True))
     np.testing.assert_allclose(fit.predict(type="link").to_numpy(), g_ref, atol=1e-12)
     # second round: responses from eq (5) at the current g (checked through the loss value)
-    fit2 = gboost_c(d, H=2, nodes=2, max_bins=1000)
+    fit2 = gboost_c(d, H=2, nodes=2, max_bins=255)  # n <= 255: exact
     beta2 = np.array([[np.exp((1 + g[j] - g[c]) / 1.0) for j in range(m)] for g, c in
                       zip(g_ref, d.y_int)])
     beta2[np.arange(len(z)), d.y_int] = 1.0
@@ -239,7 +239,7 @@ def test_adaboost_mh_leaf_values():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(120, seed=10, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=1000)
+    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=255)  # n <= 255: exact
     n, m = d.nobs, 3
     Y = 2 * np.eye(m)[d.y_int] - 1
     D = np.full((n, m), 1 / (n * m))
