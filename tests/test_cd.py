@@ -181,6 +181,24 @@ def test_lambda_max_gives_exact_zero():
         assert abs(d.mean()) < 1e-8
 
 
+def test_lum_infinite_c_reaches_the_svm_objective():
+    from sklearn.svm import SVC
+
+    X, y = _data(60, 3, seed=3, noise=1.5)
+    n, lam = X.shape[0], 0.05
+    svc = SVC(kernel="linear", C=1.0 / (n * lam), tol=1e-10).fit(X, y)
+
+    def hinge_obj(b, beta):
+        return np.mean(np.maximum(1 - y * (b + X @ beta), 0)) + lam / 2 * beta @ beta
+
+    ref = hinge_obj(svc.intercept_[0], svc.coef_.ravel())
+    b0, B, info = cd_path(X, y, None, LOSS_LUM, 1.0, math.inf, [lam], 0.0, standardize=False,
+                          tol=1e-12, max_iter=100000)
+    # c = inf is the hinge itself; the continuation in c keeps coordinate descent from stalling
+    assert hinge_obj(b0[0], B[0]) <= ref * (1 + 1e-5)
+    assert hinge_obj(b0[0], B[0]) >= ref * (1 - 1e-9)
+
+
 def test_lum_large_c_matches_linear_svm():
     from sklearn.svm import SVC
 

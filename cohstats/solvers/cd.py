@@ -606,7 +606,7 @@ def _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, int
 
 @njit(cache=True, nogil=True)
 def _path_core(Xt, y, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl, intercept, tol,
-               max_iter, xv, exact_kkt):
+               max_iter, xv, exact_kkt, cont):
     p = Xt.shape[0]
     n = y.shape[0]
     nlam = lambdas.shape[0]
@@ -654,6 +654,13 @@ def _path_core(Xt, y, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl,
                                         or abs(gst[j]) >= cut * pf[j])
         total = 0
         ok = False
+        # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
+        # problems first, each warm-starting the next (see cd_path's notes)
+        for q in range(cont.shape[0]):
+            b, passes, ok = _solve_set(Xt, y, w, code, p1, cont[q], mode, Lb, floor_c, pf, l1,
+                                       l2, use_P, P, Pbeta, beta, b, f, inS, intercept, thr * 100.0,
+                                       max_iter - total, xv, W, r, e, gst, idxS, idxA, ones, sw)
+            total += passes
         while True:
             b, passes, ok = _solve_set(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2,
                                        use_P, P, Pbeta, beta, b, f, inS, intercept, thr,
@@ -983,7 +990,7 @@ def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e
     xv = _xv(Xt, w)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
         Xt, y, w, loss_code, p1, p2, m, lam, alpha, pf, False, _EMPTY_P, excl, bool(intercept),
-        tol, max_iter, xv, bool(exact_kkt))
+        tol, max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m))
     coefs = B / scale
     intercepts = b0 - coefs @ center if intercept else b0.copy()
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
@@ -991,6 +998,22 @@ def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e
     if warn and not np.all(conv):
         _warn_conv(lam, conv, max_iter)
     return intercepts, coefs, info
+
+
+def continuation_grid(loss_code, p1, p2, mode):
+    """Values of LUM's ``c`` solved before the requested one at every ``lambda``.
+
+    LUM with large ``c`` is nearly the hinge: its curvature jumps from 0 to ``(a+1)(1+c)/a`` at
+    the connection point, and for ``c = inf`` it is not differentiable at all, where cyclic
+    coordinate descent can stall at non-optimal points. Solving ``c = 10, 100, ...`` first (each
+    warm-starting the next, the last stage at the requested ``c``) reaches the optimum in far
+    fewer passes for ``c = 1e4`` and gives a solution within about ``1/c_last`` of the hinge
+    optimum for ``c = inf`` (``c_last = 1e6``).
+    """
+    if loss_code != LOSS_LUM or mode != MODE_EXACT or not p2 > 10.0:
+        return np.zeros(0)
+    grid = np.array([10.0, 100.0, 1e3, 1e4, 1e5, 1e6])
+    return np.ascontiguousarray(grid[grid < p2 / 10.0] if np.isfinite(p2) else grid)
 
 
 def _check_tol(tol, max_iter):
