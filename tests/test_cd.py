@@ -271,3 +271,16 @@ def test_convergence_warning_names_max_iter():
     X, y = _data(60, 5, seed=14)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         cd_path(X, y, None, LOSS_LOGIT, 0, 0, [1e-4], 0.5, tol=1e-15, max_iter=2)
+
+
+def test_no_intercept_matches_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _data(80, 4, seed=15)
+    n, lam = X.shape[0], 0.02
+    b0, B, _ = cd_path(X, y, None, LOSS_LOGIT, 0, 0, [lam], 0.0, standardize=False, tol=TIGHT,
+                       intercept=False)
+    clf = LogisticRegression(C=1 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
+    clf.fit(X, y)
+    assert b0[0] == 0.0
+    np.testing.assert_allclose(B[0], clf.coef_.ravel(), rtol=1e-5)
