@@ -225,7 +225,8 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
         ws = summ_s[summ_s.expansion == exp].pivot(index="dataset", columns="method",
                                                     values="mean_pct")
         ws = ws.reindex([s[0] for s in sets])[list(METHODS)]
-        both = wide.join(ws, rsuffix=" (ties->small)").join(pw[list(METHODS)], rsuffix=" [ZDJ]")
+        both = pd.concat([wide, ws.add_suffix(" (ties->small)"),
+                          pw[list(METHODS)].add_suffix(" [ZDJ]")], axis=1)
         rep.table(both.reset_index(), floatfmt=".2f",
                   caption="Mean test error (%) with CV ties to the larger gamma ([D8], first "
                           "three columns), to the smaller gamma (next three), and [ZDJ]'s. With "
