@@ -245,7 +245,7 @@ class LamSVMFit(Fit):
 def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, gamma_k=None,
            sigma=None, degree=3, coef0=1.0, D=None, nu=None, tol=5e-2, eps=1e-6, max_iter=None,
            time_limit=None, cache_size=200.0, weights=None, subset=None,
-           na_action="omit", warn_calibration=True) -> LamSVMFit:
+           na_action="omit", warn_calibration=True, lambda_=None) -> LamSVMFit:
     """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH], SPEC 6).
 
     Parameters
@@ -287,6 +287,11 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
     warn_calibration : bool, default True
         Emit :class:`CalibrationWarning` for margins in the uncalibrated band.
+    lambda_ : 1-D sequence, optional
+        The path protocol's name for the fitted sequence (``fit.lambda_``), used by
+        :func:`cohstats.cv` / :func:`cohstats.tune` to refit a path on every fold: values of
+        ``margin`` when ``margin`` is a sequence, otherwise values of ``C``. It replaces that
+        argument. (It is not the [RH] margin λ, which is ``margin``.)
 
     Returns
     -------
@@ -326,6 +331,11 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
+    if lambda_ is not None:
+        if np.ndim(margin) == 1 and len(margin) > 1:
+            margin = lambda_
+        else:
+            C = lambda_
     margins = _seq("margin", default_margin(K) if margin is None else margin)
     Cs = _seq("C", C, positive=True)
     if len(margins) > 1 and len(Cs) > 1:
