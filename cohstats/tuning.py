@@ -338,17 +338,18 @@ def _select(values, lam, scores, se, greater_is_better):
     best = np.min(sc[ok])
     tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
     cand = np.flatnonzero(ok & (sc <= best + tol))
+    # ties: the more regularised setting, i.e. the earlier value of the fitted sequence (paths
+    # start from the most regularised end: the largest lambda of a decreasing penalty path, the
+    # fewest steps of a boosting path)
+    i_min = int(cand[0])
     if lam is None:
-        i_min = int(cand[0])
         return i_min, i_min
-    # ties: the more regularised setting (larger lambda)
-    i_min = int(cand[np.argmax(lam[cand])])
     s_min = se[i_min]
     if not np.isfinite(s_min):
         s_min = 0.0
     thr = sc[i_min] + s_min
     cand1 = np.flatnonzero(ok & (sc <= thr + tol))
-    i_1se = int(cand1[np.argmax(lam[cand1])])
+    i_1se = int(cand1[0])
     return i_min, i_1se
 
 
@@ -381,8 +382,10 @@ class CVResult:
     fold_values : ndarray (K, L)
         The measure on every held-out fold.
     lambda_min, lambda_1se : float or None
-        Value with the best mean, and the largest value whose mean is within one standard
-        error of the best (ties go to the larger, more regularised value; SPEC D8).
+        Value with the best mean, and the most regularised value whose mean is within one
+        standard error of the best. Ties go to the more regularised value (SPEC D8): the
+        earlier one in the fitted sequence, i.e. the larger lambda of a decreasing penalty
+        path (the fewer steps of a boosting path).
     fit : the full-data fit (all of its sequence).
     best_fit : ``fit.select(lambda_min)`` for path fits, else ``fit``.
     foldid : ndarray of fold ids, ``nfolds`` the number of folds used.
@@ -1121,6 +1124,11 @@ class TuneResult:
         self._combo = int(row["_combo"])
 
     @property
+    def fits(self) -> list:
+        """The full-data fit of every argument combination, in the order of the table."""
+        return list(self._fits)
+
+    @property
     def best_fit(self):
         fit = self._fits[self._combo]
         if self._lambda_tuned and _has_path(fit):
@@ -1227,7 +1235,8 @@ def _validation_arrays(design, validation):
 def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method: str = "cv",
          measure: str | None = None, n_jobs: int | None = None, random_state=None, verbose: bool = True,
          nfolds: int = 10, foldid=None, validation=None, tau: float = 0.5, D: int | None = None,
-         prob_args: dict | None = None, centering: str = "within", **fit_args) -> TuneResult:
+         prob_args: dict | None = None, centering: str = "within", rule: str = "min",
+         **fit_args) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
 
     Every combination of the non-``lambda_`` grid entries is evaluated. A ``lambda_`` entry is
@@ -1249,6 +1258,9 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     n_jobs, random_state, verbose : as in :func:`cv`.
     nfolds, foldid : for ``method="cv"``.
     validation : DataFrame (formula fits), Design, or tuple ``(X, y)`` for ``method="holdout"``.
+    rule : ``"min"`` (default) or ``"1se"`` (``method="cv"`` only): the first setting in the tie
+        order below whose CV mean is within one standard error of the best (cv.glmnet's
+        ``lambda.1se`` generalised to a grid).
     tau, D, prob_args, centering : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
     **fit_args : fixed arguments of every fit.
@@ -1277,6 +1289,10 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     _check_n_jobs(n_jobs)
     if method not in ("cv", "holdout", "gkl"):
         raise ValueError(f"method must be 'cv', 'holdout' or 'gkl'; got {method!r}")
+    if rule not in ("min", "1se"):
+        raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
+    if rule == "1se" and method != "cv":
+        raise ValueError(f"rule='1se' needs standard errors, i.e. method='cv'; got method={method!r}")
     if grid is None:
         raise TypeError("tune() needs grid={argument: values}")
     ctx = _capture(1) if isinstance(formula, str) else None
@@ -1376,19 +1392,23 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     ok = ~np.isnan(sc)
     if not ok.any():
         raise ValueError("every grid point scored NaN; nothing to choose")
+
+    def order(i):
+        if lambda_as_path:
+            return (int(table["_combo"].iloc[i]), -float(table["lambda"].iloc[i]))
+        if "lambda_" in names:
+            return (int(table["_combo"].iloc[i]) // lam_grid.size, -float(table["lambda_"].iloc[i]))
+        return (int(table["_combo"].iloc[i]), 0.0)
+
     best = sc[ok].min()
     tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
     cand = np.flatnonzero(ok & (sc <= best + tol))
-    if lambda_as_path:
-        key = [(int(table["_combo"].iloc[i]), -float(table["lambda"].iloc[i])) for i in cand]
-    elif "lambda_" in names:
-        key = [(int(table["_combo"].iloc[i]) // lam_grid.size, -float(table["lambda_"].iloc[i])) for i in cand]
-    else:
-        key = [(int(table["_combo"].iloc[i]), 0.0) for i in cand]
-    best_index = int(cand[min(range(len(cand)), key=lambda t: key[t])])
-    if method == "holdout":
-        # fits were made on the training data at every grid point already
-        pass
+    best_index = int(min(cand, key=order))
+    if rule == "1se":
+        se = float(table["se"].iloc[best_index])
+        thr = sc[best_index] + (se if np.isfinite(se) else 0.0)
+        cand = np.flatnonzero(ok & (sc <= thr + tol))
+        best_index = int(min(cand, key=order))
     return TuneResult(table=table, best_index=best_index, param_names=names, method=method,
                       measure_name=meas.name, fits=fits, results=results,
                       greater_is_better=meas.greater_is_better, fit_name=fit_name,

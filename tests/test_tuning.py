@@ -445,10 +445,11 @@ def test_parallel_and_dask_identical(df):
     np.testing.assert_array_equal(g1.cov, g2.cov)
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_backend("dask"):
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with joblib.parallel_backend("dask"), distributed.get_task_stream(client) as ts:
             r3 = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=4, lambda_=lam, **kw)
             g3 = gkl(ridge_logit, "y ~ x1 + x2", df, D=3, lambda_=lam, **kw)
+        assert len(ts.data) > 0               # the work ran on the dask cluster (joblib batches tasks)
     np.testing.assert_array_equal(r1.cvm, r3.cvm)
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
 
@@ -480,3 +481,80 @@ def test_progress_bar_silent_off_terminal(df, capfd):
     gkl(ridge_logit_fixed, "y ~ x1 + x2", df, D=2, random_state=0, verbose=True)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+def test_cv_weighted_matches_sklearn(df):
+    w = np.random.default_rng(9).uniform(0.3, 3.0, len(df))
+    foldid = make_folds(df["y"], 4, random_state=5)
+    res = cv(ridge_logit_fixed, "y ~ x1 + x2", df, measure="cre", foldid=foldid, weights=w, lam=0.02,
+             verbose=False)
+    X = df[["x1", "x2"]].to_numpy()
+    y = (df["y"] == "yes").to_numpy().astype(int)
+    F, W = [], []
+    for k in range(4):
+        tr, te = foldid != k, foldid == k
+        lr = LogisticRegression(C=1.0 / (tr.sum() * 0.02), tol=1e-12, max_iter=10000)
+        lr.fit(X[tr], y[tr], sample_weight=w[tr])
+        F.append([log_loss(y[te], lr.predict_proba(X[te])[:, 1], sample_weight=w[te], labels=[0, 1])])
+        W.append(w[te].sum())
+    cvm, cvsd = _glmnet_cvm(np.array(F), np.array(W))
+    assert res.score == pytest.approx(cvm[0], rel=1e-6)
+    assert res.cvsd[0] == pytest.approx(cvsd[0], rel=1e-5)
+
+
+def test_formula_context_is_the_callers(df):
+    def sq(x):
+        return x ** 2
+
+    r = cv(ridge_logit_fixed, "y ~ sq(x1)", df, nfolds=3, random_state=0, verbose=False)
+    np.testing.assert_allclose(r.fit.design.X[:, 0], df["x1"].to_numpy() ** 2)
+    g = gkl(ridge_logit_fixed, "y ~ sq(x1)", df, D=2, random_state=0, verbose=False)
+    assert g.fit.xnames == ["sq(x1)"]
+
+
+def test_tune_rule_1se_matches_cv_lambda_1se(df):
+    foldid = make_folds(df["y"], 5, random_state=3)
+    lam = np.geomspace(3, 1e-3, 10)
+    t = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="cv", measure="cre",
+             foldid=foldid, rule="1se", verbose=False)
+    r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", foldid=foldid, lambda_=lam, verbose=False)
+    assert t.best_params["lambda_"] == r.lambda_1se
+    assert r.lambda_1se > r.lambda_min
+    with pytest.raises(ValueError, match="1se"):
+        tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="gkl", rule="1se")
+
+
+def test_svm_integration_nonpath_lambda_grid(df):
+    """svm() takes one lambda_: tune() hands the grid over value by value; probabilities via
+    prob_args reach predict(type='prob', method=...)."""
+    svm = pytest.importorskip("cohstats.models.svm").svm
+    foldid = make_folds(df["y"], 3, random_state=0)
+    t = tune(svm, "y ~ x1 + x2", df, grid={"lambda_": [1.0, 0.01]}, method="cv", measure="cre",
+             foldid=foldid, kernel="linear", pi=None, prob_args={"method": "sollich"}, verbose=False)
+    assert list(t.to_frame()["lambda_"]) == [1.0, 0.01]
+    for j, lam in enumerate([1.0, 0.01]):
+        r = cv(svm, "y ~ x1 + x2", df, measure="cre", foldid=foldid, kernel="linear", pi=None, lambda_=lam,
+               prob_args={"method": "sollich"}, verbose=False)
+        assert t.to_frame()["score"].iloc[j] == r.score
+        # independent check of the fold scores: Sollich probabilities of the fold fits
+        y = (df["y"] == "yes").to_numpy()
+        F = []
+        for k in range(3):
+            fk = svm("y ~ x1 + x2", df[foldid != k], kernel="linear", pi=None, lambda_=lam)
+            pk = fk.predict(df[foldid == k], type="prob", method="sollich")["yes"].to_numpy()
+            F.append([log_loss(y[foldid == k], pk, labels=[False, True])])
+        assert r.score == pytest.approx(_glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0][0],
+                                        rel=1e-10)
+    g = gkl(svm, "y ~ x1 + x2", df, D=2, random_state=0, kernel="linear", pi=None, lambda_=0.1,
+            prob_args={"method": "platt"}, verbose=False)
+    assert np.isfinite(g.estimate) and g.cov.shape == (len(df),)
+
+
+def test_selection_follows_sequence_order_for_increasing_paths():
+    """A path whose sequence increases (boosting steps, C): the earlier, more regularised value wins."""
+    steps = np.array([10.0, 20.0, 30.0, 40.0])
+    F = np.tile([0.30, 0.25, 0.25, 0.26], (3, 1)) + np.array([[0.0], [0.01], [-0.01]])
+    r = CVResult(measure=_MEASURES["class"], lambda_=steps, fold_values=F, fold_weights=np.ones(3),
+                 foldid=np.arange(3), fit=None, call={}, fit_name="steps")
+    assert r.lambda_min == 20.0
+    assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
