@@ -23,6 +23,17 @@ _LAZY = {
     "Summary": "cohstats.results",
     "PathFrame": "cohstats.results",
     "make_kernel": "cohstats.kernels",
+    "get_loss": "cohstats.losses",
+    "coherence_link": "cohstats.losses",
+    "lum_link": "cohstats.losses",
+    "clearn": "cohstats.models.clearn",
+    "svm": "cohstats.models.svm",
+    "gboost_c": "cohstats.models.gboost",
+    "gboost": "cohstats.models.gboost",
+    "cart": "cohstats.models.gboost",
+    "cv": "cohstats.tuning",
+    "tune": "cohstats.tuning",
+    "gkl": "cohstats.tuning",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",

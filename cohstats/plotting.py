@@ -62,7 +62,7 @@ def loss_curve(loss: str, z, p1: float = math.nan, p2: float = math.nan) -> np.n
 
 
 def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
-    """[ZDJ]'s ``L_{rho,u}(z) = log(1 + e^{(u-z)/rho}) / log(1 + e^{u/rho}) = V(z) / V(0)``.
+    """[ZDJ]'s ``L_{rho,u}(z) = V_{rho,u}(z) / V_{rho,u}(0)`` (``cohstats.losses.coherence_L``).
 
     A majorization of the 0-1 loss with ``L(0) = 1``; ``L_{rho,1} = C_{rho,1}`` and ``L_{1,0}``
     is the logit loss in base 2.
@@ -72,39 +72,27 @@ def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
     >>> normalized_coherence([0.0], 1.0, 0.0).tolist()
     [1.0]
     """
-    v = loss_curve("V", z, rho, u)
-    return v / loss_curve("V", [0.0], rho, u)[0]
+    from cohstats.losses import coherence_L
+
+    return np.asarray(coherence_L(np.asarray(z, dtype=float), rho, u), dtype=float)
 
 
 def lum_minimizer(p, a: float, c: float) -> np.ndarray:
     """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1, SPEC §7.2).
 
-    ``f* = (a R - a + c)/(1 + c)`` for ``p > 1/2`` and ``-(a/R - a + c)/(1 + c)`` for ``p < 1/2``
-    with ``R = (p/(1-p))^(1/(a+1))``; ``c = inf`` gives ``sign(p - 1/2)``; at ``p = 1/2`` we
-    return 0 (any value in ``[-c/(1+c), c/(1+c)]`` minimizes).
+    Delegates to ``cohstats.losses.lum_minimizer``: ``f* = (a R - a + c)/(1 + c)`` for
+    ``p > 1/2`` and ``-(a/R - a + c)/(1 + c)`` for ``p < 1/2`` with ``R = (p/(1-p))^(1/(a+1))``;
+    ``c = inf`` gives ``sign(p - 1/2)``; at ``p = 1/2`` the value 0 (any value in
+    ``[-c/(1+c), c/(1+c)]`` minimizes).
 
     Examples
     --------
     >>> lum_minimizer([0.25, 0.5, 0.75], a=1.0, c=0.0).round(4).tolist()
     [-0.7321, 0.0, 0.7321]
     """
-    p = np.asarray(p, dtype=float)
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("p must lie in [0, 1]")
-    if not a > 0 or not c >= 0:
-        raise ValueError(f"need a > 0 and c >= 0; got a={a!r}, c={c!r}")
-    if math.isinf(c):
-        return np.sign(p - 0.5)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        logit = np.log(p) - np.log1p(-p)
-        if math.isinf(a):
-            pos = (logit + c) / (1 + c)
-            neg = -(-logit + c) / (1 + c)
-        else:
-            R = np.exp(logit / (a + 1))
-            pos = (a * R - a + c) / (1 + c)
-            neg = -(a / R - a + c) / (1 + c)
-    return np.where(p > 0.5, pos, np.where(p < 0.5, neg, 0.0))
+    from cohstats.losses import lum_minimizer as _lum_minimizer
+
+    return np.asarray(_lum_minimizer(np.asarray(p, dtype=float), a, c), dtype=float)
 
 
 def _zgrid(lo=-2.0, hi=3.0, n=501):

@@ -167,7 +167,7 @@ def test_lamsvm_single_point():
 def test_g241_shapes_and_standardization():
     for make in (D.make_g241c, D.make_g241d):
         df = make(6000, random_state=2)
-        assert df.shape == (6000, 242)
+        assert df.shape == (6000, 242) and (df.y == 1).sum() == 3000  # balanced as in [ZDJ]
         X = df.drop(columns="y").to_numpy()
         # population standardization: coordinate means ~0 and sds ~1
         assert np.abs(X.mean(0)).max() < 5 * (1 / math.sqrt(6000)) + 0.01
@@ -188,6 +188,13 @@ def test_generators_reproducible_and_validated():
         D.bayes_error("nope")
     with pytest.raises(ValueError, match="lacks column"):
         D.prob_wsl2(pd.DataFrame({"x1": [0.0]}))
+    with pytest.raises(ValueError, match="noise=True"):
+        D.make_waveform(5, noise=False, return_prob=True)
+    # prob_ functions accept the generator's whole frame (the y column is ignored)
+    df, p = D.make_lum55(20, d=30, random_state=0, return_prob=True)
+    np.testing.assert_allclose(D.prob_lum55(df), p)
+    df, p = D.make_lum54(20, d=50, random_state=0, return_prob=True)
+    np.testing.assert_allclose(D.prob_lum54(df), p)
 
 
 # ----------------------------------------------------------------------------- loaders
@@ -197,6 +204,7 @@ EXPECTED = {  # name: (rows, features, classes)
     "ionosphere": (351, 34, 2), "pima": (768, 8, 2), "mushroom": (8124, 22, 2),
     "abalone": (4177, 8, 28), "abalone6": (4177, 8, 6), "digits": (1797, 64, 10),
     "breast_cancer": (569, 30, 2), "khan": (83, 2308, 4), "khan2": (83, 2308, 2),
+    "leukemia": (72, 7129, 2), "leukemia3571": (72, 3571, 2), "colon": (62, 2000, 2),
 }
 
 
@@ -265,6 +273,24 @@ def test_rh_table1_sizes_and_base_error():
         assert df.shape[1] - 1 == ref.loc[name, "n_attributes"]
         base = 100 * (1 - df.y.value_counts(normalize=True).max())
         assert abs(base - ref.loc[name, "base_error_pct"]) < 0.005
+
+
+def test_gene_expression_sets_match_zdj_table4_and_wsl():
+    ref = D.reference("zdj2012", "table4").set_index("dataset")
+    for name, key, pos in (("colon", "colon", 40), ("leukemia", "leukemia3571", 25)):
+        df = D.load(key)
+        assert len(df) == ref.loc[name, "size_k"] and df.shape[1] - 1 == ref.loc[name, "dim"]
+        assert (df.y == 1).sum() == pos  # 40 tumour / 22 normal; 25 AML / 47 ALL
+    # Dudoit et al.'s pre-selection keeps exactly 3571 of the 7129 probes, values are log10
+    raw, pre = D.load("leukemia"), D.load("leukemia3571")
+    assert len(D.gene_names("leukemia3571")) == 3571 and not pre.attrs
+    assert D.gene_names("leukemia")[:2] == ["AFFX-BioB-5_at", "AFFX-BioB-M_at"]
+    assert float(pre.drop(columns="y").to_numpy().min()) == 2.0  # log10 of the floor 100
+    # [WSL] Table 5 split: training 38 (11 AML, 27 ALL), test 34 (14 AML, 20 ALL)
+    tr, te = D.load_split("leukemia")
+    assert ((tr.y == 1).sum(), (tr.y == -1).sum(), (te.y == 1).sum(), (te.y == -1).sum()) == (11, 27, 14, 20)
+    assert raw.shape == (72, 7130)
+    assert te.index.name == "patient" and {60, 66} <= set(te.index) and len(set(raw.index)) == 72
 
 
 def test_reference_tables_all_load():

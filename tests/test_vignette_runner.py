@@ -87,7 +87,7 @@ def test_report_writes_markdown_html_and_figures(tmp_path):
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = path.with_suffix(".html").read_text()
     assert "<h1>Test report: ZDJ Table 2</h1>" in html and "diag_line.png" in html
-    assert "/work" not in md  # relative paths only
+    assert str(tmp_path) not in md  # relative paths only
 
 
 def test_runner_runs_dummy_and_reports_failures(tmp_path):
@@ -96,8 +96,13 @@ def test_runner_runs_dummy_and_reports_failures(tmp_path):
     (mods / "dummy.py").write_text(DUMMY)
     (mods / "broken.py").write_text(BROKEN)
     (mods / "not_a_vignette.py").write_text("x = 1\n")
-    found = discover([mods])
+    (mods / "unimportable.py").write_text("import no_such_module_xyz\n")
+    errs = {}
+    found = discover([mods], errors=errs)
     assert {"dummy", "broken", "loss_figures"} <= set(found) and "not_a_vignette" not in found
+    assert "No module named 'no_such_module_xyz'" in errs["unimportable"]
+    idx = run_vignettes(["unimportable"], out=tmp_path / "o0", paths=[mods], verbose=False)
+    assert "| unimportable | failed |" in idx.read_text()
     idx = run_vignettes(["dummy", "broken"], out=tmp_path / "out", seed=4, paths=[mods],
                         verbose=False)
     text = idx.read_text()

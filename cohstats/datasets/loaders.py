@@ -9,13 +9,15 @@ published numbers. Sources, licences and preprocessing: ``cohstats/data/README.m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "DATASETS"]
+__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "gene_names",
+           "DATASETS"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ DATASETS: dict[str, DatasetInfo] = {
     "mushroom": DatasetInfo("mushroom", 8124, 22, (-1, 1),
                             "UCI mushroom (agaricus-lepiota), 22 categorical attributes",
                             positive="poisonous (p)", aliases=("mushrooms",)),
-    "abalone": DatasetInfo("abalone", 4177, 8, tuple(range(1, 30)),
+    "abalone": DatasetInfo("abalone", 4177, 8, (*range(1, 28), 29),
                            "UCI abalone; y = rings (1..29); sex categorical",
                            ),
     "abalone6": DatasetInfo("abalone", 4177, 8, tuple(range(6)),
@@ -69,12 +71,20 @@ DATASETS: dict[str, DatasetInfo] = {
     "breast_cancer": DatasetInfo("breast_cancer", 569, 30, (-1, 1),
                                  "Wisconsin diagnostic breast cancer (scikit-learn copy)",
                                  positive="malignant", aliases=("wdbc",)),
+    "leukemia": DatasetInfo("leukemia", 72, 7129, (-1, 1),
+                            "Golub et al. (1999) leukaemia, 7129 raw probe values; [WSL] Table 5",
+                            positive="AML", split=(38, 34), aliases=("leukaemia", "golub")),
+    "leukemia3571": DatasetInfo("leukemia", 72, 3571, (-1, 1),
+                                "Golub leukaemia after Dudoit et al. (2002) pre-selection: "
+                                "3571 log10 genes; [ZDJ] Table 4", positive="AML", split=(38, 34)),
+    "colon": DatasetInfo("colon", 62, 2000, (-1, 1), "Alon et al. (1999) colon tissues, 2000 genes",
+                         positive="tumour", aliases=("alon",)),
     "khan": DatasetInfo("khan", 83, 2308, ("BL", "EWS", "NB", "RMS"),
                         "Khan et al. (2001) SRBCT gene expression (ISLP), 4 tumour classes",
                         split=(63, 20)),
     "khan2": DatasetInfo("khan", 83, 2308, (-1, 1),
                          "Khan gene expression reduced to EWS vs the other three tumours "
-                         "(HDLSS stand-in for colon/leukemia)", positive="EWS", split=(63, 20)),
+                         "(a further HDLSS set)", positive="EWS", split=(63, 20)),
 }
 
 _ALIASES = {a: k for k, v in DATASETS.items() for a in v.aliases}
@@ -83,8 +93,6 @@ _ALIASES = {a: k for k, v in DATASETS.items() for a in v.aliases}
 UNAVAILABLE = {
     "sensor": "UCI gas sensor array drift ([RH]); not obtainable offline",
     "covtype": "UCI covertype ([RH]); not obtainable offline",
-    "colon": "Alon et al. (1999) colon ([ZDJ]); not shipped, use 'khan2' as HDLSS stand-in",
-    "leukemia": "Golub et al. (1999) leukaemia ([ZDJ], [WSL]); not shipped, use 'khan2'",
     "lung": "lung cancer ([LZW]); not shipped",
     "usps_full": "USPS 16x16 ([ZDJ]); not shipped, 'digits' (8x8) is the stand-in",
 }
@@ -92,15 +100,32 @@ UNAVAILABLE = {
 _SPLIT_COL = "split"
 
 
-def list_datasets() -> list[str]:
-    """Names accepted by :func:`load` (aliases excluded).
+def list_datasets(details: bool = False):
+    """Names accepted by :func:`load` (aliases excluded), or a table describing them.
+
+    Parameters
+    ----------
+    details : bool
+        Return a DataFrame with rows, features, classes, positive class, predefined split,
+        aliases and a description of every data set.
 
     Examples
     --------
     >>> "pima" in list_datasets()
     True
+    >>> int(list_datasets(details=True).loc["vowel", "n_train"])
+    528
     """
-    return sorted(DATASETS)
+    if not details:
+        return sorted(DATASETS)
+    rows = []
+    for k in sorted(DATASETS):
+        v = DATASETS[k]
+        rows.append({"name": k, "n": v.n, "n_features": v.n_features, "n_classes": len(v.classes),
+                     "positive": v.positive or "", "n_train": v.split[0] if v.split else None,
+                     "n_test": v.split[1] if v.split else None, "aliases": ", ".join(v.aliases),
+                     "description": v.description})
+    return pd.DataFrame(rows).set_index("name")
 
 
 def _resolve(name) -> str:
@@ -119,12 +144,18 @@ def _resolve(name) -> str:
     )
 
 
-def _read(file: str) -> pd.DataFrame:
+@lru_cache(maxsize=None)
+def _read_cached(file: str) -> pd.DataFrame:
     path = resources.files("cohstats") / "data" / f"{file}.csv.xz"
     with resources.as_file(path) as p:
         if file == "mushroom":
             return pd.read_csv(p, dtype=str, keep_default_na=False)
         return pd.read_csv(p)
+
+
+def _read(file: str) -> pd.DataFrame:
+    """The shipped file as a fresh DataFrame (parsed once per process, then copied)."""
+    return _read_cached(file).copy()
 
 
 def _pm(cond) -> np.ndarray:
@@ -155,13 +186,64 @@ def _build(key: str) -> pd.DataFrame:
         df["y"] = (df.pop("rings") // 5).astype(np.int64)
     elif key == "vowel":
         df = df.drop(columns=["speaker", "sex"])
+    elif key in ("leukemia", "leukemia3571"):
+        patient = pd.Index(df.pop("patient").astype(int), name="patient")
+        genes = [c for c in df.columns if c not in ("split", "y")]
+        X = df[genes].to_numpy(dtype=float)
+        if key == "leukemia3571":
+            X, keep = _dudoit_preselect(X)
+            genes = [g for g, k in zip(genes, keep) if k]
+        feats = pd.DataFrame(X, columns=[f"g{j + 1}" for j in range(X.shape[1])])
+        out = pd.concat([df[["split"]], feats], axis=1)
+        out["y"] = _pm(df["y"] == "AML")
+        out.index = patient  # Golub's patient numbers ([WSL] names patients 60 and 66)
+        # no DataFrame.attrs here: pandas deep-copies attrs in every operation, which makes
+        # column-wise work (formula parsing) quadratic; see gene_names()
+        df = out
+    elif key == "colon":
+        df = df.drop(columns="sample")
+        df["y"] = _pm(df["y"] == "tumour")
     elif key == "khan2":
         df["y"] = _pm(df["y"] == "EWS")
     return df
 
 
+def _dudoit_preselect(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dudoit, Fridlyand & Speed (2002) gene pre-selection of the Golub data.
+
+    Threshold at floor 100 and ceiling 16000, keep genes with ``max/min > 5`` and
+    ``max - min > 500`` over the 72 samples, take log10. Gives the 3571 genes of [ZDJ] Table 4.
+    """
+    Xc = np.clip(X, 100.0, 16000.0)
+    mx, mn = Xc.max(axis=0), Xc.min(axis=0)
+    keep = (mx / mn > 5) & (mx - mn > 500)
+    return np.log10(Xc[:, keep]), keep
+
+
 def _load_with_split(key: str) -> pd.DataFrame:
     return _build(key)
+
+
+def gene_names(name: str) -> list[str]:
+    """Probe accessions of the columns ``g1, g2, ...`` of ``load("leukemia")`` /
+    ``load("leukemia3571")`` (Golub et al.'s "Gene Accession Number").
+
+    Examples
+    --------
+    >>> gene_names("leukemia")[0]
+    'AFFX-BioB-5_at'
+    >>> len(gene_names("leukemia3571"))
+    3571
+    """
+    key = _resolve(name)
+    if key not in ("leukemia", "leukemia3571"):
+        raise ValueError(f"gene_names is available for 'leukemia' and 'leukemia3571'; got {name!r}")
+    raw = _read("leukemia")
+    genes = [c for c in raw.columns if c not in ("patient", "split", "y")]
+    if key == "leukemia3571":
+        _, keep = _dudoit_preselect(raw[genes].to_numpy(dtype=float))
+        genes = [g for g, k in zip(genes, keep) if k]
+    return genes
 
 
 def load(name: str) -> pd.DataFrame:
@@ -227,8 +309,10 @@ def load_split(name: str, random_state=None, n_train: int | None = None,
         raise ValueError("n_train/n_test apply only to the generated 'waveform' split")
     df = _load_with_split(key)
     s = df.pop(_SPLIT_COL)
-    tr = df[s.to_numpy() == "train"].reset_index(drop=True)
-    te = df[s.to_numpy() == "test"].reset_index(drop=True)
+    tr = df[s.to_numpy() == "train"]
+    te = df[s.to_numpy() == "test"]
+    if df.index.name is None:  # keep meaningful indexes (leukaemia patient numbers)
+        tr, te = tr.reset_index(drop=True), te.reset_index(drop=True)
     return tr, te
 
 

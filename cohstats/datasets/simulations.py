@@ -334,6 +334,13 @@ def _cols(d):
     return [f"x{j + 1}" for j in range(d)]
 
 
+def _infer_d(X) -> int:
+    """Dimension of a feature matrix; for a DataFrame, the number of ``x<j>`` columns."""
+    if isinstance(X, pd.DataFrame):
+        return sum(1 for c in X.columns if isinstance(c, str) and c[:1] == "x" and c[1:].isdigit())
+    return np.shape(X)[1]
+
+
 def prob_lum54(X, d: int | None = None) -> np.ndarray:
     """True ``P(y=+1|x) = expit(2 mu sum(x))`` of [LZW] Example 5.4 (``mu = Phi^-1(0.78)/sqrt(d)``).
 
@@ -342,7 +349,7 @@ def prob_lum54(X, d: int | None = None) -> np.ndarray:
     >>> prob_lum54(np.zeros((2, 10)))
     array([0.5, 0.5])
     """
-    d = np.shape(X)[1] if d is None else d
+    d = _infer_d(X) if d is None else d
     A = _as_X(X, _cols(d), "prob_lum54")
     return special.expit(2 * _lum54_mu(d) * A.sum(axis=1))
 
@@ -390,7 +397,7 @@ def prob_lum55(X, d: int | None = None) -> np.ndarray:
     >>> round(float(prob_lum55(np.zeros((1, 15)))[0]), 4)
     0.6046
     """
-    d = np.shape(X)[1] if d is None else d
+    d = _infer_d(X) if d is None else d
     m1, m0 = _lum55_means(d)
     A = _as_X(X, _cols(d), "prob_lum55")
     eta = (math.log(LUM55_PRIOR / (1 - LUM55_PRIOR)) + A @ (m1 - m0)
@@ -499,6 +506,9 @@ def make_waveform(n: int = 300, random_state=None, noise: bool = True, return_pr
     ((10, 22), (10, 3), True)
     """
     n = _check_n(n)
+    if return_prob and not noise:
+        raise ValueError("return_prob=True needs noise=True (without noise the class "
+                         "densities are degenerate)")
     rng = _rng(random_state)
     y = rng.integers(0, 3, n)
     u = rng.random(n)[:, None]
@@ -509,9 +519,7 @@ def make_waveform(n: int = 300, random_state=None, noise: bool = True, return_pr
     if noise:
         X = X + rng.standard_normal((n, 21))
     df = _frame(X, _cols(21), y)
-    if return_prob:
-        return df, (prob_waveform(X) if noise else None)
-    return df
+    return _finish(df, prob_waveform(X) if return_prob else None, return_prob)
 
 
 # ----------------------------------------------------------------------------- g241c / g241d
@@ -567,7 +575,14 @@ def prob_g241c(X) -> np.ndarray:
     return special.expit(_mix_logpdf(Z, c[:1]) - _mix_logpdf(Z, c[1:]))
 
 
-def make_g241c(n: int = 1500, random_state=None, return_prob: bool = False):
+def _balanced_labels(n, rng, balanced):
+    if balanced:  # [ZDJ]: "each class of these two datasets consisted of 750 samples"
+        return rng.permutation(np.repeat([1, -1], [n // 2, n - n // 2]))
+    return np.where(rng.random(n) < 0.5, 1, -1)
+
+
+def make_g241c(n: int = 1500, random_state=None, balanced: bool = True,
+               return_prob: bool = False):
     """g241c of Chapelle, Schölkopf & Zien (2006, ch. 21): two unit Gaussians 2.5 apart in R^241.
 
     As the book describes: each class (equal size, here equal prior) is an isotropic
@@ -576,7 +591,10 @@ def make_g241c(n: int = 1500, random_state=None, return_prob: bool = False):
     variance. Our construction fixes the random direction (:data:`G241C_DIRECTION`, seed 241)
     so that the true probability is known, centres the means at ``+-1.25 u`` and standardizes
     with the *population* standard deviations ``sqrt(1 + 1.25^2 u_j^2)`` instead of the sample
-    ones. Bayes error ``Phi(-1.25) = 0.1056``. [ZDJ] use 1500 points, 10 % for training.
+    ones. With ``balanced=True`` (default) exactly ``n/2`` points belong to each class, as in
+    [ZDJ] ("each class ... consisted of 750 samples"); ``balanced=False`` draws the labels with
+    probability 1/2. The true ``p(x)`` is that of equal priors either way. Bayes error
+    ``Phi(-1.25) = 0.1056``. [ZDJ] use 1500 points, 10 % for training.
 
     Examples
     --------
@@ -586,7 +604,7 @@ def make_g241c(n: int = 1500, random_state=None, return_prob: bool = False):
     n = _check_n(n)
     rng = _rng(random_state)
     c = _g241c_centres()
-    y = np.where(rng.random(n) < 0.5, 1, -1)
+    y = _balanced_labels(n, rng, balanced)
     Z = rng.standard_normal((n, G241_DIM)) + np.where((y == 1)[:, None], c[0], c[1])
     X = Z / _g241_scale(c)
     p = special.expit(_mix_logpdf(Z, c[:1]) - _mix_logpdf(Z, c[1:]))
@@ -607,7 +625,8 @@ def prob_g241d(X) -> np.ndarray:
     return special.expit(_mix_logpdf(Z, cp) - _mix_logpdf(Z, cn))
 
 
-def make_g241d(n: int = 1500, random_state=None, return_prob: bool = False):
+def make_g241d(n: int = 1500, random_state=None, balanced: bool = True,
+               return_prob: bool = False):
     """g241d of Chapelle, Schölkopf & Zien (2006): each class a pair of Gaussians, pairs overlapping.
 
     The book builds a set where the cluster assumption fails: each class is a mixture of two
@@ -615,7 +634,7 @@ def make_g241d(n: int = 1500, random_state=None, return_prob: bool = False):
     -1 is the pair of class +1 shifted by 2.5 in another random direction, so every cluster of
     one class overlaps a cluster of the other; then coordinates are standardized. Our
     construction fixes the two random directions (:data:`G241D_DIRECTIONS`), uses equal
-    class priors and equal component weights, centres the four means at the origin and
+    class sizes (``balanced``, as :func:`make_g241c`) and equal component weights, centres the four means at the origin and
     standardizes with population standard deviations. Bayes error ``= Phi(-1.25)`` up to the
     negligible cross-cluster overlap (``bayes_error("g241d")`` computes it).
 
@@ -627,7 +646,7 @@ def make_g241d(n: int = 1500, random_state=None, return_prob: bool = False):
     n = _check_n(n)
     rng = _rng(random_state)
     cp, cn = _g241d_centres()
-    y = np.where(rng.random(n) < 0.5, 1, -1)
+    y = _balanced_labels(n, rng, balanced)
     comp = rng.integers(0, 2, n)
     C = np.where((y == 1)[:, None], cp[comp], cn[comp])
     Z = rng.standard_normal((n, G241_DIM)) + C

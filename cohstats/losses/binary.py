@@ -1,9 +1,9 @@
 """Vectorised binary margin losses, inverse links and population minimisers.
 
 Everything here is a thin numpy layer over the numba scalars of :mod:`cohstats.losses.scalar`
-(numba ufuncs that call the same scalar functions the solvers call), so each formula has
-exactly one definition. Inputs are anything array-like; outputs are float64 arrays of the
-broadcast shape, or a Python float when every input is a scalar.
+(two njit loops call the same scalar functions the solvers call), so each formula has exactly
+one definition. Inputs are anything array-like; outputs are float64 arrays of the input's
+shape, or a Python float for a scalar input (loss parameters are scalars).
 
 The entry point is :func:`get_loss`, which returns a :class:`MarginLoss` holding the loss code
 and its parameters:
@@ -31,7 +31,7 @@ import math
 import numbers
 
 import numpy as np
-from numba import vectorize
+from numba import njit
 
 from . import scalar as _s
 from .scalar import (
@@ -72,66 +72,61 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- numba ufuncs
-# Each ufunc is a one-line wrapper over a scalar of ``scalar.py`` (the single definition).
-_SIG4 = ["float64(int64, float64, float64, float64)"]
-_SIG3 = ["float64(float64, float64, float64)"]
-_SIG2 = ["float64(float64, float64)"]
+# --------------------------------------------------------------------------- numba loops
+# Two njit loops over a flat array call the scalars of ``scalar.py`` (the single definition).
+# They compile (or load from the disk cache) on first use, so importing this module is cheap.
+_VALUE, _D1, _D2 = 0, 1, 2
+_COH_ETA, _COH_LOG_ETA, _COH_LOG_1M_ETA, _COH_FSTAR = 0, 1, 2, 3
+_LUM_ETA, _LUM_FSTAR, _HH_ETA, _HH_FSTAR = 4, 5, 6, 7
 
 
-@vectorize(_SIG4, cache=True)
-def _u_value(code, z, p1, p2):
-    return _s.loss_value(code, z, p1, p2)
+@njit(cache=True, nogil=True)
+def _loss_loop(kind, code, z, p1, p2, out):
+    for i in range(z.shape[0]):
+        if kind == 0:
+            out[i] = _s.loss_value(code, z[i], p1, p2)
+        elif kind == 1:
+            out[i] = _s.loss_d1(code, z[i], p1, p2)
+        else:
+            out[i] = _s.loss_d2(code, z[i], p1, p2)
+    return out
 
 
-@vectorize(_SIG4, cache=True)
-def _u_d1(code, z, p1, p2):
-    return _s.loss_d1(code, z, p1, p2)
+@njit(cache=True, nogil=True)
+def _link_loop(kind, x, a, b, out):
+    for i in range(x.shape[0]):
+        t = x[i]
+        if kind == 0:
+            out[i] = _s.coh_eta(t, a, b)
+        elif kind == 1:
+            out[i] = _s.coh_log_eta(t, a, b)[0]
+        elif kind == 2:
+            out[i] = _s.coh_log_eta(t, a, b)[1]
+        elif kind == 3:
+            out[i] = _s.coh_fstar(t, a, b)
+        elif kind == 4:
+            out[i] = _s.lum_eta(t, a, b)
+        elif kind == 5:
+            out[i] = _s.lum_fstar(t, a, b)
+        elif kind == 6:
+            out[i] = _s.hhinge_eta(t, a)
+        else:
+            out[i] = _s.hhinge_fstar(t, a)
+    return out
 
 
-@vectorize(_SIG4, cache=True)
-def _u_d2(code, z, p1, p2):
-    return _s.loss_d2(code, z, p1, p2)
+def _run_loss(kind, code, z, p1, p2):
+    flat = np.ascontiguousarray(z, dtype=np.float64).ravel()
+    out = np.empty_like(flat)
+    _loss_loop(kind, int(code), flat, float(p1), float(p2), out)
+    return out.reshape(np.shape(z))
 
 
-@vectorize(_SIG3, cache=True)
-def _u_coh_eta(f, rho, u):
-    return _s.coh_eta(f, rho, u)
-
-
-@vectorize(_SIG3, cache=True)
-def _u_coh_log_eta(f, rho, u):
-    return _s.coh_log_eta(f, rho, u)[0]
-
-
-@vectorize(_SIG3, cache=True)
-def _u_coh_log_1m_eta(f, rho, u):
-    return _s.coh_log_eta(f, rho, u)[1]
-
-
-@vectorize(_SIG3, cache=True)
-def _u_coh_fstar(eta, rho, u):
-    return _s.coh_fstar(eta, rho, u)
-
-
-@vectorize(_SIG3, cache=True)
-def _u_lum_eta(f, a, c):
-    return _s.lum_eta(f, a, c)
-
-
-@vectorize(_SIG3, cache=True)
-def _u_lum_fstar(p, a, c):
-    return _s.lum_fstar(p, a, c)
-
-
-@vectorize(_SIG2, cache=True)
-def _u_hh_eta(f, delta):
-    return _s.hhinge_eta(f, delta)
-
-
-@vectorize(_SIG2, cache=True)
-def _u_hh_fstar(eta, delta):
-    return _s.hhinge_fstar(eta, delta)
+def _run_link(kind, x, a, b=0.0):
+    flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    out = np.empty_like(flat)
+    _link_loop(kind, flat, float(a), float(b), out)
+    return out.reshape(np.shape(x))
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -205,7 +200,7 @@ def coherence_V(z, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u)
     z_ = _arr("z", z)
-    return _out(_u_value(LOSS_V, z_, rho, u), z)
+    return _out(_run_loss(_VALUE, LOSS_V, z_, rho, u), z)
 
 
 def coherence_C(z, rho=1.0, u=1.0):
@@ -218,7 +213,7 @@ def coherence_C(z, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u, u_positive=True)
     z_ = _arr("z", z)
-    return _out(_u_value(LOSS_C, z_, rho, u), z)
+    return _out(_run_loss(_VALUE, LOSS_C, z_, rho, u), z)
 
 
 def coherence_L(z, rho=1.0, u=1.0):
@@ -233,7 +228,7 @@ def coherence_L(z, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u)
     z_ = _arr("z", z)
-    return _out(_u_value(LOSS_L, z_, rho, u), z)
+    return _out(_run_loss(_VALUE, LOSS_L, z_, rho, u), z)
 
 
 def coherence_link(f, rho=1.0, u=1.0):
@@ -266,7 +261,7 @@ def coherence_link(f, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u)
     f_ = _arr("f", f)
-    return _out(_u_coh_eta(f_, rho, u), f)
+    return _out(_run_link(_COH_ETA, f_, rho, u), f)
 
 
 def coherence_log_link(f, rho=1.0, u=1.0):
@@ -283,7 +278,7 @@ def coherence_log_link(f, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u)
     f_ = _arr("f", f)
-    return _out(_u_coh_log_eta(f_, rho, u), f), _out(_u_coh_log_1m_eta(f_, rho, u), f)
+    return _out(_run_link(_COH_LOG_ETA, f_, rho, u), f), _out(_run_link(_COH_LOG_1M_ETA, f_, rho, u), f)
 
 
 def coherence_minimizer(eta, rho=1.0, u=1.0):
@@ -302,7 +297,7 @@ def coherence_minimizer(eta, rho=1.0, u=1.0):
     """
     rho, u = _coh_params(rho, u)
     e = _prob("eta", eta)
-    return _out(_u_coh_fstar(e, rho, u), eta)
+    return _out(_run_link(_COH_FSTAR, e, rho, u), eta)
 
 
 # --------------------------------------------------------------------------- LUM
@@ -325,7 +320,7 @@ def lum_loss(z, a=1000.0, c=0.0):
     """
     a, c = _lum_params(a, c)
     z_ = _arr("z", z)
-    return _out(_u_value(LOSS_LUM, z_, a, c), z)
+    return _out(_run_loss(_VALUE, LOSS_LUM, z_, a, c), z)
 
 
 def lum_link(f, a=1000.0, c=0.0):
@@ -343,7 +338,7 @@ def lum_link(f, a=1000.0, c=0.0):
     if math.isinf(c):
         raise ValueError("c must be finite for lum_link: c = inf is the hinge loss, which has no inverse link")
     f_ = _arr("f", f)
-    return _out(_u_lum_eta(f_, a, c), f)
+    return _out(_run_link(_LUM_ETA, f_, a, c), f)
 
 
 def lum_minimizer(p, a=1000.0, c=0.0):
@@ -360,7 +355,7 @@ def lum_minimizer(p, a=1000.0, c=0.0):
     """
     a, c = _lum_params(a, c)
     p_ = _prob("p", p)
-    return _out(_u_lum_fstar(p_, a, c), p)
+    return _out(_run_link(_LUM_FSTAR, p_, a, c), p)
 
 
 # --------------------------------------------------------------------------- simple links
@@ -473,7 +468,7 @@ def hhinge_link(f, delta=2.0):
     """
     d = _delta(delta)
     f_ = _arr("f", f)
-    return _out(_u_hh_eta(f_, d), f)
+    return _out(_run_link(_HH_ETA, f_, d), f)
 
 
 def hhinge_minimizer(eta, delta=2.0):
@@ -491,7 +486,7 @@ def hhinge_minimizer(eta, delta=2.0):
     """
     d = _delta(delta)
     e = _prob("eta", eta)
-    return _out(_u_hh_fstar(e, d), eta)
+    return _out(_run_link(_HH_FSTAR, e, d), eta)
 
 
 # --------------------------------------------------------------------------- MarginLoss
@@ -572,19 +567,19 @@ class MarginLoss:
     def value(self, z):
         """Loss ``phi(z)`` at margins z (array-like)."""
         z_ = _arr("z", z)
-        return _out(_u_value(self.code, z_, self.p1, self.p2), z)
+        return _out(_run_loss(_VALUE, self.code, z_, self.p1, self.p2), z)
 
     __call__ = value
 
     def d1(self, z):
         """First derivative ``phi'(z)`` (a subgradient where phi has a kink)."""
         z_ = _arr("z", z)
-        return _out(_u_d1(self.code, z_, self.p1, self.p2), z)
+        return _out(_run_loss(_D1, self.code, z_, self.p1, self.p2), z)
 
     def d2(self, z):
         """Second derivative ``phi''(z)`` (one-sided at kinks)."""
         z_ = _arr("z", z)
-        return _out(_u_d2(self.code, z_, self.p1, self.p2), z)
+        return _out(_run_loss(_D2, self.code, z_, self.p1, self.p2), z)
 
     @property
     def curv_bound(self):
@@ -644,7 +639,7 @@ class MarginLoss:
         """Pointwise (conditional) risk ``eta phi(f) + (1 - eta) phi(-f)``."""
         e = _prob("eta", eta)
         f_ = _arr("f", f)
-        out = e * _u_value(self.code, f_, self.p1, self.p2) + (1.0 - e) * _u_value(self.code, -f_, self.p1, self.p2)
+        out = e * _run_loss(_VALUE, self.code, f_, self.p1, self.p2) + (1.0 - e) * _run_loss(_VALUE, self.code, -f_, self.p1, self.p2)
         return _out(out, f, eta)
 
 

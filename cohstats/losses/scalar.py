@@ -199,7 +199,7 @@ def loss_value(code, z, p1, p2):
 
 @njit(cache=True)
 def loss_d1(code, z, p1, p2):
-    """First derivative d phi / dz at margin z (for the hinge: the left derivative at 1)."""
+    """First derivative d phi / dz at margin z (hinge and LUM with c = inf: -1 for z < 1, 0 for z >= 1)."""
     if code == LOSS_C:
         return -closs_kappa(p1, p2) * coh_q(z, p1, p2)
     elif code == LOSS_V:

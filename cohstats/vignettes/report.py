@@ -142,7 +142,12 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
         if a[k].dtype != b[k].dtype:
             a[k] = a[k].astype(str)
             b[k] = b[k].astype(str)
+    a["_order_ours"] = np.arange(len(a), dtype=float)
+    b["_order_pub"] = np.arange(len(b), dtype=float)
     out = a.merge(b, on=keys, how="outer", sort=False)
+    # rows in the order of `ours`, then published-only rows in their own order
+    out = out.sort_values(["_order_ours", "_order_pub"], na_position="last", kind="stable")
+    out = out.reset_index(drop=True)
     out["ours"] = pd.to_numeric(out["ours"], errors="coerce")
     out["published"] = pd.to_numeric(out["published"], errors="coerce")
     out["difference"] = out["ours"] - out["published"]

@@ -56,8 +56,11 @@ def _is_vignette(mod: ModuleType) -> bool:
     return {"reps", "out"} <= set(params)
 
 
-def discover(paths: Sequence[str | Path] = ()) -> dict[str, ModuleType]:
+def discover(paths: Sequence[str | Path] = (), errors: dict | None = None) -> dict[str, ModuleType]:
     """Vignette modules by name: those of ``cohstats.vignettes`` plus any in ``paths``.
+
+    A module that fails to import is left out; pass a dict as ``errors`` to receive
+    ``name -> traceback`` for those (the runner reports them as failed vignettes).
 
     Examples
     --------
@@ -67,10 +70,15 @@ def discover(paths: Sequence[str | Path] = ()) -> dict[str, ModuleType]:
     import cohstats.vignettes as pkg
 
     found: dict[str, ModuleType] = {}
+    errors = {} if errors is None else errors
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name in _NOT_VIGNETTES or info.name.startswith("_"):
             continue
-        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        try:
+            mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        except Exception:  # noqa: BLE001 - reported by the runner
+            errors[info.name] = traceback.format_exc()
+            continue
         if _is_vignette(mod):
             found[info.name] = mod
     for d in paths:
@@ -82,7 +90,11 @@ def discover(paths: Sequence[str | Path] = ()) -> dict[str, ModuleType]:
                 continue
             spec = importlib.util.spec_from_file_location(f"_cohstats_vignette_{f.stem}", f)
             mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
+            try:
+                spec.loader.exec_module(mod)
+            except Exception:  # noqa: BLE001
+                errors[f.stem] = traceback.format_exc()
+                continue
             if _is_vignette(mod):
                 found[f.stem] = mod
     return found
@@ -121,10 +133,11 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     -------
     Path of ``index.md``.
     """
-    mods = discover(paths)
+    import_errors: dict[str, str] = {}
+    mods = discover(paths, errors=import_errors)
     if not names:
-        names = sorted(mods)
-    unknown = [n for n in names if n not in mods]
+        names = sorted(set(mods) | set(import_errors))
+    unknown = [n for n in names if n not in mods and n not in import_errors]
     if unknown:
         raise ValueError(f"unknown vignette(s) {unknown}; available: {', '.join(sorted(mods)) or 'none'}")
     if reps is not None and (isinstance(reps, bool) or int(reps) != reps or reps < 1):
@@ -133,6 +146,12 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     out.mkdir(parents=True, exist_ok=True)
     results = []
     for i, name in enumerate(names, 1):
+        if name in import_errors:
+            results.append(_Result(name, "failed", 0.0, None, import_errors[name]))
+            if verbose:
+                print(f"[{i}/{len(names)}] {name}: import failed", flush=True)
+                print(import_errors[name], file=sys.stderr)
+            continue
         mod = mods[name]
         r = reps if reps is not None else getattr(mod, "FULL_REPS" if not quick else "DEFAULT_REPS", 2)
         if verbose:
@@ -177,9 +196,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (1 if any vignette failed)."""
     a = _parser().parse_args(argv)
     if a.list:
-        for name, mod in sorted(discover(a.path).items()):
+        errs: dict[str, str] = {}
+        for name, mod in sorted(discover(a.path, errors=errs).items()):
             doc = (mod.__doc__ or "").strip().splitlines()
             print(f"{name:24s} {doc[0] if doc else ''}")
+        for name, tb in sorted(errs.items()):
+            print(f"{name:24s} (import failed: {tb.strip().splitlines()[-1]})")
         return 0
     try:
         idx = run_vignettes(a.names, reps=a.reps, out=a.out, seed=a.seed, n_jobs=a.n_jobs,

@@ -1,0 +1,96 @@
+"""Benchmark: GentleBoost.C against gradient-boosting anchors on Pendigits (7494 x 16, K = 10).
+
+100 rounds of 8-leaf trees (one tree per class and round for every method). Times come from
+one run in one process; the numba compile (or cache-load) time of our first call is reported
+separately and excluded. By default every method runs on one thread (ours is single-threaded;
+``--threads`` lets the anchors use their default thread pools).
+
+Usage::
+
+    python benchmarks/bench_gboost.py [--skip-gbc] [--threads] [--repeat 1]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _timeit(fn, repeat):
+    best = np.inf
+    out = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skip-gbc", action="store_true",
+                    help="skip scikit-learn GradientBoostingClassifier (about 30 s)")
+    ap.add_argument("--threads", action="store_true",
+                    help="let the anchors use their default number of threads")
+    ap.add_argument("--repeat", type=int, default=1, help="best of this many runs")
+    args = ap.parse_args(argv)
+
+    # import every anchor before limiting threads: threadpoolctl only limits loaded runtimes
+    import lightgbm as lgb
+    from sklearn.ensemble import (GradientBoostingClassifier,
+                                  HistGradientBoostingClassifier)
+    from threadpoolctl import threadpool_limits
+
+    from cohstats.datasets import load_split
+    from cohstats.formula import build_design
+    from cohstats.models.gboost import gboost, gboost_c
+
+    train, test = load_split("pendigits")
+    d = build_design("y ~ .", train)
+    X, y = d.X, d.y_int
+    Xt = d.new_X(test)
+    yt = d.code_y(test["y"]).astype(np.int64)
+    print(f"Pendigits: n = {X.shape[0]}, p = {X.shape[1]}, K = {d.n_classes}; "
+          f"H = 100 rounds, 8 leaves; threads: {'default' if args.threads else 1}")
+
+    H, leaves = 100, 8
+    rows = []
+
+    t0 = time.perf_counter()
+    gboost_c(d, H=2, nodes=leaves)
+    first = time.perf_counter() - t0
+    t_ours, fit = _timeit(lambda: gboost_c(d, H=H, nodes=leaves), args.repeat)
+    err = float((np.argmax(fit._decision(Xt), 1) != yt).mean())
+    rows.append(("cohstats gboost_c (GentleBoost.C)", t_ours, err))
+    t_logit, fl = _timeit(lambda: gboost(d, loss="logit", H=H, nodes=leaves), args.repeat)
+    rows.append(("cohstats gboost(loss='logit')", t_logit,
+                 float((np.argmax(fl._decision(Xt), 1) != yt).mean())))
+
+    nthreads = None if args.threads else 1
+    with threadpool_limits(limits=nthreads):
+        m = lgb.LGBMClassifier(num_leaves=leaves, n_estimators=H, learning_rate=0.1,
+                               min_child_samples=1, verbose=-1,
+                               n_jobs=1 if nthreads else -1)
+        t, m = _timeit(lambda: m.fit(X, y), args.repeat)
+        rows.append(("LightGBM (num_leaves=8, 100 rounds)", t, float((m.predict(Xt) != yt).mean())))
+        hg = HistGradientBoostingClassifier(max_leaf_nodes=leaves, max_iter=H,
+                                            early_stopping=False, min_samples_leaf=1)
+        t, hg = _timeit(lambda: hg.fit(X, y), args.repeat)
+        rows.append(("sklearn HistGradientBoosting", t, float((hg.predict(Xt) != yt).mean())))
+        if not args.skip_gbc:
+            gb = GradientBoostingClassifier(max_leaf_nodes=leaves, n_estimators=H)
+            t, gb = _timeit(lambda: gb.fit(X, y), 1)
+            rows.append(("sklearn GradientBoostingClassifier", t,
+                         float((gb.predict(Xt) != yt).mean())))
+
+    print(f"\nfirst call of gboost_c (numba compile or cache load, H=2): {first:.2f} s\n")
+    print(f"{'method':40s} {'seconds':>8s} {'ours/theirs':>12s} {'test err %':>10s}")
+    for name, t, e in rows:
+        ratio = t_ours / t
+        print(f"{name:40s} {t:8.3f} {ratio:12.2f} {100 * e:10.2f}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

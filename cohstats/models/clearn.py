@@ -1,0 +1,445 @@
+"""``clearn()``: C-learning with the elastic net ([ZDJ] section 4; SPEC.md 3, 5), and its
+comparators RLRM (``loss="logistic"``) and HHSVM (``loss="hhinge"``).
+
+Binary responses: linear expansion ``f(x) = b + x'beta`` (pathwise coordinate descent,
+:mod:`cohstats.solvers.cd`) or kernel expansion ``f(x) = b + sum_j beta_j K(x_j, x)``
+(:mod:`cohstats.solvers.cd_kernel`). Responses with K > 2 classes: the multicategory coherence
+loss of [ZJLY] with a linear expansion and a grouped elastic net
+(:mod:`cohstats.solvers.cd_multi`). Probabilities come from the coherence inverse link
+([ZDJ] eq (10); [ZJLY] eq (8)).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from cohstats.formula import Design, build_design, capture_context
+from cohstats.kernels import KERNEL_CALLABLE, make_kernel
+from cohstats.losses.binary import get_loss
+from cohstats.losses.multiclass import coherence_loss, coherence_proba
+from cohstats.losses.scalar import closs_kappa
+from cohstats.results import Fit, PathFrame, Summary, interpolate_path
+from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence
+from cohstats.solvers.cd_kernel import cd_kernel_path, kernel_gamma_max
+from cohstats.solvers.cd_multi import cd_multi_path, multi_lambda_max
+
+__all__ = ["clearn", "CLearnFit"]
+
+_LOSSES = ("C", "V", "logistic", "hhinge", "sqhinge")
+_LOSS_TITLE = {"C": "C-learning", "V": "C-learning (coherence loss V)",
+               "logistic": "RLRM (penalised logistic regression)",
+               "hhinge": "HHSVM (huberized hinge)", "sqhinge": "squared-hinge SVM"}
+
+
+def _num(name, v, *, low=None, strict=False, high=None):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number; got {v!r}")
+    v = float(v)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {v!r}")
+    if low is not None and (v <= low if strict else v < low):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {low}; got {v!r}")
+    if high is not None and v > high:
+        raise ValueError(f"{name} must be <= {high}; got {v!r}")
+    return v
+
+
+class CLearnFit(Fit):
+    """Result of :func:`clearn`: a path of fits over ``lambda_`` with the selected value ``s``.
+
+    Attributes
+    ----------
+    lambda_ : fitted penalty sequence (decreasing); ``s`` : selected value (default: the last).
+    coef, intercept : at ``s`` (linear expansions; K > 2: a terms x classes DataFrame).
+    dual_coef : kernel expansions: the coefficients ``beta_j`` over the training rows at ``s``.
+    support_ : kernel expansions: positions of the support points (``beta_j != 0``) at ``s``.
+    info : solver output (iterations, convergence, objective, KKT violation per ``lambda``).
+    """
+
+    method = "clearn"
+    title = "C-learning"
+
+    # ------------------------------------------------------------------ coefficients
+    def _beta_at(self, s=None):
+        s = self.s if s is None else s
+        return (interpolate_path(self.lambda_, self._beta_path, s),
+                interpolate_path(self.lambda_, self._intercept_path, s))
+
+    @property
+    def dual_coef(self) -> pd.Series:
+        if self._beta_path is None:
+            raise AttributeError("dual_coef exists only for kernel expansions (kernel=...)")
+        beta, _ = self._beta_at()
+        return pd.Series(beta, index=self._index(None, len(beta)), name="beta")
+
+    @property
+    def support_(self) -> np.ndarray:
+        if self._beta_path is None:
+            raise AttributeError("support_ exists only for kernel expansions (kernel=...)")
+        return np.flatnonzero(self._beta_at()[0])
+
+    @property
+    def is_kernel(self) -> bool:
+        return self._beta_path is not None
+
+    # ------------------------------------------------------------------ decision values
+    def _kmat(self, X):
+        Z = (np.asarray(X, dtype=np.float64) - self._xcenter) / self._xscale
+        return self._kernel(Z, self._Xtrain)
+
+    def _decision(self, X, s=None):
+        if self.is_kernel:
+            beta, b = self._beta_at(s)
+            return self._kmat(X) @ beta + b
+        c, b = self._coef_at(s)
+        return np.asarray(X, dtype=np.float64) @ c + b
+
+    def _decision_path(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        if self.is_kernel:
+            return self._intercept_path[:, None] + self._beta_path @ self._kmat(X).T
+        if self._coef_path.ndim == 3:
+            return np.einsum("np,lpk->lnk", X, self._coef_path) + self._intercept_path[:, None, :]
+        return self._coef_path @ X.T + self._intercept_path[:, None]
+
+    def _link_to_prob(self, f):
+        if self.n_classes > 2:
+            shp = f.shape
+            return coherence_proba(f.reshape(-1, shp[-1]), self.rho).reshape(shp)
+        return np.asarray(self._lossobj.inverse_link(f), dtype=float)
+
+    def _proba(self, X, s=None, **kw):
+        if kw:
+            raise TypeError(f"clearn probabilities take no options; got {sorted(kw)}")
+        return self._link_to_prob(self._decision(X, s))
+
+    def _proba_path(self, X, **kw):
+        if kw:
+            raise TypeError(f"clearn probabilities take no options; got {sorted(kw)}")
+        return self._link_to_prob(self._decision_path(X))
+
+    # ------------------------------------------------------------------ training facts
+    def _train_loss(self, F):
+        """Weighted mean training loss for decision values F (..., n) or (..., n, K)."""
+        d = self.design
+        w = d.weights * (d.nobs / d.weights.sum())
+        if self.n_classes > 2:
+            F = np.asarray(F)
+            out = [float(np.mean(w * coherence_loss(Fi, d.y, self.rho)) * self._mc_scale)
+                   for Fi in F.reshape(-1, *F.shape[-2:])]
+            return np.array(out).reshape(F.shape[:-2])
+        z = np.asarray(F) * d.y
+        return np.mean(w * self._lossobj.value(z), axis=-1)
+
+    def _train_error(self, F):
+        d = self.design
+        F = np.asarray(F)
+        if self.n_classes > 2:
+            pred = np.argmax(F, axis=-1)
+            return np.mean(pred != d.y, axis=-1)
+        return np.mean(np.where(F > 0, 1.0, -1.0) != d.y, axis=-1)
+
+    def path(self) -> PathFrame:
+        """The fitted sequence: lambda, nonzero count, training loss and error, coefficients."""
+        F = self._decision_path(self.design.X)
+        data = {"lambda": self.lambda_, "df": self.info["df"],
+                "train_loss": self._train_loss(F), "train_error": self._train_error(F)}
+        cols = []
+        if not self.is_kernel:
+            if self._coef_path.ndim == 2:
+                for j, name in enumerate(self.xnames):
+                    data[name] = self._coef_path[:, j]
+                    cols.append(name)
+            else:
+                for j, name in enumerate(self.xnames):
+                    for k, c in enumerate(self.classes):
+                        key = f"{name}:{c}"
+                        data[key] = self._coef_path[:, j, k] + 0.0
+                        cols.append(key)
+        return PathFrame.build(pd.DataFrame(data), xvar="lambda", coef_columns=cols)
+
+    def plot(self, ax=None, **kw):
+        """glmnet-style coefficient paths (linear) or training loss/error (kernel) vs log lambda."""
+        pf = self.path()
+        if self.is_kernel:
+            return pf.plot(columns=["train_loss", "train_error"], ax=ax, **kw)
+        return pf.plot(ax=ax, **kw)
+
+    def _summary(self) -> Summary:
+        d = self.design
+        F = self._decision(d.X)
+        s = self.s
+        info = {"loss": self.loss}
+        if self.loss in ("C", "V"):
+            info["rho" if self.n_classes == 2 else "T (= rho)"] = self.rho
+            info["u"] = self.u
+        elif self.loss == "hhinge":
+            info["delta"] = self.delta
+        info.update({
+            "expansion": "linear" if not self.is_kernel else f"kernel {self._kernel.describe()}",
+            "alpha (l1 share)": self.alpha, "lambda (s)": float(s),
+            "lambda range": f"{self.lambda_.max():.4g} .. {self.lambda_.min():.4g} ({len(self.lambda_)} values)",
+            "observations": d.nobs, "classes": ", ".join(map(str, self.classes)),
+            "training error": float(self._train_error(F)),
+            "mean training loss": float(self._train_loss(F)),
+            "converged": bool(self.converged), "coordinate passes": int(self.n_iter),
+            "max KKT violation": float(np.nanmax(self.info["kkt"])),
+        })
+        tables = {}
+        notes = []
+        if self.is_kernel:
+            beta, b = self._beta_at()
+            sup = np.flatnonzero(beta)
+            info["support points"] = f"{sup.size} of {d.nobs}"
+            info["intercept"] = float(b)
+            tab = pd.DataFrame({"beta": beta[sup]}, index=pd.Index(self._index(None, d.nobs)[sup], name="row"))
+            tables["Support points (largest |beta|)"] = tab.reindex(
+                tab["beta"].abs().sort_values(ascending=False).index).head(15)
+        elif self.n_classes > 2:
+            c, b = self._coef_at()
+            keep = np.any(c != 0, axis=1)
+            tab = pd.DataFrame(np.vstack([b[None], c[keep]]), columns=self.classes,
+                               index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k])
+            tables["Nonzero coefficients (rows sum to zero)"] = tab
+            info["predictors in model"] = f"{int(keep.sum())} of {d.p}"
+        else:
+            c, b = self._coef_at()
+            keep = c != 0
+            tab = pd.DataFrame({"estimate": np.concatenate([[b], c[keep]])},
+                               index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k])
+            tables["Nonzero coefficients"] = tab
+            info["nonzero coefficients"] = f"{int(keep.sum())} of {d.p}"
+        if not np.any(np.isclose(self.lambda_, s, rtol=1e-12, atol=0)):
+            notes.append("s lies between fitted lambda values: coefficients interpolated linearly")
+        if self.standardize:
+            notes.append("penalty applied to standardised predictors; coefficients on the original scale"
+                         if not self.is_kernel else "inputs standardised before the kernel")
+        if not self.converged:
+            notes.append("some lambda values did not converge: increase max_iter")
+        return Summary(f"{_LOSS_TITLE[self.loss]}" + (" (multiclass, grouped penalty)"
+                                                     if self.n_classes > 2 else ""),
+                       info, tables, notes, call=self.call_string())
+
+    def _repr_extra(self):
+        return f"loss={self.loss}, alpha={self.alpha:g}, {len(self.lambda_)} lambdas, s={self.s:.4g}"
+
+
+def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 1.0,
+           alpha: float = 1.0, lambda_=None, nlambda: int = 100, lambda_min_ratio=None,
+           kernel=None, sigma=None, degree: int = 3, coef0: float = 1.0, delta: float = 2.0,
+           standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
+           penalty_factor=None, tol: float = 1e-7, max_iter: int = 10000,
+           mode=None) -> CLearnFit:
+    """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
+
+    Minimises ``(1/n) sum_i w_i phi(y_i f(x_i)) + lambda [(1-alpha)/2 ||beta||^2 + alpha ||beta||_1]``
+    ([ZDJ] eq (20); ``beta'K beta`` in place of ``||beta||^2`` for kernel expansions, eq (14))
+    along a decreasing ``lambda`` sequence, with ``phi`` the C-loss ``C_{rho,u}`` (default), the
+    coherence function ``V_{rho,u}``, the logistic loss (RLRM), the huberized hinge (HHSVM,
+    ``delta = 2``) or the squared hinge. Responses with more than two classes use the
+    multicategory coherence loss of [ZJLY] (temperature ``T = rho``) with a grouped penalty.
+
+    Parameters
+    ----------
+    formula : str, Design or array
+        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with the
+        labels in ``data``.
+    data : DataFrame (formula) or labels (matrix input).
+    loss : ``"C"`` (default), ``"V"``, ``"logistic"``, ``"hhinge"`` or ``"sqhinge"``.
+    rho, u : coherence temperature (> 0) and margin (>= 0; > 0 for ``"C"``); paper defaults 1, 1.
+        For K > 2 classes ``rho`` is the temperature ``T`` and ``u`` must be 1.
+    alpha : l1 share of the elastic net (the papers' ``omega``), in [0, 1]. Default 1 (lasso, as
+        glmnet); [ZDJ] tunes it over {0.1, 0.3, ..., 0.9, 1}.
+    lambda_ : None (the default sequence), a number, or a sequence of penalties.
+    nlambda, lambda_min_ratio : default sequence: ``nlambda`` values from ``lambda_max`` (the
+        smallest value with all coefficients zero; for ``alpha < 1e-3`` the value at
+        ``alpha = 1e-3``, glmnet's rule) down to ``lambda_min_ratio * lambda_max``
+        (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``, [D7]).
+    kernel : None (linear expansion in the predictors), ``"linear"``, ``"rbf"``, ``"poly"`` or a
+        callable ``k(X, Z)`` (kernel expansion over the training points; binary responses only).
+    sigma : rbf width (``exp(-||x-x'||^2/sigma^2)``); default: mean pairwise distance
+        (``mean_all``, [ZDJ] 5.2). ``degree``, ``coef0``: polynomial kernel.
+    delta : huberized-hinge parameter (default 2, [D7b]).
+    standardize : linear: penalise standardised predictors (glmnet), coefficients reported on
+        the original scale; kernel: standardise the inputs before computing the kernel.
+    weights, subset, na_action : as :func:`cohstats.formula.build_design`.
+    penalty_factor : per-predictor penalty factors (linear expansions; 0 = unpenalised).
+    tol, max_iter : convergence threshold (relative to the null objective) and maximum
+        coordinate passes per ``lambda``.
+    mode : coordinate update: None (automatic), ``"irls"``, ``"mm"`` or ``"exact"``.
+
+    Returns
+    -------
+    CLearnFit
+        ``predict(newdata, type="class"|"prob"|"link", s=)``, ``coef``, ``summary()``,
+        ``path()``, ``plot()``, ``select(s)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from cohstats.models.clearn import clearn
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame(rng.normal(size=(100, 3)), columns=["x1", "x2", "x3"])
+    >>> df["y"] = np.where(df.x1 - df.x2 + rng.normal(size=100) > 0, "yes", "no")
+    >>> fit = clearn("y ~ x1 + x2 + x3", df, alpha=0.5)
+    >>> fit.predict(df.head(2), type="prob").shape
+    (2, 2)
+    >>> bool(fit.coef["x1"] > 0)
+    True
+    """
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    if isinstance(formula, Design):
+        design = formula
+        if weights is not None or subset is not None:
+            design = build_design(design, weights=weights, subset=subset)
+    else:
+        design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
+                              context=ctx)
+    call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else \
+        dict(loss=loss, alpha=alpha)
+    if loss == "hhinge":
+        call["delta"] = delta
+    if lambda_ is not None:
+        call["lambda_"] = lambda_
+    if kernel is not None:
+        call["kernel"] = kernel if isinstance(kernel, str) else getattr(kernel, "__name__", "callable")
+        if sigma is not None:
+            call["sigma"] = sigma
+    if loss not in _LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {loss!r}")
+    rho = _num("rho", rho, low=0.0, strict=True)
+    u = _num("u", u, low=0.0, strict=(loss == "C"))
+    alpha = _num("alpha", alpha, low=0.0, high=1.0)
+    delta = _num("delta", delta, low=0.0, strict=True)
+    if isinstance(nlambda, bool) or not isinstance(nlambda, (int, np.integer)) or nlambda < 1:
+        raise ValueError(f"nlambda must be a positive integer; got {nlambda!r}")
+    if lambda_min_ratio is not None:
+        lambda_min_ratio = _num("lambda_min_ratio", lambda_min_ratio, low=0.0, strict=True, high=1.0)
+    tol = _num("tol", tol, low=0.0, strict=True)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
+    n, p = design.nobs, design.p
+    K = design.n_classes
+    if K < 2:
+        raise ValueError("clearn needs a response with at least two classes")
+    counts = np.bincount(design.y_int, minlength=K) if hasattr(design, "y_int") else None
+    if counts is not None and np.any(counts == 0):
+        raise ValueError("every class of the response must occur in the training data; "
+                         f"counts {dict(zip(design.classes, counts.tolist()))}")
+    multiclass = K > 2
+    if multiclass:
+        if loss not in ("C", "V"):
+            raise ValueError(f"for {K} classes clearn uses the multicategory coherence loss: "
+                             f"loss must be 'C' or 'V'; got {loss!r}")
+        if u != 1.0:
+            raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={u!r}")
+        if kernel is not None:
+            raise ValueError("kernel expansions are binary only; use kernel=None for "
+                             f"{K} classes")
+    lossobj = _loss_object(loss, rho, u, delta)
+    w = np.asarray(design.weights, dtype=np.float64)
+    X = design.X
+    intercept = bool(design.intercept)
+    lam_given = lambda_ is not None
+    if lam_given:
+        lam = np.atleast_1d(np.asarray(lambda_, dtype=np.float64)).ravel()
+        if lam.size == 0 or not np.all(np.isfinite(lam)) or np.any(lam < 0):
+            raise ValueError(f"lambda_ must be nonnegative finite number(s); got {lambda_!r}")
+        lam = np.sort(lam)[::-1].copy()
+
+    fit = CLearnFit(design, call)
+    fit.loss, fit.rho, fit.u, fit.alpha, fit.delta = loss, rho, u, alpha, delta
+    fit.standardize = bool(standardize)
+    fit._lossobj = lossobj
+    fit._beta_path = None
+    fit._mc_scale = 1.0
+    kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
+
+    if kernel is not None:
+        if penalty_factor is not None:
+            raise ValueError("penalty_factor applies to linear expansions only")
+        if standardize:
+            xc = (w @ X) / w.sum()
+            xs = np.sqrt((w @ (X - xc) ** 2) / w.sum())
+            xs = np.where(xs > 0, xs, 1.0)
+        else:
+            xc, xs = np.zeros(p), np.ones(p)
+        Z = (X - xc) / xs
+        ker = make_kernel(kernel, Z, design.y, sigma=sigma, degree=degree, coef0=coef0,
+                          width="mean_all")
+        Kmat = ker(Z, Z)
+        if ker.code == KERNEL_CALLABLE:
+            Kmat = 0.5 * (Kmat + Kmat.T)
+        gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
+                                intercept=intercept)
+        path_lam = _sequence(lam if lam_given else None, gmax, nlambda,
+                             1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p)
+        b0, B, info = cd_kernel_path(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
+                                     path_lam, alpha, mode=mode, intercept=intercept, **kw)
+        keep = _keep(path_lam, lam if lam_given else None)
+        fit._beta_path, fit._intercept_path = B[keep], b0[keep]
+        fit._coef_path = None
+        fit._kernel, fit._Xtrain, fit._xcenter, fit._xscale = ker, Z, xc, xs
+    elif multiclass:
+        sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
+        fit._mc_scale = sc
+        lmax = multi_lambda_max(X, design.y, w, rho, alpha, K=K, standardize=standardize,
+                                penalty_factor=penalty_factor, intercept=intercept, loss_scale=sc)
+        path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
+        b0, B, info = cd_multi_path(X, design.y, w, rho, path_lam, alpha, K=K,
+                                    standardize=standardize, penalty_factor=penalty_factor,
+                                    intercept=intercept, loss_scale=sc, **kw)
+        keep = _keep(path_lam, lam if lam_given else None)
+        fit._coef_path, fit._intercept_path = B[keep], b0[keep]
+    else:
+        lmax = lambda_max(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
+                          standardize=standardize, penalty_factor=penalty_factor,
+                          intercept=intercept)
+        path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
+        b0, B, info = cd_path(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, path_lam,
+                              alpha, standardize=standardize, penalty_factor=penalty_factor,
+                              intercept=intercept, mode=mode, **kw)
+        keep = _keep(path_lam, lam if lam_given else None)
+        fit._coef_path, fit._intercept_path = B[keep], b0[keep]
+    fit.info = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v)
+                for k, v in info.items()}
+    fit.lambda_ = path_lam[keep]
+    fit.s = float(fit.lambda_[-1])
+    fit.lambda_max = float(lmax if kernel is None else gmax)
+    fit.converged = bool(np.all(info["converged"]))
+    fit.n_iter = int(np.sum(info["n_iter"]))
+    if fit._coef_path is not None:
+        fit._coef = fit._coef_path[-1]
+        fit._intercept = fit._intercept_path[-1]
+    return fit
+
+
+def _loss_object(loss, rho, u, delta):
+    if loss in ("C", "V"):
+        return get_loss(loss, rho=rho, u=u)
+    if loss == "hhinge":
+        return get_loss("hhinge", delta=delta)
+    return get_loss(loss)
+
+
+def _sequence(lam, lmax, nlambda, ratio, n, p):
+    """Penalties to fit. User values below lambda_max are preceded by a short warm-start run
+    from lambda_max (glmnet's advice: a path is faster and more accurate than a cold start)."""
+    if lam is None:
+        if not np.isfinite(lmax):
+            raise ValueError("every predictor is unpenalised (penalty_factor all 0): give lambda_")
+        return lambda_sequence(lmax, nlambda, ratio, n, p)
+    top = lam[0]
+    if np.isfinite(lmax) and top < lmax and lam.size < 5:
+        warm = lmax * np.exp(np.linspace(0.0, math.log(top / lmax), 12))[:-1] if top > 0 else \
+            lambda_sequence(lmax, 11, 1e-4)
+        return np.concatenate([warm, lam])
+    return lam
+
+
+def _keep(path_lam, lam):
+    if lam is None:
+        return np.arange(path_lam.size)
+    return np.arange(path_lam.size - lam.size, path_lam.size)

@@ -1,0 +1,202 @@
+"""scikit-learn compatible estimators for every cohstats method.
+
+Thin wrappers: each ``fit`` builds a :class:`~cohstats.formula.Design` from ``(X, y,
+sample_weight)`` and calls the package's own fit function; ``predict``, ``predict_proba`` and
+``decision_function`` call the fitted result's ``predict``. No numerical code lives here, so a
+wrapper gives exactly the numbers of the formula interface.
+
+scikit-learn is an optional dependency (``pip install cohstats[sklearn]``).
+
+Examples
+--------
+>>> from sklearn.pipeline import make_pipeline
+>>> from sklearn.preprocessing import StandardScaler
+>>> from cohstats.sklearn import WeightedSVMClassifier
+>>> from cohstats.datasets import make_wsl2
+>>> d = make_wsl2(100, random_state=0)
+>>> model = make_pipeline(StandardScaler(), WeightedSVMClassifier(prob_method="platt"))
+>>> model.fit(d[["x1", "x2"]], d["y"]).predict_proba(d[["x1", "x2"]]).shape
+(100, 2)
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as e:  # pragma: no cover - exercised only without scikit-learn
+    raise ImportError("cohstats.sklearn needs scikit-learn: pip install 'cohstats[sklearn]'") from e
+
+from .formula import build_design
+
+__all__ = ["CLearnClassifier", "LUMClassifier", "LambdaSVMClassifier", "GentleBoostCClassifier",
+           "WeightedSVMClassifier"]
+
+
+class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
+    """Shared plumbing: validation, label encoding, delegation to the fit function."""
+
+    #: scikit-learn checks that are expected to fail, with the reason (see each class's docstring)
+    _expected_failed_checks: dict = {}
+
+    _fit_function: tuple[str, str] = ("", "")   # (module, function)
+    _prob_params: tuple[str, ...] = ()           # constructor params passed to predict(type="prob")
+    _binary_only = False
+    _param_map: dict = {}                        # constructor name -> fit-function name
+
+    def _fit_kwargs(self) -> dict:
+        params = self.get_params(deep=False)
+        for name in self._prob_params:
+            params.pop(name, None)
+        return {self._param_map.get(k, k): v for k, v in params.items()}
+
+    def _prob_kwargs(self) -> dict:
+        return {k: v for k, v in ((n, getattr(self, n)) for n in self._prob_params) if v is not None}
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (n, p) and labels ``y``; ``sample_weight`` are observation weights."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two classes; y has only one class "
+                             f"({self.classes_[0]!r})")
+        if self._binary_only and self.classes_.size > 2:
+            raise ValueError(f"Only binary classification is supported by {type(self).__name__}; "
+                             f"y has {self.classes_.size} classes")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        design = build_design(X, y=y_enc, weights=sample_weight)
+        fn = getattr(importlib.import_module(self._fit_function[0]), self._fit_function[1])
+        self.fit_ = fn(design, **self._fit_kwargs())
+        self.n_iter_ = int(np.max(np.atleast_1d(getattr(self.fit_, "n_iter", 0))))
+        return self
+
+    def _check_X(self, X):
+        check_is_fitted(self, "fit_")
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def predict(self, X):
+        X = self._check_X(X)
+        codes = self.fit_.predict(X, type="class").to_numpy().astype(np.int64)
+        return self.classes_[codes]
+
+    def decision_function(self, X):
+        X = self._check_X(X)
+        return self.fit_.predict(X, type="link").to_numpy()
+
+    def predict_proba(self, X):
+        X = self._check_X(X)
+        return self.fit_.predict(X, type="prob", **self._prob_kwargs()).to_numpy()
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = not self._binary_only
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class WeightedSVMClassifier(_CohstatsClassifier):
+    """Weighted binary SVM (:func:`cohstats.svm`) with the package's probability methods.
+
+    Parameters mirror :func:`cohstats.svm`; ``prob_method`` ("platt", "sollich", "coherence",
+    "bracket", ...) selects the probability method used by ``predict_proba``.
+
+    Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
+    -- weights enter the dual exactly as replicated rows (``C_i = C w_i``), but SMO stops at the
+    KKT tolerance ``tol`` and the iterates for replicated and weighted data differ below it, so
+    outputs agree to about ``tol``, not to the check's 1e-7 (libsvm's ``SVC`` fails it too).
+    """
+
+    _expected_failed_checks = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "SMO solutions agree only to the KKT tolerance, not to 1e-7",
+    }
+
+    _fit_function = ("cohstats.models.svm", "svm")
+    _prob_params = ("prob_method",)
+    _binary_only = True
+
+    def __init__(self, kernel="rbf", C=1.0, pi=0.5, sigma=None, gamma=None, degree=3, coef0=1.0,
+                 tol=1e-3, max_iter=None, prob_method="platt"):
+        self.kernel = kernel
+        self.C = C
+        self.pi = pi
+        self.sigma = sigma
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.prob_method = prob_method
+
+    def _prob_kwargs(self):
+        return {"method": self.prob_method} if self.prob_method is not None else {}
+
+
+class GentleBoostCClassifier(_CohstatsClassifier):
+    """GentleBoost.C (:func:`cohstats.gboost_c`): multiclass boosting with the coherence loss.
+
+    Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
+    -- split search uses histogram bins whose edges are quantiles of the training inputs, and
+    replicating rows moves the quantiles, so weighted and replicated fits may split differently
+    (LightGBM and scikit-learn's HistGradientBoosting behave the same way).
+    """
+
+    _expected_failed_checks = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "histogram bin edges are data quantiles, which replication changes",
+    }
+
+    _fit_function = ("cohstats.models.gboost", "gboost_c")
+
+    def __init__(self, T=1.0, H=100, nodes=8, shrinkage=1.0, anneal=None, init_beta="uniform",
+                 centre="increment", min_node_size=1, max_bins=255, random_state=None):
+        self.T = T
+        self.H = H
+        self.nodes = nodes
+        self.shrinkage = shrinkage
+        self.anneal = anneal
+        self.init_beta = init_beta
+        self.centre = centre
+        self.min_node_size = min_node_size
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+
+class CLearnClassifier(_CohstatsClassifier):
+    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lam`` (the ``lambda_`` of
+    :func:`cohstats.clearn`; scikit-learn reserves trailing underscores for fitted attributes).
+
+    Binary fits use the coherence C-loss (or ``loss="logistic"``/``"hhinge"`` for RLRM/HHSVM);
+    K > 2 classes use the multicategory coherence loss. Probabilities come from the coherence
+    inverse link. Tune ``lam`` with ``GridSearchCV`` (or use :func:`cohstats.cv`, which
+    reuses one path for all folds).
+    """
+
+    _fit_function = ("cohstats.models.clearn", "clearn")
+    _param_map = {"lam": "lambda_"}
+
+    def __init__(self, loss="C", rho=1.0, u=1.0, alpha=1.0, lam=1e-3, kernel=None, sigma=None,
+                 degree=3, coef0=1.0, delta=2.0, standardize=True, tol=1e-7, max_iter=10000):
+        self.loss = loss
+        self.rho = rho
+        self.u = u
+        self.alpha = alpha
+        self.lam = lam
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.coef0 = coef0
+        self.delta = delta
+        self.standardize = standardize
+        self.tol = tol
+        self.max_iter = max_iter

@@ -1,0 +1,617 @@
+"""Weighted least-squares and Gini trees on pre-binned features (numba).
+
+One histogram engine grows every tree of the package:
+
+* **regression trees** for boosting ([ZJLY] Algorithm 1, SPEC D18): best-first growth to at
+  most ``max_leaves`` terminal nodes, each split the one with the largest weighted
+  squared-error reduction over all current leaves, leaf value the weighted mean;
+* **classification trees** (CART, SPEC D19): the same engine with the ``K`` one-hot class
+  indicators as a multi-output response. For indicator responses the weighted squared-error
+  reduction summed over the outputs *is* the decrease of the weighted Gini impurity
+  (``sum_k W_k (1 - W_k/W) = W * Gini``), so no separate Gini code is needed. Trees are grown
+  depth first to purity and pruned by minimal cost-complexity (weakest-link) pruning.
+
+Split search is over histograms of pre-binned features (LightGBM style): every feature is
+mapped once to at most ``max_bins`` ordered bins (exact when a feature has at most
+``max_bins`` distinct values, otherwise cut at midpoints between distinct values so that the
+bins hold roughly equal counts); a node's histogram holds, per feature and bin,
+``sum w z``, ``sum w`` and the count; the smaller child's histogram is built from its rows and
+the larger child's is obtained by subtraction from the parent's. A split "bin <= b" is
+equivalent to ``x <= thresholds[f][b]`` on the raw scale, which is how fitted trees predict on
+new data.
+
+Conventions (for reproducibility): among equal gains the smallest feature index and then the
+smallest threshold win; a split must leave at least ``min_leaf`` rows in each child and have a
+gain larger than ``1e-12`` times the node's score ``sum_k G_k^2 / W``.
+
+Layout of a fitted tree (flat arrays, node 0 is the root; ``left == -1`` marks a leaf):
+``feat`` (int32), ``bin`` (int32), ``thr`` (float64), ``left``/``right`` (int32), ``value``
+(float64, leaf outputs; for multi-output trees ``(n_nodes, K)``).
+
+Example
+-------
+>>> import numpy as np
+>>> from cohstats.solvers.trees import make_bins, fit_regression_tree, predict_tree
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(200, 3)); z = (X[:, 0] > 0) + 0.1 * rng.normal(size=200)
+>>> codes, thr, nb = make_bins(X, 255)
+>>> t = fit_regression_tree(codes, nb, thr, z, np.ones(200), max_leaves=2)
+>>> int(t["feat"][0]), abs(float(t["thr"][0])) < 0.1, t["n_leaves"]
+(0, True, 2)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+GAIN_RTOL = 1e-12
+
+# ------------------------------------------------------------------------------ binning
+
+
+def make_bins(X, max_bins=255):
+    """Map every column of ``X`` to ordered integer bins.
+
+    Parameters
+    ----------
+    X : ndarray (n, p) float64
+    max_bins : int
+        At most this many bins per feature (2..65535). A feature with at most ``max_bins``
+        distinct values gets one bin per value (exact split search).
+
+    Returns
+    -------
+    codes : ndarray (n, p) uint8 (``max_bins <= 256``) or uint16, C-contiguous
+    thresholds : ndarray (p, max_bins - 1) float64; ``thresholds[f, b]`` separates bin ``b``
+        from ``b + 1`` (``x <= thr`` goes to bins ``<= b``); unused entries are ``+inf``
+    n_bins : ndarray (p,) int64, bins used per feature
+
+    Examples
+    --------
+    >>> codes, thr, nb = make_bins(np.array([[0.0], [1.0], [1.0], [3.0]]))
+    >>> codes.ravel().tolist(), thr[0, :2].tolist(), nb.tolist()
+    ([0, 1, 1, 2], [0.5, 2.0], [3])
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+    max_bins = int(max_bins)
+    if not 2 <= max_bins <= 65535:
+        raise ValueError(f"max_bins must be in [2, 65535], got {max_bins}")
+    n, p = X.shape
+    thr = np.full((p, max_bins - 1), np.inf)
+    nb = np.ones(p, dtype=np.int64)
+    dtype = np.uint8 if max_bins <= 256 else np.uint16
+    codes = np.zeros((n, p), dtype=dtype)
+    for f in range(p):
+        col = X[:, f]
+        if not np.all(np.isfinite(col)):
+            raise ValueError(f"column {f} of X has missing or infinite values")
+        u, cnt = np.unique(col, return_counts=True)
+        if u.size <= max_bins:
+            cuts = 0.5 * (u[:-1] + u[1:])
+        else:
+            # equal-count cuts at midpoints between distinct values
+            cum = np.cumsum(cnt)
+            targets = n * np.arange(1, max_bins) / max_bins
+            idx = np.unique(np.searchsorted(cum, targets, side="left"))
+            idx = idx[idx < u.size - 1]
+            cuts = 0.5 * (u[idx] + u[idx + 1])
+        cuts = np.unique(cuts)
+        thr[f, : cuts.size] = cuts
+        nb[f] = cuts.size + 1
+        codes[:, f] = np.searchsorted(cuts, col, side="left")
+    return codes, thr, nb
+
+
+def apply_bins(X, thresholds, n_bins, dtype=np.uint8):
+    """Bin new data with thresholds from :func:`make_bins` (same convention ``x <= thr``)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    codes = np.empty(X.shape, dtype=dtype)
+    for f in range(X.shape[1]):
+        codes[:, f] = np.searchsorted(thresholds[f, : n_bins[f] - 1], X[:, f], side="left")
+    return codes
+
+
+# ------------------------------------------------------------------------------ histograms
+
+
+@njit(cache=True, nogil=True)
+def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
+    """hist[slot, f, b, :] = (sum gz[:, k] for k < K, sum w, count) over rows[start:end].
+
+    The count column is only filled when ``counts`` is true (it is needed for ``min_leaf > 1``;
+    with ``min_leaf = 1`` a child is admissible when its weight is positive).
+    """
+    p = codes.shape[1]
+    K = gz.shape[1]
+    h = hist[slot]
+    h[:] = 0.0
+    if K == 1 and not counts:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i, 0]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+    elif K == 1:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i, 0]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+                h[f, bb, 2] += 1.0
+    else:
+        for ii in range(start, end):
+            i = rows[ii]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                for k in range(K):
+                    h[f, bb, k] += gz[i, k]
+                h[f, bb, K] += wi
+                if counts:
+                    h[f, bb, K + 1] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
+    """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
+
+    ``tot`` (K + 2,) receives the node totals. Returns (gain, feature, bin); gain is -1 when
+    no admissible split exists.
+    """
+    h = hist[slot]
+    p = h.shape[0]
+    tot[:] = 0.0
+    for b in range(n_bins[0]):
+        for k in range(K + 2):
+            tot[k] += h[0, b, k]
+    tot[K + 1] = cnt
+    W = tot[K]
+    C = cnt
+    best_gain = -1.0
+    best_f = -1
+    best_b = -1
+    if C < 2 * min_leaf or W <= 0.0:
+        return best_gain, best_f, best_b
+    parent = 0.0
+    for k in range(K):
+        parent += tot[k] * tot[k]
+    parent /= W
+    tol = GAIN_RTOL * parent
+    GL = np.empty(K)
+    for f in range(p):
+        GL[:] = 0.0
+        WL = 0.0
+        CL = 0.0
+        for b in range(n_bins[f] - 1):
+            for k in range(K):
+                GL[k] += h[f, b, k]
+            WL += h[f, b, K]
+            if counts:
+                CL += h[f, b, K + 1]
+                if CL < min_leaf:
+                    continue
+                if C - CL < min_leaf:
+                    break
+            WR = W - WL
+            if WL <= 0.0 or WR <= 0.0:
+                continue
+            sl = 0.0
+            sr = 0.0
+            for k in range(K):
+                gl = GL[k]
+                gr = tot[k] - gl
+                sl += gl * gl
+                sr += gr * gr
+            gain = sl / WL + sr / WR - parent
+            if gain > best_gain:
+                best_gain = gain
+                best_f = f
+                best_b = b
+    if best_gain <= tol:
+        return -1.0, -1, -1
+    return best_gain, best_f, best_b
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_depth, best_first,
+              hist, buf, feat, split_bin, left, right, start, end, depth, node_tot,
+              root_ready=False):
+    """Grow one tree on rows[:n_rows] (partitioned in place so every node owns a segment).
+
+    Parameters
+    ----------
+    codes : (n, p) uint8/uint16 binned features; n_bins : (p,) int64
+    gz : (n, K) float64, ``w_i z_ik``; w : (n,) float64 weights
+    rows : (n,) int64 row indices (first n_rows used; reordered in place); buf: scratch (n,)
+    max_leaves, min_leaf, max_depth : growth limits
+    best_first : True: split the leaf with the largest gain next (to ``max_leaves``);
+        False: depth first (used to grow full trees; needs fewer histogram slots)
+    hist : (slots, p, max_bin, K + 2) float64 workspace; slots >= min(max_leaves,
+        max_depth + 1) + 2
+    feat, split_bin, left, right, start, end, depth : (max_nodes,) int arrays (output)
+    node_tot : (max_nodes, K + 2) float64 output: per node sum of gz, sum w, count
+    root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
+        builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
+
+    Returns
+    -------
+    n_nodes : int
+    """
+    K = gz.shape[1]
+    n_slots = hist.shape[0]
+    max_nodes = feat.shape[0]
+    # pending leaves: node, gain, feature, bin, slot
+    pend_node = np.empty(n_slots, np.int64)
+    pend_gain = np.empty(n_slots)
+    pend_f = np.empty(n_slots, np.int64)
+    pend_b = np.empty(n_slots, np.int64)
+    pend_slot = np.empty(n_slots, np.int64)
+    free = np.empty(n_slots, np.int64)
+    for s in range(n_slots):
+        free[s] = n_slots - 1 - s
+    n_free = n_slots
+    n_pend = 0
+
+    n_free -= 1
+    s0 = free[n_free]
+    counts = min_leaf > 1
+    if not (root_ready and s0 == 0 and not counts):
+        _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
+    feat[0] = -1
+    split_bin[0] = -1
+    left[0] = -1
+    right[0] = -1
+    start[0] = 0
+    end[0] = n_rows
+    depth[0] = 0
+    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts)
+    n_nodes = 1
+    n_leaves = 1
+    if g > 0.0 and max_depth > 0 and max_leaves > 1:
+        pend_node[0] = 0
+        pend_gain[0] = g
+        pend_f[0] = f
+        pend_b[0] = b
+        pend_slot[0] = s0
+        n_pend = 1
+    else:
+        free[n_free] = s0
+        n_free += 1
+
+    while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
+        # choose a pending leaf
+        if best_first:
+            q = 0
+            for r in range(1, n_pend):
+                if pend_gain[r] > pend_gain[q]:
+                    q = r
+        else:
+            q = n_pend - 1
+        node = pend_node[q]
+        f = pend_f[q]
+        b = pend_b[q]
+        slot = pend_slot[q]
+        # remove q (keep order of the rest: matters for depth-first)
+        for r in range(q, n_pend - 1):
+            pend_node[r] = pend_node[r + 1]
+            pend_gain[r] = pend_gain[r + 1]
+            pend_f[r] = pend_f[r + 1]
+            pend_b[r] = pend_b[r + 1]
+            pend_slot[r] = pend_slot[r + 1]
+        n_pend -= 1
+        # stable partition of the node's rows
+        s = start[node]
+        e = end[node]
+        nl = 0
+        nr = 0
+        for ii in range(s, e):
+            i = rows[ii]
+            if codes[i, f] <= b:
+                rows[s + nl] = i
+                nl += 1
+            else:
+                buf[nr] = i
+                nr += 1
+        for r in range(nr):
+            rows[s + nl + r] = buf[r]
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        n_leaves += 1
+        feat[node] = f
+        split_bin[node] = b
+        left[node] = lc
+        right[node] = rc
+        for c in (lc, rc):
+            feat[c] = -1
+            split_bin[c] = -1
+            left[c] = -1
+            right[c] = -1
+            depth[c] = depth[node] + 1
+        start[lc] = s
+        end[lc] = s + nl
+        start[rc] = s + nl
+        end[rc] = e
+        # histograms: smaller child built, larger by subtraction in the parent's slot
+        n_free -= 1
+        snew = free[n_free]
+        if nl <= nr:
+            small = lc
+            large = rc
+        else:
+            small = rc
+            large = lc
+        _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
+        hist[slot] -= hist[snew]
+        slot_of_small = snew
+        slot_of_large = slot
+        for c in (lc, rc):
+            sc = slot_of_small if c == small else slot_of_large
+            g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c],
+                                    end[c] - start[c], counts)
+            if g > 0.0 and depth[c] < max_depth:
+                pend_node[n_pend] = c
+                pend_gain[n_pend] = g
+                pend_f[n_pend] = f2
+                pend_b[n_pend] = b2
+                pend_slot[n_pend] = sc
+                n_pend += 1
+            else:
+                free[n_free] = sc
+                n_free += 1
+    return n_nodes
+
+
+def _n_slots(max_leaves, max_depth, best_first):
+    if best_first:
+        return int(min(max_leaves, 2 ** min(max_depth, 30))) + 2
+    return int(min(max_leaves, max_depth + 1)) + 2
+
+
+# ------------------------------------------------------------------------------ prediction
+
+
+@njit(cache=True, nogil=True)
+def tree_leaf_index(X, feat, thr, left, right):
+    """Leaf node reached by each row of raw ``X`` (``x[f] <= thr`` goes left)."""
+    n = X.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        node = 0
+        while left[node] >= 0:
+            if X[i, feat[node]] <= thr[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = node
+    return out
+
+
+def predict_tree(tree, X):
+    """Leaf values of a tree returned by :func:`fit_regression_tree` for raw ``X``."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    leaf = tree_leaf_index(X, tree["feat"], tree["thr"], tree["left"], tree["right"])
+    return tree["value"][leaf]
+
+
+def _alloc_nodes(max_nodes, K):
+    return dict(
+        feat=np.empty(max_nodes, np.int64), split_bin=np.empty(max_nodes, np.int64),
+        left=np.empty(max_nodes, np.int64), right=np.empty(max_nodes, np.int64),
+        start=np.empty(max_nodes, np.int64), end=np.empty(max_nodes, np.int64),
+        depth=np.empty(max_nodes, np.int64), node_tot=np.zeros((max_nodes, K + 2)),
+    )
+
+
+def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_first):
+    n = codes.shape[0]
+    K = gz.shape[1]
+    max_leaves = int(min(max_leaves, max(len(rows), 1)))
+    max_nodes = 2 * max_leaves - 1
+    nd = _alloc_nodes(max_nodes, K)
+    hist = np.zeros((_n_slots(max_leaves, max_depth, best_first), codes.shape[1],
+                     int(n_bins.max()), K + 2))
+    r = np.empty(n, np.int64)
+    r[: len(rows)] = rows
+    buf = np.empty(n, np.int64)
+    nn = grow_tree(codes, n_bins, gz, w, r, len(rows), max_leaves, min_leaf, max_depth,
+                   best_first, hist, buf, nd["feat"], nd["split_bin"], nd["left"], nd["right"],
+                   nd["start"], nd["end"], nd["depth"], nd["node_tot"])
+    out = {k: v[:nn].copy() for k, v in nd.items()}
+    out["rows"] = r[: len(rows)].copy()
+    return out
+
+
+def fit_regression_tree(codes, n_bins, thresholds, z, w, *, max_leaves=8, min_leaf=1,
+                        max_depth=64, rows=None):
+    """Weighted least-squares regression tree, grown best first (SPEC D18).
+
+    Parameters
+    ----------
+    codes, n_bins, thresholds : from :func:`make_bins`
+    z : (n,) responses; w : (n,) positive weights
+    max_leaves : int, terminal nodes at most
+    min_leaf : int, minimum rows per leaf
+    max_depth : int
+    rows : optional subset of row indices
+
+    Returns
+    -------
+    dict with ``feat``, ``bin``, ``thr``, ``left``, ``right``, ``value`` (weighted leaf means),
+    ``gain`` (weighted SSE reduction of each split, 0 at leaves), ``n_leaves``, ``rows``
+    (row order partitioned by leaf) and ``start``/``end`` (segments of ``rows``).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); codes, thr, nb = make_bins(X)
+    >>> t = fit_regression_tree(codes, nb, thr, np.array([0., 0., 1., 1.]), np.ones(4))
+    >>> [float(v) for v in (t["thr"][0], t["value"][t["left"][0]], t["value"][t["right"][0]])]
+    [1.5, 0.0, 1.0]
+    """
+    z = np.asarray(z, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    gz = np.ascontiguousarray((w * z)[:, None])
+    if rows is None:
+        rows = np.arange(codes.shape[0])
+    t = _grow(codes, n_bins, gz, w, np.asarray(rows, np.int64), max_leaves, min_leaf,
+              max_depth, True)
+    return _finish(t, thresholds, 1)
+
+
+def _finish(t, thresholds, K):
+    tot = t["node_tot"]
+    W = tot[:, K]
+    value = tot[:, :K] / np.where(W > 0, W, 1.0)[:, None]
+    t["value"] = value[:, 0] if K == 1 else value
+    leaf = t["left"] < 0
+    thr = np.full(len(leaf), np.nan)
+    f = t["feat"]
+    thr[~leaf] = thresholds[f[~leaf], t["split_bin"][~leaf]]
+    t["thr"] = thr
+    t["bin"] = t.pop("split_bin")
+    # gain of each split = score(children) - score(parent)
+    score = (tot[:, :K] ** 2).sum(1) / np.where(W > 0, W, 1.0)
+    gain = np.zeros(len(leaf))
+    gain[~leaf] = score[t["left"][~leaf]] + score[t["right"][~leaf]] - score[~leaf]
+    t["gain"] = gain
+    t["n_leaves"] = int(leaf.sum())
+    return t
+
+
+# ------------------------------------------------------------------------------ CART
+
+
+@njit(cache=True, nogil=True)
+def cc_prune_sequence(left, right, node_err):
+    """Minimal cost-complexity (weakest-link) pruning of a fitted tree.
+
+    Parameters
+    ----------
+    left, right : child arrays (-1 at leaves)
+    node_err : (n_nodes,) resubstitution error R(t) of each node as a leaf
+
+    Returns
+    -------
+    prune_alpha : (n_nodes,) the complexity at which each internal node is collapsed (inf for
+        leaves); the subtree for complexity ``a`` stops at every node with ``prune_alpha <= a``.
+    alphas : sorted distinct pruning levels (first entry 0).
+    """
+    nn = left.shape[0]
+    parent = np.full(nn, -1, np.int64)
+    for t in range(nn):
+        if left[t] >= 0:
+            parent[left[t]] = t
+            parent[right[t]] = t
+    collapsed = np.zeros(nn, np.bool_)
+    prune_alpha = np.full(nn, np.inf)
+    R_sub = np.zeros(nn)
+    n_leaf = np.zeros(nn, np.int64)
+    alphas = [0.0]
+    # nodes are numbered so that children have larger ids than parents
+    while True:
+        for t in range(nn - 1, -1, -1):
+            if left[t] < 0 or collapsed[t]:
+                R_sub[t] = node_err[t]
+                n_leaf[t] = 1
+            else:
+                R_sub[t] = R_sub[left[t]] + R_sub[right[t]]
+                n_leaf[t] = n_leaf[left[t]] + n_leaf[right[t]]
+        if n_leaf[0] == 1:
+            break
+        best = np.inf
+        for t in range(nn):
+            if left[t] >= 0 and not collapsed[t]:
+                # reachable (not inside a collapsed subtree)?
+                a = parent[t]
+                ok = True
+                while a >= 0:
+                    if collapsed[a]:
+                        ok = False
+                        break
+                    a = parent[a]
+                if not ok:
+                    continue
+                gt = (node_err[t] - R_sub[t]) / (n_leaf[t] - 1)
+                if gt < best:
+                    best = gt
+        thr = best * (1.0 + 1e-12) + 1e-15
+        for t in range(nn):
+            if left[t] >= 0 and not collapsed[t]:
+                a = parent[t]
+                ok = True
+                while a >= 0:
+                    if collapsed[a]:
+                        ok = False
+                        break
+                    a = parent[a]
+                if not ok:
+                    continue
+                gt = (node_err[t] - R_sub[t]) / (n_leaf[t] - 1)
+                if gt <= thr:
+                    collapsed[t] = True
+                    prune_alpha[t] = max(best, 0.0)
+        alphas.append(max(best, 0.0))
+    out = np.empty(len(alphas))
+    for i in range(len(alphas)):
+        out[i] = alphas[i]
+    return prune_alpha, out
+
+
+@njit(cache=True, nogil=True)
+def cart_leaf_index(X, feat, thr, left, right, prune_alpha, alpha):
+    """Terminal node of each row of raw ``X`` in the subtree pruned at complexity ``alpha``."""
+    n = X.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        node = 0
+        while left[node] >= 0 and prune_alpha[node] > alpha:
+            if X[i, feat[node]] <= thr[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = node
+    return out
+
+
+def fit_class_tree(codes, n_bins, thresholds, y, K, w=None, *, min_leaf=1, max_depth=30,
+                   rows=None):
+    """Full-grown weighted Gini classification tree with its cost-complexity pruning sequence.
+
+    Parameters
+    ----------
+    codes, n_bins, thresholds : from :func:`make_bins`
+    y : (n,) int class codes 0..K-1; w : optional (n,) weights
+    min_leaf, max_depth : growth limits (the tree is grown until nodes are pure or too small)
+    rows : optional subset of rows
+
+    Returns
+    -------
+    dict with the node arrays, ``counts`` (n_nodes, K) weighted class totals, ``value``
+    (class proportions), ``node_err`` (weighted misclassification of each node as a leaf,
+    divided by the total weight), ``prune_alpha`` and ``alphas`` (see
+    :func:`cc_prune_sequence`).
+    """
+    n = codes.shape[0]
+    y = np.asarray(y, np.int64)
+    w = np.ones(n) if w is None else np.asarray(w, np.float64)
+    if rows is None:
+        rows = np.arange(n)
+    rows = np.asarray(rows, np.int64)
+    gz = np.zeros((n, K))
+    gz[np.arange(n), y] = w
+    t = _grow(codes, n_bins, gz, w, rows, len(rows), min_leaf, max_depth, False)
+    t = _finish(t, thresholds, K)
+    counts = t["node_tot"][:, :K]
+    Wtot = counts[0].sum()
+    t["counts"] = counts
+    t["node_err"] = (counts.sum(1) - counts.max(1)) / Wtot
+    t["prune_alpha"], t["alphas"] = cc_prune_sequence(t["left"], t["right"], t["node_err"])
+    return t

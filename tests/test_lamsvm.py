@@ -1,0 +1,230 @@
+"""lamsvm(): the fitted λ-SVM machine against independent references (SPEC 6.5)."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+
+from cohstats import ConvergenceWarning
+from cohstats.formula import build_design
+from cohstats.kernels import make_kernel
+from cohstats.losses.lamsvm import lamsvm_loss
+from cohstats.models.lamsvm import CalibrationWarning, default_margin, lamsvm
+
+
+def _frame(n=90, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    cls = np.array(["a", "b", "c", "d", "e"][:K])
+    score = X[:, 0] + 0.4 * rng.normal(size=n)
+    y = cls[np.clip(np.digitize(score, np.linspace(-1, 1, K - 1)), 0, K - 1)]
+    df = pd.DataFrame(X, columns=["x1", "x2"])
+    df["y"] = y
+    return df
+
+
+def test_formula_design_and_matrix_inputs_agree_and_link_sums_to_zero():
+    df = _frame()
+    f1 = lamsvm("y ~ x1 + x2", df, C=5, margin=10, tol=1e-4)
+    d = build_design("y ~ x1 + x2", df)
+    f2 = lamsvm(d, C=5, margin=10, tol=1e-4)
+    f3 = lamsvm(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), C=5, margin=10, tol=1e-4)
+    L1, L2, L3 = (f.predict(type="link").to_numpy() for f in (f1, f2, f3))
+    assert np.allclose(L1, L2) and np.allclose(L1, L3)
+    assert np.abs(L1.sum(axis=1)).max() < 1e-9
+    # class prediction is argmax of the link; labels are the original ones
+    pred = f1.predict()
+    assert list(pred) == list(np.asarray(f1.classes, dtype=object)[L1.argmax(axis=1)])
+    new = df.head(7)
+    assert np.allclose(f1.predict(new, type="link").to_numpy(), L1[:7])
+    # decision values for new data equal the kernel expansion of the training multipliers
+    k = make_kernel("rbf", d.X, gamma_k=1.0)
+    a = f1.alpha_
+    B = np.where(d.y_int[:, None] == np.arange(3), a, -a)
+    F = k(d.X) @ (B - B.mean(axis=1, keepdims=True))
+    assert np.allclose(F, L1, atol=1e-10)
+    assert (pred == df.y).mean() > 0.75
+
+
+def test_prob_is_refused_with_reason():
+    fit = lamsvm("y ~ x1 + x2", _frame(), C=1, margin=10)
+    with pytest.raises(NotImplementedError, match="inverse link"):
+        fit.predict(type="prob")
+
+
+def _bias_free_svm(K, ypm, C):
+    Q = ypm[:, None] * K * ypm[None, :]
+    n = len(ypm)
+    r = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(n), jac=True,
+                 method="L-BFGS-B", bounds=[(0, C)] * n,
+                 options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000))
+    return K @ (r.x * ypm)
+
+
+def test_two_classes_margin_one_is_the_bias_free_binary_svm():
+    df = _frame(n=70, K=2, seed=3)
+    fit = lamsvm("y ~ x1 + x2", df, C=2.0, margin=1, kernel="rbf", gamma=0.5, tol=1e-8)
+    d = fit.design
+    f = fit.predict(type="link").to_numpy()  # binary: positive means classes[1]
+    assert f.ndim == 1
+    ref = _bias_free_svm(make_kernel("rbf", d.X, gamma=0.5)(d.X), np.where(d.y_int == 1, 1.0, -1.0), 2.0)
+    assert np.abs(f - ref).max() < 1e-5 * max(1.0, np.abs(ref).max())
+    # observation weights scale the box bound: weight 2 with C = 1 equals C = 2
+    fw = lamsvm("y ~ x1 + x2", df, C=1.0, margin=1, gamma=0.5, tol=1e-8, weights=np.full(70, 2.0))
+    assert np.allclose(fw.predict(type="link").to_numpy(), f, atol=1e-6)
+
+
+def test_linear_kernel_coefficients_match_expansion():
+    df = _frame(n=60, K=4, seed=1)
+    fit = lamsvm("y ~ x1 + x2", df, C=3, margin=20, kernel="linear", tol=1e-5)
+    X = fit.design.X
+    assert np.allclose(X @ fit.coef.to_numpy(), fit.predict(type="link").to_numpy(), atol=1e-8)
+    assert np.allclose(fit.intercept.to_numpy(), 0.0)
+    rbf = lamsvm("y ~ x1 + x2", df, C=3, margin=20)
+    with pytest.raises(AttributeError, match="dual_coef"):
+        rbf.coef
+    assert rbf.dual_coef.shape == (len(rbf.support_), 4)
+
+
+def test_lee_margin_inactive_positive_term():
+    """margin < -1: the true-class multipliers vanish and the fit does not depend on the margin
+    (Lee, Lin & Wahba's loss)."""
+    df = _frame(n=80, K=4, seed=2)
+    f1 = lamsvm("y ~ x1 + x2", df, C=4, margin=-100, tol=1e-6)
+    f2 = lamsvm("y ~ x1 + x2", df, C=4, margin=-10000, tol=1e-6)
+    yk = f1.design.y_int
+    assert np.all(f1.alpha_[np.arange(80), yk] == 0.0)
+    assert np.allclose(f1.predict(type="link").to_numpy(), f2.predict(type="link").to_numpy(), atol=1e-6)
+
+
+def test_reinforced_hinge_special_case_objective():
+    """margin = K - 1: the primal is 1/2 sum ||w_j||^2 + 2 C sum RML_{1/2} (Liu & Yuan)."""
+    K = 4
+    df = _frame(n=60, K=K, seed=5)
+    C = 2.0
+    fit = lamsvm("y ~ x1 + x2", df, C=C, margin=K - 1, tol=1e-5)
+    F = fit.predict(type="link").to_numpy()
+    yk = fit.design.y_int
+    own = F[np.arange(len(yk)), yk]
+    rml = 0.5 * np.maximum(K - 1 - own, 0) + 0.5 * (np.maximum(1 + F, 0).sum(axis=1) - np.maximum(1 + own, 0))
+    Kx = make_kernel("rbf", fit.design.X, gamma_k=1.0)(fit.design.X)
+    a = fit.alpha_
+    B = np.where(yk[:, None] == np.arange(K), a, -a)
+    Bt = B - B.mean(axis=1, keepdims=True)
+    primal = 0.5 * np.sum(Bt * (Kx @ Bt)) + 2 * C * rml.sum()
+    st = fit.steps.iloc[-1]
+    assert primal == pytest.approx(st["primal"], rel=1e-9)
+    assert np.allclose(lamsvm_loss(F, yk, K - 1), 2 * rml)
+    assert (st["primal"] - st["dual"]) / st["primal"] < 1e-3
+
+
+def test_calibration_warning_and_summary():
+    df = _frame(n=60, K=4, seed=0)
+    with pytest.warns(CalibrationWarning, match=r"margin=1 .*K=4"):
+        fit = lamsvm("y ~ x1 + x2", df, C=1, margin=1)
+    s = fit.summary()
+    assert s.info["Calibrated"] is False
+    assert "uncalibrated band" in str(s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 2 (K - 1) = 6
+        ok3 = lamsvm("y ~ x1 + x2", _frame(n=60, K=3), C=1, margin=1)  # ISVM calibrated for K=3
+    assert ok.summary().info["Calibrated"] is True and ok3.summary().info["Calibrated"] is True
+    assert ok.summary().info["margin"] == default_margin(4) == 6.0
+    tab = ok.summary().tables["Support vectors per class"]
+    yk = ok.design.y_int
+    sv = (ok.alpha_ > 0).any(axis=1)
+    assert tab["support points"].tolist() == [int((sv & (yk == j)).sum()) for j in range(4)]
+    assert tab["n"].sum() == 60
+
+
+def test_path_over_C_warm_start_equals_separate_fits():
+    df = _frame(n=70, K=3, seed=8)
+    Cs = [10.0, 0.5, 3.0]
+    path = lamsvm("y ~ x1 + x2", df, C=Cs, margin=5, tol=1e-6)
+    assert list(path.lambda_) == sorted(Cs) and path.s == 10.0
+    pf = path.path()
+    assert pf.xvar == "C" and list(pf["C"]) == sorted(Cs)
+    assert (pf["n_iter"] > 0).all() and (pf["time"] > 0).all()
+    for c in Cs:
+        single = lamsvm("y ~ x1 + x2", df, C=c, margin=5, tol=1e-6)
+        a = path.predict(type="link", s=c).to_numpy()
+        b = single.predict(type="link").to_numpy()
+        assert np.abs(a - b).max() < 1e-3 * max(1.0, np.abs(b).max())
+    # between fitted values the coefficients are interpolated linearly (glmnet's predict(s=))
+    mid = path.predict(type="link", s=6.5).to_numpy()
+    lo, hi = (path.predict(type="link", s=v).to_numpy() for v in (3.0, 10.0))
+    assert np.allclose(mid, 0.5 * (lo + hi))
+    mp = lamsvm("y ~ x1 + x2", df, C=2, margin=[100, -5, 10], tol=1e-4)
+    assert mp.path().xvar == "margin" and list(mp.lambda_) == [-5, 10, 100]
+
+
+def test_convergence_warning_names_max_iter():
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        fit = lamsvm("y ~ x1 + x2", _frame(), C=100, margin=10, tol=1e-8, max_iter=3)
+    assert not fit.converged
+    assert "max_iter" in fit.summary().info["Status"]
+
+
+@pytest.mark.parametrize("kw,exc,msg", [
+    (dict(margin="big"), TypeError, "margin"),
+    (dict(C=-1.0), ValueError, "C must be > 0"),
+    (dict(C=[1, 2], margin=[5, 6]), ValueError, "both be sequences"),
+    (dict(kernel="sigmoid"), ValueError, "kernel"),
+    (dict(tol=0.0), ValueError, "tol"),
+    (dict(max_iter=0), ValueError, "max_iter"),
+    (dict(margin=float("nan")), ValueError, "margin"),
+    (dict(gamma=1.0, gamma_k=1.0), ValueError, "at most one"),
+])
+def test_argument_errors(kw, exc, msg):
+    with pytest.raises(exc, match=msg):
+        lamsvm("y ~ x1 + x2", _frame(n=30), **kw)
+
+
+def test_callable_kernel_equals_builtin():
+    df = _frame(n=50, K=3, seed=4)
+    f1 = lamsvm("y ~ x1 + x2", df, C=2, margin=10, kernel="rbf", gamma=0.3, tol=1e-6)
+    k = make_kernel("rbf", gamma=0.3)
+    f2 = lamsvm("y ~ x1 + x2", df, C=2, margin=10, kernel=lambda A, B: k(A, B), tol=1e-6)
+    assert np.allclose(f1.predict(df, type="link").to_numpy(), f2.predict(df, type="link").to_numpy(),
+                       atol=1e-6)
+
+
+def test_pendigits_subset_accuracy_close_to_libsvm():
+    """On 1500 Pendigits training rows the λ-SVM (RBF, gamma = 1/16 on standardised inputs)
+    classifies the official test set about as well as libsvm's one-vs-one SVC."""
+    from sklearn.svm import SVC
+
+    from cohstats.datasets import load_split
+    tr, te = load_split("pendigits")
+    tr = tr.sample(1500, random_state=0)
+    Xtr, Xte = tr.drop(columns="y").to_numpy(float), te.drop(columns="y").to_numpy(float)
+    mu, sd = Xtr.mean(0), Xtr.std(0)
+    Xtr, Xte = (Xtr - mu) / sd, (Xte - mu) / sd
+    fit = lamsvm(Xtr, tr["y"].to_numpy(), C=100, margin=100, gamma=1 / 16)
+    err = float((fit.predict(Xte).to_numpy() != te["y"].to_numpy()).mean())
+    ref = float((SVC(C=100, gamma=1 / 16).fit(Xtr, tr["y"]).predict(Xte) != te["y"].to_numpy()).mean())
+    assert err < ref + 0.015, (err, ref)
+    assert err < 0.06
+
+
+def test_time_limit_warning_names_time_limit():
+    df = _frame(n=150, K=4, seed=6)
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        fit = lamsvm("y ~ x1 + x2", df, C=1e5, margin=3, tol=1e-12, time_limit=1e-9)
+    assert fit.steps["status"].iloc[-1] == "time_limit"
+
+
+def test_save_load_round_trip_and_plot(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    df = _frame(n=60, K=3, seed=2)
+    fit = lamsvm("y ~ x1 + x2", df, C=[1, 10], margin=4)
+    fit.save(tmp_path / "f.pkl")
+    back = type(fit).load(tmp_path / "f.pkl")
+    assert np.array_equal(back.predict(df, type="link").to_numpy(), fit.predict(df, type="link").to_numpy())
+    ax = fit.plot()
+    assert ax.get_xlabel() == "C"
+    ax2 = lamsvm("y ~ x1 + x2", df, C=1).plot()
+    assert ax2.patches  # histogram of the true-class decision values

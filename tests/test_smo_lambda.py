@@ -1,0 +1,197 @@
+"""SMO for the λ-SVM dual against independent references (SPEC 6.2-6.5)."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from cohstats.kernels import KERNEL_CALLABLE, make_kernel
+from cohstats.losses.lamsvm import lamsvm_loss
+from cohstats.solvers.smo_lambda import solve_lambda_svm
+
+
+def _data(N, L, seed, p=2):
+    rng = np.random.default_rng(seed)
+    y = np.arange(N) % L
+    rng.shuffle(y)
+    X = rng.normal(size=(N, p)) + 0.8 * np.eye(L, p)[y] * 2.0
+    return np.ascontiguousarray(X), y.astype(np.int64)
+
+
+def _qp(K, y, L, margin, Cb):
+    """Generic box-QP solve of the dual (22)-(23) with scipy (L-BFGS-B, tight tolerances)."""
+    N = len(y)
+    Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
+    lv = np.where(Y > 0, margin, 1.0).ravel()
+    G = np.kron(K, np.eye(L) - 1.0 / L)
+    yv = Y.ravel()
+    Q = yv[:, None] * G * yv[None, :]
+
+    def fun(a):
+        Qa = Q @ a
+        return 0.5 * a @ Qa - lv @ a, Qa - lv
+
+    r = minimize(fun, np.zeros(N * L), jac=True, method="L-BFGS-B",
+                 bounds=list(zip(np.zeros(N * L), np.repeat(Cb, L))),
+                 options=dict(ftol=1e-15, gtol=1e-11, maxiter=20000, maxcor=30))
+    a = r.x.reshape(N, L)
+    B = np.where(Y > 0, a, -a)
+    F = K @ (B - B.mean(axis=1, keepdims=True))
+    return -r.fun, F, a
+
+
+def _F_from_alpha(K, y, L, a):
+    B = np.where(y[:, None] == np.arange(L), a, -a)
+    Bt = B - B.mean(axis=1, keepdims=True)
+    return K @ Bt, Bt
+
+
+@pytest.mark.parametrize("L,margin", [(3, -5.0), (3, 0.1), (3, 1.0), (3, 10.0), (4, 1.0), (4, 3.0),
+                                      (4, 100.0)])
+def test_dual_matches_generic_qp(L, margin):
+    N = 8 * L
+    X, y = _data(N, L, seed=L + int(abs(margin)))
+    k = make_kernel("rbf", X, gamma=0.5)
+    K = k(X)
+    Cb = np.full(N, 2.0)
+    Cb[::5] = 0.7  # observation weights -> per-point box bounds
+    W_ref, F_ref, _ = _qp(K, y, L, margin, Cb)
+    res = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-9, eps=1e-12)
+    assert res["converged"]
+    assert res["dual"] == pytest.approx(W_ref, rel=1e-8)
+    # F (= Q alpha up to signs) is unique on the optimal face of a convex QP
+    assert np.abs(res["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
+    # returned F is the decision value recomputed from alpha
+    F_own, _ = _F_from_alpha(K, y, L, res["alpha"])
+    assert np.allclose(res["F"], F_own, atol=1e-9)
+
+
+@pytest.mark.parametrize("L,margin,T", [(3, 2.5, 1e-4), (4, 1.0, 1e-4), (4, 50.0, 5e-2),
+                                        (3, -10.0, 5e-2)])
+def test_kkt_conditions_and_sum_to_zero(L, margin, T):
+    N = 40
+    X, y = _data(N, L, seed=7)
+    k = make_kernel("rbf", X, gamma=1.0)
+    K = k(X)
+    C, eps = 5.0, 1e-6
+    res = solve_lambda_svm(X, y, L, margin, np.full(N, C), k.code, k.kpar, tol=T, eps=eps)
+    assert res["converged"]
+    a = res["alpha"]
+    F, _ = _F_from_alpha(K, y, L, a)  # independent recomputation with numpy
+    assert np.abs(F.sum(axis=1)).max() < 1e-9 * max(1.0, np.abs(F).max())
+    Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
+    V = Y * F - np.where(Y > 0, margin, 1.0)
+    lo, hi = a < eps, a > C - eps
+    mid = ~lo & ~hi
+    assert np.all(V[lo] >= -T)          # eq. (24)
+    assert np.all(np.abs(V[mid]) < T)   # eq. (25)
+    assert np.all(V[hi] < T)            # eq. (26)
+    assert np.all((a >= 0) & (a <= C))
+
+
+@pytest.mark.parametrize("L,margin", [(3, 1.0), (4, 3.0), (4, 1000.0), (5, -100.0)])
+def test_primal_equals_dual_at_optimum(L, margin):
+    N = 36
+    X, y = _data(N, L, seed=11)
+    k = make_kernel("rbf", X, gamma=0.7)
+    K = k(X)
+    C = 3.0
+    res = solve_lambda_svm(X, y, L, margin, np.full(N, C), k.code, k.kpar, tol=1e-4)
+    assert res["converged"]
+    F, Bt = _F_from_alpha(K, y, L, res["alpha"])
+    # primal (14)-(16): 1/2 sum_j ||w_j||^2 + C sum_i Psi_{y_i}(f(x_i)), loss from cohstats.losses
+    primal = 0.5 * np.sum(Bt * (K @ Bt)) + C * lamsvm_loss(F, y, margin).sum()
+    assert primal == pytest.approx(res["primal"], rel=1e-10)
+    assert (primal - res["dual"]) / abs(primal) < 1e-3
+    assert primal >= res["dual"] - 1e-9 * abs(primal)
+
+
+def _binary_svm_qp(K, ypm, C):
+    """Bias-free binary SVM: max sum a - 1/2 a' (yy'K) a, 0 <= a <= C; f = K (a y)."""
+    Q = ypm[:, None] * K * ypm[None, :]
+    n = len(ypm)
+
+    def fun(a):
+        Qa = Q @ a
+        return 0.5 * a @ Qa - a.sum(), Qa - 1.0
+
+    r = minimize(fun, np.zeros(n), jac=True, method="L-BFGS-B", bounds=[(0, C)] * n,
+                 options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000))
+    return K @ (r.x * ypm), -r.fun
+
+
+@pytest.mark.parametrize("kernel,C", [("rbf", 1.0), ("linear", 0.3), ("rbf", 20.0)])
+def test_binary_margin_one_is_bias_free_svm(kernel, C):
+    rng = np.random.default_rng(3)
+    N = 50
+    X = rng.normal(size=(N, 3))
+    y = (X[:, 0] + 0.7 * rng.normal(size=N) > 0).astype(np.int64)
+    k = make_kernel(kernel, X, gamma=0.4) if kernel == "rbf" else make_kernel(kernel, X)
+    K = k(X)
+    res = solve_lambda_svm(X, y, 2, 1.0, np.full(N, C), k.code, k.kpar, tol=1e-9, eps=1e-12)
+    f_ref, W_bin = _binary_svm_qp(K, np.where(y == 1, 1.0, -1.0), C)
+    # f = f_2 (class coded +1) = -f_1; the lambda-SVM objective is twice the binary one
+    assert np.abs(res["F"][:, 1] - f_ref).max() < 1e-5 * max(1.0, np.abs(f_ref).max())
+    assert res["dual"] == pytest.approx(2 * W_bin, rel=1e-8)
+
+
+def test_tiny_cache_gives_identical_results():
+    L, N = 4, 60
+    X, y = _data(N, L, seed=5, p=3)
+    k = make_kernel("rbf", X, gamma=0.5)
+    kw = dict(tol=1e-3)
+    big = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=100, **kw)
+    tiny = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=1e-4, **kw)
+    assert tiny["n_cache_rows"] == 2 and big["n_cache_rows"] == N
+    assert tiny["kernel_rows"] > big["kernel_rows"]
+    assert np.array_equal(big["alpha"], tiny["alpha"])
+    assert np.array_equal(big["F"], tiny["F"])
+    assert big["n_iter"] == tiny["n_iter"]
+
+
+def test_block_and_single_variable_smo_reach_the_same_optimum():
+    L, N = 3, 90
+    X, y = _data(N, L, seed=9)
+    k = make_kernel("rbf", X, gamma=0.5)
+    K = k(X)
+    Cb = np.full(N, 50.0)
+    ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8)
+    for kw in (dict(inner_max=1), dict(inner_max=3)):
+        r = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, **kw)
+        assert r["converged"]
+        assert r["dual"] == pytest.approx(ref["dual"], rel=1e-10)
+        F, _ = _F_from_alpha(K, y, L, r["alpha"])
+        assert np.allclose(F, ref["F"], atol=1e-6)
+
+
+def test_compact_and_callable_kernels_against_qp():
+    L, N = 3, 30
+    X, y = _data(N, L, seed=2, p=4)
+    kc = make_kernel("compact", X, gamma_k=2.0)
+    K = kc(X)
+    assert (K == 0).mean() > 0.1  # the compact support actually truncates
+    W_ref, F_ref, _ = _qp(K, y, L, 7.0, np.full(N, 4.0))
+    r1 = solve_lambda_svm(X, y, L, 7.0, np.full(N, 4.0), kc.code, kc.kpar, tol=1e-9)
+    r2 = solve_lambda_svm(X, y, L, 7.0, np.full(N, 4.0), KERNEL_CALLABLE, np.zeros(5), K, tol=1e-9)
+    for r in (r1, r2):
+        assert r["dual"] == pytest.approx(W_ref, rel=1e-8)
+        assert np.abs(r["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
+
+
+def test_warm_start_reaches_same_optimum_in_fewer_iterations():
+    L, N = 4, 60
+    X, y = _data(N, L, seed=4)
+    k = make_kernel("rbf", X, gamma=0.5)
+    r1 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 10.0), k.code, k.kpar, tol=1e-6)
+    r2 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6)
+    r3 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6,
+                          alpha0=r1["alpha"])
+    assert r3["dual"] == pytest.approx(r2["dual"], rel=1e-9)
+    assert r3["n_iter"] < r2["n_iter"]
+
+
+def test_budget_exhaustion_reports_status():
+    L, N = 3, 60
+    X, y = _data(N, L, seed=1)
+    k = make_kernel("rbf", X, gamma=0.5)
+    r = solve_lambda_svm(X, y, L, 1.0, np.full(N, 100.0), k.code, k.kpar, tol=1e-8, max_iter=5)
+    assert not r["converged"] and r["status"] == "max_iter" and r["n_iter"] == 5
+    assert r["max_violation"] > 1e-8

@@ -1,0 +1,231 @@
+"""Histogram trees: splits, best-first order and pruning against brute-force references."""
+import numpy as np
+import pytest
+
+from cohstats.solvers.trees import (apply_bins, cc_prune_sequence, fit_class_tree,
+                                    fit_regression_tree, make_bins, predict_tree)
+
+
+# ----------------------------------------------------------------------------- references
+def brute_best_split(X, z, w, rows, min_leaf=1):
+    """Exhaustive weighted SSE-reduction search over all features and midpoints."""
+    best = (0.0, None, None)
+    Xr, zr, wr = X[rows], z[rows], w[rows]
+    W, G = wr.sum(), (wr * zr).sum()
+    sse0 = (wr * zr ** 2).sum() - G ** 2 / W
+    for f in range(X.shape[1]):
+        u = np.unique(Xr[:, f])
+        for a, b in zip(u[:-1], u[1:]):
+            t = 0.5 * (a + b)
+            L = Xr[:, f] <= t
+            if L.sum() < min_leaf or (~L).sum() < min_leaf:
+                continue
+            sse = 0.0
+            for S in (L, ~L):
+                ws, zs = wr[S], zr[S]
+                sse += (ws * zs ** 2).sum() - (ws * zs).sum() ** 2 / ws.sum()
+            gain = sse0 - sse
+            if gain > best[0] * (1 + 1e-12) + 1e-300:
+                best = (gain, f, t)
+    return best
+
+
+def brute_best_first(X, z, w, max_leaves, min_leaf=1):
+    """Best-first growth by brute force: list of leaf row sets (sorted) and their means."""
+    leaves = [np.arange(len(z))]
+    while len(leaves) < max_leaves:
+        cands = [brute_best_split(X, z, w, r, min_leaf) for r in leaves]
+        k = int(np.argmax([c[0] for c in cands]))
+        gain, f, t = cands[k]
+        if f is None or gain <= 1e-12 * ((w[leaves[k]] * z[leaves[k]]).sum() ** 2
+                                         / w[leaves[k]].sum()):
+            break
+        r = leaves.pop(k)
+        leaves += [r[X[r, f] <= t], r[X[r, f] > t]]
+    return sorted(leaves, key=lambda r: r[0])
+
+
+def tree_leaf_sets(t):
+    leaves = np.flatnonzero(t["left"] < 0)
+    sets = [np.sort(t["rows"][t["start"][v]:t["end"][v]]) for v in leaves]
+    return sorted(sets, key=lambda r: r[0]), leaves
+
+
+def make_data(seed, n=60, p=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    z = np.sin(2 * X[:, 0]) + X[:, 1] * (X[:, 2] > 0) + 0.3 * rng.normal(size=n)
+    w = rng.uniform(0.2, 2.0, size=n)
+    return X, z, w
+
+
+# ----------------------------------------------------------------------------- binning
+def test_make_bins_exact_and_quantile():
+    X = np.array([[3.0, 0.1], [1.0, 0.2], [1.0, 0.3], [2.0, 0.4], [5.0, 0.5]])
+    codes, thr, nb = make_bins(X, 255)
+    assert codes[:, 0].tolist() == [2, 0, 0, 1, 3]
+    assert thr[0, :3].tolist() == [1.5, 2.5, 4.0]
+    assert nb.tolist() == [4, 5]
+    # quantile mode: at most max_bins bins, order preserved, x <= thr[b] <=> code <= b
+    rng = np.random.default_rng(0)
+    Xq = rng.normal(size=(1000, 2))
+    codes, thr, nb = make_bins(Xq, 16)
+    assert nb.max() <= 16 and codes.dtype == np.uint8
+    for f in range(2):
+        for b in range(nb[f] - 1):
+            np.testing.assert_array_equal(codes[:, f] <= b, Xq[:, f] <= thr[f, b])
+        counts = np.bincount(codes[:, f])
+        assert counts.max() < 2.5 * 1000 / 16
+    np.testing.assert_array_equal(apply_bins(Xq, thr, nb), codes)
+    c16, _, _ = make_bins(Xq, 1000)
+    assert c16.dtype == np.uint16
+    with pytest.raises(ValueError, match="max_bins"):
+        make_bins(Xq, 1)
+
+
+# ----------------------------------------------------------------------------- regression
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_stump_matches_brute_force(seed):
+    X, z, w = make_data(seed)
+    codes, thr, nb = make_bins(X, 255)
+    t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=2)
+    gain, f, thr_ref = brute_best_split(X, z, w, np.arange(len(z)))
+    assert t["feat"][0] == f
+    assert t["thr"][0] == pytest.approx(thr_ref, abs=1e-12)
+    assert t["gain"][0] == pytest.approx(gain, rel=1e-9)
+    L = X[:, f] <= thr_ref
+    for child, S in ((t["left"][0], L), (t["right"][0], ~L)):
+        assert t["value"][child] == pytest.approx(np.average(z[S], weights=w[S]), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed,leaves,min_leaf", [(0, 8, 1), (1, 8, 1), (2, 5, 4), (3, 8, 6)])
+def test_best_first_matches_brute_force(seed, leaves, min_leaf):
+    X, z, w = make_data(seed, n=70)
+    codes, thr, nb = make_bins(X, 255)
+    t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=leaves, min_leaf=min_leaf)
+    ref = brute_best_first(X, z, w, leaves, min_leaf)
+    got, leaf_ids = tree_leaf_sets(t)
+    assert len(got) == len(ref) == t["n_leaves"]
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a, b)
+    # leaf values are weighted means; raw-scale prediction reproduces them
+    pred = predict_tree(t, X)
+    for v in leaf_ids:
+        r = t["rows"][t["start"][v]:t["end"][v]]
+        assert len(r) >= min_leaf
+        assert t["value"][v] == pytest.approx(np.average(z[r], weights=w[r]), rel=1e-10)
+        np.testing.assert_allclose(pred[r], t["value"][v], rtol=0, atol=0)
+
+
+def test_best_first_gains_are_decreasing_in_growth_order_and_nested():
+    X, z, w = make_data(7, n=200)
+    codes, thr, nb = make_bins(X, 255)
+    prev = None
+    for L in range(2, 9):
+        t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=L)
+        sse = ((w * (z - predict_tree(t, X)) ** 2).sum())
+        if prev is not None:
+            # each extra leaf adds exactly the best available gain: SSE strictly decreases
+            assert sse < prev
+        prev = sse
+    # total SSE reduction equals the sum of the split gains
+    sse0 = (w * (z - np.average(z, weights=w)) ** 2).sum()
+    assert sse0 - prev == pytest.approx(t["gain"].sum(), rel=1e-9)
+
+
+def test_matches_sklearn_best_first_regressor():
+    from sklearn.tree import DecisionTreeRegressor
+    X, z, w = make_data(11, n=300, p=4)
+    codes, thr, nb = make_bins(X, 1000)  # exact
+    t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=8)
+    sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, z, sample_weight=w)
+    np.testing.assert_allclose(predict_tree(t, X), sk.predict(X), rtol=1e-10, atol=1e-12)
+    # same split features in the same (best-first) node order; thresholds may differ inside
+    # the gap between neighbouring values (global bin edges here, node values in sklearn)
+    np.testing.assert_array_equal(t["feat"][t["left"] >= 0],
+                                  sk.tree_.feature[sk.tree_.children_left >= 0])
+
+
+def test_constant_response_does_not_split():
+    X, _, w = make_data(0)
+    codes, thr, nb = make_bins(X, 255)
+    t = fit_regression_tree(codes, nb, thr, np.full(len(w), 0.7), w, max_leaves=8)
+    assert t["n_leaves"] == 1 and t["value"][0] == pytest.approx(0.7)
+
+
+# ----------------------------------------------------------------------------- CART
+def brute_gini_root(X, y, K):
+    best = (0.0, None, None)
+    N = len(y)
+    tot = np.bincount(y, minlength=K).astype(float)
+    imp0 = N - (tot ** 2).sum() / N
+    for f in range(X.shape[1]):
+        u = np.unique(X[:, f])
+        for a, b in zip(u[:-1], u[1:]):
+            t = 0.5 * (a + b)
+            L = X[:, f] <= t
+            imp = 0.0
+            for S in (L, ~L):
+                c = np.bincount(y[S], minlength=K).astype(float)
+                imp += S.sum() - (c ** 2).sum() / S.sum()
+            if imp0 - imp > best[0] * (1 + 1e-12) + 1e-300:
+                best = (imp0 - imp, f, t)
+    return best
+
+
+def test_gini_tree_root_split_and_full_growth():
+    from sklearn.tree import DecisionTreeClassifier
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] > 0.2).astype(int) + (X[:, 1] > -0.4) * (X[:, 2] > 0)
+    flip = rng.random(120) < 0.1
+    y = np.where(flip, rng.integers(0, 3, 120), y)
+    codes, thr, nb = make_bins(X, 1000)
+    t = fit_class_tree(codes, nb, thr, y, 3)
+    gain, f, tt = brute_gini_root(X, y, 3)
+    assert t["feat"][0] == f and t["thr"][0] == pytest.approx(tt)
+    assert t["gain"][0] == pytest.approx(gain, rel=1e-9)
+    # grown to purity: resubstitution error is zero and every leaf is pure
+    leaves = t["left"] < 0
+    assert np.all((t["counts"][leaves] > 0).sum(1) == 1)
+    # the Gini criterion is the same as scikit-learn's: same root split
+    sk = DecisionTreeClassifier(random_state=0).fit(X, y)
+    assert sk.tree_.feature[0] == f and sk.tree_.threshold[0] == pytest.approx(tt)
+
+
+def _subtree_cost(left, right, err, alpha, v=0):
+    """min over prunings of the subtree at v of R(T) + alpha |T| (dynamic programming)."""
+    if left[v] < 0:
+        return err[v] + alpha
+    return min(err[v] + alpha, _subtree_cost(left, right, err, alpha, left[v])
+               + _subtree_cost(left, right, err, alpha, right[v]))
+
+
+def _pruned_cost(left, right, err, pa, alpha):
+    cost, stack = 0.0, [0]
+    while stack:
+        v = stack.pop()
+        if left[v] < 0 or pa[v] <= alpha:
+            cost += err[v] + alpha
+        else:
+            stack += [left[v], right[v]]
+    return cost
+
+
+def test_cost_complexity_pruning_is_optimal():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 2))
+    y = ((X[:, 0] + 0.5 * rng.normal(size=150)) > 0).astype(int)
+    codes, thr, nb = make_bins(X, 1000)
+    t = fit_class_tree(codes, nb, thr, y, 2)
+    left, right, err, pa = t["left"], t["right"], t["node_err"], t["prune_alpha"]
+    alphas = t["alphas"]
+    assert alphas[0] == 0 and np.all(np.diff(alphas) > 0) and len(alphas) > 3
+    grid = np.concatenate([alphas, 0.5 * (alphas[1:] + alphas[:-1]), [alphas[-1] * 2]])
+    for a in grid:
+        assert _pruned_cost(left, right, err, pa, a) == pytest.approx(
+            _subtree_cost(left, right, err, a), abs=1e-12)
+    # the last level collapses the root
+    assert pa[0] == pytest.approx(alphas[-1])
+    pa2, al2 = cc_prune_sequence(left, right, err)
+    np.testing.assert_array_equal(al2, alphas)
