@@ -15,6 +15,13 @@ same code on a Dask cluster. All random numbers are fixed in the parent process 
 work is dispatched (fold ids; one spawned seed per perturbation replicate), so a fixed
 ``random_state`` gives the same result serially, with ``n_jobs`` workers, and on Dask.
 
+For large data on Dask, build the design once and scatter it, so that workers receive it once
+instead of with every task::
+
+    d = cohstats.build_design("y ~ .", df)
+    with joblib.parallel_backend("dask", scatter=[d]):
+        res = cv(clearn, d, measure="cre")
+
 Fit functions are called as ``fit_fn(design, **fit_args)`` with a
 :class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
 ``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
