@@ -128,7 +128,7 @@ def test_first_round_is_centred_weighted_stumps():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(200, seed=3, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost_c(d, H=1, nodes=2, max_bins=1000)
+    fit = gboost_c(d, H=1, nodes=2, max_bins=255)  # n <= 255: exact
     m = 3
     beta = 1 / m                                   # paper: uniform weights in round 1
     I = np.eye(m)[d.y_int]
@@ -139,7 +139,7 @@ def test_first_round_is_centred_weighted_stumps():
     g_ref = (m - 1) / m * (R - R.mean(1, keepdims=True))
     np.testing.assert_allclose(fit.predict(type="link").to_numpy(), g_ref, atol=1e-12)
     # second round: responses from eq (5) at the current g (checked through the loss value)
-    fit2 = gboost_c(d, H=2, nodes=2, max_bins=1000)
+    fit2 = gboost_c(d, H=2, nodes=2, max_bins=255)  # n <= 255: exact
     beta2 = np.array([[np.exp((1 + g[j] - g[c]) / 1.0) for j in range(m)] for g, c in
                       zip(g_ref, d.y_int)])
     beta2[np.arange(len(z)), d.y_int] = 1.0
@@ -224,20 +224,22 @@ def test_determinism_weights_and_design_input():
     d = build_design("y ~ a + b + c + d", df)
     c = gboost_c(d, H=8)
     np.testing.assert_array_equal(a.predict(type="link"), c.predict(type="link"))
-    # integer weights = duplicated rows
-    w = np.random.default_rng(0).integers(1, 4, len(df))
-    fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w)
-    fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True), H=8)
-    np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
-                               atol=1e-9)
-    assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
+    # integer weights (zeros included) = replicated rows, also with quantile bins
+    w = np.random.default_rng(0).integers(0, 3, len(df))
+    for mb in (255, 16):
+        fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w, max_bins=mb)
+        fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True),
+                      H=8, max_bins=mb)
+        np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
+                                   atol=1e-9)
+        assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
 
 
 def test_adaboost_mh_leaf_values():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(120, seed=10, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=1000)
+    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=255)  # n <= 255: exact
     n, m = d.nobs, 3
     Y = 2 * np.eye(m)[d.y_int] - 1
     D = np.full((n, m), 1 / (n * m))
@@ -364,3 +366,29 @@ def test_no_linear_coefficients_message():
     fit = gboost_c("y ~ a + b", toy(60, seed=1), H=2)
     with pytest.raises(AttributeError, match="no linear coefficients"):
         fit.coef
+
+
+def test_max_depth_limits_tree_depth():
+    fit = gboost_c("y ~ a + b + c + d", toy(200, seed=16, noise=1.0), H=4, max_depth=2)
+    t = fit._trees
+    for h in range(4):
+        for j in range(3):
+            left, right = t["left"][h, j], t["right"][h, j]
+            depth = {0: 0}
+            for v in range(t["n_nodes"][h, j]):
+                if left[v] >= 0:
+                    depth[left[v]] = depth[right[v]] = depth[v] + 1
+            assert max(depth.values()) <= 2
+    assert fit.tree_sizes().max() == 4
+    with pytest.raises(ValueError, match="max_depth"):
+        gboost_c("y ~ a", toy(60), max_depth=0)
+
+
+def test_row_order_invariance():
+    df = toy(200, seed=17, noise=1.0)
+    df[["a", "b"]] = df[["a", "b"]].round(1)          # many tied values and near-tied gains
+    perm = np.random.default_rng(0).permutation(len(df))
+    a = gboost_c("y ~ a + b + c + d", df, H=15)
+    b = gboost_c("y ~ a + b + c + d", df.iloc[perm], H=15)
+    np.testing.assert_allclose(a.predict(df, type="prob").to_numpy(),
+                               b.predict(df, type="prob").to_numpy(), atol=1e-9)
