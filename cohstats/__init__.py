@@ -37,6 +37,11 @@ _LAZY = {
     "cv": "cohstats.tuning",
     "tune": "cohstats.tuning",
     "gkl": "cohstats.tuning",
+    "CVResult": "cohstats.tuning",
+    "TuneResult": "cohstats.tuning",
+    "GKLResult": "cohstats.tuning",
+    "wsl_grid": "cohstats.tuning",
+    "make_folds": "cohstats.tuning",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
