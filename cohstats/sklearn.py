@@ -145,16 +145,9 @@ class WeightedSVMClassifier(_CohstatsClassifier):
 class GentleBoostCClassifier(_CohstatsClassifier):
     """GentleBoost.C (:func:`cohstats.gboost_c`): multiclass boosting with the coherence loss.
 
-    Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
-    -- split search uses histogram bins whose edges are quantiles of the training inputs, and
-    replicating rows moves the quantiles, so weighted and replicated fits may split differently
-    (LightGBM and scikit-learn's HistGradientBoosting behave the same way).
+    Observation weights act exactly as replicated rows (histogram bin edges are computed from
+    the positive-weight rows, with weights), so all of ``check_estimator`` passes.
     """
-
-    _expected_failed_checks = {
-        "check_sample_weight_equivalence_on_dense_data":
-            "histogram bin edges are data quantiles, which replication changes",
-    }
 
     _fit_function = ("cohstats.models.gboost", "gboost_c")
 
