@@ -283,7 +283,8 @@ def test_gene_expression_sets_match_zdj_table4_and_wsl():
         assert (df.y == 1).sum() == pos  # 40 tumour / 22 normal; 25 AML / 47 ALL
     # Dudoit et al.'s pre-selection keeps exactly 3571 of the 7129 probes, values are log10
     raw, pre = D.load("leukemia"), D.load("leukemia3571")
-    assert len(pre.attrs["genes"]) == 3571
+    assert len(D.gene_names("leukemia3571")) == 3571 and not pre.attrs
+    assert D.gene_names("leukemia")[:2] == ["AFFX-BioB-5_at", "AFFX-BioB-M_at"]
     assert float(pre.drop(columns="y").to_numpy().min()) == 2.0  # log10 of the floor 100
     # [WSL] Table 5 split: training 38 (11 AML, 27 ALL), test 34 (14 AML, 20 ALL)
     tr, te = D.load_split("leukemia")

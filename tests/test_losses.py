@@ -650,3 +650,33 @@ def test_function_validation():
     with pytest.raises(TypeError, match="z must be array-like"):
         coherence_V("abc")
     assert coherence_minimizer(1.0) == math.inf and coherence_minimizer(0.0) == -math.inf
+
+
+@pytest.mark.parametrize("u", [0.5, 1.0, 2.0])
+def test_derivative_limits_rho_to_zero(u):
+    """SPEC 1.2: as rho -> 0, V' and C' tend to 0 (z > u), -1/2 (z = u), -1 (z < u)."""
+    rho = 1e-6
+    for name in ("V", "C"):
+        loss = get_loss(name, rho=rho, u=u)
+        assert abs(loss.d1(u + 0.01)) < 1e-300 + 1e-12
+        assert math.isclose(loss.d1(u), -0.5, rel_tol=1e-5)
+        assert math.isclose(loss.d1(u - 0.01), -1.0, rel_tol=1e-5)
+
+
+def test_warmup_compiles_the_kernels():
+    import cohstats.losses as L
+    from cohstats.losses import binary, multiclass
+
+    L.warmup()
+    assert binary._loss_loop.signatures and binary._link_loop.signatures
+    assert multiclass._loss_rows.signatures and multiclass._prob_rows.signatures
+
+
+def test_scalar_primitives_against_numpy():
+    for t in (-1e4, -745.0, -30.0, -1.0, 0.0, 0.5, 30.0, 800.0, 1e4, -math.inf, math.inf):
+        assert S.softplus(t) == pytest.approx(float(np.logaddexp(0.0, t)), rel=1e-15, abs=1e-300)
+        assert S.expit(t) == pytest.approx(float(sp_expit(t)), rel=1e-15, abs=1e-300)
+        assert S.log_expit(t) == pytest.approx(float(sp_log_expit(t)), rel=1e-15, abs=1e-300)
+        for b in (-math.inf, -3.0, t, 2.0, math.inf):
+            assert S.logaddexp(t, b) == pytest.approx(float(np.logaddexp(t, b)), rel=1e-15, abs=1e-300)
+    assert S.logit(0.25) == pytest.approx(-math.log(3.0), rel=1e-15)

@@ -79,7 +79,7 @@ def test_lee_case_closed_form(K):
 
 
 @pytest.mark.parametrize("K", [2, 3, 4, 5])
-@pytest.mark.parametrize("lam", [-2.0, -0.5, 0.0, 0.3, 1.0, 1.5, 3.0, 8.0])
+@pytest.mark.parametrize("lam", [-2.0, -1.0, -0.5, 0.0, 0.3, 1.0, 1.5, 3.0, 8.0])
 def test_lp_minimiser_lies_in_exact_optimal_set(K, lam):
     """linprog vertex inside {lo <= f <= hi, sum f = 0}; moving inside the set keeps the risk,
     moving out of it raises it; random sum-to-zero points never beat the LP."""
@@ -166,3 +166,37 @@ def test_validation():
         calibration_check(1.0, 3, n_draws=0)
     with pytest.raises(ValueError, match="class codes 0..2"):
         lamsvm_loss(np.zeros((1, 3)), [3], 1.0)
+
+
+def test_two_class_margin_one_is_twice_the_hinge():
+    """SPEC 6.5: K = 2, margin 1, f = (t, -t): Psi_y = 2 [1 - y t]_+ (and ISVM = margin 1 in general)."""
+    t = np.linspace(-4, 4, 81)
+    F = np.stack([t, -t], axis=1)
+    np.testing.assert_allclose(lamsvm_loss(F, np.zeros(81, dtype=int), 1.0), 2 * np.maximum(1 - t, 0), rtol=1e-15)
+    np.testing.assert_allclose(lamsvm_loss(F, np.ones(81, dtype=int), 1.0), 2 * np.maximum(1 + t, 0), rtol=1e-15)
+
+
+@pytest.mark.parametrize("K", [3, 4])
+@pytest.mark.parametrize("lam", [-1.0, 0.0, 0.5, 1.0, 3.0])
+def test_optimal_set_box_equals_lp_coordinate_ranges(K, lam):
+    """min / max of each f_l over {risk <= optimum + 1e-10, sum f = 0}, by linprog, equal lo / hi."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(K + int(10 * lam) + 50)
+    I, Z = np.eye(K), np.zeros((K, K))
+    for P in rng.dirichlet(np.ones(K), size=3):
+        f, _ = lamsvm_minimizer(P, lam)
+        r0 = lamsvm_pointwise_risk(f, P, lam)
+        cost = np.concatenate([np.zeros(K), P, 1 - P])
+        A_ub = np.vstack([np.block([[-I, -I, Z], [I, Z, -I]]), cost])
+        b_ub = np.concatenate([np.full(K, -lam), np.full(K, -1.0), [r0 + 1e-10]])
+        A_eq = np.concatenate([np.ones(K), np.zeros(2 * K)])[None]
+        bounds = [(None, None)] * K + [(0, None)] * (2 * K)
+        lo, hi = lamsvm_optimal_set(P, lam)
+        for l in range(K):
+            for sgn, ref in ((1, lo[l]), (-1, hi[l])):
+                c = np.zeros(3 * K)
+                c[l] = sgn
+                res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[0.0], bounds=bounds, method="highs")
+                assert res.status == 0
+                assert abs(sgn * res.fun - ref) < 1e-6

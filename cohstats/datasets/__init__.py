@@ -13,8 +13,8 @@ Examples
 >>> make_wsl2(100, random_state=0).shape
 (100, 3)
 """
-from .loaders import (DATASETS, UNAVAILABLE, list_datasets, list_reference, load, load_split,
-                      reference)
+from .loaders import (DATASETS, UNAVAILABLE, gene_names, list_datasets, list_reference, load,
+                      load_split, reference)
 from .simulations import (GENERATORS, PUBLISHED_BAYES_ERROR, bayes_error, make_g241c,
                           make_g241d, make_lamsvm_single_point, make_lum51, make_lum52,
                           make_lum53, make_lum54, make_lum55, make_waveform, make_wsl1,
@@ -23,7 +23,7 @@ from .simulations import (GENERATORS, PUBLISHED_BAYES_ERROR, bayes_error, make_g
                           prob_waveform, prob_wsl1, prob_wsl2)
 
 __all__ = [
-    "load", "load_split", "reference", "list_datasets", "list_reference", "DATASETS",
+    "load", "load_split", "reference", "list_datasets", "list_reference", "gene_names", "DATASETS",
     "UNAVAILABLE", "GENERATORS", "PUBLISHED_BAYES_ERROR", "bayes_error",
     "make_wsl1", "make_wsl2", "make_lum51", "make_lum52", "make_lum53", "make_lum54",
     "make_lum55", "make_waveform", "make_g241c", "make_g241d", "make_lamsvm_single_point",

@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "DATASETS"]
+__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "gene_names",
+           "DATASETS"]
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,8 @@ def _build(key: str) -> pd.DataFrame:
         out = pd.concat([df[["split"]], feats], axis=1)
         out["y"] = _pm(df["y"] == "AML")
         out.index = patient  # Golub's patient numbers ([WSL] names patients 60 and 66)
-        out.attrs["genes"] = genes  # probe accession of each column g1, g2, ...
+        # no DataFrame.attrs here: pandas deep-copies attrs in every operation, which makes
+        # column-wise work (formula parsing) quadratic; see gene_names()
         df = out
     elif key == "colon":
         df = df.drop(columns="sample")
@@ -220,6 +222,28 @@ def _dudoit_preselect(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _load_with_split(key: str) -> pd.DataFrame:
     return _build(key)
+
+
+def gene_names(name: str) -> list[str]:
+    """Probe accessions of the columns ``g1, g2, ...`` of ``load("leukemia")`` /
+    ``load("leukemia3571")`` (Golub et al.'s "Gene Accession Number").
+
+    Examples
+    --------
+    >>> gene_names("leukemia")[0]
+    'AFFX-BioB-5_at'
+    >>> len(gene_names("leukemia3571"))
+    3571
+    """
+    key = _resolve(name)
+    if key not in ("leukemia", "leukemia3571"):
+        raise ValueError(f"gene_names is available for 'leukemia' and 'leukemia3571'; got {name!r}")
+    raw = _read("leukemia")
+    genes = [c for c in raw.columns if c not in ("patient", "split", "y")]
+    if key == "leukemia3571":
+        _, keep = _dudoit_preselect(raw[genes].to_numpy(dtype=float))
+        genes = [g for g, k in zip(genes, keep) if k]
+    return genes
 
 
 def load(name: str) -> pd.DataFrame:

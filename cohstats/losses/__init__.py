@@ -12,4 +12,29 @@ from .binary import *  # noqa: F401,F403
 from .binary import __all__ as _binary_all
 from .scalar import LOSS_CODES  # noqa: F401
 
-__all__ = list(_binary_all) + ["LOSS_CODES"]
+__all__ = list(_binary_all) + ["LOSS_CODES", "warmup"]
+
+
+def warmup():
+    """Compile (or load from numba's disk cache) every loss kernel now rather than on first use.
+
+    Benchmarks call this before timing so that compile time is excluded.
+
+    Examples
+    --------
+    >>> warmup()
+    """
+    import numpy as np
+
+    from . import binary, lamsvm, multiclass
+
+    z = np.zeros(2)
+    for name in binary.loss_names():
+        loss = binary.get_loss(name)
+        loss.value(z), loss.d1(z), loss.d2(z), loss.minimizer(np.full(2, 0.3))
+    binary.coherence_link(z), binary.coherence_log_link(z), binary.lum_link(z), binary.hhinge_link(z)
+    G = np.zeros((1, 3))
+    y = np.zeros(1, dtype=np.int64)
+    multiclass.coherence_loss(G, y), multiclass.coherence_grad(G, y), multiclass.coherence_proba(G)
+    multiclass.hinge_loss(G, y), multiclass.coherence_minimizer(np.full(3, 1 / 3))
+    lamsvm.calibration_check(1.0, 3, n_draws=1, random_state=0)
