@@ -7,7 +7,10 @@ features standardised with the training means and standard deviations ([D29]).
   one-vs-one) against ``lamsvm`` (all classes at once, ``tol = T_kkt = 5e-2``) for several
   margins at ``C = 1`` and at a larger ``C`` that matches libsvm's test error.
 * Linear kernel: ``sklearn.svm.LinearSVC(multi_class="crammer_singer")`` against ``lamsvm`` with
-  ``kernel="linear"``.
+  ``kernel="linear"``. The two do not fit the same model: Crammer-Singer penalises the largest
+  wrong-class score (and liblinear adds an intercept feature), the λ-SVM sums the hinge over all
+  wrong classes without intercept -- one-vs-rest-like, which a linear model fits poorly on
+  Pendigits (about 21 % test error with or without a constant feature, against 8 %).
 
 Compile time is measured separately (a warm-up fit on 60 rows); every time is one run, ratios
 are ours / theirs measured in the same process. Usage::
@@ -63,10 +66,12 @@ def main(argv=None):
     e_lin = float(np.mean(lin.predict(Xte) != yte))
     rows.append(("LinearSVC crammer_singer, C=1", t_lin, e_lin, None))
 
-    settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 9.0), ("rbf", 1.0, 100.0), ("rbf", 1.0, 10000.0),
-                ("rbf", 10.0, 100.0), ("rbf", 100.0, 100.0), ("linear", 1.0, 100.0)]
+    # margin 18 = 2 (K - 1) is lamsvm's default; C = 10 matches libsvm's test error
+    settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 9.0), ("rbf", 1.0, 18.0), ("rbf", 1.0, 100.0),
+                ("rbf", 1.0, 10000.0), ("rbf", 10.0, 18.0), ("rbf", 10.0, 100.0),
+                ("linear", 1.0, 18.0)]
     if args.quick:
-        settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 100.0), ("rbf", 100.0, 100.0)]
+        settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 100.0), ("rbf", 10.0, 18.0)]
     for kern, C, m in settings:
         kw = dict(gamma=1 / 16) if kern == "rbf" else dict(kernel="linear")
         with warnings.catch_warnings():

@@ -15,6 +15,13 @@ same code on a Dask cluster. All random numbers are fixed in the parent process 
 work is dispatched (fold ids; one spawned seed per perturbation replicate), so a fixed
 ``random_state`` gives the same result serially, with ``n_jobs`` workers, and on Dask.
 
+For large data on Dask, build the design once and scatter it, so that workers receive it once
+instead of with every task::
+
+    d = cohstats.build_design("y ~ .", df)
+    with joblib.parallel_backend("dask", scatter=[d]):
+        res = cv(clearn, d, measure="cre")
+
 Fit functions are called as ``fit_fn(design, **fit_args)`` with a
 :class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
 ``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
@@ -647,12 +654,19 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str = "c
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from cohstats.tuning import cv
-    >>> from cohstats import clearn                                    # doctest: +SKIP
-    >>> res = cv(clearn, "y ~ x1 + x2", df, measure="cre", random_state=1)  # doctest: +SKIP
-    >>> res.lambda_min, res.lambda_1se                                 # doctest: +SKIP
-    >>> res.plot()                                                     # doctest: +SKIP
+    >>> from cohstats.models.svm import svm
+    >>> from cohstats.datasets import make_wsl2
+    >>> df = make_wsl2(60, random_state=0)
+    >>> res = cv(svm, "y ~ x1 + x2", df, kernel="linear", lambda_=0.1, nfolds=5, random_state=1,
+    ...          verbose=False)
+    >>> res.nfolds, round(res.score, 3)          # misclassification error, one score
+    (5, 0.083)
+
+    For a path fit (``clearn``, ``lum``) the result holds the whole curve::
+
+        res = cv(clearn, "y ~ x1 + x2", df, measure="cre", random_state=1)
+        res.lambda_min, res.lambda_1se, res.plot(), res.summary()
     """
     _check_fit_fn(fit_fn)
     _check_n_jobs(n_jobs)
@@ -1067,11 +1081,19 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
 
     Examples
     --------
-    >>> from cohstats.tuning import gkl, wsl_grid                        # doctest: +SKIP
-    >>> from cohstats import clearn                                      # doctest: +SKIP
-    >>> res = gkl(clearn, "y ~ x1 + x2", df, loss="logistic", lambda_=wsl_grid(),
-    ...           random_state=1)                                        # doctest: +SKIP
-    >>> res.lambda_min, res.to_frame().head()                            # doctest: +SKIP
+    >>> from cohstats.tuning import gkl
+    >>> from cohstats.models.svm import svm
+    >>> from cohstats.datasets import make_wsl1
+    >>> df = make_wsl1(60, random_state=0)
+    >>> res = gkl(svm, "y ~ x1 + x2", df, kernel="linear", lambda_=0.1, pi=None, D=3,
+    ...           prob_args={"method": "platt"}, random_state=1, verbose=False)
+    >>> bool(res.estimate > res.egkl)             # the covariance penalty is positive here
+    True
+
+    Along a penalty path (``clearn``) every lambda uses the same perturbations::
+
+        res = gkl(clearn, "y ~ x1 + x2", df, loss="logistic", lambda_=wsl_grid(), random_state=1)
+        res.lambda_min, res.to_frame(), res.plot()
     """
     _check_fit_fn(fit_fn)
     _check_n_jobs(n_jobs)
@@ -1161,17 +1183,20 @@ class TuneResult:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         tab = self.table
-        if self._lambda_tuned:
-            for c, g in tab.groupby("_combo", sort=True):
-                lab = _fmt_args({k: g[k].iloc[0] for k in self.param_names}) or self.fit_name
-                x = np.log(g["lambda"].to_numpy())
+        lamcol = "lambda" if self._lambda_tuned else ("lambda_" if "lambda_" in self.param_names else None)
+        if lamcol is not None:
+            others = [k for k in self.param_names if k != "lambda_"]
+            groups = tab.groupby(others, sort=False) if others else [((), tab)]
+            for _, g in groups:
+                lab = _fmt_args({k: g[k].iloc[0] for k in others}) or self.fit_name
+                x = np.log(g[lamcol].to_numpy(dtype=float))
                 if "se" in g and np.isfinite(g["se"]).any():
                     ax.errorbar(x, g["score"], yerr=g["se"], fmt="o-", ms=3, capsize=2, label=lab)
                 else:
                     ax.plot(x, g["score"], "o-", ms=3, label=lab)
             ax.axvline(np.log(self.best_params["lambda_"]), ls=":", color="k")
             ax.set_xlabel("log(lambda)")
-            if self.param_names:
+            if others:
                 ax.legend(fontsize="small")
         else:
             x = np.arange(tab.shape[0])

@@ -228,3 +228,20 @@ def test_save_load_round_trip_and_plot(tmp_path):
     assert ax.get_xlabel() == "C"
     ax2 = lamsvm("y ~ x1 + x2", df, C=1).plot()
     assert ax2.patches  # histogram of the true-class decision values
+
+
+def test_cv_refits_the_C_path_on_folds():
+    """cohstats.cv refits the fitted sequence (lambda_ = the C values) on every fold; the
+    misclassification rate equals that of separate fits on the same folds."""
+    from cohstats.tuning import cv
+    df = _frame(n=90, K=3, seed=9)
+    Cs = [0.1, 1.0, 10.0]
+    folds = np.arange(90) % 3
+    res = cv(lamsvm, "y ~ x1 + x2", df, C=Cs, margin=4, foldid=folds, verbose=False)
+    assert list(res.lambda_) == Cs
+    for k, c in enumerate(Cs):
+        wrong = 0
+        for f in range(3):
+            fit = lamsvm("y ~ x1 + x2", df[folds != f], C=c, margin=4)
+            wrong += int(np.sum(fit.predict(df[folds == f]).to_numpy() != df.y.to_numpy()[folds == f]))
+        assert res.cvm[k] == pytest.approx(wrong / 90, abs=1e-12)

@@ -346,3 +346,39 @@ def test_errors():
         fit.predict(type="prob", method="lum")
     with pytest.raises(ValueError, match="method"):
         fit.predict(type="prob", method="platt")
+
+
+@pytestmark_engine
+def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
+    from sklearn.svm import SVC
+    rng = np.random.default_rng(13)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 1.2, 1.0, -1.0)
+    sigma, lam = 1.5, 0.02
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / sigma**2)
+    hard = lum(X, y, a=1000.0, c=1e4, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-10)
+    svc = SVC(kernel="rbf", gamma=1 / sigma**2, C=1 / (n * lam), tol=1e-10).fit(X, y)
+    f_svm = svc.decision_function(X)
+    rel = np.max(np.abs(hard.predict(type="link").to_numpy() - f_svm)) / np.max(np.abs(f_svm))
+    assert rel < 1e-2
+    # soft kernel LUM: (1/n) sum V(y (b + K beta)) + (lam/2) beta'K beta, by L-BFGS
+    a, c = 5.0, 0.0
+    soft = lum(X, y, a=a, c=c, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-12)
+
+    def obj(th):
+        f = th[0] + K @ th[1:]
+        return np.mean(V(y * f, a, c)) + 0.5 * lam * th[1:] @ K @ th[1:]
+
+    def grad(th):
+        f = th[0] + K @ th[1:]
+        g = dV(y * f, a, c) * y / n
+        return np.r_[g.sum(), K @ g + lam * K @ th[1:]]
+
+    r = minimize(obj, np.zeros(n + 1), jac=grad, method="L-BFGS-B",
+                 options=dict(maxiter=50000, ftol=1e-15, gtol=1e-11))
+    f_ref = r.x[0] + K @ r.x[1:]
+    np.testing.assert_allclose(soft.predict(type="link").to_numpy(), f_ref, atol=1e-4)
+    assert obj(np.r_[soft.intercept, soft.dual_coef]) <= r.fun + 1e-10
+    with pytest.raises(AttributeError, match="dual_coef"):
+        soft.coef

@@ -532,6 +532,8 @@ def test_svm_integration_nonpath_lambda_grid(df):
     t = tune(svm, "y ~ x1 + x2", df, grid={"lambda_": [1.0, 0.01]}, method="cv", measure="cre",
              foldid=foldid, kernel="linear", pi=None, prob_args={"method": "sollich"}, verbose=False)
     assert list(t.to_frame()["lambda_"]) == [1.0, 0.01]
+    xs = [l.get_xdata() for l in t.plot().get_lines() if len(l.get_xdata()) == 2]
+    np.testing.assert_allclose(sorted(xs[0]), np.log([0.01, 1.0]))
     for j, lam in enumerate([1.0, 0.01]):
         r = cv(svm, "y ~ x1 + x2", df, measure="cre", foldid=foldid, kernel="linear", pi=None, lambda_=lam,
                prob_args={"method": "sollich"}, verbose=False)
@@ -558,3 +560,52 @@ def test_selection_follows_sequence_order_for_increasing_paths():
                  foldid=np.arange(3), fit=None, call={}, fit_name="steps")
     assert r.lambda_min == 20.0
     assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
+
+
+def test_tuned_lum_one_liner_matches_tune_lum():
+    """[LZW] tuned LUM as a tune() one-liner (a = 1000, c in {0, 1e4}, lambda by validation error)
+    selects what the LUM module's own loop (tune_lum) selects."""
+    lum_mod = pytest.importorskip("cohstats.models.lum")
+    from cohstats.datasets import make_lum52
+    train, valid = make_lum52(100, random_state=11), make_lum52(100, random_state=12)
+    grid = {"c": [0.0, 1e4], "lambda_": lum_mod.LUM_LAMBDA_GRID}
+    t = tune(lum_mod.lum, "y ~ x1 + x2", train, grid=grid, method="holdout", validation=valid, a=1000,
+             verbose=False)
+    ref = lum_mod.tune_lum("y ~ x1 + x2", train, validation=valid, a=1000)
+    assert t.best_params["c"] == ref.c_selected
+    assert t.best_params["lambda_"] == pytest.approx(ref.s)
+    # the validation errors themselves, recomputed from the selected path fits
+    f = t.best_fit
+    err = M.error_rate(valid["y"].to_numpy(), f.predict(valid).to_numpy())
+    assert t.best_score == pytest.approx(err, abs=1e-12)
+
+
+def test_cv_clearn_path_integration():
+    """cv() on clearn (a glmnet-style path fit): the folds refit the full-data lambda sequence and
+    the curve equals the held-out cross-entropy of fold fits made directly with clearn."""
+    clearn = pytest.importorskip("cohstats.models.clearn").clearn
+    from cohstats.datasets import make_wsl1
+    df = make_wsl1(120, random_state=4)
+    foldid = make_folds(df["y"], 4, random_state=0)
+    r = cv(clearn, "y ~ x1 + x2", df, loss="logistic", alpha=0.0, nlambda=15, measure="cre",
+           foldid=foldid, verbose=False)
+    assert r.lambda_.shape == (15,) and r.lambda_min is not None and r.lambda_1se >= r.lambda_min
+    yy = df["y"].to_numpy()
+    F = []
+    for k in range(4):
+        fk = clearn("y ~ x1 + x2", df[foldid != k], loss="logistic", alpha=0.0, lambda_=r.lambda_)
+        F.append([M.cre(yy[foldid == k], fk.predict(df[foldid == k], type="prob", s=l).iloc[:, 1].to_numpy())
+                  for l in r.lambda_])
+    np.testing.assert_allclose(r.cvm, _glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0],
+                               rtol=1e-9)
+    assert r.best_fit.s == r.lambda_min
+
+
+def test_tune_plot_draws_every_grid_point(df):
+    lam = [1.0, 0.1, 0.01]
+    t = tune(ridge_logit, "y ~ x1 + x2", df.iloc[:60], grid={"lambda_": lam}, method="holdout",
+             validation=df.iloc[60:], measure="brier", verbose=False)
+    ax = t.plot()
+    line = [l for l in ax.get_lines() if len(l.get_xdata()) == 3][0]
+    np.testing.assert_allclose(np.sort(line.get_xdata()), np.sort(np.log(lam)))
+    np.testing.assert_allclose(line.get_ydata(), t.to_frame()["score"])

@@ -244,8 +244,8 @@ class LamSVMFit(Fit):
 
 def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, gamma_k=None,
            sigma=None, degree=3, coef0=1.0, D=None, nu=None, tol=5e-2, eps=1e-6, max_iter=None,
-           time_limit=None, cache_size=200.0, weights=None, subset=None,
-           na_action="omit", warn_calibration=True) -> LamSVMFit:
+           time_limit=None, cache_size=200.0, shrinking=True, weights=None, subset=None,
+           na_action="omit", warn_calibration=True, lambda_=None) -> LamSVMFit:
     """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH], SPEC 6).
 
     Parameters
@@ -284,9 +284,17 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
         Seconds per fit; SMO stops with a :class:`cohstats.ConvergenceWarning` when exceeded.
     cache_size : float, default 200
         Kernel-row cache in megabytes (memory ``O(rows * n)``).
+    shrinking : bool, default True
+        libsvm-style shrinking of points whose multipliers all sit at a bound (exact rebuild
+        before stopping; see :mod:`cohstats.solvers.smo_lambda` for the measured effect).
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
     warn_calibration : bool, default True
         Emit :class:`CalibrationWarning` for margins in the uncalibrated band.
+    lambda_ : 1-D sequence, optional
+        The path protocol's name for the fitted sequence (``fit.lambda_``), used by
+        :func:`cohstats.cv` / :func:`cohstats.tune` to refit a path on every fold: values of
+        ``margin`` when ``margin`` is a sequence, otherwise values of ``C``. It replaces that
+        argument. (It is not the [RH] margin λ, which is ``margin``.)
 
     Returns
     -------
@@ -326,6 +334,11 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
+    if lambda_ is not None:
+        if np.ndim(margin) == 1 and len(margin) > 1:
+            margin = lambda_
+        else:
+            C = lambda_
     margins = _seq("margin", default_margin(K) if margin is None else margin)
     Cs = _seq("C", C, positive=True)
     if len(margins) > 1 and len(Cs) > 1:
@@ -338,6 +351,8 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
                                  or max_iter < 1):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
     time_limit = _real("time_limit", time_limit, positive=True, allow_none=True)
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise TypeError(f"shrinking must be True or False; got {shrinking!r}")
     cache_size = _real("cache_size", cache_size, positive=True)
     w = np.asarray(design.weights, dtype=np.float64)
     if np.any(w < 0) or not np.all(np.isfinite(w)):
@@ -371,7 +386,7 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
         Cb = c * w
         res = solve_lambda_svm(X, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
                                max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
-                               alpha0=alpha)
+                               shrinking=bool(shrinking), alpha0=alpha)
         alpha = res["alpha"]
         if not res["converged"]:
             what = {"time_limit": "time_limit", "max_iter": "max_iter"}.get(res["status"], "tol")

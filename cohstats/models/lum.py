@@ -731,21 +731,6 @@ class LumFit(_fit_base()):
 
 
 # --------------------------------------------------------------------------- tuned LUM
-def _stratified_folds(y, nfolds, random_state):
-    """[D8] stratified K-fold assignment (K reduced to the smallest class size, at least 2)."""
-    rng = np.random.default_rng(random_state)
-    labels, counts = np.unique(y, return_counts=True)
-    K = int(max(2, min(nfolds, counts.min())))
-    fold = np.empty(y.size, dtype=np.int64)
-    start = 0
-    for lab in labels:
-        idx = np.flatnonzero(y == lab)
-        idx = idx[rng.permutation(idx.size)]
-        fold[idx] = (np.arange(idx.size) + start) % K
-        start += idx.size
-    return fold, K
-
-
 def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda_=None,
              validation=None, nfolds: int = 10, random_state=0, refit_on: str = "train",
              _context=None, **kwargs) -> "LumFit":
@@ -776,8 +761,8 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
 
     Notes
     -----
-    This is a local loop over :func:`lum` paths (one path per ``c`` and fold);
-    ``cohstats.tuning.tune`` gives the same selection for general grids.
+    Built on :func:`cohstats.tuning.tune` (``method="holdout"`` with ``validation``, else
+    ``method="cv"``) with the grid ``{"c": cs, "lambda_": lambda_}``; one path fit per ``c``.
 
     Examples
     --------
@@ -804,50 +789,40 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
     if not design.binary:
         raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
                          f"response {design.yname!r} has {design.n_classes} levels")
-    rows = []
+    if refit_on not in ("train", "validation"):
+        raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
+    if refit_on == "validation" and validation is None:
+        raise ValueError("refit_on='validation' needs the validation= sample")
+    from cohstats.tuning import tune
+    # tune(): ties go to the grid value listed first (c ascending: the soft c = 0, [D25]) and,
+    # within it, to the larger lambda [D24]; measure = misclassification error.
+    grid = {"c": cs_, "lambda_": lambdas}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _convergence_warning())
+        if validation is not None:
+            res = tune(lum, design, grid=grid, method="holdout", validation=validation,
+                       measure="class", verbose=False, a=a, **kwargs)
+            how = "validation"
+        else:
+            res = tune(lum, design, grid=grid, method="cv", nfolds=nfolds, measure="class",
+                       random_state=random_state, verbose=False, a=a, **kwargs)
+            how = f"{nfolds}-fold CV"
+    tab = res.to_frame().rename(columns={"score": "error"})
+    rows = tab.to_dict("records")
     best = {}
-    if validation is not None:
-        Xv, yv = _new_xy(design, validation)
-        fits = {}
-        for c in cs_:
-            fit = lum(design, a=a, c=c, lambda_=lambdas, validation=validation,
-                      refit_on=refit_on, **kwargs)
-            err = np.mean((fit._decision_path(Xv) > 0) != (yv[None, :] > 0), axis=1)
-            fits[c] = fit
-            k = int(np.argmin(err))             # first minimum = largest lambda
-            best[c] = (float(err[k]), float(fit.lambda_[k]))
-            rows += [{"c": c, "lambda": lam, "error": e} for lam, e in zip(fit.lambda_, err)]
-        how = "validation"
-    else:
-        if refit_on == "validation":
-            raise ValueError("refit_on='validation' needs the validation= sample")
-        y = np.asarray(design.y)
-        fold, K = _stratified_folds(y, nfolds, random_state)
-        w = np.asarray(design.weights, dtype=np.float64)
-        for c in cs_:
-            errs = np.zeros(lambdas.size)
-            wsum = 0.0
-            for k in range(K):
-                tr, te = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", _convergence_warning())
-                    fk = lum(design.take(tr), a=a, c=c, lambda_=lambdas, **kwargs)
-                F = fk._decision_path(design.X[te])
-                errs += ((F > 0) != (y[te][None, :] > 0)) @ w[te]
-                wsum += w[te].sum()
-            errs /= wsum
-            k = int(np.argmin(errs))
-            best[c] = (float(errs[k]), float(lambdas[k]))
-            rows += [{"c": c, "lambda": lam, "error": e} for lam, e in zip(lambdas, errs)]
-        fits = None
-        how = f"{K}-fold CV"
-    c_sel = min(cs_, key=lambda c: (best[c][0], c))      # ties -> smaller c [D25]
+    for c in cs_:
+        g = tab[tab["c"] == c].sort_values("lambda", ascending=False, kind="stable")
+        k = int(np.argmin(g["error"].to_numpy()))
+        best[c] = (float(g["error"].iloc[k]), float(g["lambda"].iloc[k]))
+    fit = res.best_fit
+    if refit_on == "validation":
+        fit._validation = _new_xy(design, validation)
+        fit.refit_on = "validation"
+        fit._refit_cache = {}
+    c_sel = float(res.best_params["c"])
     err_sel, lam_sel = best[c_sel]
-    if fits is not None:
-        fit = fits[c_sel]
-    else:
-        fit = lum(design, a=a, c=c_sel, lambda_=lambdas, refit_on=refit_on, **kwargs)
-    fit.s = lam_sel
+    if not (fit.c == c_sel and math.isclose(fit.s, lam_sel)):   # pragma: no cover - guard
+        raise RuntimeError("tune() and the tuned-LUM table disagree; please report")
     fit.tuning = pd.DataFrame(rows)
     fit.c_selected = c_sel
     fit.tuning_best = pd.DataFrame(
