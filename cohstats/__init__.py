@@ -28,6 +28,7 @@ _LAZY = {
     "lum_link": "cohstats.losses",
     "clearn": "cohstats.models.clearn",
     "svm": "cohstats.models.svm",
+    "psi_learn": "cohstats.models.svm",
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
     "tune_lum": "cohstats.models.lum",
