@@ -492,16 +492,6 @@ class GBoostFit(Fit):
 
 
 # ============================================================================ CART
-def _strat_folds(y, nfolds, rng):
-    folds = np.empty(len(y), np.int64)
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        idx = idx[rng.permutation(len(idx))]
-        folds[idx] = np.arange(len(idx)) % nfolds
-    # rotate so that classes do not all start in fold 0
-    return folds
-
-
 def _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth):
     codes, thr, nb = _t.make_bins(X[rows], max_bins, w[rows])
     t = _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size,
@@ -571,10 +561,10 @@ def _cart(formula, data, context, *, nfolds=10, rule="min", min_node_size=1, max
     alphas = full["alphas"]
     cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 \
         else alphas.copy()
-    rng = np.random.default_rng(random_state)
-    k = min(nfolds, int(np.bincount(y, minlength=K)[np.bincount(y, minlength=K) > 0].min()))
-    k = max(2, k)
-    folds = _strat_folds(y, k, rng)
+    from cohstats.tuning import make_folds
+
+    folds = make_folds(y, nfolds, random_state=random_state)   # stratified, SPEC D8
+    k = int(folds.max()) + 1
     miss = np.zeros((len(cand), n))
     for f in range(k):
         tr = np.flatnonzero(folds != f)
