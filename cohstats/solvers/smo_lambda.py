@@ -111,9 +111,13 @@ def _dot(X, i, t):
 
 
 @njit(cache=True, nogil=True)
-def _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock):
-    """Return the slot index holding row ``K(x_i, .)`` (computing it on a miss).
+def _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm, perm_id):
+    """Return the slot index holding row ``K(x_i, .)`` (computing it on a miss); ``i`` is an
+    original index.
 
+    Cached rows are kept in *position* order (``row[q] = K(x_i, x_perm[q])``; the cached rows are
+    permuted at every shrink event by :func:`_permute_cache`), so that the solver uses them without
+    a gather; ``perm_id[0] == 1`` says that ``perm`` is still the identity.
     ``clock[0]`` is the LRU clock, ``clock[1]`` counts kernel-row computations (misses).
     """
     clock[0] += 1
@@ -139,8 +143,29 @@ def _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock):
     slot_of[i] = s
     stamp[s] = clock[0]
     clock[1] += 1
-    _fill_row(cache[s], i, code, X, xx, kpar, Kfull)
+    row = cache[s]
+    _fill_row(row, i, code, X, xx, kpar, Kfull)
+    if not perm_id[0]:
+        tmp = row.copy()
+        for q in range(row.shape[0]):
+            row[q] = tmp[perm[q]]
     return s
+
+
+@njit(cache=True, nogil=True)
+def _permute_cache(cache, owner, old_pos, perm):
+    """Reorder every cached row after a shrink event: ``old_pos[t]`` is the position of point
+    ``t`` before the event, ``perm`` the new position -> point map."""
+    N = perm.shape[0]
+    tmp = np.empty(N)
+    for s in range(cache.shape[0]):
+        if owner[s] < 0:
+            continue
+        row = cache[s]
+        for q in range(N):
+            tmp[q] = row[q]
+        for q in range(N):
+            row[q] = tmp[old_pos[perm[q]]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,6 +235,8 @@ def decision_from_alpha(alpha, y, code, X, xx, kpar, Kfull, cache, slot_of, owne
     N, L = alpha.shape
     Ft = np.zeros((L, N))
     c = np.empty(L)
+    ident = np.arange(N)
+    pid = np.ones(1, dtype=np.int64)
     for i in range(N):
         nz = False
         for j in range(L):
@@ -224,7 +251,7 @@ def decision_from_alpha(alpha, y, code, X, xx, kpar, Kfull, cache, slot_of, owne
             c[j] = b
             mb += b
         mb /= L
-        s = _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock)
+        s = _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, ident, pid)
         row = cache[s]
         for j in range(L):
             cj = c[j] - mb
@@ -305,7 +332,7 @@ def _btilde_row(a, yi, L, out):
 
 @njit(cache=True, nogil=True)
 def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n_act,
-             code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock):
+             code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id):
     """Make ``Ft`` exact for the shrunk points (positions ``n_act..N-1``).
 
     A point shrunk at event ``e`` has ``Ft`` exact at that event; since then only the multipliers
@@ -338,12 +365,13 @@ def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n
                     nz = True
             if not nz:
                 continue
-            s = _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock)
+            s = _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
+                         perm_id)
             row = cache[s]
             for q in range(n_act, N):
                 t = perm[q]
                 if ev_of[t] == e:
-                    k = row[t]
+                    k = row[q]
                     for j in range(L):
                         Ft[j, q] += k * d[j]
     for q in range(n_act, N):
@@ -356,7 +384,7 @@ def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n
 @njit(cache=True, nogil=True)
 def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, Kfull,
                      cache, slot_of, owner, stamp, clock, tol, eps, max_steps, inner_max, counter,
-                     perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every):
+                     perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every, perm_id):
     """Run at most ``max_steps`` outer SMO iterations in place.
 
     All point-indexed state is kept in *position* order (``perm[q]`` is the original index of
@@ -374,7 +402,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
     delta = np.zeros(L)
     c = np.zeros(L)
     Fi = np.zeros(L)
-    rowp = np.empty(N)
+    old_pos = np.empty(N, dtype=np.int64)
     inv_L = 1.0 / L
     steps = 0
     max_events = snap.shape[0]
@@ -390,7 +418,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
         if bv < tol:
             if n_act < N:
                 _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, sstate[1], n_act,
-                         code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock)
+                         code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id)
                 sstate[0] = N
                 sstate[1] = 0
                 sstate[2] = counter[0]
@@ -458,10 +486,9 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
         md *= inv_L
         for j in range(L):
             c[j] = delta[j] - md
-        s = _get_row(perm[i], code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock)
-        row = cache[s]
-        for q in range(n_act):
-            rowp[q] = row[perm[q]]
+        s = _get_row(perm[i], code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
+                     perm_id)
+        rowp = cache[s]
         # ---- refresh F and the per-point violations of the active points, vectorised
         for q in range(n_act):
             pv[q] = 0.0
@@ -481,6 +508,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
         if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
             e = sstate[1]
             for q in range(N):
+                old_pos[q] = pos_of[q]
                 for j in range(L):
                     snap[e, perm[q], j] = alpha[q, j]
             q = 0
@@ -490,12 +518,218 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
                     n_act -= 1
                     _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
                     ev_of[perm[n_act]] = e
+                    perm_id[0] = 0
                 else:
                     q += 1
+            _permute_cache(cache, owner, old_pos, perm)
             sstate[0] = n_act
             sstate[1] = e + 1
             sstate[2] = counter[0]
             counter[2] += 1
+    return 0, 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# lazy selection: exact steps and refreshes, violations recomputed every ``k`` visits
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _select_top(pv, n_act, B, tol, idx):
+    """Positions of the (at most ``B``) largest ``pv >= tol`` among ``0..n_act-1``, largest first
+    (ties: smaller position first). Returns their number."""
+    nb = 0
+    for q in range(n_act):
+        v = pv[q]
+        if v < tol:
+            continue
+        if nb == B and not v > pv[idx[nb - 1]]:
+            continue
+        k = nb if nb < B else B - 1
+        while k > 0 and pv[idx[k - 1]] < v:
+            idx[k] = idx[k - 1]
+            k -= 1
+        idx[k] = q
+        if nb < B:
+            nb += 1
+    return nb
+
+
+@njit(cache=True, nogil=True)
+def _axpy(yv, xv, a):
+    """``yv += a xv`` -- a separate function on contiguous slices so that LLVM vectorises it."""
+    for q in range(yv.shape[0]):
+        yv[q] += a * xv[q]
+
+
+@njit(cache=True, nogil=True)
+def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
+    """Apply the pending mean corrections ``F[j, q] -= mc[q]`` and recompute the per-point
+    maximal violations of the active points (stalled points count as 0). Returns the maximum."""
+    L = Ft.shape[0]
+    for q in range(n_act):
+        pv[q] = 0.0
+    for j in range(L):
+        Fj = Ft[j]
+        Sj = S[j]
+        for q in range(n_act):
+            f = Fj[q] - mc[q]
+            Fj[q] = f
+            pv[q] = max(pv[q], _viol_s(f, Sj[q], margin))
+    bv = 0.0
+    for q in range(n_act):
+        mc[q] = 0.0
+        if stall[q] == moves:
+            pv[q] = 0.0
+        if pv[q] > bv:
+            bv = pv[q]
+    return bv
+
+
+@njit(cache=True, nogil=True)
+def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, Kfull,
+                          cache, slot_of, owner, stamp, clock, tol, eps, max_steps, inner_max,
+                          counter, perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every,
+                          k_sel, perm_id, tol_pt):
+    """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
+
+    After each exact recomputation of the per-point violations (``_fold``, one O(N L) pass) the
+    ``k_sel`` most violating points are listed and visited in that order; a visit performs the
+    same exact single-variable steps on the point's multipliers (computed from its current, exact
+    decision values), and updates ``F`` for the changed classes only: ``F_j += d_j K(x_i, .)``
+    plus one pending mean-correction vector ``mc += mean(d) K(x_i, .)`` that ``_fold`` subtracts
+    from every class (``(changed + 1) N`` vectorised operations per visit instead of an ``L N``
+    pass with violation bookkeeping). Stopping is decided only on a fresh ``_fold`` (all
+    violations exact), so the KKT rule is unchanged. ``perm_id[0]`` is 1 while no point has been
+    permuted (then kernel rows are used without gathering). Same state and return value as
+    :func:`smo_lambda_chunk`; ``counter[0]`` counts visits.
+    """
+    N, L = alpha.shape
+    delta = np.zeros(L)
+    Fi = np.zeros(L)
+    old_pos = np.empty(N, dtype=np.int64)
+    mc = np.zeros(N)
+    stall = np.full(N, -1, dtype=np.int64)
+    lst = np.empty(max(k_sel, 1), dtype=np.int64)
+    inv_L = 1.0 / L
+    moves = 0
+    steps = 0
+    nl = 0
+    pos = 0
+    max_events = snap.shape[0]
+    while True:
+        n_act = sstate[0]
+        if pos >= nl:
+            bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
+            if bv < tol:
+                if n_act < N:
+                    _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, sstate[1],
+                             n_act, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
+                             perm_id)
+                    sstate[0] = N
+                    sstate[1] = 0
+                    sstate[2] = counter[0]
+                    counter[3] += 1
+                    moves += 1
+                    continue
+                return 1, bv
+            if steps >= max_steps:
+                return 0, bv
+            # ---- shrinking (libsvm style, per point), right after an exact fold
+            if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
+                e = sstate[1]
+                for q in range(N):
+                    old_pos[q] = pos_of[q]
+                    for j in range(L):
+                        snap[e, perm[q], j] = alpha[q, j]
+                q = 0
+                while q < n_act:
+                    if _shrinkable(Ft, S, q, margin, bv):
+                        n_act -= 1
+                        _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
+                        ev_of[perm[n_act]] = e
+                        perm_id[0] = 0
+                    else:
+                        q += 1
+                _permute_cache(cache, owner, old_pos, perm)
+                sstate[0] = n_act
+                sstate[1] = e + 1
+                sstate[2] = counter[0]
+                counter[2] += 1
+                moves += 1   # stall marks refer to positions: forget them
+            nl = _select_top(pv, n_act, k_sel, tol, lst)
+            pos = 0
+            continue
+        if steps >= max_steps:
+            pos = nl   # fold before returning, so that F is exact
+            continue
+        i = lst[pos]
+        pos += 1
+        Ci = Cb[i]
+        Kii = Kdiag[i]
+        G = Kii * (1.0 - inv_L)
+        yi = y[i]
+        for j in range(L):
+            Fi[j] = Ft[j, i] - mc[i]
+            delta[j] = 0.0
+        vb0 = 0.0
+        for j in range(L):
+            vb0 = max(vb0, _viol_s(Fi[j], S[j, i], margin))
+        if vb0 < tol:
+            continue    # no longer violating (its row moved since the fold)
+        steps += 1
+        counter[0] += 1
+        moved = False
+        for t in range(inner_max):
+            jb = -1
+            vb = 0.0
+            for j in range(L):
+                v = _viol_s(Fi[j], S[j, i], margin)
+                if v > vb:
+                    vb = v
+                    jb = j
+            if jb < 0 or (t > 0 and vb < tol_pt):
+                break
+            j = jb
+            ysgn = 1.0 if yi == j else -1.0
+            V = ysgn * Fi[j] - (margin if yi == j else 1.0)
+            a = alpha[i, j]
+            if G > 1e-12:
+                an = a - V / G
+            else:
+                an = Ci if V < 0.0 else 0.0
+            if an < 0.0:
+                an = 0.0
+            elif an > Ci:
+                an = Ci
+            d = an - a
+            if d == 0.0:
+                break
+            alpha[i, j] = an
+            S[j, i] = _status(an, yi == j, Ci, eps)
+            moved = True
+            db = d * ysgn
+            delta[j] += db
+            counter[1] += 1
+            sh = Kii * db * inv_L
+            for jj in range(L):
+                Fi[jj] -= sh
+            Fi[j] += Kii * db
+        if not moved:
+            stall[i] = moves   # skipped by the folds until something else moves
+            continue
+        moves += 1
+        md = 0.0
+        for j in range(L):
+            md += delta[j]
+        md *= inv_L
+        s = _get_row(perm[i], code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
+                     perm_id)
+        row = cache[s]
+        for j in range(L):
+            if delta[j] != 0.0:
+                _axpy(Ft[j, :n_act], row[:n_act], delta[j])
+        _axpy(mc[:n_act], row[:n_act], md)
     return 0, 0.0
 
 
@@ -545,7 +779,8 @@ def n_cache_rows(n: int, cache_size: float) -> int:
 
 def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol=5e-2, eps=1e-6,
                      max_iter=None, time_limit=None, cache_size=200.0, inner_max=None,
-                     shrinking=True, alpha0=None, chunk=None):
+                     shrinking=True, alpha0=None, chunk=None, block=None,
+                     tol_pt=1.0, shrink_every=None, max_events=None):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
     Parameters
@@ -623,16 +858,23 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(4, dtype=np.int64)
+    counter = np.zeros(5, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = np.arange(N, dtype=np.int64)
     pos_of = np.arange(N, dtype=np.int64)
     ev_of = np.full(N, -1, dtype=np.int64)
-    max_events = 6 if shrinking else 0
+    if max_events is None:
+        max_events = 6
+    max_events = int(max_events) if shrinking else 0
     snap = np.zeros((max_events, N, L))
     sstate = np.array([N, 0, 0], dtype=np.int64)
-    shrink_every = int(max(N, 1000)) // 2
+    if shrink_every is None:
+        shrink_every = int(max(N, 1000)) // 2
+    if block is None:
+        block = 16
+    block = int(max(1, min(block, N)))
+    perm_id = np.ones(1, dtype=np.int64)
     if chunk is None:
         chunk = 2000 if time_limit is not None else max_iter
     status = "max_iter"
@@ -640,10 +882,17 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
         budget = int(min(chunk, max_iter - counter[0]))
         if budget <= 0:
             break
-        st, _ = smo_lambda_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, xx, kpar,
-                                 Kfull, cache, slot_of, owner, stamp, clock, float(tol), eps,
-                                 budget, int(inner_max), counter, perm, pos_of, ev_of, snap,
-                                 sstate, bool(shrinking), shrink_every)
+        if block == 1:
+            st, _ = smo_lambda_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, xx, kpar,
+                                     Kfull, cache, slot_of, owner, stamp, clock, float(tol), eps,
+                                     budget, int(inner_max), counter, perm, pos_of, ev_of, snap,
+                                     sstate, bool(shrinking), shrink_every, perm_id)
+        else:
+            st, _ = smo_lambda_lazy_chunk(
+                alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, xx, kpar, Kfull, cache,
+                slot_of, owner, stamp, clock, float(tol), eps, budget, int(inner_max), counter,
+                perm, pos_of, ev_of, snap, sstate, bool(shrinking), shrink_every, int(block),
+                perm_id, float(tol) * float(tol_pt))
         if st == 1:
             status = "converged"
             break
@@ -652,7 +901,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
             break
     if sstate[0] < N:
         _rebuild(alpha, Ft, S, pv, yp, margin, perm, pos_of, ev_of, snap, sstate[1], sstate[0],
-                 int(code), X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock)
+                 int(code), X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id)
         counter[3] += 1
     # back to the original order
     alpha_o = np.empty_like(alpha)
@@ -666,7 +915,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
     return {
         "alpha": alpha, "F": np.ascontiguousarray(Ft.T), "n_iter": int(counter[0]),
-        "n_steps": int(counter[1]), "converged": status == "converged", "status": status,
+        "n_steps": int(counter[1]), "n_visits": int(counter[4]), "converged": status == "converged", "status": status,
         "max_violation": maxv, "primal": float(primal), "dual": float(dual),
         "kernel_rows": int(clock[1]), "n_cache_rows": n_slots, "n_shrink": int(counter[2]),
         "n_rebuild": int(counter[3]), "time": time.perf_counter() - t0,
