@@ -657,7 +657,9 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
                 sstate[2] = counter[0]
                 counter[2] += 1
                 moves += 1   # stall marks refer to positions: forget them
-            nl = _select_top(pv, n_act, k_sel, tol, lst)
+            # list length: k_sel, but at most one point in 256 active ones (stale selection
+            # costs visits on small problems, where the O(N L) pass is cheap anyway)
+            nl = _select_top(pv, n_act, max(1, min(k_sel, n_act // 256)), tol, lst)
             pos = 0
             continue
         if steps >= max_steps:
@@ -726,6 +728,7 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
         s = _get_row(perm[i], code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
                      perm_id)
         row = cache[s]
+        counter[4] += n_act
         for j in range(L):
             if delta[j] != 0.0:
                 _axpy(Ft[j, :n_act], row[:n_act], delta[j])
@@ -915,7 +918,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
     return {
         "alpha": alpha, "F": np.ascontiguousarray(Ft.T), "n_iter": int(counter[0]),
-        "n_steps": int(counter[1]), "n_visits": int(counter[4]), "converged": status == "converged", "status": status,
+        "n_steps": int(counter[1]), "refresh_work": int(counter[4]), "converged": status == "converged", "status": status,
         "max_violation": maxv, "primal": float(primal), "dual": float(dual),
         "kernel_rows": int(clock[1]), "n_cache_rows": n_slots, "n_shrink": int(counter[2]),
         "n_rebuild": int(counter[3]), "time": time.perf_counter() - t0,
