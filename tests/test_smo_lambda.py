@@ -214,3 +214,23 @@ def test_shrinking_rebuild_is_exact(margin, C):
     assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
     assert b["dual"] == pytest.approx(a["dual"], rel=1e-8)
     assert np.allclose(b["F"], a["F"], atol=1e-3)
+
+
+@pytest.mark.parametrize("n_select", [4, 16])
+def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
+    """The lazy selection (violations recomputed every few visits, pending mean corrections)
+    converges to the optimum of the exact maximal-violation SMO, with exact decision values."""
+    L, N = 3, 1100   # N // 256 >= 4, so the lazy list really has several points
+    X, y = _data(N, L, seed=21, p=3)
+    k = make_kernel("rbf", X, gamma=0.3)
+    K = k(X)
+    Cb = np.full(N, 5.0)
+    kw = dict(tol=1e-6, eps=1e-9)
+    a = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=1, **kw)
+    b = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=n_select, **kw)
+    assert a["converged"] and b["converged"]
+    assert b["max_violation"] < 1e-6
+    F, _ = _F_from_alpha(K, y, L, b["alpha"])
+    assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b["dual"] == pytest.approx(a["dual"], rel=1e-9)
+    assert np.allclose(b["F"], a["F"], atol=1e-3)
