@@ -66,7 +66,31 @@ the gain of the clipped Newton step did not reduce visits (76.5k vs 76.6k at C=1
 kernel, so the gain differs from the violation only through clipping. More shrink events
 (every 1000 visits, up to 20, each after the maximal violation halved) still left 6 600-7 400 of
 the 7 494 points active on average (most points keep a multiplier near its KKT boundary) and
-changed CPU time by less than 10 %.
+changed CPU time by less than 10 %. Fusing the changed-class updates and the mean correction
+into one pass over the kernel row (two or three outputs per pass) made no measurable difference
+(1.49-1.57 s against 1.51-1.56 s CPU, two runs each).
+
+``benchmarks/bench_lamsvm.py`` (``lamsvm`` fit times, one run each, same load, libsvm OvO
+0.102 s before and 0.098 s after; test errors unchanged up to 0.1 %):
+
+====================  ====================  ====================
+setting               before (greedy)       after (lazy, k=16)
+====================  ====================  ====================
+C=1,  margin 1        3.20 s  (31.3x)       2.40 s  (24.6x)
+C=1,  margin 9        2.38 s  (23.3x)       1.57 s  (16.1x)
+C=1,  margin 18       1.02 s  (10.0x)       0.77 s  (7.9x)
+C=1,  margin 100      1.30 s  (12.7x)       0.98 s  (10.0x)
+C=1,  margin 10000    1.47 s  (14.4x)       1.03 s  (10.6x)
+C=10, margin 18       2.16 s  (21.1x)       1.29 s  (13.3x)
+C=10, margin 100      0.89 s  (8.7x)        0.79 s  (8.1x)
+linear, C=1, m 18     11.8 s  (22.2x)       7.87 s  (12.7x vs LinearSVC)
+====================  ====================  ====================
+
+The issue's target (within 5x of libsvm OvO at equal accuracy, i.e. about 0.5 s at C=10,
+margin 18) is not reached. What is left per visit (about 17 us) is mostly streaming one cached
+kernel row of ``N`` float64 from memory (the SV rows, 2 700 x 60 kB, do not fit the L3 cache)
+plus the ``(changed + 1)`` vector updates; the remaining lever is the number of visits (about 10
+per support vector), which none of the variants above reduced.
 
 Shrinking (libsvm style, per point; on by default): every ``max(N, 1000) // 2`` iterations
 (at most 6 events between rebuilds) the points whose multipliers all sit at a bound with KKT
