@@ -81,39 +81,40 @@ changed CPU time by less than 10 %. Fusing the changed-class updates and the mea
 into one pass over the kernel row (two or three outputs per pass) made no measurable difference
 (1.49-1.57 s against 1.51-1.56 s CPU, two runs each).
 
-``benchmarks/bench_lamsvm.py`` (``lamsvm`` fit times, one run each, same load, libsvm OvO
-0.102 s before and 0.098 s after; test errors unchanged up to 0.1 %):
+``benchmarks/bench_lamsvm.py`` (``lamsvm`` fit times; the two runs back to back on the same
+machine, each ratio against libsvm OvO / LinearSVC measured in the same run: libsvm 0.132 s
+before, 0.113 s after; LinearSVC 0.696 s / 0.521 s; test errors equal up to 0.1 %):
 
 ====================  ====================  ====================
-setting               before (greedy)       after (lazy, k=16)
+setting               before (greedy)       after (lazy, rho)
 ====================  ====================  ====================
-C=1,  margin 1        3.20 s  (31.3x)       2.40 s  (24.6x)
-C=1,  margin 9        2.38 s  (23.3x)       1.57 s  (16.1x)
-C=1,  margin 18       1.02 s  (10.0x)       0.77 s  (7.9x)
-C=1,  margin 100      1.30 s  (12.7x)       0.98 s  (10.0x)
-C=1,  margin 10000    1.47 s  (14.4x)       1.03 s  (10.6x)
-C=10, margin 18       2.16 s  (21.1x)       1.29 s  (13.3x)
-C=10, margin 100      0.89 s  (8.7x)        0.79 s  (8.1x)
-linear, C=1, m 18     11.8 s  (22.2x)       7.87 s  (12.7x vs LinearSVC)
+C=1,  margin 1        3.51 s  (26.5x)       2.24 s  (19.9x)
+C=1,  margin 9        2.27 s  (17.1x)       1.59 s  (14.1x)
+C=1,  margin 18       1.15 s  (8.7x)        0.82 s  (7.3x)
+C=1,  margin 100      1.08 s  (8.1x)        0.97 s  (8.6x)
+C=1,  margin 10000    1.33 s  (10.0x)       1.31 s  (11.6x)
+C=10, margin 18       2.32 s  (17.5x)       1.06 s  (9.4x)
+C=10, margin 100      0.81 s  (6.1x)        0.65 s  (5.8x)
+linear, C=1, m 18     12.6 s  (18.1x)       2.11 s  (4.0x)
 ====================  ====================  ====================
 
-The linear row above is the lazy kernel loop; the explicit weight-vector path for the linear
-kernel (:func:`smo_lambda_linear_chunk`, default since) measured 2.76 s (3.5x LinearSVC's
-0.79 s) in a later run in which the greedy code took 17.4 s (19.5x, LinearSVC 0.89 s) and the
-RBF fits at C=10, margin 18 took 1.68 s (after, 10.9x libsvm's 0.155 s) against 3.70 s (before,
-17.7x libsvm's 0.209 s); lists of N/32, N/8, N/2 points per exact pass: 3.8, 2.2, 2.7 s CPU.
+(An earlier pair, with the fixed list of 16 and the linear kernel still on the kernel loop,
+gave 2.16 s -> 1.29 s at C=10, margin 18 and 11.8 s -> 7.87 s for the linear fit.) The linear
+fit uses the explicit weight-vector path (:func:`smo_lambda_linear_chunk`; lists of N/32, N/8,
+N/2 points per exact pass: 3.8, 2.2, 2.7 s CPU).
 
 The issue's target (within 5x of libsvm OvO at equal accuracy, i.e. about 0.5 s at C=10,
-margin 18) is not reached. What is left per visit (about 17 us) is mostly streaming one cached
-kernel row of ``N`` float64 from memory (the SV rows, 2 700 x 60 kB, do not fit the L3 cache)
-plus the ``(changed + 1)`` vector updates; the remaining lever is the number of visits (about 10
-per support vector), which none of the variants above reduced.
+margin 18) is not reached (9.4x). What is left per visit (about 17 us) is mostly streaming one
+cached kernel row of ``N`` float64 from memory (the SV rows, 2 700 x 60 kB, do not fit the L3
+cache) plus the ``(changed + 1)`` vector updates; the remaining lever is the number of visits
+(about 20 per support vector; the exact greedy order needs 47k), which none of the variants
+above brought below the greedy count.
 
 Shrinking (libsvm style, per point; on by default): every ``max(N, 1000) // 2`` iterations
 (at most 6 events between rebuilds) the points whose multipliers all sit at a bound with KKT
 slack larger than the current maximal violation are moved behind the active points (all
-point-indexed arrays are permuted; the kernel cache keeps the original order and rows are
-gathered), so the O(N L) refresh only runs over active points. When the active problem has
+point-indexed arrays are permuted, and so are the cached kernel rows), so the O(N L) refresh
+only runs over active points. When the active problem has
 converged, the decision values of the shrunk points are rebuilt exactly from the multipliers
 snapshotted at their shrink event (only the kernel rows of points that moved since are needed),
 every point becomes active again and the full problem is checked (a shrunk point that becomes
@@ -121,7 +122,8 @@ violated meanwhile is caught there; in the runs below the iteration counts and d
 with and without shrinking were identical). Measured on Pendigits
 (N = 7494, L = 10, RBF ``gamma = 1/16``, ``T_kkt = 0.05``; C in {1, 10}, margins 18 and 100;
 three runs on a loaded 2-core machine): 0.64-1.26x the time without shrinking, about 0.85x on
-average -- a modest gain, because most points stay SVs at moderate C.
+average -- a modest gain, because most points stay SVs at moderate C. (With the lazy loop the
+refreshed length averaged 6 600-7 450 of the 7 494 points.)
 
 Everything is float64 and deterministic. The numba kernels only take arrays and scalars;
 :func:`solve_lambda_svm` is the thin numpy driver (time limit, chunking).
