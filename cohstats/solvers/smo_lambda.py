@@ -86,29 +86,31 @@ into one pass over the kernel row (two or three outputs per pass) made no measur
 (1.49-1.57 s against 1.51-1.56 s CPU, two runs each).
 
 ``benchmarks/bench_lamsvm.py`` (``lamsvm`` fit times; the two runs back to back on the same
-machine, each ratio against libsvm OvO / LinearSVC measured in the same run: libsvm 0.132 s
-before, 0.113 s after; LinearSVC 0.696 s / 0.521 s; test errors equal up to 0.1 %):
+machine, each ratio against libsvm OvO / LinearSVC measured in the same run: libsvm 0.098 s
+before, 0.105 s after; LinearSVC 0.611 s / 0.588 s; test errors equal up to 0.15 % -- the
+solvers stop at different points within ``T_kkt``):
 
-====================  ====================  ====================
-setting               before (greedy)       after (lazy, rho)
-====================  ====================  ====================
-C=1,  margin 1        3.51 s  (26.5x)       2.24 s  (19.9x)
-C=1,  margin 9        2.27 s  (17.1x)       1.59 s  (14.1x)
-C=1,  margin 18       1.15 s  (8.7x)        0.82 s  (7.3x)
-C=1,  margin 100      1.08 s  (8.1x)        0.97 s  (8.6x)
-C=1,  margin 10000    1.33 s  (10.0x)       1.31 s  (11.6x)
-C=10, margin 18       2.32 s  (17.5x)       1.06 s  (9.4x)
-C=10, margin 100      0.81 s  (6.1x)        0.65 s  (5.8x)
-linear, C=1, m 18     12.6 s  (18.1x)       2.11 s  (4.0x)
-====================  ====================  ====================
+====================  ====================  ==========================
+setting               before (greedy)       after (lazy, rho, inner 2)
+====================  ====================  ==========================
+C=1,  margin 1        3.30 s  (33.8x)       1.84 s  (17.6x)
+C=1,  margin 9        2.25 s  (23.0x)       1.02 s  (9.7x)
+C=1,  margin 18       0.96 s  (9.8x)        0.68 s  (6.5x)
+C=1,  margin 100      1.17 s  (12.0x)       0.82 s  (7.8x)
+C=1,  margin 10000    1.49 s  (15.2x)       1.04 s  (10.0x)
+C=10, margin 18       2.29 s  (23.4x)       0.95 s  (9.0x)
+C=10, margin 100      0.87 s  (8.9x)        0.77 s  (7.4x)
+linear, C=1, m 18     11.4 s  (18.7x)       2.14 s  (3.6x)
+====================  ====================  ==========================
 
-(An earlier pair, with the fixed list of 16 and the linear kernel still on the kernel loop,
-gave 2.16 s -> 1.29 s at C=10, margin 18 and 11.8 s -> 7.87 s for the linear fit.) The linear
+(Earlier pairs, with the fixed list of 16 and the linear kernel still on the kernel loop,
+gave 2.16 s -> 1.29 s at C=10, margin 18 and 11.8 s -> 7.87 s for the linear fit; with
+rho = 0.5 and ``inner_max = 2 L``: 2.32 s -> 1.06 s, linear 12.6 s -> 2.11 s.) The linear
 fit uses the explicit weight-vector path (:func:`smo_lambda_linear_chunk`; lists of N/32, N/8,
 N/2 points per exact pass: 3.8, 2.2, 2.7 s CPU).
 
 The issue's target (within 5x of libsvm OvO at equal accuracy, i.e. about 0.5 s at C=10,
-margin 18) is not reached (9.4x). What is left per visit (about 17 us) is mostly streaming one
+margin 18) is not reached (9.0x). What is left per visit (about 17 us) is mostly streaming one
 cached kernel row of ``N`` float64 from memory (the SV rows, 2 700 x 60 kB, do not fit the L3
 cache) plus the ``(changed + 1)`` vector updates; the remaining lever is the number of visits
 (about 20 per support vector; the exact greedy order needs 47k), which none of the variants
