@@ -452,6 +452,9 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     wcol = weights if isinstance(weights, str) else None
     if wcol is not None and wcol not in data.columns:
         raise ValueError(f"weights column {wcol!r} is not a column of data")
+    fast = _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action)
+    if fast is not None:
+        return fast
     if _DOT.search(rhs):
         others = [c for c in data.columns if c != yname and c != wcol]
         if not others:
@@ -558,6 +561,29 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
                   formula=formula, intercept=intercept, n_dropped=n_dropped,
                   dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
                   variables=variables, categorical_levels=cat_levels, weights_given=weights is not None)
+
+
+def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):
+    """``y ~ .`` (or ``y ~ . - 1``) on all-numeric predictors: the design is the columns
+    themselves, so skip formulaic's per-column machinery (seconds for thousands of genes)."""
+    compact = rhs.replace(" ", "")
+    if compact not in (".", ".-1", ".+0", "0+.", "-1+."):
+        return None
+    others = [c for c in data.columns if c != yname and c != wcol]
+    if not others or not all(isinstance(c, str) for c in others):
+        return None
+    cols = data[others]
+    if not all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in cols.dtypes):
+        return None
+    if isinstance(subset, str):
+        subset = _subset_positions(subset, len(data), data.reset_index(drop=True))
+    w = data[wcol].to_numpy() if wcol is not None else weights
+    d = _design_from_arrays(cols, data[yname], subset, w, na_action)
+    d.formula = formula
+    d.yname = yname
+    d.intercept = compact in (".",)
+    d.variables = tuple(others)
+    return d
 
 
 def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:

@@ -46,12 +46,13 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
     _fit_function: tuple[str, str] = ("", "")   # (module, function)
     _prob_params: tuple[str, ...] = ()           # constructor params passed to predict(type="prob")
     _binary_only = False
+    _param_map: dict = {}                        # constructor name -> fit-function name
 
     def _fit_kwargs(self) -> dict:
         params = self.get_params(deep=False)
         for name in self._prob_params:
             params.pop(name, None)
-        return params
+        return {self._param_map.get(k, k): v for k, v in params.items()}
 
     def _prob_kwargs(self) -> dict:
         return {k: v for k, v in ((n, getattr(self, n)) for n in self._prob_params) if v is not None}
@@ -169,3 +170,33 @@ class GentleBoostCClassifier(_CohstatsClassifier):
         self.min_node_size = min_node_size
         self.max_bins = max_bins
         self.random_state = random_state
+
+
+class CLearnClassifier(_CohstatsClassifier):
+    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lam`` (the ``lambda_`` of
+    :func:`cohstats.clearn`; scikit-learn reserves trailing underscores for fitted attributes).
+
+    Binary fits use the coherence C-loss (or ``loss="logistic"``/``"hhinge"`` for RLRM/HHSVM);
+    K > 2 classes use the multicategory coherence loss. Probabilities come from the coherence
+    inverse link. Tune ``lam`` with ``GridSearchCV`` (or use :func:`cohstats.cv`, which
+    reuses one path for all folds).
+    """
+
+    _fit_function = ("cohstats.models.clearn", "clearn")
+    _param_map = {"lam": "lambda_"}
+
+    def __init__(self, loss="C", rho=1.0, u=1.0, alpha=1.0, lam=1e-3, kernel=None, sigma=None,
+                 degree=3, coef0=1.0, delta=2.0, standardize=True, tol=1e-7, max_iter=10000):
+        self.loss = loss
+        self.rho = rho
+        self.u = u
+        self.alpha = alpha
+        self.lam = lam
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.coef0 = coef0
+        self.delta = delta
+        self.standardize = standardize
+        self.tol = tol
+        self.max_iter = max_iter

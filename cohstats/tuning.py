@@ -647,12 +647,19 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str = "c
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from cohstats.tuning import cv
-    >>> from cohstats import clearn                                    # doctest: +SKIP
-    >>> res = cv(clearn, "y ~ x1 + x2", df, measure="cre", random_state=1)  # doctest: +SKIP
-    >>> res.lambda_min, res.lambda_1se                                 # doctest: +SKIP
-    >>> res.plot()                                                     # doctest: +SKIP
+    >>> from cohstats.models.svm import svm
+    >>> from cohstats.datasets import make_wsl2
+    >>> df = make_wsl2(60, random_state=0)
+    >>> res = cv(svm, "y ~ x1 + x2", df, kernel="linear", lambda_=0.1, nfolds=5, random_state=1,
+    ...          verbose=False)
+    >>> res.nfolds, round(res.score, 3)          # misclassification error, one score
+    (5, 0.083)
+
+    For a path fit (``clearn``, ``lum``) the result holds the whole curve::
+
+        res = cv(clearn, "y ~ x1 + x2", df, measure="cre", random_state=1)
+        res.lambda_min, res.lambda_1se, res.plot(), res.summary()
     """
     _check_fit_fn(fit_fn)
     _check_n_jobs(n_jobs)
@@ -1067,11 +1074,19 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
 
     Examples
     --------
-    >>> from cohstats.tuning import gkl, wsl_grid                        # doctest: +SKIP
-    >>> from cohstats import clearn                                      # doctest: +SKIP
-    >>> res = gkl(clearn, "y ~ x1 + x2", df, loss="logistic", lambda_=wsl_grid(),
-    ...           random_state=1)                                        # doctest: +SKIP
-    >>> res.lambda_min, res.to_frame().head()                            # doctest: +SKIP
+    >>> from cohstats.tuning import gkl
+    >>> from cohstats.models.svm import svm
+    >>> from cohstats.datasets import make_wsl1
+    >>> df = make_wsl1(60, random_state=0)
+    >>> res = gkl(svm, "y ~ x1 + x2", df, kernel="linear", lambda_=0.1, pi=None, D=3,
+    ...           prob_args={"method": "platt"}, random_state=1, verbose=False)
+    >>> bool(res.estimate > res.egkl)             # the covariance penalty is positive here
+    True
+
+    Along a penalty path (``clearn``) every lambda uses the same perturbations::
+
+        res = gkl(clearn, "y ~ x1 + x2", df, loss="logistic", lambda_=wsl_grid(), random_state=1)
+        res.lambda_min, res.to_frame(), res.plot()
     """
     _check_fit_fn(fit_fn)
     _check_n_jobs(n_jobs)

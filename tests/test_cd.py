@@ -181,6 +181,24 @@ def test_lambda_max_gives_exact_zero():
         assert abs(d.mean()) < 1e-8
 
 
+def test_lum_infinite_c_reaches_the_svm_objective():
+    from sklearn.svm import SVC
+
+    X, y = _data(60, 3, seed=3, noise=1.5)
+    n, lam = X.shape[0], 0.05
+    svc = SVC(kernel="linear", C=1.0 / (n * lam), tol=1e-10).fit(X, y)
+
+    def hinge_obj(b, beta):
+        return np.mean(np.maximum(1 - y * (b + X @ beta), 0)) + lam / 2 * beta @ beta
+
+    ref = hinge_obj(svc.intercept_[0], svc.coef_.ravel())
+    b0, B, info = cd_path(X, y, None, LOSS_LUM, 1.0, math.inf, [lam], 0.0, standardize=False,
+                          tol=1e-12, max_iter=100000)
+    # c = inf is the hinge itself; the continuation in c keeps coordinate descent from stalling
+    assert hinge_obj(b0[0], B[0]) <= ref * (1 + 1e-5)
+    assert hinge_obj(b0[0], B[0]) >= ref * (1 - 1e-9)
+
+
 def test_lum_large_c_matches_linear_svm():
     from sklearn.svm import SVC
 
@@ -253,3 +271,16 @@ def test_convergence_warning_names_max_iter():
     X, y = _data(60, 5, seed=14)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         cd_path(X, y, None, LOSS_LOGIT, 0, 0, [1e-4], 0.5, tol=1e-15, max_iter=2)
+
+
+def test_no_intercept_matches_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _data(80, 4, seed=15)
+    n, lam = X.shape[0], 0.02
+    b0, B, _ = cd_path(X, y, None, LOSS_LOGIT, 0, 0, [lam], 0.0, standardize=False, tol=TIGHT,
+                       intercept=False)
+    clf = LogisticRegression(C=1 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
+    clf.fit(X, y)
+    assert b0[0] == 0.0
+    np.testing.assert_allclose(B[0], clf.coef_.ravel(), rtol=1e-5)

@@ -201,3 +201,18 @@ def test_type_errors(df):
         build_design("y ~ x1", df, na_action="drop")
     with pytest.raises(ValueError, match="at most 2 classes"):
         build_design("g ~ x1", df, max_classes=2)
+
+
+def test_dot_on_numeric_columns_equals_explicit_formula(df):
+    num = df[["y", "x1", "x2"]].copy()
+    num.loc[4, "x2"] = np.nan
+    fast = build_design("y ~ .", num)
+    slow = build_design("y ~ x1 + x2", num)
+    np.testing.assert_array_equal(fast.X, slow.X)
+    np.testing.assert_array_equal(fast.y, slow.y)
+    assert fast.xnames == slow.xnames and fast.n_dropped == slow.n_dropped == 1
+    assert list(fast.row_labels) == list(slow.row_labels)
+    np.testing.assert_array_equal(fast.new_X(num.iloc[:3][["x2", "x1"]]), slow.new_X(num.iloc[:3]))
+    assert not build_design("y ~ . - 1", num).intercept
+    with pytest.raises(ValueError, match="lacks column"):
+        fast.new_X(num[["x1"]])

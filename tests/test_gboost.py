@@ -48,23 +48,40 @@ def toy(n=300, seed=0, m=3, noise=0.0):
 
 
 # ----------------------------------------------------------------------------- loss pieces
-def test_coherence_helpers_match_direct_formulas():
+def test_loss_kernels_used_by_the_engine_match_direct_formulas():
+    """The engine takes C, beta and eq (8) from cohstats.losses.multiclass: check them here
+    against the literal formulas, and the engine's fused weights against mc_coh_beta."""
+    from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss, mc_coh_prob
     rng = np.random.default_rng(0)
     for m in (2, 3, 5):
         for T in (0.3, 1.0, 2.0):
             g = rng.normal(size=m)
             g -= g.mean()
             out = np.empty(m)
-            B.coh_prob(g, T, out)
+            mc_coh_prob(g, T, out)
             np.testing.assert_allclose(out, prob_ref(g, T), rtol=1e-12)
+            G = np.tile(g, (m, 1))
+            y = np.arange(m)
+            Z, W = np.empty((m, m)), np.empty((m, m))
+            B.working_response(B.LOSS_COH, G, y, np.ones(m), T, False, True, np.inf, 0.0, Z, W)
             for c in range(m):
-                assert B.coh_loss(g, c, T) == pytest.approx(C_ref(g, c, T), rel=1e-12)
-                # eq (5) weights = gradient of C plus the indicator
-                B.coh_beta(g, c, T, out)
+                assert B.row_loss(B.LOSS_COH, g, c, T) == pytest.approx(C_ref(g, c, T),
+                                                                       rel=1e-12)
+                beta = mc_coh_beta(g, c, T, np.empty(m))
+                np.testing.assert_allclose(W[c], beta * (1 - beta), rtol=1e-12)
                 h = 1e-6
                 grad = [(C_ref(g + h * np.eye(m)[j], c, T) - C_ref(g - h * np.eye(m)[j], c, T))
                         / (2 * h) for j in range(m)]
-                np.testing.assert_allclose(out - np.eye(m)[c], grad, atol=1e-8)
+                np.testing.assert_allclose(beta - np.eye(m)[c], grad, atol=1e-8)
+
+
+def test_training_loss_is_accurate_when_tiny():
+    g = np.array([40.0, -20.0, -20.0])
+    Z, W = np.empty((1, 3)), np.empty((1, 3))
+    ls = B.working_response(B.LOSS_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True,
+                            4.0, 1e-10, Z, W)
+    ref = 2 * np.exp(1 - 60.0)                 # T log(1 + x) ~ x for tiny x
+    assert ls == pytest.approx(ref, rel=1e-12)
 
 
 def _fd_newton(g, c, T, j, h=1e-4):
@@ -111,7 +128,7 @@ def test_first_round_is_centred_weighted_stumps():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(200, seed=3, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost_c(d, H=1, nodes=2, max_bins=1000)
+    fit = gboost_c(d, H=1, nodes=2, max_bins=255)  # n <= 255: exact
     m = 3
     beta = 1 / m                                   # paper: uniform weights in round 1
     I = np.eye(m)[d.y_int]
@@ -122,7 +139,7 @@ def test_first_round_is_centred_weighted_stumps():
     g_ref = (m - 1) / m * (R - R.mean(1, keepdims=True))
     np.testing.assert_allclose(fit.predict(type="link").to_numpy(), g_ref, atol=1e-12)
     # second round: responses from eq (5) at the current g (checked through the loss value)
-    fit2 = gboost_c(d, H=2, nodes=2, max_bins=1000)
+    fit2 = gboost_c(d, H=2, nodes=2, max_bins=255)  # n <= 255: exact
     beta2 = np.array([[np.exp((1 + g[j] - g[c]) / 1.0) for j in range(m)] for g, c in
                       zip(g_ref, d.y_int)])
     beta2[np.arange(len(z)), d.y_int] = 1.0
@@ -207,20 +224,22 @@ def test_determinism_weights_and_design_input():
     d = build_design("y ~ a + b + c + d", df)
     c = gboost_c(d, H=8)
     np.testing.assert_array_equal(a.predict(type="link"), c.predict(type="link"))
-    # integer weights = duplicated rows
-    w = np.random.default_rng(0).integers(1, 4, len(df))
-    fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w)
-    fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True), H=8)
-    np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
-                               atol=1e-9)
-    assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
+    # integer weights (zeros included) = replicated rows, also with quantile bins
+    w = np.random.default_rng(0).integers(0, 3, len(df))
+    for mb in (255, 16):
+        fw = gboost_c("y ~ a + b + c + d", df, H=8, weights=w, max_bins=mb)
+        fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True),
+                      H=8, max_bins=mb)
+        np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
+                                   atol=1e-9)
+        assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
 
 
 def test_adaboost_mh_leaf_values():
     from sklearn.tree import DecisionTreeRegressor
     df = toy(120, seed=10, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=1000)
+    fit = gboost(d, loss="adaboost_mh", H=1, nodes=4, max_bins=255)  # n <= 255: exact
     n, m = d.nobs, 3
     Y = 2 * np.eye(m)[d.y_int] - 1
     D = np.full((n, m), 1 / (n * m))
@@ -341,3 +360,35 @@ def test_plot_summary_render_and_save_load(tmp_path):
     ax = c.plot()
     assert len(ax.get_lines()) >= 1
     assert "pruning sequence" in c.summary().to_markdown()
+
+
+def test_no_linear_coefficients_message():
+    fit = gboost_c("y ~ a + b", toy(60, seed=1), H=2)
+    with pytest.raises(AttributeError, match="no linear coefficients"):
+        fit.coef
+
+
+def test_max_depth_limits_tree_depth():
+    fit = gboost_c("y ~ a + b + c + d", toy(200, seed=16, noise=1.0), H=4, max_depth=2)
+    t = fit._trees
+    for h in range(4):
+        for j in range(3):
+            left, right = t["left"][h, j], t["right"][h, j]
+            depth = {0: 0}
+            for v in range(t["n_nodes"][h, j]):
+                if left[v] >= 0:
+                    depth[left[v]] = depth[right[v]] = depth[v] + 1
+            assert max(depth.values()) <= 2
+    assert fit.tree_sizes().max() == 4
+    with pytest.raises(ValueError, match="max_depth"):
+        gboost_c("y ~ a", toy(60), max_depth=0)
+
+
+def test_row_order_invariance():
+    df = toy(200, seed=17, noise=1.0)
+    df[["a", "b"]] = df[["a", "b"]].round(1)          # many tied values and near-tied gains
+    perm = np.random.default_rng(0).permutation(len(df))
+    a = gboost_c("y ~ a + b + c + d", df, H=15)
+    b = gboost_c("y ~ a + b + c + d", df.iloc[perm], H=15)
+    np.testing.assert_allclose(a.predict(df, type="prob").to_numpy(),
+                               b.predict(df, type="prob").to_numpy(), atol=1e-9)

@@ -128,10 +128,10 @@ def test_calibration_warning_and_summary():
     assert "uncalibrated band" in str(s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)
-        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 100
+        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 2 (K - 1) = 6
         ok3 = lamsvm("y ~ x1 + x2", _frame(n=60, K=3), C=1, margin=1)  # ISVM calibrated for K=3
     assert ok.summary().info["Calibrated"] is True and ok3.summary().info["Calibrated"] is True
-    assert ok.summary().info["margin"] == default_margin(4) == 100.0
+    assert ok.summary().info["margin"] == default_margin(4) == 6.0
     tab = ok.summary().tables["Support vectors per class"]
     yk = ok.design.y_int
     sv = (ok.alpha_ > 0).any(axis=1)
@@ -207,3 +207,41 @@ def test_pendigits_subset_accuracy_close_to_libsvm():
     ref = float((SVC(C=100, gamma=1 / 16).fit(Xtr, tr["y"]).predict(Xte) != te["y"].to_numpy()).mean())
     assert err < ref + 0.015, (err, ref)
     assert err < 0.06
+
+
+def test_time_limit_warning_names_time_limit():
+    df = _frame(n=150, K=4, seed=6)
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        fit = lamsvm("y ~ x1 + x2", df, C=1e5, margin=3, tol=1e-12, time_limit=1e-9)
+    assert fit.steps["status"].iloc[-1] == "time_limit"
+
+
+def test_save_load_round_trip_and_plot(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    df = _frame(n=60, K=3, seed=2)
+    fit = lamsvm("y ~ x1 + x2", df, C=[1, 10], margin=4)
+    fit.save(tmp_path / "f.pkl")
+    back = type(fit).load(tmp_path / "f.pkl")
+    assert np.array_equal(back.predict(df, type="link").to_numpy(), fit.predict(df, type="link").to_numpy())
+    ax = fit.plot()
+    assert ax.get_xlabel() == "C"
+    ax2 = lamsvm("y ~ x1 + x2", df, C=1).plot()
+    assert ax2.patches  # histogram of the true-class decision values
+
+
+def test_cv_refits_the_C_path_on_folds():
+    """cohstats.cv refits the fitted sequence (lambda_ = the C values) on every fold; the
+    misclassification rate equals that of separate fits on the same folds."""
+    from cohstats.tuning import cv
+    df = _frame(n=90, K=3, seed=9)
+    Cs = [0.1, 1.0, 10.0]
+    folds = np.arange(90) % 3
+    res = cv(lamsvm, "y ~ x1 + x2", df, C=Cs, margin=4, foldid=folds, verbose=False)
+    assert list(res.lambda_) == Cs
+    for k, c in enumerate(Cs):
+        wrong = 0
+        for f in range(3):
+            fit = lamsvm("y ~ x1 + x2", df[folds != f], C=c, margin=4)
+            wrong += int(np.sum(fit.predict(df[folds == f]).to_numpy() != df.y.to_numpy()[folds == f]))
+        assert res.cvm[k] == pytest.approx(wrong / 90, abs=1e-12)

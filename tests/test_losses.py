@@ -670,3 +670,13 @@ def test_warmup_compiles_the_kernels():
     L.warmup()
     assert binary._loss_loop.signatures and binary._link_loop.signatures
     assert multiclass._loss_rows.signatures and multiclass._prob_rows.signatures
+
+
+def test_scalar_primitives_against_numpy():
+    for t in (-1e4, -745.0, -30.0, -1.0, 0.0, 0.5, 30.0, 800.0, 1e4, -math.inf, math.inf):
+        assert S.softplus(t) == pytest.approx(float(np.logaddexp(0.0, t)), rel=1e-15, abs=1e-300)
+        assert S.expit(t) == pytest.approx(float(sp_expit(t)), rel=1e-15, abs=1e-300)
+        assert S.log_expit(t) == pytest.approx(float(sp_log_expit(t)), rel=1e-15, abs=1e-300)
+        for b in (-math.inf, -3.0, t, 2.0, math.inf):
+            assert S.logaddexp(t, b) == pytest.approx(float(np.logaddexp(t, b)), rel=1e-15, abs=1e-300)
+    assert S.logit(0.25) == pytest.approx(-math.log(3.0), rel=1e-15)

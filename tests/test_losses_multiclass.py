@@ -236,3 +236,28 @@ def test_validation():
         mc.coherence_minimizer([0.5, 0.6])
     with pytest.raises(TypeError, match="integer class codes"):
         mc.coherence_loss(G, [0.5, 1.0])
+
+
+@pytest.mark.parametrize("T", [0.01, 0.3, 10.0])
+def test_minimizer_two_classes_is_half_the_binary_minimiser(T):
+    """K = 2: g_hat = (f*/2, -f*/2) with f* the closed-form coherence minimiser (rho = T, u = 1)."""
+    from cohstats.losses import coherence_minimizer as binary_fstar
+
+    for eta in (1e-9, 0.02, 0.3, 0.5, 0.77, 1 - 1e-6):
+        g = mc.coherence_minimizer([eta, 1 - eta], T)
+        f = binary_fstar(eta, rho=T, u=1.0)
+        # the solver stops at |projected gradient| <= 1e-13, an error in P of that size; the
+        # minimiser moves by about T dP / P, so small classes pin g down less tightly
+        tol = 10 * max(T, 1.0) * 1e-13 / min(eta, 1 - eta) + 1e-12
+        assert math.isclose(g[0], f / 2, rel_tol=1e-9, abs_tol=tol)
+        assert math.isclose(g[1], -f / 2, rel_tol=1e-9, abs_tol=tol)
+
+
+@pytest.mark.parametrize("T", [0.02, 50.0])
+def test_minimizer_robust_for_extreme_P(T):
+    rng = np.random.default_rng(int(T * 100))
+    Ps = np.clip(rng.dirichlet(np.full(6, 0.05), size=10), 1e-9, None)
+    Ps /= Ps.sum(axis=1, keepdims=True)
+    G = mc.coherence_minimizer(Ps, T)
+    np.testing.assert_allclose(G.sum(axis=1), 0.0, atol=1e-9 * (1 + np.abs(G).max()))
+    np.testing.assert_allclose(mc.coherence_proba(G, T), Ps, rtol=1e-3, atol=1e-12)

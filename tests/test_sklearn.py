@@ -14,7 +14,7 @@ import cohstats  # noqa: E402
 from cohstats import sklearn as cks  # noqa: E402
 from cohstats.datasets import make_wsl2  # noqa: E402
 
-ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(H=20)]
+ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(H=20), cks.CLearnClassifier()]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: est._expected_failed_checks)
@@ -25,6 +25,7 @@ def test_check_estimator(estimator, check):
 @pytest.mark.parametrize("est,grid", [
     (cks.WeightedSVMClassifier(prob_method="platt"), {"est__C": [0.1, 10.0]}),
     (cks.GentleBoostCClassifier(H=10), {"est__T": [0.5, 1.0]}),
+    (cks.CLearnClassifier(kernel="rbf", alpha=0.5), {"est__lam": [1e-3, 1e-2]}),
 ])
 def test_pipeline_and_grid_search(est, grid):
     d = make_wsl2(120, random_state=4)
@@ -35,6 +36,14 @@ def test_pipeline_and_grid_search(est, grid):
     P = gs.predict_proba(X)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert gs.best_score_ > 0.8   # Bayes accuracy on this problem is 0.94
+
+
+def test_clearn_wrapper_equals_formula_interface():
+    d = make_wsl2(80, random_state=6)
+    w = cks.CLearnClassifier(lam=0.01, alpha=0.5).fit(d[["x1", "x2"]], d["y"])
+    fit = cohstats.clearn("y ~ x1 + x2", d, lambda_=0.01, alpha=0.5)
+    np.testing.assert_allclose(w.predict_proba(d[["x1", "x2"]]), fit.predict(d, type="prob").to_numpy(),
+                               rtol=1e-12)
 
 
 def test_wrapper_equals_formula_interface():

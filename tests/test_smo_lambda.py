@@ -147,14 +147,14 @@ def test_tiny_cache_gives_identical_results():
     assert big["n_iter"] == tiny["n_iter"]
 
 
-def test_block_and_single_variable_smo_reach_the_same_optimum():
+def test_block_single_variable_and_shrinking_reach_the_same_optimum():
     L, N = 3, 90
     X, y = _data(N, L, seed=9)
     k = make_kernel("rbf", X, gamma=0.5)
     K = k(X)
     Cb = np.full(N, 50.0)
-    ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8)
-    for kw in (dict(inner_max=1), dict(inner_max=3)):
+    ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, shrinking=False)
+    for kw in (dict(inner_max=1), dict(inner_max=3), dict(inner_max=1, shrinking=False)):
         r = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, **kw)
         assert r["converged"]
         assert r["dual"] == pytest.approx(ref["dual"], rel=1e-10)
@@ -195,3 +195,22 @@ def test_budget_exhaustion_reports_status():
     r = solve_lambda_svm(X, y, L, 1.0, np.full(N, 100.0), k.code, k.kpar, tol=1e-8, max_iter=5)
     assert not r["converged"] and r["status"] == "max_iter" and r["n_iter"] == 5
     assert r["max_violation"] > 1e-8
+
+
+@pytest.mark.parametrize("margin,C", [(1.0, 1.0), (6.0, 10.0), (-20.0, 3.0)])
+def test_shrinking_rebuild_is_exact(margin, C):
+    """Shrinking (with the exact rebuild of shrunk points) returns the same optimum and decision
+    values equal to K btilde recomputed from the multipliers."""
+    L, N = 4, 300
+    X, y = _data(N, L, seed=12, p=3)
+    k = make_kernel("rbf", X, gamma=0.3)
+    K = k(X)
+    Cb = np.full(N, C)
+    a = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-6, shrinking=False)
+    b = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-6, shrinking=True)
+    assert b["n_shrink"] >= 1 and b["n_rebuild"] >= 1
+    assert b["converged"]
+    F, _ = _F_from_alpha(K, y, L, b["alpha"])
+    assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b["dual"] == pytest.approx(a["dual"], rel=1e-8)
+    assert np.allclose(b["F"], a["F"], atol=1e-3)

@@ -25,7 +25,7 @@ def brute_best_split(X, z, w, rows, min_leaf=1):
                 ws, zs = wr[S], zr[S]
                 sse += (ws * zs ** 2).sum() - (ws * zs).sum() ** 2 / ws.sum()
             gain = sse0 - sse
-            if gain > best[0] * (1 + 1e-12) + 1e-300:
+            if gain > best[0] + 1e-10 * abs(best[0]):
                 best = (gain, f, t)
     return best
 
@@ -35,7 +35,10 @@ def brute_best_first(X, z, w, max_leaves, min_leaf=1):
     leaves = [np.arange(len(z))]
     while len(leaves) < max_leaves:
         cands = [brute_best_split(X, z, w, r, min_leaf) for r in leaves]
-        k = int(np.argmax([c[0] for c in cands]))
+        k = 0
+        for r in range(1, len(cands)):              # earliest leaf among relative ties
+            if cands[r][0] > cands[k][0] + 1e-10 * abs(cands[k][0]):
+                k = r
         gain, f, t = cands[k]
         if f is None or gain <= 1e-12 * ((w[leaves[k]] * z[leaves[k]]).sum() ** 2
                                          / w[leaves[k]].sum()):
@@ -168,7 +171,7 @@ def brute_gini_root(X, y, K):
             for S in (L, ~L):
                 c = np.bincount(y[S], minlength=K).astype(float)
                 imp += S.sum() - (c ** 2).sum() / S.sum()
-            if imp0 - imp > best[0] * (1 + 1e-12) + 1e-300:
+            if imp0 - imp > best[0] + 1e-10 * abs(best[0]):
                 best = (imp0 - imp, f, t)
     return best
 
@@ -229,3 +232,17 @@ def test_cost_complexity_pruning_is_optimal():
     assert pa[0] == pytest.approx(alphas[-1])
     pa2, al2 = cc_prune_sequence(left, right, err)
     np.testing.assert_array_equal(al2, alphas)
+
+
+def test_weighted_bins_equal_replicated_bins():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    w = rng.integers(0, 4, 400)
+    codes_w, thr_w, nb_w = make_bins(X, 16, sample_weight=w)
+    Xr = np.repeat(X, w, axis=0)
+    codes_r, thr_r, nb_r = make_bins(Xr, 16)
+    np.testing.assert_array_equal(nb_w, nb_r)
+    np.testing.assert_array_equal(thr_w, thr_r)
+    np.testing.assert_array_equal(np.repeat(codes_w, w, axis=0), codes_r)
+    with pytest.raises(ValueError, match="sample_weight"):
+        make_bins(X, 16, sample_weight=-np.ones(400))

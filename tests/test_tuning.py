@@ -445,10 +445,11 @@ def test_parallel_and_dask_identical(df):
     np.testing.assert_array_equal(g1.cov, g2.cov)
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_backend("dask"):
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with joblib.parallel_backend("dask"), distributed.get_task_stream(client) as ts:
             r3 = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=4, lambda_=lam, **kw)
             g3 = gkl(ridge_logit, "y ~ x1 + x2", df, D=3, lambda_=lam, **kw)
+        assert len(ts.data) > 0               # the work ran on the dask cluster (joblib batches tasks)
     np.testing.assert_array_equal(r1.cvm, r3.cvm)
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
 
@@ -557,3 +558,42 @@ def test_selection_follows_sequence_order_for_increasing_paths():
                  foldid=np.arange(3), fit=None, call={}, fit_name="steps")
     assert r.lambda_min == 20.0
     assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
+
+
+def test_tuned_lum_one_liner_matches_tune_lum():
+    """[LZW] tuned LUM as a tune() one-liner (a = 1000, c in {0, 1e4}, lambda by validation error)
+    selects what the LUM module's own loop (tune_lum) selects."""
+    lum_mod = pytest.importorskip("cohstats.models.lum")
+    from cohstats.datasets import make_lum52
+    train, valid = make_lum52(100, random_state=11), make_lum52(100, random_state=12)
+    grid = {"c": [0.0, 1e4], "lambda_": lum_mod.LUM_LAMBDA_GRID}
+    t = tune(lum_mod.lum, "y ~ x1 + x2", train, grid=grid, method="holdout", validation=valid, a=1000,
+             verbose=False)
+    ref = lum_mod.tune_lum("y ~ x1 + x2", train, validation=valid, a=1000)
+    assert t.best_params["c"] == ref.c_selected
+    assert t.best_params["lambda_"] == pytest.approx(ref.s)
+    # the validation errors themselves, recomputed from the selected path fits
+    f = t.best_fit
+    err = M.error_rate(valid["y"].to_numpy(), f.predict(valid).to_numpy())
+    assert t.best_score == pytest.approx(err, abs=1e-12)
+
+
+def test_cv_clearn_path_integration():
+    """cv() on clearn (a glmnet-style path fit): the folds refit the full-data lambda sequence and
+    the curve equals the held-out cross-entropy of fold fits made directly with clearn."""
+    clearn = pytest.importorskip("cohstats.models.clearn").clearn
+    from cohstats.datasets import make_wsl1
+    df = make_wsl1(120, random_state=4)
+    foldid = make_folds(df["y"], 4, random_state=0)
+    r = cv(clearn, "y ~ x1 + x2", df, loss="logistic", alpha=0.0, nlambda=15, measure="cre",
+           foldid=foldid, verbose=False)
+    assert r.lambda_.shape == (15,) and r.lambda_min is not None and r.lambda_1se >= r.lambda_min
+    yy = df["y"].to_numpy()
+    F = []
+    for k in range(4):
+        fk = clearn("y ~ x1 + x2", df[foldid != k], loss="logistic", alpha=0.0, lambda_=r.lambda_)
+        F.append([M.cre(yy[foldid == k], fk.predict(df[foldid == k], type="prob", s=l).iloc[:, 1].to_numpy())
+                  for l in r.lambda_])
+    np.testing.assert_allclose(r.cvm, _glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0],
+                               rtol=1e-9)
+    assert r.best_fit.s == r.lambda_min

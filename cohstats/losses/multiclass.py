@@ -253,8 +253,33 @@ def _pop_risk(g, P, T):
 
 
 @njit(cache=True, nogil=True)
+def _newton_dir(hess, grad, delta, A, rhs):
+    """Solve the KKT system [[H + delta I, 1], [1', 0]] [d; nu] = [-grad; 0]."""
+    K = grad.shape[0]
+    for j in range(K):
+        for k in range(K):
+            A[j, k] = hess[j, k]
+        A[j, j] += delta
+        A[j, K] = 1.0
+        A[K, j] = 1.0
+        rhs[j] = -grad[j]
+    A[K, K] = 0.0
+    rhs[K] = 0.0
+    return np.linalg.solve(A, rhs)[:K]
+
+
+@njit(cache=True, nogil=True)
 def _minimize_pop_risk(P, T, tol, max_iter):
-    """Damped Newton on the sum-to-zero subspace (KKT system with one multiplier)."""
+    """Regularised, damped Newton on the sum-to-zero subspace (KKT system with one multiplier).
+
+    The ridge starts at (projected-gradient size) x (mean Hessian diagonal), so it vanishes
+    near the optimum (quadratic convergence) and keeps the system nonsingular where the soft
+    weights saturate; steps are capped by a trust radius in max-norm (start 1 + T, grown after
+    full capped steps, shrunk after backtracking), which stops the first Newton steps from
+    overshooting into the flat region where the Hessian underflows; when Armijo backtracking
+    fails the ridge grows (a Levenberg-Marquardt safeguard). Every accepted step decreases the
+    risk.
+    """
     K = P.shape[0]
     g = np.zeros(K)
     beta = np.empty(K)
@@ -265,8 +290,8 @@ def _minimize_pop_risk(P, T, tol, max_iter):
     converged = False
     it = 0
     r = _pop_risk_grad_hess(g, P, T, beta, grad, hess)
+    radius = 1.0 + T  # trust radius (max-norm) on the step: the natural scale of margins
     for it in range(1, max_iter + 1):
-        # projected gradient norm (the optimality measure on the subspace)
         gm = 0.0
         for j in range(K):
             gm += grad[j]
@@ -277,32 +302,53 @@ def _minimize_pop_risk(P, T, tol, max_iter):
         if pg <= tol:
             converged = True
             break
+        hscale = 0.0
         for j in range(K):
-            for k in range(K):
-                A[j, k] = hess[j, k]
-            A[j, K] = 1.0
-            A[K, j] = 1.0
-            rhs[j] = -grad[j]
-        A[K, K] = 0.0
-        rhs[K] = 0.0
-        sol = np.linalg.solve(A, rhs)
-        d = sol[:K]
-        slope = 0.0
-        for j in range(K):
-            slope += grad[j] * d[j]
-        if -slope <= 1e-30 * (1.0 + abs(r)):
-            converged = True  # Newton decrement below rounding: no further decrease possible
-            break
-        step = 1.0
-        gnew = g + d
-        if -slope > 1e-12 * (1.0 + abs(r)):  # Armijo backtracking away from the optimum
-            rnew = _pop_risk(gnew, P, T)
-            while rnew > r + 1e-4 * step * slope and step > 1e-12:
-                step *= 0.5
+            hscale += hess[j, j]
+        hscale = max(hscale / K, 1e-300)
+        delta = max(min(pg, 1.0) * hscale, 1e-13 * hscale)
+        accepted = False
+        small = False
+        for attempt in range(40):
+            d = _newton_dir(hess, grad, delta, A, rhs)
+            slope = 0.0
+            for j in range(K):
+                slope += grad[j] * d[j]
+            if not (slope < 0.0):
+                delta = max(10.0 * delta, pg)
+                continue
+            if -slope <= 1e-30 * (1.0 + abs(r)):
+                small = True  # Newton decrement below rounding: no further decrease possible
+                break
+            dn = 0.0
+            for j in range(K):
+                dn = max(dn, abs(d[j]))
+            clipped = dn > radius
+            if clipped:  # stay in the trust region (saturated weights make H nearly singular)
+                for j in range(K):
+                    d[j] *= radius / dn
+                slope *= radius / dn
+            step = 1.0
+            for half in range(60):
                 gnew = g + step * d
                 rnew = _pop_risk(gnew, P, T)
-        # re-centre to remove drift from rounding
-        mu = gnew.sum() / K
+                if rnew <= r + 1e-4 * step * slope + 4e-16 * abs(r):
+                    accepted = True
+                    break
+                step *= 0.5
+            if accepted:
+                if clipped and step == 1.0:
+                    radius *= 4.0
+                elif step < 1.0:
+                    radius = max(step * min(dn, radius), 1e-12)
+                break
+            delta = max(100.0 * delta, pg)
+        if small:
+            converged = True
+            break
+        if not accepted:
+            break  # stalled: reported as not converged
+        mu = gnew.sum() / K  # re-centre to remove drift from rounding
         g = gnew - mu
         r = _pop_risk_grad_hess(g, P, T, beta, grad, hess)
     return g, it, converged
@@ -471,19 +517,21 @@ def coherence_risk(g, P, T=1.0):
     return float(out[0]) if np.ndim(g) == 1 else out
 
 
-def coherence_minimizer(P, T=1.0, tol=1e-12, max_iter=100):
+def coherence_minimizer(P, T=1.0, tol=1e-13, max_iter=500):
     """Population minimiser of ``sum_c P_c C(g, c)`` over sum-to-zero g (a convex solve).
 
-    Damped Newton on the sum-to-zero subspace (strictly convex there); stops when the
-    projected gradient is below ``tol`` in max-norm. Requires ``P_c > 0`` for every class
+    Regularised Newton with Armijo backtracking on the sum-to-zero subspace (strictly convex
+    there); stops when the projected gradient ``sum_c P_c beta^c - P`` is below ``tol`` in
+    max-norm (so eq (8) then recovers P to about ``tol`` in absolute terms) or when the Newton
+    decrement falls below rounding level. Requires ``P_c > 0`` for every class
     (otherwise the infimum is approached as some g_c -> -inf and is not attained).
 
     Parameters
     ----------
     P : array_like, shape (K,) or (n, K)
     T : float, default 1
-    tol : float, default 1e-12
-    max_iter : int, default 100
+    tol : float, default 1e-13
+    max_iter : int, default 500
 
     Returns
     -------

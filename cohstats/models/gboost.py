@@ -82,9 +82,9 @@ def _design(formula, data, weights, subset, na_action, context):
 # ============================================================================ gboost
 def gboost(formula, data=None, *, loss: str = "coherence", T: float = 1.0, H: int = 100,
            nodes: int = 8, shrinkage: float = 1.0, anneal=None, init_beta: str = "uniform",
-           centre: str = "increment", min_node_size: int = 1, max_bins: int = 255,
-           z_max: float = 4.0, w_floor: float = 1e-10, weights=None, subset=None,
-           na_action: str = "omit", random_state=None, **cart_args):
+           centre: str = "increment", min_node_size: int = 1, max_depth: int | None = None,
+           max_bins: int = 255, z_max: float = 4.0, w_floor: float = 1e-10, weights=None,
+           subset=None, na_action: str = "omit", random_state=None, **cart_args):
     """Multiclass boosting with 8-leaf regression trees: GentleBoost.C and its baselines.
 
     Parameters
@@ -110,6 +110,8 @@ def gboost(formula, data=None, *, loss: str = "coherence", T: float = 1.0, H: in
     centre : ``"increment"`` (centre and scale by ``(m-1)/m`` each round's trees, SPEC D17) or
         ``"accumulated"`` (the literal reading of the paper's step (b)).
     min_node_size : minimum number of observations in a terminal node (SPEC D18: 1).
+    max_depth : optional depth limit of the trees (default: none; ``nodes=8, max_depth=3``
+        gives balanced-depth trees).
     max_bins : features are binned into at most this many bins for the split search (a
         feature with fewer distinct values is searched exactly).
     z_max, w_floor : response cap and weight floor of the Newton steps (LogitBoost practice).
@@ -152,14 +154,14 @@ def gboost(formula, data=None, *, loss: str = "coherence", T: float = 1.0, H: in
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(formula, data, context, loss=loss, T=T, H=H, nodes=nodes,
                    shrinkage=shrinkage, anneal=anneal, init_beta=init_beta, centre=centre,
-                   min_node_size=min_node_size, max_bins=max_bins, z_max=z_max, w_floor=w_floor,
-                   weights=weights, subset=subset, na_action=na_action,
-                   random_state=random_state, **cart_args)
+                   min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
+                   z_max=z_max, w_floor=w_floor, weights=weights, subset=subset,
+                   na_action=na_action, random_state=random_state, **cart_args)
 
 
 def _gboost(formula, data, context, *, loss, T, H, nodes, shrinkage, anneal, init_beta, centre,
-            min_node_size, max_bins, z_max, w_floor, weights, subset, na_action, random_state,
-            **cart_args):
+            min_node_size, max_depth, max_bins, z_max, w_floor, weights, subset, na_action,
+            random_state, **cart_args):
     if not isinstance(loss, str) or (loss not in _LOSSES and loss != "cart"):
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
     if loss == "cart":
@@ -171,6 +173,7 @@ def _gboost(formula, data, context, *, loss, T, H, nodes, shrinkage, anneal, ini
     H = _check_int("H", H, 1)
     nodes = _check_int("nodes", nodes, 2)
     min_node_size = _check_int("min_node_size", min_node_size, 1)
+    max_depth = 64 if max_depth is None else _check_int("max_depth", max_depth, 1, 64)
     max_bins = _check_int("max_bins", max_bins, 2, 65535)
     shrinkage = _check_pos("shrinkage", shrinkage)
     z_max = _check_pos("z_max", z_max, allow_inf=True)
@@ -191,14 +194,15 @@ def _gboost(formula, data, context, *, loss, T, H, nodes, shrinkage, anneal, ini
     if centre != "increment":
         call["centre"] = centre
     return _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_beta == "uniform",
-                      centre == "accumulated", min_node_size, max_bins, z_max, w_floor, call)
+                      centre == "accumulated", min_node_size, max_depth, max_bins, z_max,
+                      w_floor, call)
 
 
 def gboost_c(formula, data=None, *, T: float = 1.0, H: int = 100, nodes: int = 8,
              shrinkage: float = 1.0, anneal=None, init_beta: str = "uniform",
-             centre: str = "increment", min_node_size: int = 1, max_bins: int = 255,
-             z_max: float = 4.0, w_floor: float = 1e-10, weights=None, subset=None,
-             na_action: str = "omit", random_state=None):
+             centre: str = "increment", min_node_size: int = 1, max_depth: int | None = None,
+             max_bins: int = 255, z_max: float = 4.0, w_floor: float = 1e-10, weights=None,
+             subset=None, na_action: str = "omit", random_state=None):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
 
     Each round fits, for every class ``j``, an ``nodes``-leaf weighted least-squares
@@ -222,13 +226,13 @@ def gboost_c(formula, data=None, *, T: float = 1.0, H: int = 100, nodes: int = 8
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(formula, data, context, loss="coherence", T=T, H=H, nodes=nodes,
                    shrinkage=shrinkage, anneal=anneal, init_beta=init_beta, centre=centre,
-                   min_node_size=min_node_size, max_bins=max_bins, z_max=z_max, w_floor=w_floor,
-                   weights=weights, subset=subset, na_action=na_action,
-                   random_state=random_state)
+                   min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
+                   z_max=z_max, w_floor=w_floor, weights=weights, subset=subset,
+                   na_action=na_action, random_state=random_state)
 
 
 def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc,
-               min_node_size, max_bins, z_max, w_floor, call):
+               min_node_size, max_depth, max_bins, z_max, w_floor, call):
     y = np.ascontiguousarray(d.y_int)
     m = d.n_classes
     if m < 2:
@@ -237,10 +241,10 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc
     n, p = X.shape
     if p == 0:
         raise ValueError("the model has no predictors")
-    codes, thresholds, n_bins = _t.make_bins(X, max_bins)
     sw = np.ascontiguousarray(d.weights, dtype=np.float64)
+    codes, thresholds, n_bins = _t.make_bins(X, max_bins, sw)
     mn = 2 * nodes - 1
-    depth = 64
+    depth = max_depth
     hist = np.zeros((_t._n_slots(nodes, depth, True), p, int(n_bins.max()), 3))
     feat = np.full((H, m, mn), -1, np.int64)
     sbin = np.full((H, m, mn), -1, np.int64)
@@ -298,6 +302,11 @@ class GBoostFit(Fit):
     """
 
     title = "Multiclass boosting"
+
+    @property
+    def coef(self):
+        raise AttributeError("a boosted sum of trees has no linear coefficients; see "
+                             "split_counts(), tree_sizes() and path()")
 
     # ------------------------------------------------------------------ internals
     def _step(self, s):
@@ -479,7 +488,7 @@ def _strat_folds(y, nfolds, rng):
 
 
 def _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth):
-    codes, thr, nb = _t.make_bins(X[rows], max_bins)
+    codes, thr, nb = _t.make_bins(X[rows], max_bins, w[rows])
     t = _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size,
                           max_depth=max_depth)
     return t

@@ -28,9 +28,9 @@ from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, co
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
-from cohstats.solvers.svmpath import pi_path
+from cohstats.solvers.svmpath import pi_grid_smo, pi_path
 
-__all__ = ["svm", "SVMFit"]
+__all__ = ["svm", "SVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket")
 
@@ -87,32 +87,41 @@ class SVMFit(Fit):
     def _train_decision(self) -> np.ndarray:
         return self.fitted_decision
 
-    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
-        """Decision values of the weighted SVMs at the interior bracketing grid (rows)."""
+    def _grid_fits(self, m: int | None):
+        """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` at the interior
+        bracketing grid ``pi_j = j/m``, from the exact pi path."""
         res = self._get_path(m)
-        y = self.design.y
-        B = res.A * y / res.nlam                          # (m-1, n) expansion coefficients
+        return res.grid, res.A * self.design.y / res.nlam, res.A0 / res.nlam
+
+    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
+        """Decision values of the weighted classifiers at the interior bracketing grid (rows)."""
+        _, B, b0 = self._grid_fits(m)
         used = np.flatnonzero(np.any(B != 0.0, axis=0))
         X = np.asarray(X, dtype=np.float64)
         out = np.empty((B.shape[0], X.shape[0]))
         for lo in range(0, X.shape[0], 2048):
             Kb = self._kernel_to_train(X[lo:lo + 2048], used)
-            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + (res.A0 / res.nlam)[:, None]
+            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
         return out
+
+    def _check_m(self, m):
+        m = self.m if m is None else m
+        if isinstance(m, bool) or not (isinstance(m, (int, np.integer)) and m >= 2):
+            raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+        return int(m)
 
     def _get_path(self, m: int | None):
         n = self.nobs
-        m = self.m if m is None else m
-        if not (isinstance(m, (int, np.integer)) and m >= 2):
-            raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
+        m = self._check_m(m)
         cache = self.__dict__.setdefault("_paths", {})
         if m not in cache:
             grid = bracket_grid(int(m))
             code = self.kernel.code
             Kpre = self.kernel(self.design.X) if code == KERNEL_CALLABLE else None
-            cache[m] = pi_path(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
-                               Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
-                               weights=self.design.weights, cache_size=self._cache_size)
+            fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
+            cache[m] = fn(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
+                          Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
+                          weights=self.design.weights, cache_size=self._cache_size)
         return cache[m]
 
     def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
@@ -193,11 +202,8 @@ class SVMFit(Fit):
         Linear kernel: intercept and slopes; other kernels: intercept and the expansion
         coefficients ``beta_i`` (columns ``"beta[i]"``).
         """
-        res = self._get_path(m)
-        y = self.design.y
-        B = res.A * y / res.nlam
-        b0 = res.A0 / res.nlam
-        data = {"pi": res.grid, "(Intercept)": b0}
+        grid, B, b0 = self._grid_fits(m)
+        data = {"pi": grid, "(Intercept)": b0}
         if self.kernel.code == KERNEL_LINEAR:
             W = B @ self.design.X
             cols = list(self.xnames)
@@ -215,56 +221,9 @@ class SVMFit(Fit):
         return self.path().plot(*args, **kwargs)
 
 
-def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None, sigma=None,
-        gamma=None, degree: int = 3, coef0: float = 1.0, weights=None, subset=None,
-        tol: float = 1e-3, cache_size: float = 200.0, shrinking: bool = True,
-        max_iter: int | None = None, prob_method: str | None = None,
-        na_action: str = "omit") -> SVMFit:
-    """Weighted binary SVM (SPEC 2.1, 4.1) fitted by SMO, with probability outputs.
-
-    Parameters
-    ----------
-    formula : str, Design or array
-        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with
-        labels in ``data``. The response must have two classes; the second is ``+1`` (D39).
-    data : DataFrame (or labels for matrix input).
-    kernel : ``"rbf"`` (default), ``"linear"``, ``"poly"``, or a callable ``k(X, Z)``.
-    C, lambda_ : cost or penalty, ``C = 1/(n lambda)`` (give one; default ``C = 1``). The
-        per-observation costs are ``C_i = C w_i S_pi(y_i)`` (SPEC D37).
-    pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
-        unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
-        the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
-        ``pi = 1/2``).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
-        the same problem as ``svm(..., C=C, pi=pi)``.
-    m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
-    sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
-        Default ``sigma = median_between`` (median distance between the classes, SPEC 0.4).
-    degree, coef0 : polynomial kernel.
-    weights : observation weights ``w_i`` (array or column name).
-    subset, na_action : as :func:`cohstats.formula.build_design`.
-    tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
-    cache_size : kernel-row cache in megabytes.
-    shrinking : libsvm's shrinking heuristic.
-    max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
-    prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
-        ``pi="path"``, else ``"platt"``.
-
-    Returns
-    -------
-    SVMFit
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from cohstats.models.svm import svm
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["x1", "x2"])
-    >>> df["y"] = np.where(df.x1 + 0.5 * rng.normal(size=80) > 0, "yes", "no")
-    >>> fit = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
-    >>> fit.predict(df.head(3), type="prob", method="bracket").shape
-    (3, 2)
-    """
-    ctx = capture_context(1) if isinstance(formula, str) else None
+def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, degree, coef0,
+             weights, subset, tol, prob_method, na_action, allow_path):
+    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build design and kernel."""
     design = formula if isinstance(formula, Design) else build_design(
         formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=2)
     if isinstance(formula, Design):
@@ -305,6 +264,73 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     tol = _check_pos("tol", tol)
     kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
                        coef0=coef0, width="median_between")
+    if path and not allow_path:
+        raise ValueError("pi='path' is the exact path of the weighted SVM; psi-learning is "
+                         "fitted at each pi of the bracketing grid (give a number for pi)")
+    return design, lam, pi, path, m, prob_method, tol, kern
+
+
+def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None, sigma=None,
+        gamma=None, degree: int = 3, coef0: float = 1.0, weights=None, subset=None,
+        tol: float = 1e-3, cache_size: float = 200.0, shrinking: bool = True,
+        max_iter: int | None = None, prob_method: str | None = None,
+        path_method: str = "exact", na_action: str = "omit") -> SVMFit:
+    """Weighted binary SVM (SPEC 2.1, 4.1) fitted by SMO, with probability outputs.
+
+    Parameters
+    ----------
+    formula : str, Design or array
+        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with
+        labels in ``data``. The response must have two classes; the second is ``+1`` (D39).
+    data : DataFrame (or labels for matrix input).
+    kernel : ``"rbf"`` (default), ``"linear"``, ``"poly"``, or a callable ``k(X, Z)``.
+    C, lambda_ : cost or penalty, ``C = 1/(n lambda)`` (give one; default ``C = 1``). The
+        per-observation costs are ``C_i = C w_i S_pi(y_i)`` (SPEC D37).
+    pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
+        unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
+        the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
+        ``pi = 1/2``).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
+        the same problem as ``svm(..., C=C, pi=pi)``.
+    m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
+    sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
+        Default ``sigma = median_between`` (median distance between the classes, SPEC 0.4).
+    degree, coef0 : polynomial kernel.
+    weights : observation weights ``w_i`` (array or column name).
+    subset, na_action : as :func:`cohstats.formula.build_design`.
+    tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
+    cache_size : kernel-row cache in megabytes.
+    shrinking : libsvm's shrinking heuristic.
+    max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
+    prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
+        ``pi="path"``, else ``"platt"``.
+    path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
+        exact pi path, SPEC 4.6; cost ``O(n |elbow|)`` per event) or ``"warm"`` (SMO at each
+        grid value warm-started from its neighbour, accurate to ``tol``; faster when the
+        elbow is large, e.g. thousands of free support vectors).
+
+    Returns
+    -------
+    SVMFit
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from cohstats.models.svm import svm
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.where(df.x1 + 0.5 * rng.normal(size=80) > 0, "yes", "no")
+    >>> fit = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
+    >>> fit.predict(df.head(3), type="prob", method="bracket").shape
+    (3, 2)
+    """
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
+        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
+        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
+        prob_method=prob_method, na_action=na_action, allow_path=True)
+    n, y = design.nobs, design.y
+    if path_method not in ("exact", "warm"):
+        raise ValueError(f"path_method must be 'exact' or 'warm'; got {path_method!r}")
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) / (n * lam)
     Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
@@ -330,8 +356,114 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     fit.converged = r.converged
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
+    fit.path_method = path_method
     fit.fitted_decision = y * (r.G + 1.0) + r.b
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     if path:
         fit._get_path(fit.m)
+    return fit
+
+
+class PsiFit(SVMFit):
+    """A fitted psi-learning classifier ([WSL] 4.3, SPEC D16); see :func:`psi_learn`.
+
+    Bracketing probabilities refit psi-learning at every interior grid value ``pi_j = j/m``
+    (there is no exact path for the non-convex psi loss).
+    """
+
+    method = "psi_learn"
+    title = "Weighted psi-learning (DC programming)"
+
+    def _grid_fits(self, m: int | None):
+        m = self._check_m(m)
+        cache = self.__dict__.setdefault("_psi_grid", {})
+        if m not in cache:
+            from cohstats.solvers.psi import psi_dc
+            grid = bracket_grid(m)
+            y = self.design.y
+            B = np.empty((grid.size, self.nobs))
+            b0 = np.empty(grid.size)
+            for j, pj in enumerate(grid):
+                cw = self.design.weights * class_weights(y, pj)
+                r = psi_dc(self.design.X, y, kernel=self.kernel, lam=self.lambda_, cw=cw,
+                           tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
+                B[j] = r.theta * y
+                b0[j] = r.b
+            cache[m] = (grid, B, b0)
+        return cache[m]
+
+    def _summary(self) -> Summary:
+        sm = super()._summary()
+        sm.info["psi objective"] = self.psi_objective
+        sm.info["DC iterations"] = self.n_dc
+        sm.info.pop("dual objective", None)
+        return sm
+
+
+def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None,
+              sigma=None, gamma=None, degree: int = 3, coef0: float = 1.0, weights=None,
+              subset=None, tol: float = 1e-3, max_dc: int = 50, cache_size: float = 200.0,
+              max_iter: int | None = None, prob_method: str | None = None,
+              na_action: str = "omit") -> PsiFit:
+    """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming (SPEC 4.3, D16).
+
+    Minimises ``(1/n) sum_i w_i S_pi(y_i) psi(y_i f(x_i)) + (lambda/2) ||h||_K^2`` with
+    ``psi(z) = 2`` (z < 0), ``2 (1 - z)`` (0 <= z < 1), ``0`` (z >= 1). Each DC step solves the
+    SVM dual with shifted bounds by SMO, starting from the weighted SVM at the same
+    ``(pi, lambda)``; the iterate with the smallest psi objective is returned (a local solution:
+    the problem is non-convex).
+
+    Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None),
+    plus ``max_dc`` (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``,
+    ``"coherence"``, ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(60, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.where(df.x1 + 0.4 * rng.normal(size=60) > 0, 1, -1)
+    >>> fit = psi_learn("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
+    >>> fit.psi_objective <= fit.history[0]
+    True
+    """
+    from cohstats.solvers.psi import psi_dc
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
+        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
+        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
+        prob_method=prob_method, na_action=na_action, allow_path=False)
+    if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
+        raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
+    y = design.y
+    cw = design.weights * class_weights(y, pi)
+    r = psi_dc(design.X, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
+               cache_size=cache_size, max_iter=max_iter)
+    if not r.converged:
+        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_dc} steps without a "
+                      "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
+                      ConvergenceWarning, stacklevel=2)
+    call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
+    fit = PsiFit(design, call)
+    fit.kernel = kern
+    fit.lambda_ = lam
+    fit.pi = pi
+    fit.m = int(m)
+    fit.cost = 2.0 * cw / (design.nobs * lam)
+    fit.alpha = r.theta
+    fit.dual_coef = r.theta * y
+    fit.support = np.flatnonzero(r.theta != 0)
+    fit._intercept = float(r.b)
+    fit.objective = float("nan")
+    fit.psi_objective = r.objective
+    fit.history = r.history
+    fit.n_dc = r.n_dc
+    fit.n_iter = r.n_dc
+    fit.converged = r.converged
+    fit.prob_method = prob_method
+    fit._cache_size = float(cache_size)
+    fit._tol = tol
+    fit._max_dc = int(max_dc)
+    fit.fitted_decision = r.fitted
+    fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     return fit

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from cohstats.losses.multiclass import mc_coh_loss, mc_coh_prob, mc_lmult
 from cohstats.solvers.trees import grow_tree
 
 LOSS_COH = 0
@@ -40,62 +41,6 @@ LOSS_MH = 3
 
 
 # ------------------------------------------------------------------------------ loss helpers
-
-
-@njit(cache=True, nogil=True)
-def coh_beta(g, c, T, out):
-    """Soft weights beta^c_j(g) of [ZJLY] eq (5), written into ``out`` (stable softmax)."""
-    m = g.shape[0]
-    gc = g[c]
-    mx = 0.0
-    for j in range(m):
-        if j != c:
-            e = (1.0 + g[j] - gc) / T
-            if e > mx:
-                mx = e
-    s = 0.0
-    for j in range(m):
-        e = 0.0 if j == c else (1.0 + g[j] - gc) / T
-        out[j] = math.exp(e - mx)
-        s += out[j]
-    for j in range(m):
-        out[j] /= s
-
-
-@njit(cache=True, nogil=True)
-def coh_loss(g, c, T):
-    """C(g, c) = T log(1 + sum_{j != c} exp((1 + g_j - g_c)/T)) ([ZJLY] eq 6), stable."""
-    m = g.shape[0]
-    gc = g[c]
-    mx = 0.0
-    for j in range(m):
-        if j != c:
-            e = (1.0 + g[j] - gc) / T
-            if e > mx:
-                mx = e
-    s = math.exp(-mx)
-    for j in range(m):
-        if j != c:
-            s += math.exp((1.0 + g[j] - gc) / T - mx)
-    return T * (mx + math.log(s))
-
-
-@njit(cache=True, nogil=True)
-def coh_prob(g, T, out):
-    """Class probabilities of [ZJLY] Theorem 1, eq (8), in the stable log-sum-exp form."""
-    m = g.shape[0]
-    M = np.empty(m)
-    for c in range(m):
-        mx = -np.inf
-        for l in range(m):
-            e = (1.0 + g[l] + g[c] - (1.0 if l == c else 0.0)) / T
-            if e > mx:
-                mx = e
-        s = 0.0
-        for l in range(m):
-            s += math.exp((1.0 + g[l] + g[c] - (1.0 if l == c else 0.0)) / T - mx)
-        M[c] = mx + math.log(s)
-    softmax(M, out)
 
 
 @njit(cache=True, nogil=True)
@@ -114,27 +59,13 @@ def softmax(v, out):
 
 
 @njit(cache=True, nogil=True)
-def multinomial_deviance(g, c):
-    """log sum_j exp(g_j - g_c) ([ZJLY] eq 2)."""
-    m = g.shape[0]
-    mx = g[0]
-    for j in range(1, m):
-        if g[j] > mx:
-            mx = g[j]
-    s = 0.0
-    for j in range(m):
-        s += math.exp(g[j] - mx)
-    return mx + math.log(s) - g[c]
-
-
-@njit(cache=True, nogil=True)
 def row_loss(loss, g, c, T):
     """Training loss of one observation for the loss code (MH: mean over the m pairs)."""
     m = g.shape[0]
     if loss == LOSS_COH:
-        return coh_loss(g, c, T)
+        return mc_coh_loss(g, c, T)
     elif loss == LOSS_LOGIT:
-        return multinomial_deviance(g, c)
+        return mc_lmult(g, c)
     elif loss == LOSS_EXP:
         return math.exp(-g[c])
     s = 0.0
@@ -162,8 +93,10 @@ def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, 
         for i in range(n):
             c = y[i]
             gc = G[i, c]
-            # b <- unnormalised weights exp(e_j - mx); loss = tz (mx + log s)
+            # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
+            # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
             mx = -np.inf
+            jm = 0
             for j in range(m):
                 if loss == LOSS_COH:
                     e = 0.0 if j == c else (1.0 + G[i, j] - gc) / T
@@ -172,11 +105,14 @@ def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, 
                 b[j] = e
                 if e > mx:
                     mx = e
-            s = 0.0
+                    jm = j
+            s_ex = 0.0
             for j in range(m):
                 b[j] = math.exp(b[j] - mx)
-                s += b[j]
-            ls += sw[i] * tz * (mx + math.log(s))
+                if j != jm:
+                    s_ex += b[j]
+            s = 1.0 + s_ex
+            ls += sw[i] * tz * (mx + math.log1p(s_ex))
             if first and init_uniform:
                 for j in range(m):
                     b[j] = 1.0 / m
@@ -475,7 +411,7 @@ def margins_to_proba(G, loss, T):
     P = np.empty((n, m))
     for i in range(n):
         if loss == LOSS_COH:
-            coh_prob(G[i], T, P[i])
+            mc_coh_prob(G[i], T, P[i])
         elif loss == LOSS_MH:
             s = 0.0
             for j in range(m):

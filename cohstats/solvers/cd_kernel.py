@@ -32,7 +32,7 @@ import numpy as np
 
 from cohstats.losses.scalar import loss_curv_bound
 from cohstats.solvers.cd import (
-    MODE_IRLS, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
+    MODE_IRLS, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
     _lambda_max_std, _objective, _path_core, _resolve_mode, _update_weights, _warn_conv,
     default_mode,
 )
@@ -202,7 +202,7 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
         return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
         Xt, y, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept), tol,
-        max_iter, xv, bool(exact_kkt))
+        max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
     intercepts = b0 - B @ m
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
                 kkt=kkts, null_objective=obj0, mode=m_)

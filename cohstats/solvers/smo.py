@@ -234,6 +234,12 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     unshrink = False
     counter = min(n, 1000) + 1
     n_iter = 0
+    stall = 0
+    obj_run = 0.0
+    for t in range(n):
+        obj_run += 0.5 * a[t] * (G[t] + p[t])
+    window = max(1000, n)
+    obj_window = obj_run
     converged = False
     while n_iter < max_iter:
         if shrinking:
@@ -331,8 +337,24 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
             ai_new = hi[i] if y[i] > 0 else lo[i]
         if hit_j:
             aj_new = lo[j] if y[j] > 0 else hi[j]
+        if ai_new == ai_old and aj_new == aj_old:
+            # the step is below the resolution of float64 (a degenerate, nearly flat dual):
+            # no further progress is possible at this tolerance
+            stall += 1
+            if stall >= 50:
+                break
+            continue
+        stall = 0
         a[i] = ai_new
         a[j] = aj_new
+        # objective change along the pair direction (exact quadratic in the step)
+        qtrue = Kd[i] + Kd[j] - 2.0 * Ki[j]
+        st = (ai_new - ai_old) * y[i]
+        obj_run += -gd * st + 0.5 * qtrue * st * st
+        if n_iter % window == 0:
+            if obj_window - obj_run <= 1e-13 * max(1.0, abs(obj_run)):
+                break           # no measurable progress over a whole window: float64 limit
+            obj_window = obj_run
         dai = (ai_new - ai_old) * y[i]
         daj = (aj_new - aj_old) * y[j]
         for q in range(n_act):

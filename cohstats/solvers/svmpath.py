@@ -98,6 +98,108 @@ def solve_pivot(A, b):
 
 
 @njit(cache=True, nogil=True)
+def invert_pivot(A):
+    """Inverse by Gauss-Jordan elimination with partial pivoting; ``ok`` False if singular."""
+    m = A.shape[0]
+    M = A.copy()
+    inv = np.eye(m)
+    scale = 0.0
+    for i in range(m):
+        for j in range(m):
+            v = abs(M[i, j])
+            if v > scale:
+                scale = v
+    if scale == 0.0:
+        return inv, False
+    for c in range(m):
+        piv = c
+        best = abs(M[c, c])
+        for r in range(c + 1, m):
+            if abs(M[r, c]) > best:
+                best = abs(M[r, c])
+                piv = r
+        if best <= 1e-11 * scale:
+            return inv, False
+        if piv != c:
+            for j in range(m):
+                t = M[c, j]
+                M[c, j] = M[piv, j]
+                M[piv, j] = t
+                t = inv[c, j]
+                inv[c, j] = inv[piv, j]
+                inv[piv, j] = t
+        d = 1.0 / M[c, c]
+        for j in range(m):
+            M[c, j] *= d
+            inv[c, j] *= d
+        for r in range(m):
+            if r != c:
+                fct = M[r, c]
+                if fct != 0.0:
+                    for j in range(m):
+                        M[r, j] -= fct * M[c, j]
+                        inv[r, j] -= fct * inv[c, j]
+    return inv, True
+
+
+@njit(cache=True, nogil=True)
+def _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+    m = nE + 1
+    Ks = np.zeros((m, m))
+    for a in range(nE):
+        ia = E[a]
+        Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+        Ks[0, a + 1] = y[ia]
+        Ks[a + 1, 0] = y[ia]
+        for c in range(nE):
+            ic = E[c]
+            Ks[a + 1, c + 1] = y[ia] * y[ic] * Ka[ic]
+    return Ks
+
+
+@njit(cache=True, nogil=True)
+def _inv_add(Minv, u, c):
+    """Inverse of ``[[M, u], [u', c]]`` from ``Minv``; ``ok`` False when the pivot vanishes."""
+    m = Minv.shape[0]
+    v = Minv @ u
+    s = c - u @ v
+    big = abs(c)
+    for i in range(m):
+        if abs(u[i]) > big:
+            big = abs(u[i])
+    out = np.empty((m + 1, m + 1))
+    if abs(s) <= 1e-10 * max(big, 1.0):
+        return out, False
+    for i in range(m):
+        for j in range(m):
+            out[i, j] = Minv[i, j] + v[i] * v[j] / s
+        out[i, m] = -v[i] / s
+        out[m, i] = -v[i] / s
+    out[m, m] = 1.0 / s
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def _inv_remove(P, k):
+    """Inverse of a symmetric matrix with row/column ``k`` deleted, from its inverse ``P``."""
+    m = P.shape[0]
+    out = np.empty((m - 1, m - 1))
+    pkk = P[k, k]
+    ii = 0
+    for i in range(m):
+        if i == k:
+            continue
+        jj = 0
+        for j in range(m):
+            if j == k:
+                continue
+            out[ii, jj] = P[i, j] - P[i, k] * P[k, j] / pkk
+            jj += 1
+        ii += 1
+    return out, abs(pkk) > 0.0
+
+
+@njit(cache=True, nogil=True)
 def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status,
               A_out, A0_out, max_events, n_cache):
     """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
@@ -135,6 +237,9 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     n_events = 0
     n_jumps = 0
     last = -1
+    need_inv = True
+    since_refresh = 0
+    Minv = np.zeros((1, 1))
     while g < ng:
         if n_events >= max_events:
             return g, n_events, FLAG_MAXEVENTS, n_jumps
@@ -167,12 +272,12 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             f[kbest] = y[kbest]
             E[0] = kbest
             nE = 1
+            need_inv = True
             last = kbest
             n_jumps += 1
             continue
-        # ---------------- slopes from the bordered system
+        # ---------------- slopes from the bordered system (inverse kept up to date)
         m = nE + 1
-        Ks = np.zeros((m, m))
         rhs = np.empty(m)
         sw = 0.0
         for i in range(n):
@@ -181,16 +286,28 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
         rhs[0] = sw
         for a in range(nE):
             ia = E[a]
-            Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
-            Ks[0, a + 1] = y[ia]
-            Ks[a + 1, 0] = y[ia]
-            for c in range(nE):
-                ic = E[c]
-                Ks[a + 1, c + 1] = y[ia] * y[ic] * Ka[ic]
             rhs[a + 1] = y[ia] * sL[ia]
-        bs, ok = solve_pivot(Ks, rhs)
-        if not ok:
-            return g, n_events, FLAG_FALLBACK, n_jumps
+        if (not need_inv) and since_refresh >= 50:
+            # residual check of the updated inverse; rebuild only when it has drifted
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            bs = Minv @ rhs
+            res = Ks @ bs - rhs
+            scale = 1.0
+            for a in range(m):
+                if abs(rhs[a]) > scale:
+                    scale = abs(rhs[a])
+            for a in range(m):
+                if abs(res[a]) > 1e-10 * scale:
+                    need_inv = True
+            since_refresh = 0
+        if need_inv:
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Minv, ok = invert_pivot(Ks)
+            if not ok:
+                return g, n_events, FLAG_FALLBACK, n_jumps
+            need_inv = False
+            since_refresh = 0
+        bs = Minv @ rhs
         for k in range(n):
             h[k] = bs[0] - sL[k]
         for a in range(nE):
@@ -280,8 +397,14 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             for a in range(nE):
                 if E[a] == kev:
                     pos = a
-            E[pos] = E[nE - 1]
+            for a in range(pos, nE - 1):
+                E[a] = E[a + 1]
             nE -= 1
+            if nE == 0:
+                need_inv = True
+            else:
+                Minv, ok = _inv_remove(Minv, pos + 1)
+                since_refresh += 1
             status[kev] = kind
             f[kev] = y[kev]
             if kind == R_SET:
@@ -298,6 +421,15 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                     sL[q] -= w[kev] * Kk[q]
             status[kev] = E_SET
             f[kev] = y[kev]
+            Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            u = np.empty(nE + 1)
+            u[0] = y[kev]
+            for a in range(nE):
+                u[a + 1] = y[kev] * y[E[a]] * Kk[E[a]]
+            Minv, ok = _inv_add(Minv, u, Kk[kev])
+            if not ok:
+                need_inv = True       # the rebuild detects a singular system (fallback)
+            since_refresh += 1
             E[nE] = kev
             nE += 1
         last = kev
@@ -350,11 +482,33 @@ class PathResult(NamedTuple):
 
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
-    """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished."""
+    """Exact weighted-SVM solution at ``pi`` by SMO, classified into E/L/R and polished.
+
+    SMO first runs to ``tol = 1e-6``; the E/L/R classification is then made exact by solving
+    the elbow system and verified (bounds, ``y f`` of L and R to 1e-7). If the verification
+    fails, SMO continues (warm start) to ``1e-9`` and the polish is retried; a degenerate
+    problem that still cannot be polished starts from the SMO solution itself.
+    """
     n = y.shape[0]
     S = np.where(y > 0, w * (1.0 - pi), w * pi)
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-10,
-                  cache_size=cache_size)
+    # a tight tolerance; degenerate problems (flat f at extreme pi) may stall SMO at this
+    # level, so the iterations are capped: the polish below makes the start exact anyway
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-6,
+                  cache_size=cache_size, max_iter=max(20_000, 50 * n))
+    out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
+    if out is not None:
+        return out
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.a,
+                  cache_size=cache_size, max_iter=max(5_000, 20 * n))
+    out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
+    if out is not None:
+        return out
+    return _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=True)
+
+
+def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=False):
+    """E/L/R sets from an SMO solution, polished by the elbow system; None if not verified."""
+    n = y.shape[0]
     alpha = r.a * nlam
     alpha0 = r.b * nlam
     nc = n_cache_rows(n, cache_size)
@@ -399,6 +553,8 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
             if ok:
                 f_new[Eidx] = y[Eidx]
                 return a_new, a0_new, f_new, status
+    if not force:
+        return None
     # not polishable: keep the SMO solution (E points are put exactly on the elbow)
     alpha = np.where(status == R_SET, 0.0, alpha)
     alpha[Lidx] = S[Lidx]
@@ -459,6 +615,23 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
         X = np.ascontiguousarray(X, dtype=np.float64)
         Xn = X
         Kpre = np.empty((1, 1))
+    if code != KERNEL_CALLABLE:
+        # identical (x, y) pairs are one observation with the summed weight (exactly the same
+        # weighted SVM); without this the elbow system is singular whenever two copies sit on
+        # the elbow (e.g. the resampled inputs of the GKL perturbation, SPEC 4.4)
+        key = np.column_stack([X, y])
+        uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+        if uniq.shape[0] < n:
+            wg = np.bincount(inv, weights=w, minlength=uniq.shape[0])
+            keep = first
+            sub = pi_path(X[keep], y[keep], code=code, kpar=kpar, nlam=nlam, grid=grid,
+                          weights=wg, tol_path=tol_path, cache_size=cache_size,
+                          max_events=max_events)
+            share = np.where(wg[inv] > 0, w / np.where(wg[inv] > 0, wg[inv], 1.0), 0.0)
+            A = sub.A[:, inv] * share[None, :]
+            return PathResult(grid, A, sub.A0, float(nlam), sub.n_events, sub.n_restarts,
+                              sub.n_jumps)
     if max_events is None:
         max_events = 50 * n + 1000
     nc = n_cache_rows(n, cache_size)
@@ -496,3 +669,59 @@ def path_decision(X, y, res: PathResult, Xnew, *, code: int, kpar=None, Kpre_new
     used = np.flatnonzero(np.any(res.A != 0.0, axis=0))
     Kn = Kernel(name="k", code=code, kpar=kpar)(Xnew, Xtr[used])
     return ((res.A[:, used] * y[used]) @ Kn.T + res.A0[:, None]) / res.nlam
+
+
+def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
+                tol: float = 1e-3, cache_size: float = 200.0) -> PathResult:
+    """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
+
+    An approximate alternative to :func:`pi_path` for large problems whose elbow is large
+    (the exact path costs ``O(n |E|)`` per event): the multipliers of ``pi_j`` are rescaled
+    to the box of ``pi_{j+1}`` (positives by ``(1 - pi_{j+1})/(1 - pi_j)``, negatives by
+    ``pi_{j+1}/pi_j``), the larger class side is shrunk so that ``sum_i y_i a_i = 0`` holds
+    again (which keeps every multiplier in its box), and SMO continues to ``tol``. The result has
+    SMO's accuracy (maximal KKT violation below ``tol``), not the path's exactness.
+    Returns a :class:`PathResult` in the scaled parametrisation of :func:`pi_path`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.kernels import KERNEL_LINEAR
+    >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+    >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).A.shape
+    (9, 40)
+    """
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n = y.shape[0]
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or np.any(np.diff(grid) <= 0) or grid[0] <= 0 or grid[-1] >= 1:
+        raise ValueError("grid must be a strictly increasing sequence inside (0, 1)")
+    w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    A = np.zeros((grid.size, n))
+    A0 = np.zeros(grid.size)
+    a = None
+    pos = y > 0
+    if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
+        # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
+        from cohstats.kernels import Kernel
+        kp = np.zeros(5) if kpar is None else np.asarray(kpar, dtype=np.float64)
+        Kpre = Kernel(name="k", code=code, kpar=kp)(np.ascontiguousarray(X, dtype=np.float64))
+        code = KERNEL_CALLABLE
+    for g, pi in enumerate(grid):
+        C = w * np.where(pos, 1.0 - pi, pi) / nlam
+        if a is not None:
+            prev = grid[g - 1]
+            a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
+            a = np.minimum(a, C)
+            sp_, sn_ = a[pos].sum(), a[~pos].sum()
+            if sp_ > sn_ and sp_ > 0:
+                a[pos] *= sn_ / sp_
+            elif sn_ > sp_ and sn_ > 0:
+                a[~pos] *= sp_ / sn_
+        r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
+                      cache_size=cache_size)
+        a = r.a
+        A[g] = r.a * nlam
+        A0[g] = r.b * nlam
+    return PathResult(grid, A, A0, float(nlam), 0, 0, 0)

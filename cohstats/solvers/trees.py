@@ -20,8 +20,10 @@ the larger child's is obtained by subtraction from the parent's. A split "bin <=
 equivalent to ``x <= thresholds[f][b]`` on the raw scale, which is how fitted trees predict on
 new data.
 
-Conventions (for reproducibility): among equal gains the smallest feature index and then the
-smallest threshold win; a split must leave at least ``min_leaf`` rows in each child and have a
+Conventions (for reproducibility): gains within a relative ``1e-10`` of each other count as
+tied (so that round-off in the histogram sums, e.g. from reordering or replicating rows, does
+not decide), and among tied gains the smallest feature index and then the smallest threshold
+win (and, for the next leaf to split, the earliest created leaf); a split must leave at least ``min_leaf`` rows in each child and have a
 gain larger than ``1e-12`` times the node's score ``sum_k G_k^2 / W``.
 
 Layout of a fitted tree (flat arrays, node 0 is the root; ``left == -1`` marks a leaf):
@@ -45,11 +47,12 @@ import numpy as np
 from numba import njit
 
 GAIN_RTOL = 1e-12
+TIE_RTOL = 1e-10
 
 # ------------------------------------------------------------------------------ binning
 
 
-def make_bins(X, max_bins=255):
+def make_bins(X, max_bins=255, sample_weight=None):
     """Map every column of ``X`` to ordered integer bins.
 
     Parameters
@@ -58,6 +61,9 @@ def make_bins(X, max_bins=255):
     max_bins : int
         At most this many bins per feature (2..65535). A feature with at most ``max_bins``
         distinct values gets one bin per value (exact split search).
+    sample_weight : optional (n,) non-negative weights. The cut points are computed from
+        the rows with positive weight, with weighted counts, so that integer weights and
+        replicated rows give the same bins (and rows of weight zero do not move them).
 
     Returns
     -------
@@ -83,17 +89,25 @@ def make_bins(X, max_bins=255):
     nb = np.ones(p, dtype=np.int64)
     dtype = np.uint8 if max_bins <= 256 else np.uint16
     codes = np.zeros((n, p), dtype=dtype)
+    if sample_weight is None:
+        sw = np.ones(n)
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != (n,) or np.any(~np.isfinite(sw)) or np.any(sw < 0):
+            raise ValueError("sample_weight must be n finite non-negative numbers")
+    pos = sw > 0 if np.any(sw > 0) else np.ones(n, bool)
     for f in range(p):
         col = X[:, f]
         if not np.all(np.isfinite(col)):
             raise ValueError(f"column {f} of X has missing or infinite values")
-        u, cnt = np.unique(col, return_counts=True)
+        u, inv = np.unique(col[pos], return_inverse=True)
         if u.size <= max_bins:
             cuts = 0.5 * (u[:-1] + u[1:])
         else:
-            # equal-count cuts at midpoints between distinct values
+            # equal-weight cuts at midpoints between distinct values
+            cnt = np.bincount(inv, weights=sw[pos], minlength=u.size)
             cum = np.cumsum(cnt)
-            targets = n * np.arange(1, max_bins) / max_bins
+            targets = cum[-1] * np.arange(1, max_bins) / max_bins
             idx = np.unique(np.searchsorted(cum, targets, side="left"))
             idx = idx[idx < u.size - 1]
             cuts = 0.5 * (u[idx] + u[idx + 1])
@@ -211,7 +225,7 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
                 sl += gl * gl
                 sr += gr * gr
             gain = sl / WL + sr / WR - parent
-            if gain > best_gain:
+            if gain > best_gain + TIE_RTOL * abs(best_gain):
                 best_gain = gain
                 best_f = f
                 best_b = b
@@ -291,7 +305,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         if best_first:
             q = 0
             for r in range(1, n_pend):
-                if pend_gain[r] > pend_gain[q]:
+                if pend_gain[r] > pend_gain[q] + TIE_RTOL * abs(pend_gain[q]):
                     q = r
         else:
             q = n_pend - 1

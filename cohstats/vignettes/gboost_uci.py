@@ -73,7 +73,8 @@ def _sensitivity(name, key, seed, H):
                 ("init_beta = 'loss'", {"init_beta": "loss"}),
                 ("centre = 'accumulated'", {"centre": "accumulated"}),
                 ("exact split search", {"max_bins": 65535}),
-                ("min_node_size = 5", {"min_node_size": 5})]
+                ("min_node_size = 5", {"min_node_size": 5}),
+                ("depth-3 trees (8 leaves)", {"max_depth": 3})]
     rows = []
     for label, kw in variants:
         pf = gboost_c("y ~ .", train, H=H, **kw).path(test)
@@ -82,6 +83,23 @@ def _sensitivity(name, key, seed, H):
                      "mean_51_100_pct": 100 * pf["test_error"].iloc[50:].mean(),
                      "min_pct": 100 * pf["test_error"].min()})
     return rows
+
+
+def _row_order(name, key, seed, n_perm=10, H=100):
+    """GentleBoost.C on row permutations of the training set (mathematically the same fit:
+    the spread is round-off in the histogram sums deciding near-tied splits)."""
+    from cohstats.models.gboost import gboost_c
+
+    train, test = _data(key, 0, seed)
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n_perm):
+        tr = train if k == 0 else train.iloc[rng.permutation(len(train))].reset_index(drop=True)
+        pf = gboost_c("y ~ .", tr, H=H).path(test)
+        out.append(100 * pf["test_error"].iloc[-1])
+    out = np.array(out)
+    return {"dataset": name, "permutations": n_perm, "mean": out.mean(), "sd": out.std(ddof=1),
+            "min": out.min(), "max": out.max()}
 
 
 def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int = 0,
@@ -201,6 +219,47 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
     rep.table(pd.DataFrame([r for rows in sens for r in rows]),
               caption="GentleBoost.C test error (%) after 100 steps, mean over steps 51-100 and "
                       "minimum, under one change at a time.", floatfmt=".2f")
+    t0 = time.perf_counter()
+    perm = [_row_order(n, k, seed) for n, k in sens_sets]
+    rep.timing("row-order check", time.perf_counter() - t0)
+    rep.table(pd.DataFrame(perm),
+              caption="GentleBoost.C test error (%) when only the order of the training rows "
+                      "changes (the first fit uses the original order). The algorithm is "
+                      "invariant to row order; the spread comes from round-off in the "
+                      "histogram sums deciding near-tied splits: it shows how much round-off alone "
+                      "moves a single run.",
+              floatfmt=".2f")
+    rep.section("Reading the comparison")
+    ok = gbc.loc[gbc["within_1pt_or_better"], "dataset"].tolist()
+    bad = gbc.loc[~gbc["within_1pt_or_better"], ["dataset", "difference"]]
+    lines = [f"GentleBoost.C is within one percentage point of [ZJLY] (or better) on "
+             f"{len(ok)} of {len(gbc)} data sets ({', '.join(ok) or 'none'})."]
+    if len(bad):
+        lines.append("It is above by more than one point on " + ", ".join(
+            f"{r.dataset} ({r.difference:+.2f})" for r in bad.itertuples()) + ".")
+    pv = pd.DataFrame(perm).set_index("dataset")
+    sens_df = pd.DataFrame([r for rows in sens for r in rows])
+    for dname in ("Vowel", "Segmentation"):
+        if dname not in pv.index:
+            continue
+        v = pv.loc[dname]
+        sv = sens_df[sens_df["dataset"] == dname]["test_error_pct"]
+        lines.append(f"On {dname}, reordering the training rows alone (round-off only) gives "
+                     f"{v['min']:.2f}-{v['max']:.2f} %, and the open choices of the sensitivity "
+                     f"table give {sv.min():.2f}-{sv.max():.2f} % (paper: "
+                     f"{float(gbc.loc[gbc['dataset'] == dname, 'published'].iloc[0]):.2f} %).")
+    wv = df[(df["dataset"] == "Waveform") & (df["method"] == "GentleBoost.C")]["test_error_pct"]
+    pub_w = float(pub.query("dataset == 'Waveform' and method == 'GentleBoost.C'")
+                  ["test_error_pct"].iloc[0])
+    inside = wv.min() <= pub_w <= wv.max()
+    lines.append(f"On Waveform the paper reports one draw ({pub_w:.2f} %); our {len(wv)} "
+                 f"draw(s) give {wv.mean():.2f} % on average (range {wv.min():.2f}-"
+                 f"{wv.max():.2f}), so the paper's value is "
+                 f"{'inside' if inside else 'outside'} the range of our draws.")
+    lines.append("Compare the other methods in Table 2 for the same data sets: where our "
+                 "baselines are also above the paper (e.g. MulLogitBoost on Vowel), the gap "
+                 "is not specific to the coherence loss.")
+    rep.text(" ".join(lines))
     rep.table(df.drop(columns=[c for c in ("curve",) if c in df.columns]),
               caption="Every fit (one row per data set, method and draw).", floatfmt=".3f")
     return rep.write()

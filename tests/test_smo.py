@@ -1,0 +1,129 @@
+"""SMO against libsvm (scikit-learn SVC), KKT conditions and a scipy QP on a small problem."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.svm import SVC
+
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, KERNEL_RBF, make_kernel
+from cohstats.solvers.smo import smo_solve
+
+
+def _data(n, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 - 1 + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _kpar(gamma):
+    return np.array([gamma, 0.0, 0.0, 0.0, 0.0])
+
+
+def _sk_dual(s, n):
+    beta = np.zeros(n)
+    beta[s.support_] = s.dual_coef_[0]
+    return beta
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("pi", [None, 0.3])
+def test_matches_libsvm(kernel, pi):
+    n = 150
+    X, y = _data(n)
+    C = 2.0
+    code = KERNEL_LINEAR if kernel == "linear" else KERNEL_RBF
+    g = 0.3
+    cost = np.full(n, C) if pi is None else C * np.where(y > 0, 1 - pi, pi)
+    r = smo_solve(X, y, code=code, kpar=_kpar(g), C=cost, tol=1e-9)
+    cw = None if pi is None else {1.0: 1 - pi, -1.0: pi}
+    s = SVC(C=C, kernel=kernel, gamma=g, tol=1e-9, class_weight=cw, shrinking=True).fit(X, y)
+    K = make_kernel(kernel, gamma=g)(X) if kernel == "rbf" else X @ X.T
+    beta = r.a * y
+    beta_sk = _sk_dual(s, n)
+    obj = 0.5 * beta @ K @ beta - r.a.sum()
+    obj_sk = 0.5 * beta_sk @ K @ beta_sk - np.abs(beta_sk).sum()
+    assert r.converged
+    assert obj == pytest.approx(obj_sk, rel=1e-7, abs=1e-9)
+    assert r.objective == pytest.approx(obj, rel=1e-9, abs=1e-9)
+    f = K @ beta + r.b
+    # libsvm caches Q in single precision (Qfloat), so it agrees to ~1e-6, not to tol
+    np.testing.assert_allclose(f, s.decision_function(X), atol=2e-5)
+    # ours satisfies the KKT conditions to the requested tolerance in double precision
+    yf = y * f
+    assert np.all(yf[r.a == 0] >= 1 - 1e-8) and np.all(yf[r.a == cost] <= 1 + 1e-8)
+    free = (r.a > 0) & (r.a < cost)
+    assert np.all(np.abs(yf[free] - 1) <= 1e-8)
+    # same support vectors (multipliers clearly away from zero)
+    assert set(np.flatnonzero(r.a > 1e-6)) == set(np.flatnonzero(np.abs(beta_sk) > 1e-6))
+    np.testing.assert_allclose(beta, beta_sk, atol=1e-4)
+
+
+def test_kkt_at_default_tolerance():
+    n = 200
+    X, y = _data(n, seed=3)
+    C = np.full(n, 0.7)
+    tol = 1e-3
+    r = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(0.5), C=C, tol=tol)
+    K = make_kernel("rbf", gamma=0.5)(X)
+    yf = y * (K @ (r.a * y) + r.b)
+    assert abs(np.sum(r.a * y)) < 1e-12
+    assert np.all(r.a >= 0) and np.all(r.a <= C)
+    zero, top = r.a == 0, r.a == C
+    free = ~zero & ~top
+    assert np.all(yf[zero] >= 1 - tol)
+    assert np.all(yf[top] <= 1 + tol)
+    assert np.all(np.abs(yf[free] - 1) <= tol)
+    # libsvm at the same tolerance reaches the same objective to the order of tol
+    s = SVC(C=0.7, gamma=0.5, tol=tol).fit(X, y)
+    b_sk = _sk_dual(s, n)
+    o_sk = 0.5 * b_sk @ K @ b_sk - np.abs(b_sk).sum()
+    assert r.objective == pytest.approx(o_sk, rel=1e-4)
+
+
+def test_cache_and_shrinking_do_not_change_the_solution():
+    n = 160
+    X, y = _data(n, seed=5)
+    C = np.full(n, 5.0)
+    ref = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=False)
+    tiny = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=True,
+                     cache_size=8 * n * 3 / 2**20)         # three cached rows
+    assert tiny.cache_misses > n                              # the LRU cache really evicted rows
+    np.testing.assert_allclose(tiny.a, ref.a, atol=1e-7)
+    assert tiny.b == pytest.approx(ref.b, abs=1e-8)
+    K = make_kernel("rbf", gamma=1.0)(X)
+    pre = smo_solve(None, y, code=KERNEL_CALLABLE, Kpre=K, C=C, tol=1e-10)
+    np.testing.assert_allclose(pre.a, ref.a, atol=1e-7)
+
+
+def test_general_bounds_and_linear_term_vs_scipy_qp():
+    rng = np.random.default_rng(7)
+    n = 14
+    X, y = _data(n, seed=7)
+    K = make_kernel("rbf", gamma=0.4)(X)
+    Q = (y[:, None] * y[None, :]) * K
+    lo = -rng.uniform(0, 0.5, n) * (rng.uniform(size=n) < 0.5)
+    hi = lo + rng.uniform(0.5, 2.0, n)
+    p = -1.0 + 0.3 * rng.normal(size=n)
+    r = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(0.4), lo=lo, hi=hi, p=p, a0=np.clip(0, lo, hi), tol=1e-10)
+    a0 = np.clip(0, lo, hi)
+    cons = {"type": "eq", "fun": lambda a: y @ a - y @ a0, "jac": lambda a: y}
+    q = minimize(lambda a: 0.5 * a @ Q @ a + p @ a, a0, jac=lambda a: Q @ a + p, bounds=list(zip(lo, hi)),
+                 constraints=[cons], method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
+    assert q.success
+    assert r.objective == pytest.approx(q.fun, abs=1e-8)
+    np.testing.assert_allclose(r.a, q.x, atol=1e-5)
+    assert y @ r.a == pytest.approx(y @ a0, abs=1e-12)
+    # intercept: free variables satisfy G_i + b y_i = 0
+    free = (r.a > lo + 1e-8) & (r.a < hi - 1e-8)
+    assert free.any()
+    np.testing.assert_allclose(r.G[free] + r.b * y[free], 0.0, atol=1e-8)
+
+
+def test_input_errors():
+    X, y = _data(10)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), lo=np.ones(10), hi=np.zeros(10))
+    with pytest.raises(ValueError, match="tol"):
+        smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=np.ones(10), tol=0.0)
+    with pytest.raises(ValueError, match="cache_size"):
+        smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=np.ones(10), cache_size=-1)

@@ -1,0 +1,116 @@
+"""svm(): the formula front end against libsvm, cost mapping, probabilities, pi path, errors."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.svm import SVC
+
+from cohstats import ConvergenceWarning
+from cohstats.datasets import make_wsl1
+from cohstats.formula import build_design
+from cohstats.kernels import median_between
+from cohstats.models.svm import svm
+
+
+def _df(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["x1", "x2", "x3"])
+    df["y"] = np.where(df.x1 - df.x2 ** 2 + 0.5 + 0.6 * rng.normal(size=n) > 0, "yes", "no")
+    return df
+
+
+@pytest.mark.parametrize("pi", [None, 0.5, 0.25])
+def test_formula_fit_matches_svc_with_class_weights(pi):
+    df = _df()
+    new = _df(40, seed=9)
+    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.4, C=3.0, pi=pi, tol=1e-9)
+    X = df[["x1", "x2", "x3"]].to_numpy()
+    yy = np.where(df.y == "yes", 1, -1)
+    cw = None if pi is None else {1: 1 - pi, -1: pi}
+    s = SVC(C=3.0, gamma=0.4, class_weight=cw, tol=1e-9).fit(X, yy)
+    f = fit.predict(new, type="link").to_numpy()
+    np.testing.assert_allclose(f, s.decision_function(new[["x1", "x2", "x3"]].to_numpy()), atol=2e-5)
+    lab = fit.predict(new)
+    assert list(lab) == list(np.where(f > 0, "yes", "no"))
+
+
+def test_lambda_cost_mapping_linear_coefficients_and_default_width():
+    df = _df(100, seed=2)
+    n = len(df)
+    a = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.02, pi=0.4, tol=1e-10)
+    b = svm("y ~ x1 + x2", df, kernel="linear", C=1 / (n * 0.02), pi=0.4, tol=1e-10)
+    np.testing.assert_allclose(a.coef.to_numpy(), b.coef.to_numpy(), atol=1e-9)
+    s = SVC(kernel="linear", C=1 / (n * 0.02), class_weight={1: 0.6, -1: 0.4}, tol=1e-10).fit(
+        df[["x1", "x2"]].to_numpy(), np.where(df.y == "yes", 1, -1))
+    np.testing.assert_allclose(a.coef.to_numpy(), s.coef_[0], atol=1e-5)
+    assert a.intercept == pytest.approx(s.intercept_[0], abs=1e-5)
+    d = build_design("y ~ x1 + x2", df)
+    g = svm(d, lambda_=0.02)
+    assert g.kernel.sigma == pytest.approx(median_between(d.X, d.y), rel=1e-12)
+    assert "Coefficients" in a.summary().tables
+
+
+def test_path_fit_equals_single_fits_and_bracketing():
+    df = make_wsl1(100, random_state=3)
+    p = svm("y ~ x1 + x2", df, lambda_=0.01, pi="path", m=10, tol=1e-10)
+    single = svm("y ~ x1 + x2", df, lambda_=0.01, pi=0.5, tol=1e-10)
+    np.testing.assert_allclose(p.predict(type="link"), single.predict(type="link"), atol=1e-6)
+    pf = p.path()
+    assert pf.xvar == "pi" and np.allclose(pf["pi"], np.arange(1, 10) / 10)
+    for j in (0, 4, 8):
+        fj = svm("y ~ x1 + x2", df, lambda_=0.01, pi=float(pf["pi"][j]), tol=1e-10)
+        np.testing.assert_allclose(pf["(Intercept)"][j], fj.intercept, atol=1e-6)
+    pb = p.predict(type="prob")["1"].to_numpy() if "1" in p.classes else p.predict(type="prob").iloc[:, 1].to_numpy()
+    pb2 = single.predict(type="prob", method="bracket", m=10).iloc[:, 1].to_numpy()
+    np.testing.assert_array_equal(pb, pb2)
+    assert pb.min() >= 0.05 and pb.max() <= 0.95
+
+
+def test_bracketing_population_behaviour_example1():
+    # SPEC 4.2: with large n, p_hat -> {0.2, 0.8} within 1/(2m). A flexible (Gaussian) weighted
+    # SVM with a small penalty is needed (the linear hinge fit is not pointwise Fisher
+    # consistent); away from the discontinuity at x1 = 0 the estimate is within 1/(2m) = 0.05.
+    df, p = make_wsl1(1000, random_state=11, return_prob=True)
+    tr, te = df.iloc[:600], df.iloc[600:]
+    fit = svm("y ~ x1 + x2", tr, lambda_=1e-3, pi="path", m=10)
+    ph = fit.predict(te, type="prob").iloc[:, 1].to_numpy()
+    far = np.abs(te.x1.to_numpy()) > 0.3
+    assert np.mean(np.abs(ph - p[600:])[far] <= 0.05 + 1e-12) > 0.95
+
+
+def test_probability_methods_and_consistency():
+    df = _df(120, seed=4)
+    fit = svm("y ~ x1 + x2 + x3", df, lambda_=0.1)
+    f = fit.predict(type="link").to_numpy()
+    assert 1e-3 < fit.rho_ < 1e2          # an interior EKL minimiser (checked in test_probability)
+    for method in ("sollich", "coherence"):
+        p = fit.predict(type="prob", method=method)
+        np.testing.assert_allclose(p.sum(axis=1), 1.0)
+        assert np.array_equal(p["yes"].to_numpy() > 0.5, f > 0)
+    pl = fit.predict(type="prob", method="platt")["yes"].to_numpy()
+    np.testing.assert_allclose(pl, 1 / (1 + np.exp(fit.platt.A * f + fit.platt.B)), rtol=1e-12)
+    with pytest.raises(ValueError, match="method"):
+        fit.predict(type="prob", method="isotonic")
+    with pytest.raises(ValueError, match="gkl"):
+        fit.predict(type="prob", method="platt_tuned")
+
+
+def test_errors_and_warnings():
+    df = _df(60)
+    with pytest.raises(ValueError, match="C or lambda_"):
+        svm("y ~ x1", df, C=1.0, lambda_=0.1)
+    with pytest.raises(ValueError, match="pi"):
+        svm("y ~ x1", df, pi=1.5)
+    with pytest.raises(ValueError, match="lambda_"):
+        svm("y ~ x1", df, lambda_=-1.0)
+    df3 = df.assign(y=np.random.default_rng(0).choice(["a", "b", "c"], len(df)))
+    with pytest.raises(ValueError, match="classes"):
+        svm("y ~ x1", df3)
+    with pytest.raises(ValueError, match="m"):
+        svm("y ~ x1", df, pi="path", m=1)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        fit = svm("y ~ x1 + x2", df, max_iter=2)
+    assert not fit.converged
+    assert any(issubclass(r.category, ConvergenceWarning) and "max_iter" in str(r.message) for r in rec)

@@ -1,0 +1,91 @@
+"""The exact pi path against independent SMO solves at every grid value (SPEC 4.6, D15)."""
+import numpy as np
+import pytest
+
+from cohstats.kernels import KERNEL_LINEAR, KERNEL_RBF, make_kernel
+from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svmpath import path_decision, pi_path
+
+
+def _wsl1(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = np.where(X[:, 0] >= 0, 1.0, -1.0)
+    y[rng.choice(n, n // 5, replace=False)] *= -1
+    return X, y
+
+
+def _check_against_smo(X, y, code, gamma, nlam, grid, w=None, tol_f=1e-6):
+    n = y.size
+    w = np.ones(n) if w is None else w
+    kpar = np.array([gamma, 0, 0, 0, 0.0])
+    res = pi_path(X, y, code=code, kpar=kpar, nlam=nlam, grid=grid, weights=w)
+    F = path_decision(X, y, res, X, code=code, kpar=kpar)
+    K = make_kernel("rbf", gamma=gamma)(X) if code == KERNEL_RBF else X @ X.T
+    worst = 0.0
+    for g, pi in enumerate(grid):
+        S = w * np.where(y > 0, 1 - pi, pi)
+        a = res.A[g]
+        # feasibility of the path multipliers
+        assert np.all(a >= -1e-9) and np.all(a <= S + 1e-9)
+        assert abs(np.sum(a * y)) < 1e-8 * max(1.0, S.sum())
+        s = smo_solve(X, y, code=code, kpar=kpar, C=S / nlam, tol=1e-11)
+        f = K @ (s.a * y) + s.b
+        worst = max(worst, np.abs(f - F[g]).max())
+    assert worst < tol_f
+    return res
+
+
+def test_rbf_path_matches_smo_with_empty_elbow_jump():
+    X, y = _wsl1(60, 0)
+    grid = np.arange(1, 7) / 7
+    res = _check_against_smo(X, y, KERNEL_RBF, 1.0, 60 * 0.05, grid)
+    assert res.n_events > 30
+    assert res.n_jumps >= 1        # the empty-elbow rule of SPEC 4.6 was exercised
+
+
+@pytest.mark.parametrize("lam", [0.002, 0.2])
+def test_rbf_path_many_events(lam):
+    X, y = _wsl1(120, 4)
+    m = 10
+    res = _check_against_smo(X, y, KERNEL_RBF, 2.0, 120 * lam, np.arange(1, m) / m)
+    assert res.n_restarts == 0
+
+
+def test_linear_path_with_degenerate_ends_and_case_weights():
+    X, y = _wsl1(80, 2)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, 80)
+    res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w)
+    # flat ends of [WSL] Figure 1: f is constant (slopes zero) at the extreme grid values
+    B = res.A * y / res.nlam
+    W = B @ X
+    assert np.abs(W[0]).max() < 1e-8 and np.abs(W[-1]).max() < 1e-8
+
+
+def test_grid_validation():
+    X, y = _wsl1(20, 1)
+    with pytest.raises(ValueError, match="grid"):
+        pi_path(X, y, code=KERNEL_RBF, kpar=np.array([1.0, 0, 0, 0, 0]), nlam=1.0, grid=[0.5, 0.2])
+    with pytest.raises(ValueError, match="nlam"):
+        pi_path(X, y, code=KERNEL_RBF, kpar=np.array([1.0, 0, 0, 0, 0]), nlam=0.0, grid=[0.5])
+
+
+def test_duplicated_points_are_merged_exactly():
+    X, y = _wsl1(50, 6)
+    idx = np.random.default_rng(6).integers(0, 50, 80)       # resampled with duplicates
+    Xd, yd = X[idx], y[idx]
+    res = _check_against_smo(Xd, yd, KERNEL_RBF, 1.5, 80 * 0.01, np.arange(1, 8) / 8)
+    assert res.A.shape == (7, 80)
+
+
+def test_warm_started_grid_agrees_with_exact_path():
+    from cohstats.solvers.svmpath import pi_grid_smo
+    X, y = _wsl1(90, 8)
+    kpar = np.array([1.0, 0, 0, 0, 0.0])
+    grid = np.arange(1, 9) / 9
+    ex = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid)
+    wm = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9)
+    Fe = path_decision(X, y, ex, X, code=KERNEL_RBF, kpar=kpar)
+    Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
+    np.testing.assert_allclose(Fw, Fe, atol=1e-6)
+    assert np.all(np.abs(wm.A @ y) < 1e-9)

@@ -1,0 +1,33 @@
+"""The [ZDJ] Tables 5-6 vignette: partition protocol and a one-data-set run (slow)."""
+import numpy as np
+import pytest
+
+from cohstats.vignettes.zdj_clearn import datasets, stratified_split
+
+
+def test_stratified_split_keeps_class_shares_and_both_classes():
+    y = np.array([1.0] * 40 + [-1.0] * 22)          # colon's class sizes
+    tr, te = stratified_split(y, 16, np.random.default_rng(0))
+    assert len(np.intersect1d(tr, te)) == 0 and len(tr) + len(te) == 62
+    assert np.sum(y[tr] > 0) == round(16 * 40 / 62) and np.sum(y[tr] < 0) == round(16 * 22 / 62)
+    y2 = np.array([1.0] * 180 + [-1.0] * 182)
+    tr2, _ = stratified_split(y2, 11, np.random.default_rng(1))
+    assert set(np.unique(y2[tr2])) == {-1.0, 1.0}
+
+
+def test_datasets_follow_table4_sizes():
+    ds = {d[0]: d for d in datasets()}
+    assert len(ds) == 11
+    X, y = ds["USPS (Odd vs Even)"][1](0)
+    assert X.shape == (800, 64) and ds["USPS (Odd vs Even)"][2] == 24
+    X, y = ds["colon"][1](0)
+    assert X.shape == (62, 2000) and ds["colon"][2] == 16
+
+
+@pytest.mark.slow
+def test_vignette_runs_on_colon(tmp_path):
+    from cohstats.vignettes.zdj_clearn import run
+
+    path = run(1, tmp_path, only=["colon"])
+    text = path.read_text()
+    assert "colon" in text and "Table 5" in text
