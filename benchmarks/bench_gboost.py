@@ -68,12 +68,13 @@ def main(argv=None):
     rows = []
 
     t0 = time.perf_counter()
-    gboost_c(d, H=2, nodes=leaves)
+    gboost_c(d, H=2, nodes=leaves, random_state=0)
     first = time.perf_counter() - t0
-    t_ours, fit = _timeit(lambda: gboost_c(d, H=H, nodes=leaves), args.repeat)
+    t_ours, fit = _timeit(lambda: gboost_c(d, H=H, nodes=leaves, random_state=0), args.repeat)
     err = float((np.argmax(fit._decision(Xt), 1) != yt).mean())
     rows.append(("cohstats gboost_c (GentleBoost.C)", t_ours, err))
-    t_logit, fl = _timeit(lambda: gboost(d, loss="logit", H=H, nodes=leaves), args.repeat)
+    t_logit, fl = _timeit(lambda: gboost(d, loss="logit", H=H, nodes=leaves, random_state=0),
+                          args.repeat)
     rows.append(("cohstats gboost(loss='logit')", t_logit,
                  float((np.argmax(fl._decision(Xt), 1) != yt).mean())))
 

@@ -15,6 +15,13 @@ same code on a Dask cluster. All random numbers are fixed in the parent process 
 work is dispatched (fold ids; one spawned seed per perturbation replicate), so a fixed
 ``random_state`` gives the same result serially, with ``n_jobs`` workers, and on Dask.
 
+For large data on Dask, build the design once and scatter it, so that workers receive it once
+instead of with every task::
+
+    d = cohstats.build_design("y ~ .", df)
+    with joblib.parallel_backend("dask", scatter=[d]):
+        res = cv(clearn, d, measure="cre")
+
 Fit functions are called as ``fit_fn(design, **fit_args)`` with a
 :class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
 ``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
@@ -1176,17 +1183,20 @@ class TuneResult:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         tab = self.table
-        if self._lambda_tuned:
-            for c, g in tab.groupby("_combo", sort=True):
-                lab = _fmt_args({k: g[k].iloc[0] for k in self.param_names}) or self.fit_name
-                x = np.log(g["lambda"].to_numpy())
+        lamcol = "lambda" if self._lambda_tuned else ("lambda_" if "lambda_" in self.param_names else None)
+        if lamcol is not None:
+            others = [k for k in self.param_names if k != "lambda_"]
+            groups = tab.groupby(others, sort=False) if others else [((), tab)]
+            for _, g in groups:
+                lab = _fmt_args({k: g[k].iloc[0] for k in others}) or self.fit_name
+                x = np.log(g[lamcol].to_numpy(dtype=float))
                 if "se" in g and np.isfinite(g["se"]).any():
                     ax.errorbar(x, g["score"], yerr=g["se"], fmt="o-", ms=3, capsize=2, label=lab)
                 else:
                     ax.plot(x, g["score"], "o-", ms=3, label=lab)
             ax.axvline(np.log(self.best_params["lambda_"]), ls=":", color="k")
             ax.set_xlabel("log(lambda)")
-            if self.param_names:
+            if others:
                 ax.legend(fontsize="small")
         else:
             x = np.arange(tab.shape[0])

@@ -50,3 +50,13 @@ def test_one_replication_and_report(tmp_path):
     text = path.read_text()
     assert path.name == "gkl_tracking.md" and "Example 2" in text
     assert (tmp_path / "gkl_tracking_files" / "example1.png").exists()
+
+
+def test_plr_estimator_one_replication():
+    pytest.importorskip("cohstats.models.clearn")
+    cur = V.one_replication(2, 0, V.plr(), np.array([10.0, 0.1, 0.001]), D=3)
+    assert np.all(np.abs(cur["test_cre"] - cur["true_gkl_c"]) < 0.05)
+    # heavier penalty -> flatter probabilities -> larger true GKL_c on Example 2 (a near-linear boundary)
+    assert cur["true_gkl_c"].iloc[0] > cur["true_gkl_c"].iloc[-1]
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        V.run(1, "unused", estimator="knn")

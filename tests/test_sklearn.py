@@ -14,7 +14,8 @@ import cohstats  # noqa: E402
 from cohstats import sklearn as cks  # noqa: E402
 from cohstats.datasets import make_wsl2  # noqa: E402
 
-ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(H=20), cks.CLearnClassifier()]
+ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(H=20), cks.CLearnClassifier(),
+              cks.LambdaSVMClassifier(), cks.LUMClassifier()]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: est._expected_failed_checks)
@@ -26,6 +27,8 @@ def test_check_estimator(estimator, check):
     (cks.WeightedSVMClassifier(prob_method="platt"), {"est__C": [0.1, 10.0]}),
     (cks.GentleBoostCClassifier(H=10), {"est__T": [0.5, 1.0]}),
     (cks.CLearnClassifier(kernel="rbf", alpha=0.5), {"est__lam": [1e-3, 1e-2]}),
+    (cks.LUMClassifier(kernel="rbf", c=0.0), {"est__lam": [1e-3, 1e-2]}),
+    (cks.LambdaSVMClassifier(C=10.0), {"est__margin": [2.0, 10.0]}),
 ])
 def test_pipeline_and_grid_search(est, grid):
     d = make_wsl2(120, random_state=4)
@@ -33,8 +36,9 @@ def test_pipeline_and_grid_search(est, grid):
     from sklearn.pipeline import Pipeline
     pipe = Pipeline([("scale", StandardScaler()), ("est", est)])
     gs = GridSearchCV(pipe, grid, cv=3).fit(X, y)
-    P = gs.predict_proba(X)
-    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    if hasattr(gs.best_estimator_, "predict_proba"):
+        P = gs.predict_proba(X)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert gs.best_score_ > 0.8   # Bayes accuracy on this problem is 0.94
 
 
@@ -54,3 +58,13 @@ def test_wrapper_equals_formula_interface():
     np.testing.assert_allclose(w.decision_function(X), fit.predict(d, type="link"), rtol=1e-12)
     np.testing.assert_allclose(w.predict_proba(X)[:, 1], fit.predict(d, type="prob", method="sollich")[1],
                                rtol=1e-12)
+
+
+def test_readme_sklearn_example():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = text.split("## scikit-learn")[1].split("```")[1]
+    ns = {"train": make_wsl2(100, random_state=1), "test": make_wsl2(50, random_state=2)}
+    exec(compile(code, "README.md", "exec"), ns)
+    P = ns["search"].predict_proba(ns["test"][["x1", "x2"]])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)

@@ -246,3 +246,21 @@ def test_weighted_bins_equal_replicated_bins():
     np.testing.assert_array_equal(np.repeat(codes_w, w, axis=0), codes_r)
     with pytest.raises(ValueError, match="sample_weight"):
         make_bins(X, 16, sample_weight=-np.ones(400))
+
+
+def test_threshold_in_the_middle_of_the_node_gap():
+    X, z, w = make_data(21, n=120)
+    codes, thr, nb = make_bins(X, 255)
+    t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=8)
+    for v in np.flatnonzero(t["left"] >= 0):
+        f = t["feat"][v]
+        u = np.unique(X[:, f])
+        L = t["rows"][t["start"][t["left"][v]]:t["end"][t["left"][v]]]
+        R = t["rows"][t["start"][t["right"][v]]:t["end"][t["right"][v]]]
+        a, b = X[L, f].max(), X[R, f].min()
+        # global bin edges just above the node's largest left value and below its smallest
+        # right value; the threshold is their midpoint
+        ia, ib = np.searchsorted(u, a), np.searchsorted(u, b)
+        lo, hi = 0.5 * (u[ia] + u[ia + 1]), 0.5 * (u[ib - 1] + u[ib])
+        assert a < t["thr"][v] < b
+        assert t["thr"][v] == pytest.approx(0.5 * (lo + hi), abs=1e-12)

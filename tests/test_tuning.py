@@ -532,6 +532,8 @@ def test_svm_integration_nonpath_lambda_grid(df):
     t = tune(svm, "y ~ x1 + x2", df, grid={"lambda_": [1.0, 0.01]}, method="cv", measure="cre",
              foldid=foldid, kernel="linear", pi=None, prob_args={"method": "sollich"}, verbose=False)
     assert list(t.to_frame()["lambda_"]) == [1.0, 0.01]
+    xs = [l.get_xdata() for l in t.plot().get_lines() if len(l.get_xdata()) == 2]
+    np.testing.assert_allclose(sorted(xs[0]), np.log([0.01, 1.0]))
     for j, lam in enumerate([1.0, 0.01]):
         r = cv(svm, "y ~ x1 + x2", df, measure="cre", foldid=foldid, kernel="linear", pi=None, lambda_=lam,
                prob_args={"method": "sollich"}, verbose=False)
@@ -597,3 +599,13 @@ def test_cv_clearn_path_integration():
     np.testing.assert_allclose(r.cvm, _glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0],
                                rtol=1e-9)
     assert r.best_fit.s == r.lambda_min
+
+
+def test_tune_plot_draws_every_grid_point(df):
+    lam = [1.0, 0.1, 0.01]
+    t = tune(ridge_logit, "y ~ x1 + x2", df.iloc[:60], grid={"lambda_": lam}, method="holdout",
+             validation=df.iloc[60:], measure="brier", verbose=False)
+    ax = t.plot()
+    line = [l for l in ax.get_lines() if len(l.get_xdata()) == 3][0]
+    np.testing.assert_allclose(np.sort(line.get_xdata()), np.sort(np.log(lam)))
+    np.testing.assert_allclose(line.get_ydata(), t.to_frame()["score"])

@@ -117,8 +117,11 @@ def gboost(formula, data=None, *, loss: str = "coherence", T: float = 1.0, H: in
     z_max, w_floor : response cap and weight floor of the Newton steps (LogitBoost practice).
     weights : observation weights (array or column name).
     subset, na_action : as :func:`cohstats.formula.build_design`.
-    random_state : accepted for a uniform interface; the boosting algorithms are deterministic
-        (no subsampling). Used by ``loss="cart"`` for the CV folds.
+    random_state : seed (int, Generator or None) of the order in which each tree searches the
+        features: among exactly tied splits (common once weights reach the floor, or with
+        integer-valued features) the first feature in that order wins, as in scikit-learn's
+        trees. ``None`` draws fresh entropy (fits then differ only in such ties); ``-1``
+        searches in column order. ``loss="cart"`` uses it for the CV folds.
 
     Returns
     -------
@@ -193,9 +196,19 @@ def _gboost(formula, data, context, *, loss, T, H, nodes, shrinkage, anneal, ini
         call["init_beta"] = init_beta
     if centre != "increment":
         call["centre"] = centre
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
+            and int(random_state) == -1:
+        seed = -1
+    else:
+        try:
+            seed = int(np.random.default_rng(random_state).integers(0, 2 ** 31 - 1))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"random_state must be None, an integer or a numpy Generator; "
+                            f"got {random_state!r}") from e
+    call["random_state"] = random_state
     return _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_beta == "uniform",
                       centre == "accumulated", min_node_size, max_depth, max_bins, z_max,
-                      w_floor, call)
+                      w_floor, call, seed)
 
 
 def gboost_c(formula, data=None, *, T: float = 1.0, H: int = 100, nodes: int = 8,
@@ -232,7 +245,7 @@ def gboost_c(formula, data=None, *, T: float = 1.0, H: int = 100, nodes: int = 8
 
 
 def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc,
-               min_node_size, max_depth, max_bins, z_max, w_floor, call):
+               min_node_size, max_depth, max_bins, z_max, w_floor, call, seed=-1):
     y = np.ascontiguousarray(d.y_int)
     m = d.n_classes
     if m < 2:
@@ -248,6 +261,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc
     hist = np.zeros((_t._n_slots(nodes, depth, True), p, int(n_bins.max()), 3))
     feat = np.full((H, m, mn), -1, np.int64)
     sbin = np.full((H, m, mn), -1, np.int64)
+    shi = np.full((H, m, mn), -1, np.int64)
     left = np.full((H, m, mn), -1, np.int64)
     right = np.full((H, m, mn), -1, np.int64)
     value = np.zeros((H, m, mn))
@@ -257,11 +271,12 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, centre_acc
     G = np.zeros((n, m))
     rounds, finite = _b.boost_fit(codes, n_bins, y, sw, m, H, code, Ts, shrinkage, nodes,
                                   min_node_size, depth, z_max, w_floor, centre_acc,
-                                  init_uniform, hist, feat, sbin, left, right, value, n_nodes,
+                                  init_uniform, seed, hist, feat, sbin, shi, left, right, value, n_nodes,
                                   train_err, train_loss, G)
     thr = np.full((H, m, mn), np.nan)
     internal = left >= 0
-    thr[internal] = thresholds[feat[internal], sbin[internal]]
+    thr[internal] = 0.5 * (thresholds[feat[internal], sbin[internal]]
+                           + thresholds[feat[internal], shi[internal]])
     fit = GBoostFit(d, call)
     fit.loss = [k for k, v in _LOSSES.items() if v[0] == code][0]
     fit.method = "gboost_c" if code == _b.LOSS_COH else "gboost"

@@ -158,8 +158,8 @@ def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, 
 
 @njit(cache=True, nogil=True)
 def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_leaf, max_depth,
-              z_max, w_floor, centre_acc, init_uniform, hist,
-              feat, sbin, left, right, value, n_nodes, train_err, train_loss, G):
+              z_max, w_floor, centre_acc, init_uniform, seed, hist,
+              feat, sbin, shi, left, right, value, n_nodes, train_err, train_loss, G):
     """Run ``H`` rounds of boosting on binned training data.
 
     Parameters
@@ -172,8 +172,11 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
     z_max, w_floor : response cap and weight floor (SPEC D17)
     centre_acc : literal centring of the accumulated g (paper's step (b)) instead of the
         increments; init_uniform : first round with beta = 1/m (paper) instead of eq (5)
+    seed : seed of the feature search order of every tree (ties between equally good splits
+        go to the first feature in that order); ``seed < 0``: natural order (smallest index)
     hist : histogram workspace (slots, p, max_bin, 3)
-    feat, sbin, left, right : (H, m, max_nodes) int64 outputs; value : (H, m, max_nodes)
+    feat, sbin, shi, left, right : (H, m, max_nodes) int64 outputs (``shi``: end of the empty
+        bin gap above the split bin, see :func:`grow_tree`); value : (H, m, max_nodes)
     n_nodes : (H, m) int64 output
     train_err, train_loss : (H,) outputs, training error and mean loss after each round
     G : (n, m) in/out, the margin vectors of the training rows (start at zero)
@@ -200,6 +203,9 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
     shared_root = min_leaf == 1
     root = np.zeros((p, nbmax, m, 2)) if shared_root else np.zeros((1, 1, 1, 2))
     GZ = np.empty((n, m))
+    fperm = np.arange(p)
+    if seed >= 0:
+        np.random.seed(seed)
     eps_mh = 1.0 / (n * m)
     swt = 0.0
     for i in range(n):
@@ -229,6 +235,8 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
                         root[f, bb, j, 0] += GZ[i, j]
                         root[f, bb, j, 1] += Wt[i, j]
         for j in range(m):
+            if seed >= 0:
+                fperm = np.random.permutation(p)
             for i in range(n):
                 w[i] = Wt[i, j]
                 gz[i, 0] = GZ[i, j]
@@ -240,8 +248,8 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
                         hist[0, f, bb, 1] = root[f, bb, j, 1]
                         hist[0, f, bb, 2] = 0.0
             nn = grow_tree(codes, n_bins, gz, w, rows, n, max_leaves, min_leaf, max_depth, True,
-                           hist, buf, feat[h, j], sbin[h, j], left[h, j], right[h, j],
-                           start, end, depth, node_tot, shared_root)
+                           hist, buf, feat[h, j], sbin[h, j], shi[h, j], left[h, j], right[h, j],
+                           start, end, depth, node_tot, fperm, shared_root)
             n_nodes[h, j] = nn
             for t in range(nn):
                 if left[h, j, t] >= 0:

@@ -81,10 +81,14 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
     -------
     g0, g1, n_iter, converged, objective
     """
-    n = f1.shape[0]
+    # weighted scale and weighted mean loss, so that integer weights equal replicated rows
+    n = 0.0
     ss = 0.0
-    for i in range(n):
-        ss += f1[i] * f1[i]
+    for i in range(f1.shape[0]):
+        n += w[i]
+        ss += w[i] * f1[i] * f1[i]
+    if not n > 0.0:
+        n = 1.0
     s = math.sqrt(ss / n) if ss > 0.0 else 1.0
     if not s > 0.0 or not math.isfinite(s):
         s = 1.0

@@ -67,7 +67,7 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
     >>> rng = np.random.default_rng(0); X = rng.normal(size=(50, 2))
     >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=50) > 0, 1.0, -1.0)
     >>> r = psi_dc(X, y, kernel=make_kernel("linear"), lam=0.05, cw=np.full(50, 0.5))
-    >>> r.history[-1] <= r.history[0] + 1e-12
+    >>> bool(r.history[-1] <= r.history[0] + 1e-12)
     True
     """
     y = np.asarray(y, dtype=np.float64)

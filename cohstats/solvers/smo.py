@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, kernel_pair
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_POLY, kernel_pair
 
 TAU = 1e-12
 
@@ -77,7 +77,52 @@ def _lru_push_front(link, s, sentinel):
 
 
 @njit(cache=True, nogil=True)
-def get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+def sq_norms(code, X, Kpre):
+    """Squared row norms of ``X`` (used by the distance form of the kernel rows)."""
+    if code == KERNEL_CALLABLE:
+        return np.zeros(Kpre.shape[0])
+    n = X.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(X.shape[1]):
+            s += X[i, k] * X[i, k]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def compute_row(i, code, X, kpar, Kpre, xsq, out):
+    """``out[j] = K(x_i, x_j)`` for all ``j``: one BLAS matrix-vector product for the inner
+    products, then the kernel's transform (``||x_i - x_j||^2 = |x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``,
+    clipped at 0 and exactly 0 on the diagonal, as libsvm)."""
+    if code == KERNEL_CALLABLE:
+        out[:] = Kpre[i]
+        return
+    dots = np.dot(X, X[i])
+    n = X.shape[0]
+    if code == KERNEL_LINEAR:
+        out[:] = dots
+        return
+    if code == KERNEL_POLY:
+        for j in range(n):
+            out[j] = (kpar[0] * dots[j] + kpar[1]) ** kpar[2]
+        return
+    g = kpar[0]
+    xi = xsq[i]
+    for j in range(n):
+        d2 = xi + xsq[j] - 2.0 * dots[j]
+        if j == i or d2 < 0.0:
+            d2 = 0.0
+        v = math.exp(-g * d2)
+        if code == KERNEL_COMPACT:
+            rr = 1.0 - math.sqrt(d2) / kpar[3]
+            v = 0.0 if rr <= 0.0 else v * rr ** kpar[4]
+        out[j] = v
+
+
+@njit(cache=True, nogil=True)
+def get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     """Kernel row ``K(x_i, x_.)`` from the cache, computing (and evicting the LRU row) on a miss.
 
     The returned array is a view into the cache: it stays valid until the cache evicts it, which
@@ -99,12 +144,7 @@ def get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
         _lru_unlink(link, s)
         slot_of[row_of[s]] = -1
     r = rows[s]
-    if code == KERNEL_CALLABLE:
-        r[:] = Kpre[i]
-    else:
-        xi = X[i]
-        for j in range(X.shape[0]):
-            r[j] = kernel_pair(code, xi, X[j], kpar)
+    compute_row(i, code, X, kpar, Kpre, xsq, r)
     row_of[s] = i
     slot_of[i] = s
     _lru_push_front(link, s, sentinel)
@@ -150,7 +190,7 @@ def _bound_value(at, lot, hit):
 
 @njit(cache=True, nogil=True)
 def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                          code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+                          code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     n_inactive = 0
     for k in range(n):
         if not active[k]:
@@ -160,7 +200,7 @@ def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
         return
     for i in range(n):
         if a[i] > lo[i] and a[i] < hi[i]:
-            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             ai = a[i] * y[i]
             for k in range(n):
                 if not active[k]:
@@ -168,7 +208,7 @@ def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
 
 
 @njit(cache=True, nogil=True)
-def _select(act, n_act, y, a, lo, hi, G, Kd, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+def _select(act, n_act, y, a, lo, hi, G, Kd, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     """Second-order working set (Fan, Chen & Lin 2005); returns ``(i, j, m(a) - M(a))``."""
     gmax = -np.inf
     i = -1
@@ -182,7 +222,7 @@ def _select(act, n_act, y, a, lo, hi, G, Kd, code, X, kpar, Kpre, rows, slot_of,
     j = -1
     gmax2 = -np.inf
     if i >= 0:
-        Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+        Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
         obj_min = np.inf
         for q in range(n_act):
             t = act[q]
@@ -212,6 +252,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     """
     n = y.shape[0]
     rows, slot_of, row_of, link, state = cache_new(n, n_cache)
+    xsq = sq_norms(code, X, Kpre)
     Kd = kernel_diagonal(code, X, kpar, Kpre)
 
     # gradient and bound part of the gradient from the start point
@@ -219,7 +260,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     G_bar = np.zeros(n)
     for i in range(n):
         if a[i] != 0.0:
-            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             ai = a[i] * y[i]
             bv, atb = _bound_value(a[i], lo[i], hi[i])
             for k in range(n):
@@ -262,7 +303,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                 if (not unshrink) and gmax1 + gmax2 <= tol * 10.0:
                     unshrink = True
                     _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                                          code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                                          code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                     for k in range(n):
                         active[k] = True
                         act[k] = k
@@ -290,17 +331,17 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
 
         # ---- working-set selection (second order)
         i, j, viol = _select(act, n_act, y, a, lo, hi, G, Kd,
-                             code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                             code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
         if i < 0 or j < 0 or viol < tol:
             if n_act < n:
                 _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                                      code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                                      code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 for k in range(n):
                     active[k] = True
                     act[k] = k
                 n_act = n
                 i, j, viol = _select(act, n_act, y, a, lo, hi, G, Kd,
-                                     code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                                     code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 if i < 0 or j < 0 or viol < tol:
                     converged = True
                     break
@@ -311,8 +352,8 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
 
         # ---- two-variable update: a_i += y_i t, a_j -= y_j t, t > 0
         n_iter += 1
-        Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
-        Kj = get_row(j, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+        Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        Kj = get_row(j, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
         quad = Kd[i] + Kd[j] - 2.0 * Ki[j]
         if quad <= 0.0:
             quad = TAU
@@ -380,7 +421,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
 
     if n_act < n:
         _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                              code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                              code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
 
     # ---- intercept
     ub = np.inf

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.smo import cache_new, get_row, kernel_decision, n_cache_rows, smo_solve
+from cohstats.solvers.smo import cache_new, get_row, n_cache_rows, smo_solve, sq_norms
 
 R_SET = 0
 E_SET = 1
@@ -143,12 +143,12 @@ def invert_pivot(A):
 
 
 @njit(cache=True, nogil=True)
-def _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state):
+def _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     m = nE + 1
     Ks = np.zeros((m, m))
     for a in range(nE):
         ia = E[a]
-        Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+        Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
         Ks[0, a + 1] = y[ia]
         Ks[a + 1, 0] = y[ia]
         for c in range(nE):
@@ -213,11 +213,12 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     n = y.shape[0]
     ng = grid.shape[0]
     rows, slot_of, row_of, link, state = cache_new(n, n_cache)
+    xsq = sq_norms(code, X, Kpre)
     # sum over L of w_i K(., x_i)
     sL = np.zeros(n)
     for i in range(n):
         if status[i] == L_SET:
-            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             for k in range(n):
                 sL[k] += w[i] * Ki[k]
     E = np.empty(n, dtype=np.int64)
@@ -265,7 +266,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             for k in range(n):
                 f[k] += best
             if status[kbest] == L_SET:
-                Kk = get_row(kbest, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                Kk = get_row(kbest, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 for q in range(n):
                     sL[q] -= w[kbest] * Kk[q]
             status[kbest] = E_SET
@@ -289,7 +290,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             rhs[a + 1] = y[ia] * sL[ia]
         if (not need_inv) and since_refresh >= 50:
             # residual check of the updated inverse; rebuild only when it has drifted
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             bs = Minv @ rhs
             res = Ks @ bs - rhs
             scale = 1.0
@@ -301,7 +302,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                     need_inv = True
             since_refresh = 0
         if need_inv:
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             Minv, ok = invert_pivot(Ks)
             if not ok:
                 return g, n_events, FLAG_FALLBACK, n_jumps
@@ -312,7 +313,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             h[k] = bs[0] - sL[k]
         for a in range(nE):
             ia = E[a]
-            Ka = get_row(ia, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             c = bs[a + 1] * y[ia]
             for k in range(n):
                 h[k] += c * Ka[k]
@@ -411,17 +412,17 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                 alpha[kev] = 0.0
             else:
                 alpha[kev] = _S(y[kev], w[kev], pi)
-                Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 for q in range(n):
                     sL[q] += w[kev] * Kk[q]
         else:
             if status[kev] == L_SET:
-                Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 for q in range(n):
                     sL[q] -= w[kev] * Kk[q]
             status[kev] = E_SET
             f[kev] = y[kev]
-            Kk = get_row(kev, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             u = np.empty(nE + 1)
             u[0] = y[kev]
             for a in range(nE):
@@ -453,10 +454,11 @@ def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
     """Training decision values ``f_k = (alpha_0 + sum_i alpha_i y_i K_ki) / (n lambda)``."""
     n = y.shape[0]
     rows, slot_of, row_of, link, state = cache_new(n, n_cache)
+    xsq = sq_norms(code, X, Kpre)
     f = np.full(n, alpha0)
     for i in range(n):
         if alpha[i] != 0.0:
-            Ki = get_row(i, code, X, kpar, Kpre, rows, slot_of, row_of, link, state)
+            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             c = alpha[i] * y[i]
             for k in range(n):
                 f[k] += c * Ki[k]

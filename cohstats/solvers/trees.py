@@ -22,8 +22,9 @@ new data.
 
 Conventions (for reproducibility): gains within a relative ``1e-10`` of each other count as
 tied (so that round-off in the histogram sums, e.g. from reordering or replicating rows, does
-not decide), and among tied gains the smallest feature index and then the smallest threshold
-win (and, for the next leaf to split, the earliest created leaf); a split must leave at least ``min_leaf`` rows in each child and have a
+not decide), and among tied gains the first feature in the search order (the identity here;
+boosting draws a random order per tree from ``random_state``) and then the smallest
+threshold win (and, for the next leaf to split, the earliest created leaf); a split must leave at least ``min_leaf`` rows in each child and have a
 gain larger than ``1e-12`` times the node's score ``sum_k G_k^2 / W``.
 
 Layout of a fitted tree (flat arrays, node 0 is the root; ``left == -1`` marks a leaf):
@@ -174,7 +175,7 @@ def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
 
 
 @njit(cache=True, nogil=True)
-def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
+def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm):
     """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
     ``tot`` (K + 2,) receives the node totals. Returns (gain, feature, bin); gain is -1 when
@@ -200,7 +201,8 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
     parent /= W
     tol = GAIN_RTOL * parent
     GL = np.empty(K)
-    for f in range(p):
+    for fi in range(p):
+        f = fperm[fi]
         GL[:] = 0.0
         WL = 0.0
         CL = 0.0
@@ -236,8 +238,8 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts):
 
 @njit(cache=True, nogil=True)
 def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_depth, best_first,
-              hist, buf, feat, split_bin, left, right, start, end, depth, node_tot,
-              root_ready=False):
+              hist, buf, feat, split_bin, split_hi, left, right, start, end, depth, node_tot,
+              fperm, root_ready=False):
     """Grow one tree on rows[:n_rows] (partitioned in place so every node owns a segment).
 
     Parameters
@@ -251,7 +253,14 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
     hist : (slots, p, max_bin, K + 2) float64 workspace; slots >= min(max_leaves,
         max_depth + 1) + 2
     feat, split_bin, left, right, start, end, depth : (max_nodes,) int arrays (output)
+    split_hi : (max_nodes,) int output: the node's rows have no (positive-weight) values in
+        bins ``split_bin + 1 .. split_hi``; the raw-scale threshold is placed in the middle
+        of that empty gap, ``(thr[split_bin] + thr[split_hi]) / 2`` (as a tree grown on the
+        raw values splits midway between the node's neighbouring values)
     node_tot : (max_nodes, K + 2) float64 output: per node sum of gz, sum w, count
+    fperm : (p,) int64, the order in which features are searched; among tied gains the first
+        feature in this order wins (identity: the smallest index; boosting draws a random
+        order per tree from ``random_state``, as scikit-learn's trees do)
     root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
         builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
 
@@ -281,12 +290,13 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
     feat[0] = -1
     split_bin[0] = -1
+    split_hi[0] = -1
     left[0] = -1
     right[0] = -1
     start[0] = 0
     end[0] = n_rows
     depth[0] = 0
-    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts)
+    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
@@ -342,11 +352,17 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         n_leaves += 1
         feat[node] = f
         split_bin[node] = b
+        # last bin of the empty gap above b in this node (histogram still the node's own)
+        hi = b
+        while hi + 1 < n_bins[f] - 1 and hist[slot, f, hi + 1, K] == 0.0:
+            hi += 1
+        split_hi[node] = hi
         left[node] = lc
         right[node] = rc
         for c in (lc, rc):
             feat[c] = -1
             split_bin[c] = -1
+            split_hi[c] = -1
             left[c] = -1
             right[c] = -1
             depth[c] = depth[node] + 1
@@ -370,7 +386,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         for c in (lc, rc):
             sc = slot_of_small if c == small else slot_of_large
             g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c],
-                                    end[c] - start[c], counts)
+                                    end[c] - start[c], counts, fperm)
             if g > 0.0 and depth[c] < max_depth:
                 pend_node[n_pend] = c
                 pend_gain[n_pend] = g
@@ -419,6 +435,7 @@ def predict_tree(tree, X):
 def _alloc_nodes(max_nodes, K):
     return dict(
         feat=np.empty(max_nodes, np.int64), split_bin=np.empty(max_nodes, np.int64),
+        split_hi=np.empty(max_nodes, np.int64),
         left=np.empty(max_nodes, np.int64), right=np.empty(max_nodes, np.int64),
         start=np.empty(max_nodes, np.int64), end=np.empty(max_nodes, np.int64),
         depth=np.empty(max_nodes, np.int64), node_tot=np.zeros((max_nodes, K + 2)),
@@ -437,8 +454,10 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
     r[: len(rows)] = rows
     buf = np.empty(n, np.int64)
     nn = grow_tree(codes, n_bins, gz, w, r, len(rows), max_leaves, min_leaf, max_depth,
-                   best_first, hist, buf, nd["feat"], nd["split_bin"], nd["left"], nd["right"],
-                   nd["start"], nd["end"], nd["depth"], nd["node_tot"])
+                   best_first, hist, buf, nd["feat"], nd["split_bin"], nd["split_hi"],
+                   nd["left"], nd["right"],
+                   nd["start"], nd["end"], nd["depth"], nd["node_tot"],
+                   np.arange(codes.shape[1], dtype=np.int64))
     out = {k: v[:nn].copy() for k, v in nd.items()}
     out["rows"] = r[: len(rows)].copy()
     return out
@@ -488,7 +507,8 @@ def _finish(t, thresholds, K):
     leaf = t["left"] < 0
     thr = np.full(len(leaf), np.nan)
     f = t["feat"]
-    thr[~leaf] = thresholds[f[~leaf], t["split_bin"][~leaf]]
+    thr[~leaf] = 0.5 * (thresholds[f[~leaf], t["split_bin"][~leaf]]
+                        + thresholds[f[~leaf], t.pop("split_hi")[~leaf]])
     t["thr"] = thr
     t["bin"] = t.pop("split_bin")
     # gain of each split = score(children) - score(parent)

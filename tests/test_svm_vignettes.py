@@ -1,0 +1,19 @@
+"""Smoke runs of the SVM probability vignettes (slow: tuning by the GKL estimate)."""
+import pytest
+
+
+@pytest.mark.slow
+def test_wsl_probability_vignette(tmp_path):
+    from cohstats.vignettes.wsl_probability import run
+    path = run(1, tmp_path, classifiers=["SVM L"], datasets=["Liver"])
+    text = path.read_text()
+    assert "Table 1, test GKL_c" in text and "Table 3, test cross-entropy" in text
+    assert (tmp_path / "wsl_probability_simulations_raw.csv").exists()
+
+
+@pytest.mark.slow
+def test_zdj_svm_probability_vignette(tmp_path):
+    from cohstats.vignettes.zdj_svm_probability import run
+    path = run(1, tmp_path)
+    text = path.read_text()
+    assert "Ours for SVM" in text and "fitted rho" in text
