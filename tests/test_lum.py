@@ -382,3 +382,24 @@ def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
     assert obj(np.r_[soft.intercept, soft.dual_coef]) <= r.fun + 1e-10
     with pytest.raises(AttributeError, match="dual_coef"):
         soft.coef
+
+
+@pytestmark_engine
+def test_vignette_one_replication_example_52(tmp_path):
+    # one replication of [LZW] Example 5.2 through the vignette driver; the refit must repair
+    # the probabilities of the hard LUMs (paper Table 2: 0.217 -> 0.074 for c = 10000)
+    from cohstats.datasets import reference
+    from cohstats.vignettes.lum_simulations import mae_table, simulate
+    res = simulate(1, seed=3, examples=("5.2",), real=(), n_test=4000)
+    assert set(res.c) >= {0.0, 10000.0, "tuned", "PLR"}
+    t = mae_table(res, "5.2", reference("lzw2011", "table2"))
+    hard = t[t.c == 10000.0]
+    lum_ = hard[hard.estimator == "LUM"].ours.to_numpy()
+    ref_ = hard[hard.estimator == "refitted LUM"].ours.to_numpy()
+    assert np.all(ref_ < lum_ - 0.05)
+    # the tuned LUM's test error is the one of the c it selected
+    for a in (1.0, 1000.0):
+        tu = res[(res.a == a) & (res.c == "tuned")].iloc[0]
+        pick = res[(res.a == a) & (res.c == tu.c_selected)].iloc[0]
+        assert tu.test_error == pick.test_error
+    assert np.all(res.bayes_error.between(0.05, 0.13))

@@ -214,3 +214,44 @@ def test_shrinking_rebuild_is_exact(margin, C):
     assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
     assert b["dual"] == pytest.approx(a["dual"], rel=1e-8)
     assert np.allclose(b["F"], a["F"], atol=1e-3)
+
+
+@pytest.mark.parametrize("n_select", [4, 16])
+def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
+    """The lazy selection (violations recomputed every few visits, pending mean corrections)
+    converges to the optimum of the exact maximal-violation SMO, with exact decision values."""
+    L, N = 3, 1100   # N // 256 >= 4, so the lazy list really has several points
+    X, y = _data(N, L, seed=21, p=3)
+    k = make_kernel("rbf", X, gamma=0.3)
+    K = k(X)
+    Cb = np.full(N, 5.0)
+    kw = dict(tol=1e-6, eps=1e-9)
+    a = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=1, **kw)
+    b = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=n_select, **kw)
+    assert a["converged"] and b["converged"]
+    assert b["max_violation"] < 1e-6
+    F, _ = _F_from_alpha(K, y, L, b["alpha"])
+    assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b["dual"] == pytest.approx(a["dual"], rel=1e-9)
+    assert np.allclose(b["F"], a["F"], atol=1e-3)
+
+
+def test_linear_weight_vector_path_reaches_the_exact_greedy_optimum():
+    """Linear kernel: explicit class weight vectors with lists of N / 8 points give the optimum of
+    the exact maximal-violation kernel SMO, with exact decision values and the KKT rule."""
+    L, N = 3, 1100
+    X, y = _data(N, L, seed=22, p=3)
+    k = make_kernel("linear", X)
+    K = k(X)
+    C, eps, T = 2.0, 1e-9, 1e-6
+    a = solve_lambda_svm(X, y, L, 4.0, np.full(N, C), k.code, k.kpar, tol=T, eps=eps, n_select=1)
+    b = solve_lambda_svm(X, y, L, 4.0, np.full(N, C), k.code, k.kpar, tol=T, eps=eps)
+    assert a["converged"] and b["converged"] and b["kernel_rows"] == 0
+    F, _ = _F_from_alpha(K, y, L, b["alpha"])
+    assert np.allclose(b["F"], F, atol=1e-9 * max(1.0, np.abs(F).max()))
+    Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
+    V = Y * F - np.where(Y > 0, 4.0, 1.0)
+    al = b["alpha"]
+    lo, hi = al < eps, al > C - eps
+    assert np.all(V[lo] >= -T) and np.all(np.abs(V[~lo & ~hi]) < T) and np.all(V[hi] < T)
+    assert b["dual"] == pytest.approx(a["dual"], rel=1e-9)

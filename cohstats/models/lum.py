@@ -58,7 +58,7 @@ def lum_link(f, a: float, c: float) -> np.ndarray:
     >>> import numpy as np
     >>> from cohstats.models.lum import lum_link
     >>> np.round(lum_link(np.array([-2.0, 0.0, 2.0]), a=1.0, c=0.0), 4)
-    array([0.1111, 0.5   , 0.8889])
+    array([0.1, 0.5, 0.9])
     """
     a, c = _check_ac(a, c)
     if not math.isfinite(c):
