@@ -32,6 +32,7 @@ _LAZY = {
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
     "tune_lum": "cohstats.models.lum",
+    "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
     "cart": "cohstats.models.gboost",

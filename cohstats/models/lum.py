@@ -19,6 +19,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from cohstats.losses.binary import lum_link  # the one LUM inverse link (re-exported here)
 from cohstats.losses.scalar import LOSS_LUM
 from cohstats.solvers.lum_refit import lum_refit_newton
 
@@ -36,50 +37,7 @@ def _convergence_warning():
 
 
 # --------------------------------------------------------------------------- link
-def lum_link(f, a: float, c: float) -> np.ndarray:
-    """LUM inverse link ``P(Y = +1 | f)`` (SPEC 7.2, eq (8) of [LZW]), stable form.
-
-    ``p = 1/2`` on the flat region ``|f| <= c/(1+c)``; outside it
-    ``p = expit(+-(a+1) log1p((|f|(1+c) - c)/a))``; ``a = inf`` gives
-    ``expit(+-((1+c)|f| - c))``.
-
-    Parameters
-    ----------
-    f : array_like, decision values.
-    a : float > 0 (``np.inf`` allowed).
-    c : float >= 0, finite (``c = inf`` is the SVM, which has no probability link).
-
-    Returns
-    -------
-    ndarray of probabilities, same shape as ``f``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from cohstats.models.lum import lum_link
-    >>> np.round(lum_link(np.array([-2.0, 0.0, 2.0]), a=1.0, c=0.0), 4)
-    array([0.1, 0.5, 0.9])
-    """
-    a, c = _check_ac(a, c)
-    if not math.isfinite(c):
-        raise ValueError("c = inf is the SVM (hinge loss): its population minimiser sign(p - 1/2) "
-                         "carries no probability; use method='refit' or a finite c")
-    f = np.asarray(f, dtype=np.float64)
-    u0 = c / (1.0 + c)
-    af = np.abs(f)
-    t = np.maximum((1.0 + c) * af - c, 0.0)
-    if math.isinf(a):
-        s = t
-    else:
-        s = (a + 1.0) * np.log1p(t / a)
-    s = np.where(af <= u0, 0.0, np.where(f > 0, s, -s))
-    # expit, stable
-    out = np.empty_like(s)
-    pos = s >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-s[pos]))
-    e = np.exp(s[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
+# the LUM inverse link is the loss library's (one definition): cohstats.losses.lum_link
 
 
 def _check_ac(a, c):
