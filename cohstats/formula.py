@@ -23,7 +23,7 @@ import copy
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -9,7 +9,7 @@ import copy
 import html
 import pickle
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 import pandas as pd

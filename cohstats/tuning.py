@@ -32,8 +32,8 @@ import itertools
 import math
 import numbers
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd

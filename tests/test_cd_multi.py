@@ -1,6 +1,5 @@
 """Multiclass coherence-loss path (cohstats/solvers/cd_multi.py): K = 2 reduction to the binary
 fit (SPEC 5.3.1), scipy.optimize on the same objective, KKT and sum-to-zero."""
-import math
 
 import numpy as np
 import pytest

@@ -6,7 +6,7 @@ import pytest
 
 from cohstats.formula import build_design
 from cohstats.losses.binary import coherence_link
-from cohstats.models.clearn import CLearnFit, clearn
+from cohstats.models.clearn import clearn
 
 
 @pytest.fixture(scope="module")

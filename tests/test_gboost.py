@@ -51,7 +51,7 @@ def toy(n=300, seed=0, m=3, noise=0.0):
 def test_loss_kernels_used_by_the_engine_match_direct_formulas():
     """The engine takes C, beta and eq (8) from cohstats.losses.multiclass: check them here
     against the literal formulas, and the engine's fused weights against mc_coh_beta."""
-    from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss, mc_coh_prob
+    from cohstats.losses.multiclass import mc_coh_beta, mc_coh_prob
     rng = np.random.default_rng(0)
     for m in (2, 3, 5):
         for T in (0.3, 1.0, 2.0):

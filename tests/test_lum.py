@@ -7,7 +7,6 @@ simulated data.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd

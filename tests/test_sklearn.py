@@ -1,12 +1,10 @@
 """scikit-learn compatibility of the wrappers: check_estimator, Pipeline + GridSearchCV, and
 equality with the formula interface (the wrappers add no numerics of their own)."""
 import numpy as np
-import pandas as pd
 import pytest
 
 pytest.importorskip("sklearn")
 from sklearn.model_selection import GridSearchCV  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 

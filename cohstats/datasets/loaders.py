@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Callable
 
 import numpy as np
 import pandas as pd

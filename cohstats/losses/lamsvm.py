@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 from numba import njit
 from scipy.optimize import linprog
+from .multiclass import _P  # shared validation of class-probability vectors
 
 __all__ = [
     "lamsvm_loss",
@@ -50,20 +51,6 @@ def _K(K):
     if K < 2:
         raise ValueError(f"K (number of classes) must be >= 2, got {K}")
     return int(K)
-
-
-def _P(P):
-    try:
-        a = np.asarray(P, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("P must be a numeric array of class probabilities") from exc
-    if a.ndim not in (1, 2) or a.shape[-1] < 2:
-        raise ValueError(f"P must have shape (K,) or (n, K) with K >= 2, got shape {a.shape}")
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValueError("P must hold finite nonnegative probabilities")
-    if np.any(np.abs(a.sum(axis=-1) - 1.0) > 1e-8):
-        raise ValueError("each row of P must sum to 1 (within 1e-8)")
-    return a
 
 
 # --------------------------------------------------------------------------- loss and risk

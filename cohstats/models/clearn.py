@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from cohstats.formula import Design, build_design, capture_context
+from cohstats.formula import build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel
 from cohstats.losses.binary import get_loss
 from cohstats.losses.multiclass import coherence_loss, coherence_proba
@@ -290,13 +290,9 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     True
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    if isinstance(formula, Design):
-        design = formula
-        if weights is not None or subset is not None:
-            design = build_design(design, weights=weights, subset=subset)
-    else:
-        design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                              context=ctx)
+    # a Design passes through build_design (subset/weights applied, no re-parsing)
+    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
+                          context=ctx)
     call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else \
         dict(loss=loss, alpha=alpha)
     if loss == "hhinge":

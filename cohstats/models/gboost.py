@@ -73,8 +73,6 @@ def _schedule(T, anneal, H):
 
 
 def _design(formula, data, weights, subset, na_action, context):
-    if isinstance(formula, Design):
-        return build_design(formula, subset=subset, weights=weights)
     return build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
                         context=context)
 

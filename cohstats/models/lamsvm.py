@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 import warnings
 
 import numpy as np
 import pandas as pd
 
 from cohstats import ConvergenceWarning
-from cohstats.formula import Design, build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, Kernel, make_kernel
+from cohstats.formula import build_design, capture_context
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.smo_lambda import solve_lambda_svm
@@ -318,13 +317,9 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     True
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    if isinstance(formula, Design):
-        design = formula
-        if weights is not None or subset is not None:
-            design = build_design(design, weights=weights, subset=subset)
-    else:
-        design = build_design(formula, data, weights=weights, subset=subset,
-                              na_action=na_action, context=ctx)
+    # a Design passes through build_design (subset/weights applied, no re-parsing)
+    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
+                          context=ctx)
     K = design.n_classes
     if K < 2:
         raise ValueError(f"lamsvm needs a response with at least two classes; got {K}")

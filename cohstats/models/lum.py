@@ -156,7 +156,7 @@ def _to_design(formula, data, weights, subset, na_action, context=None):
     if isinstance(formula, Design):
         if data is not None:
             raise ValueError("data must be None when a Design is passed as formula")
-        return formula
+        return build_design(formula, weights=weights, subset=subset)
     if isinstance(formula, str):
         return build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
                             context=context)

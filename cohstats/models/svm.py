@@ -23,7 +23,7 @@ import pandas as pd
 
 from cohstats import ConvergenceWarning
 from cohstats.formula import Design, build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, Kernel, make_kernel
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary

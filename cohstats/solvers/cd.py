@@ -54,8 +54,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.losses.scalar import (
-    closs_kappa, coh_V0,
-    LOSS_C, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_SQHINGE, LOSS_V, LOSS_EXP,
+    closs_kappa, LOSS_C, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_SQHINGE, LOSS_V, LOSS_EXP,
     loss_curv_bound, loss_d1, loss_d2, loss_value,
 )
 

@@ -26,13 +26,12 @@ run to convergence) with the step-halving safeguard of [D6]; ``solver="cd"`` for
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from cohstats.losses.scalar import loss_curv_bound
 from cohstats.solvers.cd import (
-    MODE_IRLS, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
+    continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
     _lambda_max_std, _objective, _path_core, _resolve_mode, _update_weights, _warn_conv,
     default_mode,
 )
