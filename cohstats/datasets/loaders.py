@@ -253,10 +253,13 @@ def load(name: str) -> pd.DataFrame:
     name : str
         One of :func:`list_datasets` or an alias ("liver" = "bupa", "diabetes" = "pima",
         "segmentation" = "segment", "pendigit" = "pendigits", "usps" = "digits", "wdbc" =
-        "breast_cancer"). Binary sets code ``y`` as -1/+1 (the positive class is
+        "breast_cancer", "leukaemia" = "leukemia", "alon" = "colon"). Binary sets code ``y``
+        as -1/+1 (the positive class is
         ``DATASETS[name].positive``); ``"abalone"`` has ``y = rings``, ``"abalone6"`` has
         ``y = floor(rings / 5)``; ``"khan"`` keeps the four tumour labels, ``"khan2"`` is EWS
-        (+1) vs the rest. Categorical attributes (mushroom, abalone's sex) are pandas
+        (+1) vs the rest; ``"leukemia"`` (7129 raw probes, index = patient number) and
+        ``"leukemia3571"`` (Dudoit et al.'s pre-selection, log10) code AML as +1, ``"colon"``
+        tumour as +1. Categorical attributes (mushroom, abalone's sex) are pandas
         categoricals, so a formula such as ``"y ~ ."`` one-hot encodes them.
 
     Returns
@@ -281,7 +284,8 @@ def load_split(name: str, random_state=None, n_train: int | None = None,
 
     ``"vowel"`` 528/462, ``"segment"`` 210/2100, ``"optdigits"`` 3823/1797, ``"pendigits"``
     7494/3498, ``"satimage"`` 4435/2000 (the UCI/Statlog train and test files), ``"khan"`` and
-    ``"khan2"`` 63/20, and ``"waveform"`` 300/4700 drawn from :func:`make_waveform` with
+    ``"khan2"`` 63/20, ``"leukemia"``/``"leukemia3571"`` 38/34 (Golub et al.; [WSL] Table 5),
+    and ``"waveform"`` 300/4700 drawn from :func:`make_waveform` with
     ``random_state`` (``n_train``/``n_test`` change the sizes of the waveform draw only).
 
     Examples
