@@ -402,3 +402,34 @@ def test_vignette_one_replication_example_52(tmp_path):
         pick = res[(res.a == a) & (res.c == tu.c_selected)].iloc[0]
         assert tu.test_error == pick.test_error
     assert np.all(res.bayes_error.between(0.05, 0.13))
+
+
+def test_p_greater_than_n_ridge_uses_representer_form_exactly():
+    """p > n with the ridge penalty runs over n kernel coefficients; same optimum as the primal
+    engine for a soft LUM, and the SVM limit (c = 1e4) agrees with libsvm on the same problem."""
+    from sklearn.svm import SVC
+
+    from cohstats.solvers.cd import cd_path, standardize_design
+    from cohstats.losses.scalar import LOSS_LUM
+
+    rng = np.random.default_rng(7)
+    n, p = 50, 200
+    X = rng.normal(size=(n, p)) * rng.uniform(0.5, 3, p) + rng.normal(size=p)
+    y = np.where(X[:, 0] - X[:, 1] + rng.normal(size=n) > 0, 1.0, -1.0)
+    lams = np.array([0.5, 0.1, 0.02])
+    fit = lum(X, y, a=1000.0, c=0.0, lambda_=lams, tol=1e-10)
+    b0, B, _ = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lams, 0.0, standardize=True,
+                       tol=1e-10, max_iter=100000)
+    for k, lam in enumerate(lams):
+        f_ours = fit.predict(X, type="link", s=lam).to_numpy()
+        f_primal = X @ B[k] + b0[k]
+        assert np.max(np.abs(f_ours - f_primal)) < 1e-4 * np.max(np.abs(f_primal))
+    # SVM limit against libsvm on the standardised inputs: C = 1 / (n lambda)
+    Zt, center, scale, _ = standardize_design(X, np.ones(n), True, True)
+    Z = np.asarray(Zt).T
+    lam = 0.05
+    hard = lum(X, y, a=1000.0, c=1e4, lambda_=lam, tol=1e-10)
+    svc = SVC(kernel="linear", C=1.0 / (n * lam), tol=1e-10).fit(Z, y)
+    f_svc = svc.decision_function(Z)
+    f_lum = hard.predict(X, type="link").to_numpy()
+    assert np.max(np.abs(f_lum - f_svc)) < 1e-2 * np.max(np.abs(f_svc))

@@ -209,6 +209,26 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
               penalty_factor):
     """Run the engine; returns intercepts (nlam,), coefficients (nlam, p or n), info dict."""
     c_eng = c
+    n, p = X.shape
+    pf_plain = penalty_factor is None or np.all(np.asarray(penalty_factor, dtype=float) == 1.0)
+    if kern is None and alpha == 0.0 and p > n and pf_plain:
+        # p > n with the ridge penalty: the same problem in its n-dimensional representer form.
+        # With standardised inputs Z, w_std = Z' beta minimises
+        # (1/n) sum w_i V(y_i (b + z_i' w_std)) + lambda/2 ||w_std||^2 exactly when beta
+        # minimises the kernel problem with K = Z Z' (the solution lies in the row space of Z),
+        # so coordinate descent runs over n kernel coefficients instead of p >> n slopes.
+        from cohstats.solvers.cd import standardize_design
+        from cohstats.solvers.cd_kernel import cd_kernel_path
+        wn = np.ascontiguousarray(w / np.mean(w), dtype=np.float64)
+        Zt, center, scale, excl = standardize_design(X, wn, standardize=standardize, intercept=True)
+        Zt = np.asarray(Zt)
+        Zt[np.asarray(excl, dtype=bool)] = 0.0
+        K = np.ascontiguousarray(Zt.T @ Zt)
+        b0, Bk, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, 0.0, tol, max_iter)
+        B = (np.asarray(Bk) @ Zt.T) / np.asarray(scale)[None, :]
+        b0 = np.asarray(b0) - B @ np.asarray(center)
+        info = {k: np.asarray(v) for k, v in dict(info).items()}
+        return np.asarray(b0, dtype=np.float64), np.ascontiguousarray(B), info
     if kern is None:
         from cohstats.solvers.cd import cd_path
         b0, B, info = cd_path(X, y, w, LOSS_LUM, a, c_eng, lambdas, alpha,
@@ -240,6 +260,12 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     Special cases: ``c = 0`` soft (``a -> inf``: the hinge/exponential hybrid, logistic link);
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
+
+    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd` (exact coordinate
+    minimisation for the LUM loss). With the ridge penalty and more columns than rows
+    (``p > n``), the same problem is solved in its n-dimensional representer form
+    (``beta = Z' theta`` for standardised inputs ``Z``, kernel ``Z Z'``), which is exact and much
+    faster there.
 
     Parameters
     ----------
