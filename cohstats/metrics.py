@@ -47,6 +47,16 @@ def _vector(x, name, dtype=float):
     return a
 
 
+def _prob_pair(p_true, p_hat):
+    """Validated (p_true, p_hat) of one shape: vectors (binary) or (n, K) matrices."""
+    ndim = 2 if np.ndim(p_true) == 2 else 1
+    p = _prob(p_true, "p_true", ndim)
+    q = _prob(p_hat, "p_hat", ndim)
+    if p.shape != q.shape:
+        raise ValueError(f"p_true has shape {p.shape} but p_hat has shape {q.shape}")
+    return p, q, ndim
+
+
 def _prob(x, name, ndim=1):
     a = np.asarray(x, dtype=np.float64) if not isinstance(x, np.ndarray) else x.astype(np.float64)
     if a.ndim == 0:
@@ -197,12 +207,7 @@ def gkl(p_true, p_hat, weights=None) -> float:
     >>> round(gkl([0.8, 0.2], [0.5, 0.5]), 4)
     0.1927
     """
-    pt = np.asarray(p_true, dtype=np.float64)
-    ndim = 2 if pt.ndim == 2 else 1
-    p = _prob(p_true, "p_true", ndim)
-    q = _prob(p_hat, "p_hat", ndim)
-    if p.shape != q.shape:
-        raise ValueError(f"p_true has shape {p.shape} but p_hat has shape {q.shape}")
+    p, q, ndim = _prob_pair(p_true, p_hat)
     if ndim == 1:
         terms = rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
     else:
@@ -227,12 +232,7 @@ def gkl_c(p_true, p_hat, weights=None) -> float:
     >>> round(gkl_c([0.8, 0.2], [0.8, 0.2]), 4)   # the entropy H(0.8)
     0.5004
     """
-    pt = np.asarray(p_true, dtype=np.float64)
-    ndim = 2 if pt.ndim == 2 else 1
-    p = _prob(p_true, "p_true", ndim)
-    q = _prob(p_hat, "p_hat", ndim)
-    if p.shape != q.shape:
-        raise ValueError(f"p_true has shape {p.shape} but p_hat has shape {q.shape}")
+    p, q, ndim = _prob_pair(p_true, p_hat)
     if ndim == 1:
         terms = _cre_terms(p, q)
     else:
@@ -273,12 +273,7 @@ def mae(p_true, p_hat, weights=None) -> float:
     >>> round(mae([0.8, 0.2], [0.7, 0.4]), 10)
     0.15
     """
-    pt = np.asarray(p_true, dtype=np.float64)
-    ndim = 2 if pt.ndim == 2 else 1
-    p = _prob(p_true, "p_true", ndim)
-    q = _prob(p_hat, "p_hat", ndim)
-    if p.shape != q.shape:
-        raise ValueError(f"p_true has shape {p.shape} but p_hat has shape {q.shape}")
+    p, q, ndim = _prob_pair(p_true, p_hat)
     terms = np.abs(p - q) if ndim == 1 else 0.5 * np.abs(p - q).sum(axis=1)
     return _mean(terms, _weights(weights, p.shape[0]))
 
