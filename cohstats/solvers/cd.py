@@ -517,14 +517,7 @@ def _solve_set(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P, P, 
                 kk = 0.0
                 for k in range(mS):
                     j = idxS[k]
-                    g = gst[j]
-                    t = l1 * pf[j]
-                    if beta[j] > 0.0:
-                        v = abs(g - t)
-                    elif beta[j] < 0.0:
-                        v = abs(g + t)
-                    else:
-                        v = max(abs(g) - t, 0.0)
+                    v = _kkt_term(gst[j], l1 * pf[j], beta[j])
                     if v > kk:
                         kk = v
                 if kk <= kgate:
@@ -553,20 +546,23 @@ def _grad_into(Xt, r, gst, beta, Pbeta, use_P, l2, pf, sel, which):
 
 
 @njit(cache=True, nogil=True)
+def _kkt_term(g, t, bj):
+    """KKT violation of one coordinate: smooth residual g, l1 threshold t, coefficient bj."""
+    if bj > 0.0:
+        return abs(g - t)
+    if bj < 0.0:
+        return abs(g + t)
+    return max(abs(g) - t, 0.0)
+
+
+@njit(cache=True, nogil=True)
 def _kkt_violation(gst, beta, pf, l1, excl):
     """Largest KKT violation given the smooth residuals gst (SPEC 3.5)."""
     kk = 0.0
     for j in range(beta.shape[0]):
         if excl[j]:
             continue
-        g = gst[j]
-        t = l1 * pf[j]
-        if beta[j] > 0.0:
-            v = abs(g - t)
-        elif beta[j] < 0.0:
-            v = abs(g + t)
-        else:
-            v = max(abs(g) - t, 0.0)
+        v = _kkt_term(gst[j], l1 * pf[j], beta[j])
         if v > kk:
             kk = v
     return kk

@@ -53,51 +53,6 @@ def _dS(yi, wi):
 
 
 @njit(cache=True, nogil=True)
-def solve_pivot(A, b):
-    """Solve ``A x = b`` by Gaussian elimination with partial pivoting; ``ok`` False if singular."""
-    m = A.shape[0]
-    M = A.copy()
-    x = b.copy()
-    scale = 0.0
-    for i in range(m):
-        for j in range(m):
-            v = abs(M[i, j])
-            if v > scale:
-                scale = v
-    if scale == 0.0:
-        return x, False
-    for c in range(m):
-        piv = c
-        best = abs(M[c, c])
-        for r in range(c + 1, m):
-            if abs(M[r, c]) > best:
-                best = abs(M[r, c])
-                piv = r
-        if best <= 1e-11 * scale:
-            return x, False
-        if piv != c:
-            for j in range(m):
-                t = M[c, j]
-                M[c, j] = M[piv, j]
-                M[piv, j] = t
-            t = x[c]
-            x[c] = x[piv]
-            x[piv] = t
-        for r in range(c + 1, m):
-            fct = M[r, c] / M[c, c]
-            if fct != 0.0:
-                for j in range(c, m):
-                    M[r, j] -= fct * M[c, j]
-                x[r] -= fct * x[c]
-    for c in range(m - 1, -1, -1):
-        s = x[c]
-        for j in range(c + 1, m):
-            s -= M[c, j] * x[j]
-        x[c] = s / M[c, c]
-    return x, True
-
-
-@njit(cache=True, nogil=True)
 def invert_pivot(A):
     """Inverse by Gauss-Jordan elimination with partial pivoting; ``ok`` False if singular."""
     m = A.shape[0]
@@ -540,7 +495,8 @@ def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, f
         rhs = np.empty(m)
         rhs[0] = -np.sum(S[Lidx] * y[Lidx])
         rhs[1:] = nlam - y[Eidx] * (KE[:, Lidx] @ (S[Lidx] * y[Lidx]))
-        sol, ok = solve_pivot(M, rhs)
+        Minv, ok = invert_pivot(M)   # the same pivoted elimination the path updates use
+        sol = Minv @ rhs
         if ok and np.all(sol[1:] >= -1e-8 * np.maximum(S[Eidx], 1)) and \
                 np.all(sol[1:] <= S[Eidx] * (1 + 1e-8) + 1e-12):
             a_new[Eidx] = np.clip(sol[1:], 0.0, S[Eidx])
