@@ -16,8 +16,10 @@ method           estimate                                                      S
 ===============  ============================================================  ==============
 
 "Tuned Platt" is the Platt sigmoid on an SVM whose ``lambda`` minimises the GKL estimate
-(SPEC 2.3, D11); it is a tuning choice, made with :func:`cohstats.tuning.tune`
-(``method="gkl", prob_args={"method": "platt"}``), not a different transform.
+(SPEC 2.3, D11): a tuning choice, not a different transform. ``svm`` fits offer it as
+``predict(type="prob", method="platt_tuned")``, which runs :meth:`SVMFit.platt_tuned
+<cohstats.models.svm.SVMFit.platt_tuned>` (a GKL search with :func:`cohstats.tuning.tune`,
+``method="gkl", prob_args={"method": "platt"}``) once and caches the refitted SVM.
 """
 from __future__ import annotations
 

@@ -92,8 +92,34 @@ def test_probability_methods_and_consistency():
     np.testing.assert_allclose(pl, 1 / (1 + np.exp(fit.platt.A * f + fit.platt.B)), rtol=1e-12)
     with pytest.raises(ValueError, match="method"):
         fit.predict(type="prob", method="isotonic")
-    with pytest.raises(ValueError, match="gkl"):
-        fit.predict(type="prob", method="platt_tuned")
+
+
+def test_platt_tuned_is_platt_at_the_gkl_minimising_lambda():
+    # [WSL] 5.2: tuned Platt = Platt's sigmoid on the SVM whose lambda minimises the GKL estimate
+    # of the Platt probabilities. Reference: gkl() evaluated at each lambda on its own, the
+    # argmin taken here, and an independent svm() refit with the original kernel width.
+    from cohstats.tuning import gkl
+    df = _df(60, seed=4)
+    new = _df(15, seed=5)
+    fit = svm("y ~ x1 + x2", df, kernel="rbf", lambda_=0.1)
+    grid = np.array([1.0, 0.1, 0.01, 0.001])
+    res = fit.platt_tuned(grid, D=3, random_state=7)
+    gamma = float(fit.kernel.kpar[0])
+    est = [float(gkl(svm, "y ~ x1 + x2", df, D=3, random_state=7, verbose=False,
+                     prob_args={"method": "platt"}, kernel="rbf", gamma=gamma, lambda_=lam,
+                     pi=0.5).estimate) for lam in grid]
+    lam_best = grid[int(np.argmin(est))]
+    assert res.best_params["lambda_"] == pytest.approx(lam_best)
+    np.testing.assert_allclose(np.sort(res.table["score"].to_numpy()), np.sort(est), rtol=1e-10)
+    ref = svm("y ~ x1 + x2", df, kernel="rbf", gamma=gamma, lambda_=lam_best)
+    f = ref.predict(new, type="link").to_numpy()
+    expect = 1 / (1 + np.exp(ref.platt.A * f + ref.platt.B))
+    got = fit.predict(new, type="prob", method="platt_tuned")["yes"].to_numpy()
+    np.testing.assert_allclose(got, expect, rtol=1e-10)
+    assert fit.platt_tuned() is res                       # cached: predict reuses it
+    assert fit.predict(new, type="prob", method="platt")["yes"].to_numpy() \
+        == pytest.approx(1 / (1 + np.exp(fit.platt.A * fit.predict(new, type="link").to_numpy()
+                                          + fit.platt.B)))
 
 
 def test_errors_and_warnings():

@@ -11,7 +11,8 @@ C-SVM with ``C = 1/(n lambda)``). ``pi="path"`` follows the exact solution path 
 (:mod:`cohstats.solvers.svmpath`) over the bracketing grid.
 
 Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``,
-``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`).
+``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`), and ``"platt_tuned"``
+([WSL]'s tuned Platt: ``lambda`` re-chosen by the GKL estimate, :meth:`SVMFit.platt_tuned`).
 """
 from __future__ import annotations
 
@@ -132,9 +133,8 @@ class SVMFit(Fit):
             raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)}")
         method = self.prob_method if method is None else method
         if method == "platt_tuned":
-            raise ValueError("method='platt_tuned' is the Platt sigmoid on an SVM whose lambda_ "
-                             "was chosen by the GKL estimate: use cohstats.tune(svm, ..., method='gkl', "
-                             "prob_args={'method': 'platt'}) and predict with method='platt'")
+            best = self.platt_tuned().best_fit
+            return best.platt(best._decision(X))
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
         if method == "bracket":
@@ -145,6 +145,59 @@ class SVMFit(Fit):
         if method == "sollich":
             return sollich_prob(f)
         return coherence_prob(f, self.rho_, 1.0)
+
+    def _refit_args(self) -> dict:
+        """Arguments that refit this model (same kernel, weights, pi, m) at another lambda."""
+        kern = self.kernel
+        args = dict(self._fit_args)
+        if kern.code == KERNEL_CALLABLE:
+            args["kernel"] = kern.func
+        else:
+            args["kernel"] = kern.name
+            if kern.name != "linear":
+                args["gamma"] = float(kern.kpar[0])
+            if kern.name == "poly":
+                args["coef0"] = float(kern.kpar[1])
+                args["degree"] = int(kern.kpar[2])
+        args["pi"] = 0.5 if isinstance(self.pi, str) else self.pi
+        args["m"] = self.m
+        return args
+
+    def platt_tuned(self, grid=None, *, D: int | None = None, tau: float = 0.5,
+                    random_state=0, n_jobs: int | None = None, refresh: bool = False):
+        """Tuned Platt ([WSL] section 5): lambda re-chosen by the GKL estimate of Platt's probabilities.
+
+        [WSL]'s "tuned Platt" fits Platt's sigmoid to an SVM whose ``lambda`` minimises the
+        data-perturbation estimate of the generalised KL loss (eq. 9-14) *of the Platt
+        probabilities*, instead of the cross-validated classification error. This refits the
+        model (same kernel and kernel width, weights, ``pi``) at every ``lambda`` of ``grid``
+        for each of the ``D`` perturbed data sets, so it costs ``len(grid) * (D + 1)`` fits; the
+        result is cached on the fit, and ``predict(type="prob", method="platt_tuned")`` uses it
+        (calling this with the defaults on first use).
+
+        Parameters
+        ----------
+        grid : penalty values ``lambda_`` (default :func:`cohstats.tuning.wsl_grid`, [WSL]'s
+            61 values on ``[1e-3, 1e3]``).
+        D, tau, random_state, n_jobs : of :func:`cohstats.tuning.tune` with ``method="gkl"``
+            (``D`` defaults to ``floor(sqrt(n))``, ``tau = 0.5`` as [WSL]).
+        refresh : recompute even when a tuned result is cached.
+
+        Returns
+        -------
+        TuneResult; ``.best_fit`` is the refitted SVM at the chosen ``lambda_`` and
+        ``.best_params["lambda_"]`` the value.
+        """
+        cached = self.__dict__.get("_platt_tuned")
+        if cached is not None and not refresh and grid is None and D is None:
+            return cached
+        from cohstats.tuning import tune, wsl_grid
+        grid = wsl_grid() if grid is None else np.asarray(grid, dtype=float)
+        res = tune(self._fit_fn, self.design, grid={"lambda_": grid}, method="gkl", D=D, tau=tau,
+                   prob_args={"method": "platt"}, random_state=random_state, n_jobs=n_jobs,
+                   verbose=False, **self._refit_args())
+        self._platt_tuned = res
+        return res
 
     @property
     def platt(self):
@@ -259,8 +312,9 @@ def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, deg
         raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
     if prob_method is None:
         prob_method = "bracket" if path else "platt"
-    elif prob_method not in _METHODS:
-        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
+    elif prob_method not in _METHODS + ("platt_tuned",):
+        raise ValueError(f"prob_method must be one of {_METHODS + ('platt_tuned',)}; "
+                         f"got {prob_method!r}")
     tol = _check_pos("tol", tol)
     kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
                        coef0=coef0, width="median_between")
@@ -357,6 +411,9 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
     fit.path_method = path_method
+    fit._fit_fn = svm
+    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
+                         path_method=path_method)
     fit.fitted_decision = y * (r.G + 1.0) + r.b
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     if path:
@@ -464,6 +521,8 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5,
     fit._cache_size = float(cache_size)
     fit._tol = tol
     fit._max_dc = int(max_dc)
+    fit._fit_fn = psi_learn
+    fit._fit_args = dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
     fit.fitted_decision = r.fitted
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
     return fit
