@@ -17,3 +17,9 @@ def test_zdj_svm_probability_vignette(tmp_path):
     path = run(1, tmp_path)
     text = path.read_text()
     assert "Ours for SVM" in text and "fitted rho" in text
+
+
+def test_wsl_probability_lambda_convention_is_checked(tmp_path):
+    from cohstats.vignettes.wsl_probability import run
+    with pytest.raises(ValueError, match="lambda_convention"):
+        run(1, tmp_path, lambda_convention="R")
