@@ -89,3 +89,22 @@ def test_warm_started_grid_agrees_with_exact_path():
     Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
     np.testing.assert_allclose(Fw, Fe, atol=1e-6)
     assert np.all(np.abs(wm.A @ y) < 1e-9)
+
+
+def test_repair_equality_restores_the_constraint_inside_the_box():
+    from cohstats.solvers.svmpath import _repair_equality
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(2, 30))
+        pos = rng.random(n) < rng.random()
+        if pos.all() or not pos.any():
+            pos[0] = not pos[0]
+        C = rng.uniform(0.1, 2.0, n)
+        a = C * rng.choice([0.0, 1.0, 0.5], n) * rng.random(n) ** (rng.random() < 0.5)
+        out = _repair_equality(a, C, pos)
+        assert np.all(out >= 0.0) and np.all(out <= C)
+        assert abs(out[pos].sum() - out[~pos].sum()) <= 1e-12 * max(1.0, C.sum())
+        free = (a > 0) & (a < C)
+        room = np.where(pos == (a[pos].sum() > a[~pos].sum()), a, C - a)
+        if room[free].sum() >= abs(a[pos].sum() - a[~pos].sum()):
+            np.testing.assert_array_equal(out[~free], a[~free])   # bounded ones untouched
