@@ -18,7 +18,12 @@ trained its SVMs with ``svm()`` of R's e1071, section 5.2): in the package's con
 the vignette (``lambda_convention="e1071"``), made on evidence the report shows: with the grid
 read literally (``lambda_convention="spec"``, ``lambda`` in ``[1e-3, 1e3]``) the GKL-optimal
 ``lambda`` of Example 2 lies below the grid and "New" reaches a test GKL_c of about 0.20
-against the published 0.153; at ``lambda = 1e-5 .. 1e-4`` it reproduces 0.154-0.162.
+against the published 0.153; at ``lambda = 1e-5 .. 1e-4`` it reaches 0.154-0.162 on single
+replications. Over replications a gap remains that is not a tuning matter: with the best fixed
+``lambda`` chosen in hindsight, "New" (Gaussian SVM, ``m = 10``) averages 0.165-0.169 on six
+replications (SE 0.004-0.005), for kernel widths ``gamma = 1/s^2`` (SPEC), ``1/(2 s^2)`` and
+``1/s`` alike (``s`` the median distance between the classes); GKL tuning gives 0.167 (quick
+mode, 8 replications), against the published 0.153 (SE 0.001).
 
 ``quick=True`` (default) uses a 13-value penalty grid (``10^(-3 + k/2)``) and ``D = 4``
 perturbation draws per stage (16 refits per grid value) instead of the paper's 61-value grid
