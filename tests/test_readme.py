@@ -1,6 +1,8 @@
 """The README's two set-up commands, and CI running the second one verbatim."""
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -34,9 +36,16 @@ def test_demo_runs(capsys):
 
 def test_readme_example_runs():
     text = (ROOT / "README.md").read_text()
-    code = text.split("```python")[1].split("```")[0]
+    blocks = [b.split("```")[0] for b in text.split("```python")[1:]]
+    assert len(blocks) >= 2
     ns: dict = {}
-    exec(compile(code, "README.md", "exec"), ns)
+    for code in blocks:                       # later blocks continue the first one's session
+        exec(compile(code, "README.md", "exec"), ns)
     best = ns["best"]
     P = best.predict(ns["test"], type="prob")
     assert list(P.columns) == best.classes and abs(P.to_numpy().sum(axis=1) - 1).max() < 1e-12
+    svmfit = ns["svmfit"]
+    for method in ("bracket", "coherence", "platt", "sollich", "platt_tuned"):
+        Q = svmfit.predict(ns["test"], type="prob", method=method).to_numpy()
+        assert np.all((Q >= 0) & (Q <= 1)) and abs(Q.sum(axis=1) - 1).max() < 1e-12
+    assert svmfit.platt_tuned().best_params["lambda_"] in (1e-2, 1e-3, 1e-4)
