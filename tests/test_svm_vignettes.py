@@ -1,4 +1,5 @@
 """Smoke runs of the SVM probability vignettes (slow: tuning by the GKL estimate)."""
+import numpy as np
 import pytest
 
 
@@ -23,3 +24,12 @@ def test_wsl_probability_lambda_convention_is_checked(tmp_path):
     from cohstats.vignettes.wsl_probability import run
     with pytest.raises(ValueError, match="lambda_convention"):
         run(1, tmp_path, lambda_convention="R")
+
+
+def test_zdj_grids_follow_the_lambda_convention():
+    from cohstats.tuning import wsl_grid
+    from cohstats.vignettes.zdj_svm_probability import _grid
+    np.testing.assert_allclose(_grid(False, "e1071"), wsl_grid() / 100)   # lambda_WSL / n
+    np.testing.assert_allclose(_grid(False, "spec"), wsl_grid())
+    with pytest.raises(ValueError, match="lambda_convention"):
+        _grid(True, "R")

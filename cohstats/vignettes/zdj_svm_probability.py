@@ -14,6 +14,13 @@ Tables 2 (test ``GKL_c``) and 3 (test error) on Data 1 and Data 2 (= [WSL] Examp
 * **C-learning**: kernel expansion, ``rho = u = 1``, ``lambda`` and ``alpha`` by 10-fold CV
   cross-entropy (D10), probabilities by the coherence link.
 
+Penalty grids: [ZDJ] cites PLR, Tuned Platt and WSL from [WSL], so those three follow [WSL]'s
+protocol as :mod:`cohstats.vignettes.wsl_probability` reads it (``lambda_convention="e1071"``,
+default): [WSL] trained with R's e1071 ``svm(cost=)`` and ``stepPlr``, whose objectives sum the
+loss over the observations, so their ``lambda`` is ``n`` times ours (``lambda = lambda_WSL / n``);
+``"spec"`` takes the grid as ``lambda`` itself. The CV-tuned SVM behind [ZDJ]'s own columns
+(Platt, Sollich, Ours for SVM) uses the grid as ``lambda`` (SPEC D10, D37) in both cases.
+
 Also Figure 2: the fitted ``rho`` per replication (the paper reports ranges
 [0.3402, 0.8773] for Data 1 and [0.1077, 1.3166] for Data 2). ``quick=True`` (default): a
 13-value penalty grid, ``D = 4``, C-learning ``alpha in {0.1, 0.5, 1}`` with 30 path values;
@@ -31,12 +38,18 @@ DEFAULT_REPS = 2
 FULL_REPS = 100
 
 
-def _grid(quick):
+N_TRAIN = 100
+
+
+def _grid(quick, lambda_convention="e1071"):
     from cohstats.tuning import wsl_grid
-    return 10.0 ** (-3.0 + 0.5 * np.arange(13))[::-1] if quick else wsl_grid()
+    if lambda_convention not in ("e1071", "spec"):
+        raise ValueError(f"lambda_convention must be 'e1071' or 'spec'; got {lambda_convention!r}")
+    g = 10.0 ** (-3.0 + 0.5 * np.arange(13))[::-1] if quick else wsl_grid()
+    return g / N_TRAIN if lambda_convention == "e1071" else g
 
 
-def _rep(data, r, seed, quick):
+def _rep(data, r, seed, quick, lambda_convention="e1071"):
     from cohstats.datasets import make_wsl1, make_wsl2
     from cohstats.formula import build_design
     from cohstats.metrics import error_rate, gkl_c
@@ -44,11 +57,11 @@ def _rep(data, r, seed, quick):
     from cohstats.models.svm import svm
     from cohstats.tuning import tune
 
-    grid = _grid(quick)
+    grid = _grid(quick, lambda_convention)
     D = 4 if quick else 10
     gen = make_wsl1 if data == "Data 1" else make_wsl2
     df, p = gen(1000, random_state=seed + 1000 * r, return_prob=True)
-    tr, te, pte = df.iloc[:100], df.iloc[100:], p[100:]
+    tr, te, pte = df.iloc[:N_TRAIN], df.iloc[N_TRAIN:], p[N_TRAIN:]
     yte = te.y.to_numpy()
     d = build_design("y ~ x1 + x2", tr)
     Xte = te[["x1", "x2"]]
@@ -56,7 +69,7 @@ def _rep(data, r, seed, quick):
     probs, errs, extra = {}, {}, {}
 
     # SVM tuned by CV misclassification (D10): Platt, Sollich, Ours for SVM
-    cvr = tune(svm, d, grid={"lambda_": grid}, method="cv", measure="class", nfolds=10,
+    cvr = tune(svm, d, grid={"lambda_": _grid(quick, "spec")}, method="cv", measure="class", nfolds=10,
                random_state=s0, verbose=False, m=10)
     f = cvr.best_fit
     svm_err = error_rate(yte, np.where(f.predict(Xte, type="link").to_numpy() > 0, 1, -1))
@@ -95,8 +108,11 @@ def _rep(data, r, seed, quick):
 
 
 def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True) -> Path:
+        n_jobs: int | None = None, quick: bool = True, lambda_convention: str = "e1071") -> Path:
     """Run [ZDJ] Tables 2-3 and Figure 2; returns the report path.
+
+    ``lambda_convention``: ``"e1071"`` (default, ``lambda = lambda_WSL / n``) or ``"spec"``
+    (see the module docstring).
 
     Examples
     --------
@@ -112,9 +128,11 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
     from .report import Report
 
     rep = Report(TITLE, out, name="zdj_svm_probability")
-    grid = _grid(quick)
+    grid = _grid(quick, lambda_convention)
     rep.settings({"reps": reps, "seed": seed, "quick": quick,
-                  "lambda grid": f"{grid.size} values in [{grid.min():g}, {grid.max():g}]",
+                  "lambda grid": f"{grid.size} values in [{grid.min():g}, {grid.max():g}] "
+                  f"for PLR, Tuned Platt, WSL (lambda_convention={lambda_convention!r}); the "
+                  "CV-tuned SVM of Platt/Sollich/Ours uses [WSL]'s grid as lambda",
                   "GKL estimate D": 4 if quick else 10, "kernel": "Gaussian, sigma = median_between",
                   "SVM for Platt/Sollich/Ours": "lambda by 10-fold CV misclassification (D10)"})
     rep.text("Class probabilities from SVM outputs compared on [ZDJ]'s two simulations. 'Ours for "
@@ -126,7 +144,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
              "D9 and the link returns probabilities 0/1 beyond |f| > 1; such replications are "
              "degenerate for GKL_c (D33) and are counted, not averaged.")
     with rep.timed("replications"):
-        res = Parallel(n_jobs=n_jobs or 1)(delayed(_rep)(dname, r, seed, quick)
+        res = Parallel(n_jobs=n_jobs or 1)(delayed(_rep)(dname, r, seed, quick, lambda_convention)
                                           for dname in ("Data 1", "Data 2") for r in range(reps))
     raw = pd.DataFrame([x for rr, _ in res for x in rr])
     rhos = pd.DataFrame([e for _, e in res])
