@@ -140,3 +140,25 @@ def test_errors_and_warnings():
         fit = svm("y ~ x1 + x2", df, max_iter=2)
     assert not fit.converged
     assert any(issubclass(r.category, ConvergenceWarning) and "max_iter" in str(r.message) for r in rec)
+
+
+@pytest.mark.parametrize("m", [6, 7])          # pi = 1/2 on the bracketing grid, or added
+def test_path_fit_reads_pi_half_off_the_exact_path(m):
+    df = _df(90, seed=11)
+    new = _df(30, seed=12)
+    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.5, C=2.0, pi="path", m=m)
+    X = df[["x1", "x2", "x3"]].to_numpy()
+    yy = np.where(df.y == "yes", 1, -1)
+    s = SVC(C=2.0, gamma=0.5, class_weight={1: 0.5, -1: 0.5}, tol=1e-10).fit(X, yy)
+    np.testing.assert_allclose(fit.predict(new, type="link").to_numpy(),
+                               s.decision_function(new[["x1", "x2", "x3"]].to_numpy()), atol=1e-6)
+    assert fit.objective == pytest.approx(_svc_objective(s, X, yy, 0.5), rel=1e-7)
+    np.testing.assert_allclose(fit.fitted_decision, s.decision_function(X), atol=1e-6)
+    assert fit.path().shape[0] == m - 1 and fit.converged
+
+
+def _svc_objective(s, X, y, gamma):
+    from sklearn.metrics.pairwise import rbf_kernel
+    beta = np.zeros(len(y))
+    beta[s.support_] = s.dual_coef_[0]
+    return 0.5 * beta @ rbf_kernel(X, X, gamma=gamma) @ beta - np.abs(beta).sum()

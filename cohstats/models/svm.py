@@ -343,7 +343,7 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
         unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
         the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
-        ``pi = 1/2``).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
+        ``pi = 1/2``, read off the path: exact, and ``n_iter`` counts the path's events).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
         the same problem as ``svm(..., C=C, pi=pi)``.
     m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
     sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
@@ -388,12 +388,6 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) / (n * lam)
     Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
-    r = smo_solve(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
-                  max_iter=max_iter, shrinking=shrinking, cache_size=cache_size)
-    if not r.converged:
-        warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
-                      f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=2)
-
     call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
     fit = SVMFit(design, call)
     fit.kernel = kern
@@ -401,21 +395,46 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     fit.pi = pi
     fit.m = int(m)
     fit.cost = cost
-    fit.alpha = r.a
-    fit.dual_coef = r.a * y
-    fit.support = np.flatnonzero(r.a > 0)
-    fit._intercept = float(r.b)
-    fit.objective = float(r.objective)
-    fit.n_iter = r.n_iter
-    fit.converged = r.converged
+    if path and path_method == "exact":
+        # the decision function at pi = 1/2 is read off the exact path (pi = 1/2 is added to
+        # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
+        grid = bracket_grid(int(m))
+        ext = np.union1d(grid, [0.5])
+        res = pi_path(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, nlam=n * lam,
+                      grid=ext, weights=design.weights, cache_size=cache_size)
+        g = int(np.flatnonzero(ext == 0.5)[0])
+        a = np.clip(res.A[g] / (n * lam), 0.0, cost)
+        b = float(res.A0[g] / (n * lam))
+        if ext.size > grid.size:
+            res = res._replace(grid=grid, A=np.delete(res.A, g, axis=0), A0=np.delete(res.A0, g))
+        fit.__dict__["_paths"] = {int(m): res}
+        n_iter, converged = int(res.n_events), True
+    else:
+        r = smo_solve(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
+                      max_iter=max_iter, shrinking=shrinking, cache_size=cache_size)
+        if not r.converged:
+            warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
+                          f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=2)
+        a, b, n_iter, converged = r.a, float(r.b), r.n_iter, r.converged
+    fit.alpha = a
+    fit.dual_coef = a * y
+    fit.support = np.flatnonzero(a > 0)
+    fit._intercept = b
+    fit.n_iter = n_iter
+    fit.converged = converged
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
     fit.path_method = path_method
     fit._fit_fn = svm
     fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
                          path_method=path_method)
-    fit.fitted_decision = y * (r.G + 1.0) + r.b
     fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
+    if path and path_method == "exact":
+        fit.fitted_decision = fit._decision(design.X) if Kpre is None else Kpre @ fit.dual_coef + b
+    else:
+        fit.fitted_decision = y * (r.G + 1.0) + r.b
+    # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
+    fit.objective = float(0.5 * a @ (y * (fit.fitted_decision - b)) - a.sum())
     if path:
         fit._get_path(fit.m)
     return fit
