@@ -243,19 +243,19 @@ def _get_row(i, code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, p
 
 
 @njit(cache=True, nogil=True)
-def _permute_cache(cache, owner, old_pos, perm):
-    """Reorder every cached row after a shrink event: ``old_pos[t]`` is the position of point
-    ``t`` before the event, ``perm`` the new position -> point map."""
-    N = perm.shape[0]
-    tmp = np.empty(N)
+def _permute_cache(cache, owner, swa, swb, nsw):
+    """Reorder every cached row after a shrink event by replaying the event's ``nsw`` position
+    swaps ``(swa[k], swb[k])`` in order -- O(swaps) per row instead of a gather of ``N``."""
     for s in range(cache.shape[0]):
         if owner[s] < 0:
             continue
         row = cache[s]
-        for q in range(N):
-            tmp[q] = row[q]
-        for q in range(N):
-            row[q] = tmp[old_pos[perm[q]]]
+        for k in range(nsw):
+            a = swa[k]
+            b = swb[k]
+            t = row[a]
+            row[a] = row[b]
+            row[b] = t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,7 +492,8 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
     delta = np.zeros(L)
     c = np.zeros(L)
     Fi = np.zeros(L)
-    old_pos = np.empty(N, dtype=np.int64)
+    swa = np.empty(N, dtype=np.int64)
+    swb = np.empty(N, dtype=np.int64)
     inv_L = 1.0 / L
     steps = 0
     max_events = snap.shape[0]
@@ -598,20 +599,23 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
         if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
             e = sstate[1]
             for q in range(N):
-                old_pos[q] = pos_of[q]
                 for j in range(L):
                     snap[e, perm[q], j] = alpha[q, j]
             q = 0
+            nsw = 0
             n_act = sstate[0]
             while q < n_act:
                 if _shrinkable(Ft, S, q, margin, bv):
                     n_act -= 1
                     _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
+                    swa[nsw] = q
+                    swb[nsw] = n_act
+                    nsw += 1
                     ev_of[perm[n_act]] = e
                     perm_id[0] = 0
                 else:
                     q += 1
-            _permute_cache(cache, owner, old_pos, perm)
+            _permute_cache(cache, owner, swa, swb, nsw)
             sstate[0] = n_act
             sstate[1] = e + 1
             sstate[2] = counter[0]
@@ -627,22 +631,55 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, kpar, 
 @njit(cache=True, nogil=True)
 def _select_top(pv, n_act, B, tol, idx):
     """Positions of the (at most ``B``) largest ``pv >= tol`` among ``0..n_act-1``, largest first
-    (ties: smaller position first). Returns their number."""
-    nb = 0
+    (ties: smaller position first). Returns their number.
+
+    O(n_act) (one partition for the ``B``-th largest value) plus a stable sort of the ``B``
+    selected; the former insertion into a sorted list of ``B`` cost O(n_act B) in the worst case
+    (0.12 s of 0.86 s at C=10, margin 18)."""
+    if B <= 1:
+        best = -1
+        bv = tol
+        for q in range(n_act):
+            v = pv[q]
+            if v >= bv and (best < 0 or v > bv):
+                bv = v
+                best = q
+        if best < 0:
+            return 0
+        idx[0] = best
+        return 1
+    cand = np.empty(n_act, dtype=np.int64)
+    nc = 0
     for q in range(n_act):
-        v = pv[q]
-        if v < tol:
-            continue
-        if nb == B and not v > pv[idx[nb - 1]]:
-            continue
-        k = nb if nb < B else B - 1
-        while k > 0 and pv[idx[k - 1]] < v:
-            idx[k] = idx[k - 1]
-            k -= 1
-        idx[k] = q
-        if nb < B:
-            nb += 1
-    return nb
+        if pv[q] >= tol:
+            cand[nc] = q
+            nc += 1
+    if nc > B:
+        vals = np.empty(nc)
+        for r in range(nc):
+            vals[r] = pv[cand[r]]
+        thr = np.partition(vals, nc - B)[nc - B]   # the B-th largest value
+        m = 0
+        for r in range(nc):
+            if pv[cand[r]] > thr:
+                cand[m] = cand[r]
+                m += 1
+        q = 0
+        while m < B:   # ties at the threshold: smaller positions first
+            if pv[q] == thr:
+                cand[m] = q
+                m += 1
+            q += 1
+        nc = B
+    neg = np.empty(nc)
+    for r in range(nc):
+        neg[r] = -pv[cand[r]]
+    # stable sort: equal values keep increasing positions (both the part above the threshold
+    # and the tied part are in position order, and every tie is inside one of the two parts)
+    order = np.argsort(neg, kind="mergesort")
+    for r in range(nc):
+        idx[r] = cand[order[r]]
+    return nc
 
 
 @njit(cache=True, nogil=True)
@@ -698,7 +735,8 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
     N, L = alpha.shape
     delta = np.zeros(L)
     Fi = np.zeros(L)
-    old_pos = np.empty(N, dtype=np.int64)
+    swa = np.empty(N, dtype=np.int64)
+    swb = np.empty(N, dtype=np.int64)
     mc = np.zeros(N)
     stall = np.full(N, -1, dtype=np.int64)
     lst = np.empty(max(k_sel, 1), dtype=np.int64)
@@ -731,19 +769,22 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
             if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
                 e = sstate[1]
                 for q in range(N):
-                    old_pos[q] = pos_of[q]
                     for j in range(L):
                         snap[e, perm[q], j] = alpha[q, j]
                 q = 0
+                nsw = 0
                 while q < n_act:
                     if _shrinkable(Ft, S, q, margin, bv):
                         n_act -= 1
                         _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
+                        swa[nsw] = q
+                        swb[nsw] = n_act
+                        nsw += 1
                         ev_of[perm[n_act]] = e
                         perm_id[0] = 0
                     else:
                         q += 1
-                _permute_cache(cache, owner, old_pos, perm)
+                _permute_cache(cache, owner, swa, swb, nsw)
                 sstate[0] = n_act
                 sstate[1] = e + 1
                 sstate[2] = counter[0]
