@@ -691,11 +691,21 @@ def _axpy(yv, xv, a):
 
 @njit(cache=True, nogil=True)
 def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
-    """Apply the pending mean corrections ``F[j, q] -= mc[q]`` and recompute the per-point
-    maximal violations of the active points (stalled points count as 0). Returns the maximum."""
+    """Centre the decision values of the active points, ``F[j, q] -= mean_j F[j, q]`` (between
+    folds the lazy loop keeps ``F`` only up to a per-point shift common to all classes), and
+    recompute their maximal violations (stalled points count as 0). ``mc`` is scratch. Returns
+    the maximum."""
     L = Ft.shape[0]
+    inv_L = 1.0 / L
     for q in range(n_act):
         pv[q] = 0.0
+        mc[q] = 0.0
+    for j in range(L):
+        Fj = Ft[j]
+        for q in range(n_act):
+            mc[q] += Fj[q]
+    for q in range(n_act):
+        mc[q] *= inv_L
     for j in range(L):
         Fj = Ft[j]
         Sj = S[j]
@@ -705,7 +715,6 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
             pv[q] = max(pv[q], _viol_s(f, Sj[q], margin))
     bv = 0.0
     for q in range(n_act):
-        mc[q] = 0.0
         if stall[q] == moves:
             pv[q] = 0.0
         if pv[q] > bv:
@@ -725,9 +734,11 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
     current violation fell below ``rho`` times the maximum of the pass); a visit performs the
     same exact single-variable steps on the point's multipliers (computed from its current, exact
     decision values), and updates ``F`` for the changed classes only: ``F_j += d_j K(x_i, .)``
-    plus one pending mean-correction vector ``mc += mean(d) K(x_i, .)`` that ``_fold`` subtracts
-    from every class (``(changed + 1) N`` vectorised operations per visit instead of an ``L N``
-    pass with violation bookkeeping). Stopping is decided only on a fresh ``_fold`` (all
+    with the *uncentred* change ``d_j`` of ``b_ij`` (``changed * N`` vectorised operations per
+    visit instead of an ``L N`` pass with violation bookkeeping). The centring ``- mean_j(d_j)
+    K(x_i, .)`` that every class would need is not applied: between folds ``F`` is known up to a
+    per-point shift common to all classes, removed when a point's values are read (``F_j -
+    mean_j F_j``) and by ``_fold``. Stopping is decided only on a fresh ``_fold`` (all
     violations exact), so the KKT rule is unchanged. ``perm_id[0]`` is 1 while no point has been
     permuted (then kernel rows are used without gathering). Same state and return value as
     :func:`smo_lambda_chunk`; ``counter[0]`` counts visits.
@@ -806,9 +817,14 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
         Kii = Kdiag[i]
         G = Kii * (1.0 - inv_L)
         yi = y[i]
+        fm = 0.0
         for j in range(L):
-            Fi[j] = Ft[j, i] - mc[i]
+            Fi[j] = Ft[j, i]
+            fm += Fi[j]
             delta[j] = 0.0
+        fm *= inv_L
+        for j in range(L):
+            Fi[j] -= fm
         vb0 = 0.0
         for j in range(L):
             vb0 = max(vb0, _viol_s(Fi[j], S[j, i], margin))
@@ -856,10 +872,6 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
             stall[i] = moves   # skipped by the folds until something else moves
             continue
         moves += 1
-        md = 0.0
-        for j in range(L):
-            md += delta[j]
-        md *= inv_L
         s = _get_row(perm[i], code, X, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
                      perm_id)
         row = cache[s]
@@ -867,7 +879,6 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, xx, k
         for j in range(L):
             if delta[j] != 0.0:
                 _axpy(Ft[j, :n_act], row[:n_act], delta[j])
-        _axpy(mc[:n_act], row[:n_act], md)
     return 0, 0.0
 
 
