@@ -863,8 +863,8 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
-            nl = _select_top(pv, n_act, kk, tol, lst)
             vthr = max(tol, rho * bv)
+            nl = _select_top(pv, n_act, kk, vthr, lst)
             pos = 0
             continue
         if steps >= max_steps:
