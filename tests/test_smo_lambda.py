@@ -271,14 +271,14 @@ def test_vectorised_exp_and_kernel_rows():
     assert np.all(np.abs(out[big] - ref[big]) <= 2 * np.spacing(ref[big]))
     assert np.all(out[~big] == 0.0)
     for name, kw in (("rbf", dict(gamma=0.2)), ("compact", dict(gamma_k=2.0))):
-        X = rng.normal(size=(2500, 5))   # more than one block of 1024 points
+        X = rng.normal(size=(2500, 5))   # several blocks of 512 points; p = 5: passes of 4 features and a rest
         k = make_kernel(name, X, **kw)
         K = k(X)
         xx = np.einsum("ij,ij->i", X, X)
         XT = np.ascontiguousarray(X.T)
         for dt in (np.float64, np.float32):
             row = np.empty(len(X), dtype=dt)
-            for i in (0, 1023, 1024, 2499):
+            for i in (0, 511, 512, 2499):
                 _fill_row(row, i, k.code, X, XT, xx, k.kpar, np.zeros((1, 1)))
                 tol = 1e-14 if dt == np.float64 else 1e-7
                 assert np.abs(row - K[i]).max() < tol

@@ -207,11 +207,25 @@ def _sqdist_block(d2, xi, xxi, XT, xx, lo, hi):
     m = hi - lo
     for t in range(m):
         db[t] = xxi + xb[t]
-    for k in range(p):
+    k = 0
+    while k + 4 <= p:   # four features per pass over the block (same order of additions)
+        c0 = -2.0 * xi[k]
+        c1 = -2.0 * xi[k + 1]
+        c2 = -2.0 * xi[k + 2]
+        c3 = -2.0 * xi[k + 3]
+        x0 = XT[k, lo:hi]
+        x1 = XT[k + 1, lo:hi]
+        x2 = XT[k + 2, lo:hi]
+        x3 = XT[k + 3, lo:hi]
+        for t in range(m):
+            db[t] = (((db[t] + c0 * x0[t]) + c1 * x1[t]) + c2 * x2[t]) + c3 * x3[t]
+        k += 4
+    while k < p:
         c = -2.0 * xi[k]
         xk = XT[k, lo:hi]
         for t in range(m):
             db[t] += c * xk[t]
+        k += 1
 
 
 @njit(cache=True, nogil=True)
@@ -221,7 +235,7 @@ def _fill_row(row, i, code, X, XT, xx, kpar, Kfull):
 
     Distances use ``||x_i||^2 + ||x_t||^2 - 2 <x_i, x_t>`` (clipped at 0, exact 0 on the diagonal),
     the same formula as :class:`cohstats.kernels.Kernel` uses for prediction; they are computed
-    in blocks of 1024 points vectorised over the points, and the exponential by
+    in blocks of 512 points vectorised over the points, and the exponential by
     :func:`_exp_nonpos` (rows 2.3x faster than a scalar loop with ``math.exp``).
     """
     n, p = X.shape
@@ -237,8 +251,8 @@ def _fill_row(row, i, code, X, XT, xx, kpar, Kfull):
         kb = np.empty(n)
         xi = X[i]
         xxi = xx[i]
-        for lo in range(0, n, 1024):
-            hi = min(n, lo + 1024)
+        for lo in range(0, n, 512):
+            hi = min(n, lo + 512)
             _sqdist_block(d2, xi, xxi, XT, xx, lo, hi)
         d2[i] = 0.0
         for t in range(n):
