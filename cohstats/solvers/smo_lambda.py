@@ -1156,7 +1156,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     cache_size : kernel-row cache in megabytes.
     inner_max : single-variable steps per fetched row (default 2 for the lazy kernel loop, ``2 L``
         otherwise; 1 = textbook SMO).
-    n_select : points listed per exact recomputation of all violations (default 256, used at
+    n_select : points listed per exact recomputation of all violations (default 512, used at
         most ``n_active // 8``; 1 below 512 active points): the lazy selection of
         :func:`smo_lambda_lazy_chunk`;
         ``1`` runs the exact maximal-violation loop of :func:`smo_lambda_chunk`. With the linear
@@ -1249,7 +1249,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     sstate = np.array([N, 0, 0], dtype=np.int64)
     shrink_every = int(max(N, 1000)) // 2
     if n_select is None:
-        n_select = 256
+        n_select = 512
     n_select = int(max(1, n_select))
     linear = code == KERNEL_LINEAR and n_select > 1 and N > 0
     if linear:
