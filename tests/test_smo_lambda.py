@@ -270,7 +270,7 @@ def test_vectorised_exp_and_kernel_rows():
     big = x > -708.0
     assert np.all(np.abs(out[big] - ref[big]) <= 2 * np.spacing(ref[big]))
     assert np.all(out[~big] == 0.0)
-    for name, kw in (("rbf", dict(gamma=0.2)), ("compact", dict(gamma_k=2.0))):
+    for name, kw in (("rbf", {"gamma": 0.2}), ("compact", {"gamma_k": 2.0})):
         X = rng.normal(size=(2500, 5))   # several blocks of 512 points; p = 5: passes of 4 features and a rest
         k = make_kernel(name, X, **kw)
         K = k(X)

@@ -29,20 +29,23 @@ default ``inner_max = 2 L`` performs the same exact single-variable steps but sh
 row and one O(N L) refresh among the multipliers of a point (Pendigits subset, N = 3000:
 1.5x fewer refreshes at margin 9, the same number at margin 100).
 
-Lazy selection (default, ``n_select = 256``, ``rho = 0.5``, :func:`smo_lambda_lazy_chunk`). Measuring the greedy
-loop on Pendigits (C = 10, margin 18) gave ~47 000 visits at ~50 us CPU each, most of it the
-O(N L) violation bookkeeping, not the kernel rows (2 708 rows computed, all later visits hit the
-cache). The lazy loop recomputes all violations exactly in one pass (which also applies pending
-corrections), lists the ``k = min(n_select, n_active // 8)`` most violating points of that pass
-and visits them in order, skipping a point whose *current* violation has fallen below ``rho``
-times the maximal violation of the pass (it is no longer among the largest; checking costs
-O(L)); the next pass comes when the list is used up. Each visit uses the point's *exact* current
+Lazy selection (default, ``n_select = 512``, ``rho = 0.5``, :func:`smo_lambda_lazy_chunk`).
+Measuring the greedy loop on Pendigits (C = 10, margin 18) gave ~47 000 visits at ~50 us CPU
+each, most of it the O(N L) violation bookkeeping, not the kernel rows (2 708 rows computed, all
+later visits hit the cache). The lazy loop recomputes all violations exactly in one pass (which
+also centres ``F``, see below), lists the (at most ``k = min(n_select, n_active // 8)``) most
+violating points of that pass whose violation is at least ``vthr = max(T_kkt, rho *`` the
+maximal violation of the pass``)`` and visits them in order, skipping a point whose *current*
+violation has fallen below ``vthr`` (it is no longer among the largest; checking costs O(L));
+the next pass comes when the list is used up. Each visit uses the point's *exact* current
 decision values, so every step is the same exact clipped Newton step -- and refreshes ``F`` only
-for the changed classes, ``F_j += d_j K(x_i, .)``, plus one pending mean-correction vector
-``mc += mean_j(d_j) K(x_i, .)`` (``(changed + 1) N`` vectorised operations instead of ``L N``
-with violation bookkeeping). Stopping is decided only on a fresh exact pass, so the KKT rule of
-SPEC 6.3 (``T_kkt``) is unchanged, and so is the optimum. With fewer than 512 active points
-``k = 1``: every visit is the exact maximal violator.
+for the changed classes, ``F_j += d_j K(x_i, .)`` with the uncentred change ``d_j`` of ``b_ij``
+(``changed * N`` vectorised operations instead of ``L N`` with violation bookkeeping): between
+passes ``F`` is kept only up to a per-point shift common to all classes, which a visit removes
+when it reads the point's ``L`` values (``F_j - mean_j F_j``) and the exact pass removes for
+all points. Stopping is decided only on a fresh exact pass, so the KKT rule of SPEC 6.3
+(``T_kkt``) is unchanged, and so is the optimum. With fewer than 512 active points ``k = 1``:
+every visit is the exact maximal violator.
 
 The ``rho`` rule was added last: without it (a fixed list of 16, every listed point still above
 ``T_kkt`` visited) the dual after 2 000 / 5 000 / 20 000 visits at C=10, margin 18 was 81 120 /
@@ -110,11 +113,12 @@ fit uses the explicit weight-vector path (:func:`smo_lambda_linear_chunk`; lists
 N/2 points per exact pass: 3.8, 2.2, 2.7 s CPU).
 
 The issue's target (within 5x of libsvm OvO at equal accuracy, i.e. about 0.5 s at C=10,
-margin 18) is not reached (9.0x). What is left per visit (about 17 us) is mostly streaming one
-cached kernel row of ``N`` float64 from memory (the SV rows, 2 700 x 60 kB, do not fit the L3
-cache) plus the ``(changed + 1)`` vector updates; the remaining lever is the number of visits
-(about 20 per support vector; the exact greedy order needs 47k), which none of the variants
-above brought below the greedy count.
+margin 18) was not reached then (9.0x). The conclusion drawn then -- that what is left per visit
+(about 17 us) is mostly streaming one cached kernel row of ``N`` float64 from memory plus the
+``(changed + 1)`` vector updates, and that the remaining lever is the number of visits (about
+20 per support vector; the exact greedy order needs 47k) -- was incomplete: a profile by phase
+found a third of the time in computing kernel rows, building the top-k list and permuting the
+cache; see "Memory traffic" below for the pass that reached the target.
 
 Shrinking (libsvm style, per point; on by default): every ``max(N, 1000) // 2`` iterations
 (at most 6 events between rebuilds) the points whose multipliers all sit at a bound with KKT
@@ -131,7 +135,80 @@ three runs on a loaded 2-core machine): 0.64-1.26x the time without shrinking, a
 average -- a modest gain, because most points stay SVs at moderate C. (With the lazy loop the
 refreshed length averaged 6 600-7 450 of the 7 494 points.)
 
-Everything is float64 and deterministic. The numba kernels only take arrays and scalars;
+Memory traffic (second pass on the issue's target). Profile of the lazy loop at C=10, margin 18
+(58 136 visits, 0.86 s in-process): kernel rows 0.17 s (2 856 rows at 60 us: a scalar
+``math.exp`` loop 0.10 s, per-point dot products 0.06 s), the top-k list 0.12 s (insertion into a
+sorted list of 256), permuting every cached row at the 6 shrink events 0.12 s (a full gather per
+row), the exact passes 0.06 s, the vector updates from the cached rows about 0.3 s. Changes, each
+measured against the previous state in one process (minimum of 3 runs; C=10 m=18 / C=1 m=1 /
+C=1 m=100):
+
+1. top-k by one partition plus a stable sort of the k selected (the same list as before), and a
+   shrink event replays its swaps on the cached rows (O(swaps) per row, the same rows): identical
+   visits and dual, 0.82x / 0.82x;
+2. float32 kernel-row cache (``cache_float32``, default for ``tol >= 1e-3``; as libsvm's
+   ``Qfloat``; ``F`` is still accumulated in float64): 6 996 instead of 3 498 rows fit in
+   200 MB, C=1 m=1 computes 5 211 rows instead of 9 129; 0.86x / 0.72x / 0.75x; dual
+   121 617.47 -> 121 617.65 (1.5e-6 relative), test error 1.89 % either way;
+3. ``F`` kept up to a per-point shift between exact passes (the mean-correction vector and its
+   vector update per visit are gone): 0.96x / 0.89x / 0.99x; bitwise the same visits;
+4. RBF / compact rows vectorised over the points: squared distances from ``X^T`` in blocks of 512
+   points, four features per pass, and the exponential by a Cody-Waite / Taylor loop (1 ulp
+   against ``numpy.exp``) instead of scalar ``math.exp``: 2 852 rows 0.17 s -> 0.06 s in
+   isolation (0.10 s in the solver, with the first-touch page faults of the cache memory);
+5. the list holds only points at or above ``vthr`` (the others were skipped anyway unless their
+   violation grew since the pass): 57 635 instead of 58 261 visits, 0.93x / 1.01x / 0.91x;
+6. ``n_select`` 256 -> 512: 0.93x / 0.88x / 0.97x (C=10 m=100: 1.02x).
+
+Together: 0.49x / 0.40x / 0.42x of the time before (same process, minimum of 3). What is left at
+C=10, margin 18 (about 0.45 s, timers around the phases): kernel rows 0.11 s, exact passes
+0.05 s, top-k 0.04 s, rebuild 0.02 s, shrink permutations 0.01 s, the visits 0.26 s -- of which
+streaming the rows (1.45 float32 rows of ~7 160 active points per visit, mostly from DRAM: the
+2 750 SV rows take 80 MB) costs 0.15 s in a replay of the recorded visit sequence. Visits per
+support vector are unchanged (~21).
+
+Tried and dropped in this pass: software prefetch of the next listed point's row (the
+``llvm.prefetch`` intrinsic from numba) saved 8-15 % of the row streaming in that replay (about
+0.02 s) -- not worth an intrinsic whose name follows the LLVM version. The exact pass in blocks of
+512 points (mean and centring while the block is in L1): 0.061 against 0.067 s for 1 698 passes;
+without writing the centred ``F`` back, or with ``fastmath`` (nnan) on it: no change -- left as
+is. Re-tuning after the changes (C=10 m=18): ``rho`` 0.6 / 0.7 1.04x / 1.25x, ``inner_max`` 3
+1.08x, ``n_select`` 1024 0.94x (like 512, with 59.6k visits). Restricting the refresh of
+``F_j`` to the points whose class-``j`` multiplier can still move (per-(point, class)
+shrinking) was not implemented: the row is streamed from memory whole whatever subset of ``F_j``
+is updated, ``F`` itself stays in the L2 cache, and skipping entries would need per-class point
+orders (a gather per visit) or per-class rebuilds. Pitfalls met: a 2-D slice ``XT[:, lo:hi]``
+passed to a numba function has layout 'A' and its loop did not vectorise (2.2x slower; slice
+``XT[k, lo:hi]`` inside instead); the exponential's rounding shifter is folded away when the loop
+is inlined into a ``fastmath`` caller, so the row path has no ``fastmath``.
+
+``benchmarks/bench_lamsvm.py``, two runs of the state before this pass and after it, alternated
+on the same (loaded) machine; time and the ratio to libsvm OvO / LinearSVC of the same run
+(libsvm 0.102 / 0.096 s before, 0.109 / 0.094 s after; LinearSVC 0.43 / 0.53 s and 0.57 /
+0.46 s). Test errors are unchanged except C=1, margin 1: 6.60 -> 6.55 % and C=1, margin 100:
+11.46 -> 11.49 % (different stopping points within ``T_kkt``); libsvm 2.09 %, lamsvm C=10,
+margin 18: 1.89 %. The first full-size fit of a process pays the page faults of fresh cache
+memory (C=1, margin 1: 0.87 s in one run, 0.44 s in the other).
+
+====================  ===================================  ===================================
+setting               before (run 1, run 2)                after (run 1, run 2)
+====================  ===================================  ===================================
+C=1,  margin 1        1.69 s (16.5x), 1.29 s (13.4x)       0.87 s (8.0x), 0.44 s (4.7x)
+C=1,  margin 9        0.96 s (9.4x),  1.06 s (11.0x)       0.38 s (3.4x), 0.36 s (3.8x)
+C=1,  margin 18       0.59 s (5.7x),  0.57 s (6.0x)        0.30 s (2.7x), 0.27 s (2.8x)
+C=1,  margin 100      0.86 s (8.4x),  0.80 s (8.4x)        0.45 s (4.1x), 0.30 s (3.2x)
+C=1,  margin 10000    1.00 s (9.8x),  1.02 s (10.6x)       0.38 s (3.4x), 0.34 s (3.7x)
+C=10, margin 18       0.83 s (8.1x),  0.85 s (8.8x)        0.45 s (4.1x), 0.39 s (4.2x)
+C=10, margin 100      0.54 s (5.2x),  0.53 s (5.5x)        0.27 s (2.5x), 0.25 s (2.7x)
+linear, C=1, m 18     1.94 s (4.5x),  1.93 s (3.7x)        1.67 s (2.9x), 1.66 s (3.6x)
+====================  ===================================  ===================================
+
+So the issue's target is met at C=10, margin 18 (4.1-4.2x libsvm's time, 1.89 % against
+2.09 % test error), with about 15 % to spare on this machine. (The linear fit gains only from
+the top-k selection: its lists hold N / 8 points.)
+
+Everything is float64 and deterministic, except the cached kernel values, which are float32 when
+``tol >= 1e-3`` (``cache_float32``). The numba kernels only take arrays and scalars;
 :func:`solve_lambda_svm` is the thin numpy driver (time limit, chunking).
 """
 from __future__ import annotations
@@ -238,7 +315,7 @@ def _fill_row(row, i, code, X, XT, xx, kpar, Kfull):
     in blocks of 512 points vectorised over the points, and the exponential by
     :func:`_exp_nonpos` (rows 2.3x faster than a scalar loop with ``math.exp``).
     """
-    n, p = X.shape
+    n = X.shape[0]
     if code == KERNEL_CALLABLE:
         for t in range(n):
             row[t] = Kfull[i, t]
@@ -392,7 +469,8 @@ def kkt_violations(Ft, alpha, y, margin, Cb, eps):
 
 
 @njit(cache=True, nogil=True)
-def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock):
+def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp,
+                        clock):
     """``Ft[j, t] = sum_i K(x_i, x_t) btilde_ij`` (shape (L, N)), with ``btilde_ij = b_ij -
     mean_j b_ij`` and ``b_ij = alpha_ij y_ij``."""
     N, L = alpha.shape
@@ -414,7 +492,8 @@ def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, 
             c[j] = b
             mb += b
         mb /= L
-        s = _get_row(i, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, ident, pid)
+        s = _get_row(i, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, ident,
+                     pid)
         row = cache[s]
         for j in range(L):
             cj = c[j] - mb
@@ -650,8 +729,8 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
         md *= inv_L
         for j in range(L):
             c[j] = delta[j] - md
-        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
-                     perm_id)
+        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
+                     perm, perm_id)
         rowp = cache[s]
         # ---- refresh F and the per-point violations of the active points, vectorised
         for q in range(n_act):
@@ -838,8 +917,8 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             if bv < tol:
                 if n_act < N:
                     _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, sstate[1],
-                             n_act, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
-                             perm_id)
+                             n_act, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp,
+                             clock, perm_id)
                     sstate[0] = N
                     sstate[1] = 0
                     sstate[2] = counter[0]
@@ -945,8 +1024,8 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             stall[i] = moves   # skipped by the folds until something else moves
             continue
         moves += 1
-        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
-                     perm_id)
+        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
+                     perm, perm_id)
         row = cache[s]
         counter[4] += n_act
         for j in range(L):
@@ -1231,8 +1310,8 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
         Ft = np.zeros((L, N))
     else:
         alpha = np.clip(np.array(alpha0, dtype=np.float64, order="C"), 0.0, Cb[:, None])
-        Ft = decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp,
-                                 clock)
+        Ft = decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner,
+                                 stamp, clock)
     margin = float(margin)
     eps = float(eps)
     S = _init_status(alpha, y, Cb, eps)
@@ -1270,10 +1349,10 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
             st, _ = smo_lambda_linear_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, X, W, float(tol),
                                             eps, budget, int(inner_max), counter, k_lin)
         elif n_select == 1:
-            st, _ = smo_lambda_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, XT, xx, kpar,
-                                     Kfull, cache, slot_of, owner, stamp, clock, float(tol), eps,
-                                     budget, int(inner_max), counter, perm, pos_of, ev_of, snap,
-                                     sstate, bool(shrinking), shrink_every, perm_id)
+            st, _ = smo_lambda_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, XT, xx,
+                                     kpar, Kfull, cache, slot_of, owner, stamp, clock, float(tol),
+                                     eps, budget, int(inner_max), counter, perm, pos_of, ev_of,
+                                     snap, sstate, bool(shrinking), shrink_every, perm_id)
         else:
             st, _ = smo_lambda_lazy_chunk(
                 alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, XT, xx, kpar, Kfull, cache,
