@@ -282,7 +282,8 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     time_limit : float, optional
         Seconds per fit; SMO stops with a :class:`cohstats.ConvergenceWarning` when exceeded.
     cache_size : float, default 200
-        Kernel-row cache in megabytes (memory ``O(rows * n)``).
+        Kernel-row cache in megabytes (memory ``O(rows * n)``); the rows are stored in float32
+        when ``tol >= 1e-3`` (as libsvm does) and in float64 for tighter tolerances.
     shrinking : bool, default True
         libsvm-style shrinking of points whose multipliers all sit at a bound (exact rebuild
         before stopping; see :mod:`cohstats.solvers.smo_lambda` for the measured effect).
