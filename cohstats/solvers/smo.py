@@ -34,7 +34,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_POLY, kernel_pair
+from cohstats.kernels import (KERNEL_CALLABLE, KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_POLY, exp_nonpos,
+                              kernel_pair)
 
 TAU = 1e-12
 
@@ -95,7 +96,8 @@ def sq_norms(code, X, Kpre):
 def compute_row(i, code, X, kpar, Kpre, xsq, out):
     """``out[j] = K(x_i, x_j)`` for all ``j``: one BLAS matrix-vector product for the inner
     products, then the kernel's transform (``||x_i - x_j||^2 = |x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``,
-    clipped at 0 and exactly 0 on the diagonal, as libsvm)."""
+    clipped at 0 and exactly 0 on the diagonal, as libsvm); the Gaussian's exponential is the
+    vectorised :func:`cohstats.kernels.exp_nonpos` (1 ulp), shared with the lambda-SVM solver."""
     if code == KERNEL_CALLABLE:
         out[:] = Kpre[i]
         return
@@ -110,15 +112,19 @@ def compute_row(i, code, X, kpar, Kpre, xsq, out):
         return
     g = kpar[0]
     xi = xsq[i]
+    xs = np.empty(n)
     for j in range(n):
         d2 = xi + xsq[j] - 2.0 * dots[j]
-        if j == i or d2 < 0.0:
-            d2 = 0.0
-        v = math.exp(-g * d2)
-        if code == KERNEL_COMPACT:
-            rr = 1.0 - math.sqrt(d2) / kpar[3]
-            v = 0.0 if rr <= 0.0 else v * rr ** kpar[4]
-        out[j] = v
+        d2 = d2 if d2 > 0.0 else 0.0
+        dots[j] = d2                                  # dots now holds ||x_i - x_j||^2
+        xs[j] = -g * d2
+    dots[i] = 0.0
+    xs[i] = 0.0
+    exp_nonpos(out, xs, np.empty(n))                  # vectorised exp (shared with smo_lambda)
+    if code == KERNEL_COMPACT:
+        for j in range(n):
+            rr = 1.0 - math.sqrt(dots[j]) / kpar[3]
+            out[j] = 0.0 if rr <= 0.0 else out[j] * rr ** kpar[4]
 
 
 @njit(cache=True, nogil=True)
