@@ -27,7 +27,7 @@ Cost, measured (``benchmarks/bench_svm.py``: RBF ``gamma = 1/20``, 20 features, 
 direction ``h`` plus ``O(|E|^2)`` for the slopes and the bordered-inverse update, and there are
 about ``1.6 n`` events over ``(0, 1)``. At ``n = 1000`` (``|E|`` = 225-255 free support vectors
 along the path, 1 645 events, 30 grid values) that is about 165 us per event: the path takes
-19-22x one SMO fit (SMO itself is 0.7-0.9x libsvm), the exact start solve alone 3x. At
+19-22x one SMO fit (SMO itself is 0.6-0.7x libsvm's time), the exact start solve alone 3x. At
 ``n = 100`` (the papers' training size) the path is 5.5x one SMO fit, at ``n = 300`` about 9x.
 Tried and dropped this session: keeping the bordered inverse in a preallocated buffer updated in
 place (no per-event allocation; last member moved into a removed slot) -- identical results,
