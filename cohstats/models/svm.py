@@ -228,7 +228,8 @@ class SVMFit(Fit):
             "support vectors": int(self.support.size),
             "free support vectors": int(np.sum(free)),
             "dual objective": self.objective,
-            "iterations": self.n_iter,
+            ("pi-path events" if isinstance(self.pi, str) and getattr(self, "path_method", "")
+             == "exact" else "iterations"): self.n_iter,
             "converged": self.converged,
             "training error": float(np.mean((self.fitted_decision > 0) != (y > 0))),
         }
