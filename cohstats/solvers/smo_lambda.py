@@ -582,6 +582,55 @@ def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n
 
 
 @njit(cache=True, nogil=True)
+def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max,
+                 counter):
+    """Exact single-variable steps on the multipliers of point ``i`` (largest violation first;
+    after the first, only while the violation exceeds ``tol``; at most ``inner_max``), sharing
+    one kernel row. ``Fi`` (the point's decision values) and ``delta`` (the changes of
+    ``alpha_ij y_ij``) are updated in place; ``counter[1]`` counts the steps. Returns whether a
+    multiplier moved."""
+    L = Fi.shape[0]
+    moved = False
+    for t in range(inner_max):
+        jb = -1
+        vb = 0.0
+        for j in range(L):
+            v = _viol_s(Fi[j], S[j, i], margin)
+            if v > vb:
+                vb = v
+                jb = j
+        if jb < 0 or (t > 0 and vb < tol):
+            break
+        j = jb
+        ysgn = 1.0 if yi == j else -1.0
+        V = ysgn * Fi[j] - (margin if yi == j else 1.0)
+        a = alpha[i, j]
+        if G > 1e-12:
+            an = a - V / G
+        else:
+            # the variable does not move F: the dual is linear in it
+            an = Ci if V < 0.0 else 0.0
+        if an < 0.0:
+            an = 0.0
+        elif an > Ci:
+            an = Ci
+        d = an - a
+        if d == 0.0:
+            break
+        alpha[i, j] = an
+        S[j, i] = _status(an, yi == j, Ci, eps)
+        moved = True
+        db = d * ysgn
+        delta[j] += db
+        counter[1] += 1
+        sh = Kii * db * inv_L
+        for jj in range(L):
+            Fi[jj] -= sh
+        Fi[j] += Kii * db
+    return moved
+
+
+@njit(cache=True, nogil=True)
 def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kpar, Kfull,
                      cache, slot_of, owner, stamp, clock, tol, eps, max_steps, inner_max, counter,
                      perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every, perm_id):
@@ -638,44 +687,8 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
         for j in range(L):
             Fi[j] = Ft[j, i]
             delta[j] = 0.0
-        moved = False
-        # ---- exact single-variable steps on the multipliers of point i
-        for t in range(inner_max):
-            jb = -1
-            vb = 0.0
-            for j in range(L):
-                v = _viol_s(Fi[j], S[j, i], margin)
-                if v > vb:
-                    vb = v
-                    jb = j
-            if jb < 0 or (t > 0 and vb < tol):
-                break
-            j = jb
-            ysgn = 1.0 if yi == j else -1.0
-            V = ysgn * Fi[j] - (margin if yi == j else 1.0)
-            a = alpha[i, j]
-            if G > 1e-12:
-                an = a - V / G
-            else:
-                # the variable does not move F: the dual is linear in it
-                an = Ci if V < 0.0 else 0.0
-            if an < 0.0:
-                an = 0.0
-            elif an > Ci:
-                an = Ci
-            d = an - a
-            if d == 0.0:
-                break
-            alpha[i, j] = an
-            S[j, i] = _status(an, yi == j, Ci, eps)
-            moved = True
-            db = d * ysgn
-            delta[j] += db
-            counter[1] += 1
-            sh = Kii * db * inv_L
-            for jj in range(L):
-                Fi[jj] -= sh
-            Fi[j] += Kii * db
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
+                             inner_max, counter)
         if not moved:
             # no representable step (floating-point stall): drop the point from the scan; the
             # driver's final exact check still sees its violation
@@ -942,42 +955,8 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             continue    # no longer among the largest violations (its row moved since the fold)
         steps += 1
         counter[0] += 1
-        moved = False
-        for t in range(inner_max):
-            jb = -1
-            vb = 0.0
-            for j in range(L):
-                v = _viol_s(Fi[j], S[j, i], margin)
-                if v > vb:
-                    vb = v
-                    jb = j
-            if jb < 0 or (t > 0 and vb < tol):
-                break
-            j = jb
-            ysgn = 1.0 if yi == j else -1.0
-            V = ysgn * Fi[j] - (margin if yi == j else 1.0)
-            a = alpha[i, j]
-            if G > 1e-12:
-                an = a - V / G
-            else:
-                an = Ci if V < 0.0 else 0.0
-            if an < 0.0:
-                an = 0.0
-            elif an > Ci:
-                an = Ci
-            d = an - a
-            if d == 0.0:
-                break
-            alpha[i, j] = an
-            S[j, i] = _status(an, yi == j, Ci, eps)
-            moved = True
-            db = d * ysgn
-            delta[j] += db
-            counter[1] += 1
-            sh = Kii * db * inv_L
-            for jj in range(L):
-                Fi[jj] -= sh
-            Fi[j] += Kii * db
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
+                             inner_max, counter)
         if not moved:
             stall[i] = moves   # skipped by the folds until something else moves
             continue
@@ -1075,42 +1054,8 @@ def smo_lambda_linear_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, X, W, tol, e
             continue
         steps += 1
         counter[0] += 1
-        moved = False
-        for t in range(inner_max):
-            jb = -1
-            vb = 0.0
-            for j in range(L):
-                v = _viol_s(Fi[j], S[j, i], margin)
-                if v > vb:
-                    vb = v
-                    jb = j
-            if jb < 0 or (t > 0 and vb < tol):
-                break
-            j = jb
-            ysgn = 1.0 if yi == j else -1.0
-            V = ysgn * Fi[j] - (margin if yi == j else 1.0)
-            a = alpha[i, j]
-            if G > 1e-12:
-                an = a - V / G
-            else:
-                an = Ci if V < 0.0 else 0.0
-            if an < 0.0:
-                an = 0.0
-            elif an > Ci:
-                an = Ci
-            d = an - a
-            if d == 0.0:
-                break
-            alpha[i, j] = an
-            S[j, i] = _status(an, yi == j, Ci, eps)
-            moved = True
-            db = d * ysgn
-            delta[j] += db
-            counter[1] += 1
-            sh = Kii * db * inv_L
-            for jj in range(L):
-                Fi[jj] -= sh
-            Fi[j] += Kii * db
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
+                             inner_max, counter)
         if not moved:
             stall[i] = moves
             continue
