@@ -543,6 +543,14 @@ def _kernel_block(code, X, kpar, Kpre, rows_idx, cols_idx):
     return kern(X[rows_idx], X[cols_idx])
 
 
+def _check_grid(grid) -> np.ndarray:
+    """The pi grid as a float array; strictly increasing inside (0, 1) or ValueError."""
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    if grid.ndim != 1 or grid.size == 0 or np.any(np.diff(grid) <= 0) or grid[0] <= 0 or grid[-1] >= 1:
+        raise ValueError("grid must be a strictly increasing sequence inside (0, 1)")
+    return grid
+
+
 def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
             tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None
             ) -> PathResult:
@@ -574,9 +582,7 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = y.shape[0]
-    grid = np.ascontiguousarray(grid, dtype=np.float64)
-    if grid.ndim != 1 or grid.size == 0 or np.any(np.diff(grid) <= 0) or grid[0] <= 0 or grid[-1] >= 1:
-        raise ValueError("grid must be a strictly increasing sequence inside (0, 1)")
+    grid = _check_grid(grid)
     if not (np.isfinite(nlam) and nlam > 0):
         raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
     w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
@@ -694,9 +700,7 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = y.shape[0]
-    grid = np.ascontiguousarray(grid, dtype=np.float64)
-    if grid.ndim != 1 or grid.size == 0 or np.any(np.diff(grid) <= 0) or grid[0] <= 0 or grid[-1] >= 1:
-        raise ValueError("grid must be a strictly increasing sequence inside (0, 1)")
+    grid = _check_grid(grid)
     w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     A = np.zeros((grid.size, n))
     A0 = np.zeros(grid.size)
