@@ -33,7 +33,7 @@ from cohstats.solvers.svmpath import pi_grid_smo, pi_path
 
 __all__ = ["svm", "SVMFit", "psi_learn", "PsiFit"]
 
-_METHODS = ("platt", "sollich", "coherence", "bracket")
+_METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
 
 
 def _check_pos(name, v):
@@ -313,9 +313,8 @@ def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, deg
         raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
     if prob_method is None:
         prob_method = "bracket" if path else "platt"
-    elif prob_method not in _METHODS + ("platt_tuned",):
-        raise ValueError(f"prob_method must be one of {_METHODS + ('platt_tuned',)}; "
-                         f"got {prob_method!r}")
+    elif prob_method not in _METHODS:
+        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
     tol = _check_pos("tol", tol)
     kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
                        coef0=coef0, width="median_between")
@@ -344,8 +343,9 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
         unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
         the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
-        ``pi = 1/2``, read off the path: exact, and ``n_iter`` counts the path's events).  ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves
-        the same problem as ``svm(..., C=C, pi=pi)``.
+        ``pi = 1/2``, read off the path: exact, and ``n_iter`` counts the path's events).
+        ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves the same problem
+        as ``svm(..., C=C, pi=pi)``.
     m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
     sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
         Default ``sigma = median_between`` (median distance between the classes, SPEC 0.4).
