@@ -93,6 +93,14 @@ def test_cache_and_shrinking_do_not_change_the_solution():
     K = make_kernel("rbf", gamma=1.0)(X)
     pre = smo_solve(None, y, code=KERNEL_CALLABLE, Kpre=K, C=C, tol=1e-10)
     np.testing.assert_allclose(pre.a, ref.a, atol=1e-7)
+    # early and frequent shrinking (the warm-start setting of pi_grid_smo), from a warm start
+    a0 = np.where(y > 0, 1.0, 0.0) * C
+    a0[y < 0] = a0.sum() / np.sum(y < 0)                  # feasible: sum y_i a_i = 0
+    for start in (None, a0):
+        early = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, a0=start,
+                          shrink_first=5, shrink_every=7)
+        np.testing.assert_allclose(early.a, ref.a, atol=1e-7)
+        assert early.b == pytest.approx(ref.b, abs=1e-8)
 
 
 def test_general_bounds_and_linear_term_vs_scipy_qp():

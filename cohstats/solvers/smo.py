@@ -18,7 +18,12 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
   violation first falls below ``10 tol``, and gradient reconstruction from the bound part of the
   gradient ``G_bar`` (kept up to date whenever a variable enters or leaves a bound);
 * an LRU cache of kernel rows (``n_cache`` rows of length ``n``), so memory is
-  ``O(n * n_cache)``, never ``O(n^2)`` unless the cache is that large;
+  ``O(n * n_cache)``, never ``O(n^2)`` unless the cache is that large; a precomputed matrix
+  (code ``-1``) is read in place, and a start point's gradient is then two BLAS products;
+* ``I_up`` / ``I_low`` membership kept as flags (updated for the two changed variables), and
+  the first index of the next working set found inside the gradient-update loop, so one
+  iteration makes two passes over the active variables instead of three (n = 1000: 10 -> 7 ms
+  per fit, same iterates);
 * intercept ``b = -mean(y_i G_i)`` over free variables, else the midpoint of the feasible
   interval (SPEC 2.1).
 
@@ -134,6 +139,9 @@ def get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     The returned array is a view into the cache: it stays valid until the cache evicts it, which
     cannot happen before another *different* row has been requested ``n_cache - 1`` times.
     """
+    if code == KERNEL_CALLABLE:
+        state[2] += 1
+        return Kpre[i]                 # the precomputed matrix is its own cache: no copy
     sentinel = rows.shape[0]
     s = slot_of[i]
     if s >= 0:
@@ -214,42 +222,67 @@ def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
 
 
 @njit(cache=True, nogil=True)
-def _select(act, n_act, y, a, lo, hi, G, Kd, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
-    """Second-order working set (Fan, Chen & Lin 2005); returns ``(i, j, m(a) - M(a))``."""
+def _set_flags(t, y, a, lo, hi, up, low):
+    """Refresh the membership of ``t`` in ``I_up`` / ``I_low`` after ``a_t`` changed."""
+    up[t] = _in_up(y[t], a[t], lo[t], hi[t])
+    low[t] = _in_low(y[t], a[t], lo[t], hi[t])
+
+
+@njit(cache=True, nogil=True)
+def _select_i(act, n_act, y, up, G):
+    """First index of the working set: ``argmax_{t in I_up} -y_t G_t`` (and the maximum)."""
     gmax = -np.inf
     i = -1
     for q in range(n_act):
         t = act[q]
-        if _in_up(y[t], a[t], lo[t], hi[t]):
+        if up[t]:
             v = -y[t] * G[t]
             if v >= gmax:
                 gmax = v
                 i = t
+    return i, gmax
+
+
+@njit(cache=True, nogil=True)
+def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
+    """Second index (second-order rule of Fan, Chen & Lin 2005) and ``max_{I_low} y_t G_t``."""
     j = -1
     gmax2 = -np.inf
-    if i >= 0:
-        Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-        obj_min = np.inf
-        for q in range(n_act):
-            t = act[q]
-            if _in_low(y[t], a[t], lo[t], hi[t]):
-                v = y[t] * G[t]
-                if v >= gmax2:
-                    gmax2 = v
-                gd = gmax + v
-                if gd > 0.0:
-                    quad = Kd[i] + Kd[t] - 2.0 * Ki[t]
-                    if quad <= 0.0:
-                        quad = TAU
-                    od = -gd * gd / quad
-                    if od <= obj_min:
-                        obj_min = od
-                        j = t
+    obj_min = np.inf
+    kdi = Kd[i]
+    for q in range(n_act):
+        t = act[q]
+        if low[t]:
+            v = y[t] * G[t]
+            if v >= gmax2:
+                gmax2 = v
+            gd = gmax + v
+            if gd > 0.0:
+                quad = kdi + Kd[t] - 2.0 * Ki[t]
+                if quad <= 0.0:
+                    quad = TAU
+                od = -gd * gd / quad
+                if od <= obj_min:
+                    obj_min = od
+                    j = t
+    return j, gmax2
+
+
+@njit(cache=True, nogil=True)
+def _select(act, n_act, y, up, low, G, Kd, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link,
+            state):
+    """Second-order working set (Fan, Chen & Lin 2005); returns ``(i, j, m(a) - M(a))``."""
+    i, gmax = _select_i(act, n_act, y, up, G)
+    if i < 0:
+        return -1, -1, -np.inf
+    Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+    j, gmax2 = _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax)
     return i, j, gmax + gmax2
 
 
 @njit(cache=True, nogil=True)
-def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_cache):
+def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_cache, shrink_first,
+             shrink_every):
     """Solve the box-constrained dual in place from the feasible start ``a``.
 
     Returns ``(a, G, b, n_iter, converged, objective, misses)`` where ``G = Q a + p`` is the
@@ -264,8 +297,26 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     # gradient and bound part of the gradient from the start point
     G = p.copy()
     G_bar = np.zeros(n)
+    if code == KERNEL_CALLABLE:
+        # the precomputed matrix: two BLAS matrix-vector products instead of a row loop
+        ay = np.zeros(n)
+        ayb = np.zeros(n)
+        nz = False
+        for i in range(n):
+            if a[i] != 0.0:
+                nz = True
+                ay[i] = a[i] * y[i]
+                bv, atb = _bound_value(a[i], lo[i], hi[i])
+                if atb:
+                    ayb[i] = ay[i]
+        if nz:
+            ka = np.dot(Kpre, ay)
+            kb = np.dot(Kpre, ayb)
+            for k in range(n):
+                G[k] += y[k] * ka[k]
+                G_bar[k] += y[k] * kb[k]
     for i in range(n):
-        if a[i] != 0.0:
+        if code != KERNEL_CALLABLE and a[i] != 0.0:
             Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
             ai = a[i] * y[i]
             bv, atb = _bound_value(a[i], lo[i], hi[i])
@@ -278,8 +329,15 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     active = np.ones(n, dtype=np.bool_)
     act = np.arange(n)
     n_act = n
+    upf = np.empty(n, dtype=np.bool_)        # membership flags of I_up / I_low, kept current
+    lowf = np.empty(n, dtype=np.bool_)
+    for t in range(n):
+        _set_flags(t, y, a, lo, hi, upf, lowf)
+    i_next = -1                              # first index found during the gradient update
+    g_next = -np.inf
+    have_next = False
     unshrink = False
-    counter = min(n, 1000) + 1
+    counter = shrink_first
     n_iter = 0
     stall = 0
     obj_run = 0.0
@@ -292,7 +350,8 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
         if shrinking:
             counter -= 1
             if counter == 0:
-                counter = min(n, 1000)
+                counter = shrink_every
+                have_next = False
                 # ---- shrinking (libsvm's rule, written for general bounds)
                 gmax1 = -np.inf
                 gmax2 = -np.inf
@@ -335,9 +394,19 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                         m += 1
                 n_act = m
 
-        # ---- working-set selection (second order)
-        i, j, viol = _select(act, n_act, y, a, lo, hi, G, Kd,
-                             code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        # ---- working-set selection (second order); the first index usually comes from the
+        # gradient-update loop of the previous iteration (the same argmax, one pass fewer)
+        if have_next:
+            i = i_next
+            j = -1
+            viol = -np.inf
+            if i >= 0:
+                Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                j, gmax2 = _select_j(act, n_act, y, lowf, G, Kd, Ki, i, g_next)
+                viol = g_next + gmax2
+        else:
+            i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd,
+                                 code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
         if i < 0 or j < 0 or viol < tol:
             if n_act < n:
                 _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
@@ -346,7 +415,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                     active[k] = True
                     act[k] = k
                 n_act = n
-                i, j, viol = _select(act, n_act, y, a, lo, hi, G, Kd,
+                i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd,
                                      code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
                 if i < 0 or j < 0 or viol < tol:
                     converged = True
@@ -394,6 +463,8 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
         stall = 0
         a[i] = ai_new
         a[j] = aj_new
+        _set_flags(i, y, a, lo, hi, upf, lowf)
+        _set_flags(j, y, a, lo, hi, upf, lowf)
         # objective change along the pair direction (exact quadratic in the step)
         qtrue = Kd[i] + Kd[j] - 2.0 * Ki[j]
         st = (ai_new - ai_old) * y[i]
@@ -404,9 +475,17 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
             obj_window = obj_run
         dai = (ai_new - ai_old) * y[i]
         daj = (aj_new - aj_old) * y[j]
+        g_next = -np.inf
+        i_next = -1
         for q in range(n_act):
             t = act[q]
             G[t] += y[t] * (dai * Ki[t] + daj * Kj[t])
+            if upf[t]:
+                v = -y[t] * G[t]
+                if v >= g_next:
+                    g_next = v
+                    i_next = t
+        have_next = True
         # ---- bound part of the gradient
         bo, ato = _bound_value(ai_old, lo[i], hi[i])
         bn, atn = _bound_value(ai_new, lo[i], hi[i])
@@ -511,7 +590,8 @@ _EMPTY2 = np.empty((1, 1))
 
 def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None, p=None,
               a0=None, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
-              cache_size: float = 200.0) -> SMOResult:
+              cache_size: float = 200.0, shrink_first: int | None = None,
+              shrink_every: int | None = None) -> SMOResult:
     """Solve ``min (1/2) a'Qa + p'a``, ``lo <= a <= hi``, ``y'a = y'a0`` by SMO.
 
     Parameters
@@ -526,6 +606,11 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     tol : stop when the maximal KKT violation ``m(a) - M(a)`` is below ``tol`` (libsvm's eps).
     max_iter : iteration cap (default ``max(10_000_000, 100 n)``).
     shrinking : use libsvm's shrinking heuristic.
+    shrink_every, shrink_first : shrink every ``shrink_every`` iterations (default
+        ``min(n, 1000)``, libsvm's) and first after ``shrink_first`` (default
+        ``shrink_every + 1``). A warm start close to the solution gains from shrinking early
+        (:func:`cohstats.solvers.svmpath.pi_grid_smo` uses 100 and 200): its few hundred
+        iterations would otherwise all scan every variable.
     cache_size : kernel-row cache in megabytes.
 
     Returns
@@ -573,7 +658,15 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
         raise ValueError(f"tol must be a positive number; got {tol!r}")
     if max_iter is None:
         max_iter = max(10_000_000, 100 * n)
-    nc = n_cache_rows(n, cache_size)
+    nc = 2 if code == KERNEL_CALLABLE else n_cache_rows(n, cache_size)
+    if shrink_every is None:
+        shrink_every = min(n, 1000)
+    if shrink_first is None:
+        shrink_first = shrink_every + 1
+    for name, v in (("shrink_every", shrink_every), ("shrink_first", shrink_first)):
+        if isinstance(v, bool) or not (isinstance(v, (int, np.integer)) and v >= 1):
+            raise ValueError(f"{name} must be a positive integer; got {v!r}")
     a, G, b, it, conv, obj, miss = smo_core(int(code), X, kpar, Kpre, y, p, lo, hi, a, float(tol),
-                                            int(max_iter), bool(shrinking), nc)
+                                            int(max_iter), bool(shrinking), nc, int(shrink_first),
+                                            int(shrink_every))
     return SMOResult(a, G, float(b), int(it), bool(conv), float(obj), int(miss))
