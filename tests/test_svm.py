@@ -162,3 +162,23 @@ def _svc_objective(s, X, y, gamma):
     beta = np.zeros(len(y))
     beta[s.support_] = s.dual_coef_[0]
     return 0.5 * beta @ rbf_kernel(X, X, gamma=gamma) @ beta - np.abs(beta).sum()
+
+
+def test_path_methods_and_threads_give_the_same_bracketing():
+    df = make_wsl1(150, random_state=8)
+    new = make_wsl1(200, random_state=9)
+    ex = svm("y ~ x1 + x2", df, lambda_=0.005, pi="path", m=12)
+    assert ex.path_method == "exact"                    # "auto" at n <= 2000
+    pe = ex.predict(new, type="prob", method="bracket").to_numpy()
+    for kw in (dict(n_jobs=2), dict(path_method="warm", tol=1e-8),
+               dict(path_method="warm", tol=1e-8, n_jobs=2)):
+        other = svm("y ~ x1 + x2", df, lambda_=0.005, pi="path", m=12, **kw)
+        po = other.predict(new, type="prob", method="bracket").to_numpy()
+        # bracketing reads signs of f: only points with |f| at the solver's accuracy may move
+        np.testing.assert_allclose(po, pe, atol=1e-12)
+        np.testing.assert_allclose(other.predict(new, type="link"), ex.predict(new, type="link"),
+                                   atol=1e-5)
+    with pytest.raises(ValueError, match="path_method"):
+        svm("y ~ x1 + x2", df, pi="path", path_method="fast")
+    with pytest.raises(ValueError, match="n_jobs"):
+        svm("y ~ x1 + x2", df, pi="path", n_jobs=0)

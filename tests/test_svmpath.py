@@ -15,11 +15,11 @@ def _wsl1(n, seed):
     return X, y
 
 
-def _check_against_smo(X, y, code, gamma, nlam, grid, w=None, tol_f=1e-6):
+def _check_against_smo(X, y, code, gamma, nlam, grid, w=None, tol_f=1e-6, n_jobs=None):
     n = y.size
     w = np.ones(n) if w is None else w
     kpar = np.array([gamma, 0, 0, 0, 0.0])
-    res = pi_path(X, y, code=code, kpar=kpar, nlam=nlam, grid=grid, weights=w)
+    res = pi_path(X, y, code=code, kpar=kpar, nlam=nlam, grid=grid, weights=w, n_jobs=n_jobs)
     F = path_decision(X, y, res, X, code=code, kpar=kpar)
     K = make_kernel("rbf", gamma=gamma)(X) if code == KERNEL_RBF else X @ X.T
     worst = 0.0
@@ -52,10 +52,12 @@ def test_rbf_path_many_events(lam):
     assert res.n_restarts == 0
 
 
-def test_linear_path_with_degenerate_ends_and_case_weights():
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_linear_path_with_degenerate_ends_and_case_weights(n_jobs):
     X, y = _wsl1(80, 2)
     w = np.random.default_rng(2).uniform(0.5, 2.0, 80)
-    res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w)
+    res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w,
+                             n_jobs=n_jobs)
     # flat ends of [WSL] Figure 1: f is constant (slopes zero) at the extreme grid values
     B = res.A * y / res.nlam
     W = B @ X
@@ -89,6 +91,31 @@ def test_warm_started_grid_agrees_with_exact_path():
     Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
     np.testing.assert_allclose(Fw, Fe, atol=1e-6)
     assert np.all(np.abs(wm.A @ y) < 1e-9)
+    # the two chains (down and up from the value nearest 1/2) in two threads: same numbers
+    X4, y4 = _wsl1(400, 5)
+    w1 = pi_grid_smo(X4, y4, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid)
+    w2 = pi_grid_smo(X4, y4, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid, n_jobs=2)
+    np.testing.assert_array_equal(w2.A, w1.A)
+    np.testing.assert_array_equal(w2.A0, w1.A0)
+    # without the precomputed matrix (cache budget below n^2) the chains give the same solution
+    w3 = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9,
+                     cache_size=8 * 90 * 10 / 2**20)
+    np.testing.assert_allclose(path_decision(X, y, w3, X, code=KERNEL_RBF, kpar=kpar), Fe,
+                               atol=1e-6)
+
+
+def test_two_half_paths_equal_the_single_path():
+    X, y = _wsl1(400, 11)                     # n >= 400: the halves really run in threads
+    kpar = np.array([2.0, 0, 0, 0, 0.0])
+    grid = np.arange(1, 10) / 10
+    one = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=400 * 0.02, grid=grid)
+    two = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=400 * 0.02, grid=grid, n_jobs=2)
+    F1 = path_decision(X, y, one, X, code=KERNEL_RBF, kpar=kpar)
+    F2 = path_decision(X, y, two, X, code=KERNEL_RBF, kpar=kpar)
+    np.testing.assert_allclose(F2, F1, atol=2e-6)       # each path is exact to ~1e-6
+    assert two.n_events > 0 and two.n_restarts == 0 and two.n_events != one.n_events
+    with pytest.raises(ValueError, match="n_jobs"):
+        pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=2.0, grid=grid, n_jobs=0)
 
 
 def test_repair_equality_restores_the_constraint_inside_the_box():

@@ -133,6 +133,19 @@ def compute_row(i, code, X, kpar, Kpre, xsq, out):
 
 
 @njit(cache=True, nogil=True)
+def gram_matrix(code, X, kpar):
+    """The whole kernel matrix ``K(X, X)``, row by row with :func:`compute_row` (so its entries
+    are exactly the cached rows an SMO solve computes)."""
+    n = X.shape[0]
+    dummy = np.empty((1, 1))
+    xsq = sq_norms(code, X, dummy)
+    K = np.empty((n, n))
+    for i in range(n):
+        compute_row(i, code, X, kpar, dummy, xsq, K[i])
+    return K
+
+
+@njit(cache=True, nogil=True)
 def get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     """Kernel row ``K(x_i, x_.)`` from the cache, computing (and evicting the LRU row) on a miss.
 

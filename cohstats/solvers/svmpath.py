@@ -23,23 +23,29 @@ explicitly, and falls back to a fresh SMO solve at the next grid point when the 
 system is singular or an update violates a constraint by more than ``1e-6`` (decision D15).
 
 Cost, measured (``benchmarks/bench_svm.py``: RBF ``gamma = 1/20``, 20 features, ``C = 1`` at
-``pi = 1/2``, grid ``j/m``, ``m = floor(sqrt(n))``). Each event costs ``O(n |E|)`` for the
-direction ``h`` plus ``O(|E|^2)`` for the slopes and the bordered-inverse update, and there are
-about ``1.6 n`` events over ``(0, 1)``. At ``n = 1000`` (``|E|`` = 225-255 free support vectors
-along the path, 1 645 events, 30 grid values) that is about 165 us per event: the path takes
-19-22x one SMO fit (SMO itself is 0.6-0.7x libsvm's time), the exact start solve alone 3x. At
-``n = 100`` (the papers' training size) the path is 5.5x one SMO fit, at ``n = 300`` about 9x.
-Tried and dropped this session: keeping the bordered inverse in a preallocated buffer updated in
-place (no per-event allocation; last member moved into a removed slot) -- identical results,
-no speed change (the arithmetic, not allocation, dominates); SMO warm-started along the grid
-(:func:`pi_grid_smo`) with rescaled multipliers, a secant predictor from the two previous
-grid values, or an equality repair that moves only free multipliers -- 480-950 SMO iterations
-per grid value against about 1 000 for a cold fit, because one grid step moves ``f`` by O(1)
-(about 55 events per step: ``h`` sums the weight change of every point in ``L``), so
-neighbouring solutions are not close in KKT terms. The exact path's arithmetic floor
-(``|E| (n + |E|)`` per event at vectorised speed) is about 10x one SMO fit at ``n = 1000``, so
-the issue's "< 3x one SMO fit" for all bracketing classifiers is not reachable with an exact
-path on problems with hundreds of free support vectors.
+``pi = 1/2``, grid ``j/m``, ``m = floor(sqrt(n))``; ratios to one cold SMO fit, which is
+0.45-0.6x libsvm's time). Each event costs ``O(n |E|)`` for the direction ``h`` plus
+``O(|E|^2)`` for the slopes and the bordered-inverse update, and there are about ``1.6 n``
+events over ``(0, 1)``. At ``n = 1000`` (``|E|`` = 225-255 free support vectors along the path,
+1 645 events, 30 grid values) that is about 130 us per event, 0.22 s in all: 31x one SMO fit
+(21x with ``n_jobs=2``), 11x at ``n = 100`` and 15x at ``n = 300``. The warm-started grid of
+:func:`pi_grid_smo` takes 7x one fit at n = 100 to 1000 (5x at n = 1000 with ``n_jobs=2``).
+
+Tried and dropped: keeping the bordered inverse in a preallocated buffer updated in place (no
+per-event allocation; last member moved into a removed slot) -- identical results, no speed
+change (the arithmetic, not allocation, dominates); for the warm-started grid, a secant
+predictor from the two previous grid values, or a Newton predictor that solves the elbow
+system of the previous solution's sets at the new ``pi`` (22 % fewer SMO iterations, but the
+``|E|^3`` solve costs more than it saves). One grid step moves ``f`` by O(1) (about 55 events
+per step: ``h`` sums the weight change of every point in ``L``), so neighbouring solutions
+are not close in KKT terms and a warm solve still needs about half a cold solve's
+iterations (550 against 1 000 at n = 1000). What did pay: SMO reading the precomputed kernel
+matrix in place, shrinking from the 100th iteration of a warm solve, and the cheaper SMO
+iteration of :mod:`cohstats.solvers.smo` (18x -> 7x). The exact path's arithmetic floor
+(``|E| (n + |E|)`` per event at vectorised speed) is about 10x a libsvm-speed fit at
+``n = 1000``; [WSL]'s "all weighted SVMs for about the cost of one fit" holds against a
+generic ``O(n^3)`` QP solve, not against SMO, so the issue's "< 3x one SMO fit" for all
+bracketing classifiers is not reached with hundreds of free support vectors by either method.
 """
 from __future__ import annotations
 
@@ -49,7 +55,8 @@ import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.smo import cache_new, get_row, n_cache_rows, smo_solve, sq_norms
+from cohstats.solvers.smo import (cache_new, get_row, gram_matrix, n_cache_rows, smo_solve,
+                                  sq_norms)
 
 R_SET = 0
 E_SET = 1
@@ -551,9 +558,40 @@ def _check_grid(grid) -> np.ndarray:
     return grid
 
 
+MIN_N_THREADS = 400
+
+
+def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
+    """Threads for the two halves of a grid: 1 (``None``/1) or 2 (``n_jobs >= 2``, or -1 with
+    at least two cores); the two halves are independent, so there is no use for more. Below
+    ``n = 400`` always 1: the thread pool and the BLAS thread limit cost about a millisecond,
+    and the exact path's second start solve more, than a small problem gains (measured)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores); got {n_jobs!r}")
+    import os
+    want = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
+    return 2 if want >= 2 and n >= MIN_N_THREADS else 1
+
+
+def _two_halves(lower, upper, threads):
+    """Run the two half-grid computations, in two threads when asked (numba releases the GIL)."""
+    if threads < 2:
+        return lower(), upper()
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+    # one BLAS thread per half: OpenBLAS's own threads would otherwise serialise the two
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as ex:
+        fl = ex.submit(lower)
+        fu = ex.submit(upper)
+        return fl.result(), fu.result()
+
+
 def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
-            tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None
-            ) -> PathResult:
+            tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None,
+            n_jobs: int | None = None) -> PathResult:
     """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) (SPEC 4.6).
 
     Parameters
@@ -564,6 +602,12 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     grid : increasing values in (0, 1); the path starts with an exact SMO solve at ``grid[0]``.
     weights : case weights ``w_i >= 0`` (default ones).
     tol_path : tolerance for the initial E/L/R classification (D15).
+    n_jobs : ``None``/1 follows the path once from ``grid[0]``; 2 (or -1 on a machine with two
+        cores) follows the two halves of the grid in two threads (from ``n = 400``; below, one
+        path), each from an exact start at its middle end: the upper half upwards, the lower half as the upward path of the
+        label-flipped problem (``y -> -y`` maps ``pi -> 1 - pi``, ``alpha -> alpha`` and
+        ``alpha_0 -> -alpha_0``). Both are exact, so the result is the same up to the path's
+        rounding.
 
     Returns
     -------
@@ -587,6 +631,16 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
         raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
     w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+    threads = _n_threads(n_jobs, n)
+    if threads >= 2 and grid.size >= 4:
+        k = grid.size // 2
+        args = dict(code=code, kpar=kpar, Kpre=Kpre, nlam=nlam, weights=weights,
+                    tol_path=tol_path, cache_size=cache_size, max_events=max_events)
+        lo, up = _two_halves(lambda: pi_path(X, -y, grid=1.0 - grid[:k][::-1], **args),
+                             lambda: pi_path(X, y, grid=grid[k:], **args), threads)
+        return PathResult(grid, np.vstack([lo.A[::-1], up.A]), np.concatenate([-lo.A0[::-1], up.A0]),
+                          float(nlam), lo.n_events + up.n_events, lo.n_restarts + up.n_restarts,
+                          lo.n_jumps + up.n_jumps)
     if code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
         Xn = np.empty((n, 1))
@@ -677,16 +731,21 @@ def _repair_equality(a, C, pos):
 
 
 def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
-                tol: float = 1e-3, cache_size: float = 200.0) -> PathResult:
+                tol: float = 1e-3, cache_size: float = 200.0, n_jobs: int | None = None
+                ) -> PathResult:
     """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
 
-    An approximate alternative to :func:`pi_path` for large problems whose elbow is large
-    (the exact path costs ``O(n |E|)`` per event): the multipliers of ``pi_j`` are rescaled
-    to the box of ``pi_{j+1}`` (positives by ``(1 - pi_{j+1})/(1 - pi_j)``, negatives by
-    ``pi_{j+1}/pi_j``), ``sum_i y_i a_i = 0`` is restored by moving the free multipliers
-    first (:func:`_repair_equality`; 20-25 % fewer SMO iterations than shrinking a whole class
-    side), and SMO continues to ``tol``. The result has
-    SMO's accuracy (maximal KKT violation below ``tol``), not the path's exactness.
+    An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
+    ``O(n |E|)`` per event): a cold SMO solve at the grid value nearest ``1/2``, then two
+    chains outwards (upwards and downwards; in two threads with ``n_jobs=2``). Each step
+    rescales the multipliers to the next box (positives by ``(1 - pi')/(1 - pi)``, negatives
+    by ``pi'/pi``), restores ``sum_i y_i a_i = 0`` moving the free multipliers first
+    (:func:`_repair_equality`; 20-25 % fewer SMO iterations than shrinking a whole class
+    side) and continues SMO to ``tol``, shrinking after 100 iterations and then every 200
+    (a warm start needs a few hundred iterations; libsvm's first shrink at 1 000 would leave
+    every one of them scanning all variables: 2-3x slower). When the kernel matrix fits in
+    ``cache_size`` it is computed once for all grid values. The result has SMO's accuracy
+    (maximal KKT violation below ``tol``), not the path's exactness.
     Returns a :class:`PathResult` in the scaled parametrisation of :func:`pi_path`.
 
     Examples
@@ -701,26 +760,43 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = y.shape[0]
     grid = _check_grid(grid)
+    if not (np.isfinite(nlam) and nlam > 0):
+        raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
+    threads = _n_threads(n_jobs, n)
     w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
     A = np.zeros((grid.size, n))
     A0 = np.zeros(grid.size)
-    a = None
     pos = y > 0
     if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        from cohstats.kernels import Kernel
-        kp = np.zeros(5) if kpar is None else np.asarray(kpar, dtype=np.float64)
-        Kpre = Kernel(name="k", code=code, kpar=kp)(np.ascontiguousarray(X, dtype=np.float64))
+        kp = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+        Kpre = gram_matrix(int(code), np.ascontiguousarray(X, dtype=np.float64), kp)
         code = KERNEL_CALLABLE
-    for g, pi in enumerate(grid):
-        C = w * np.where(pos, 1.0 - pi, pi) / nlam
-        if a is not None:
-            prev = grid[g - 1]
-            a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
-            a = _repair_equality(np.minimum(a, C), C, pos)
-        r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
-                      cache_size=cache_size)
-        a = r.a
+
+    def box(pi):
+        return w * np.where(pos, 1.0 - pi, pi) / nlam
+
+    def store(g, r):
         A[g] = r.a * nlam
         A0[g] = r.b * nlam
+
+    mid = int(np.argmin(np.abs(grid - 0.5)))
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol,
+                  cache_size=cache_size)
+    store(mid, r)
+
+    def chain(order):
+        a, prev = r.a, grid[mid]
+        for g in order:
+            pi = grid[g]
+            C = box(pi)
+            a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
+            a = _repair_equality(np.minimum(a, C), C, pos)
+            rg = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
+                           cache_size=cache_size, shrink_first=100, shrink_every=200)
+            store(g, rg)
+            a, prev = rg.a, pi
+
+    _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)),
+                threads)
     return PathResult(grid, A, A0, float(nlam), 0, 0, 0)
