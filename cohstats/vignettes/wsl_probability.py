@@ -163,23 +163,30 @@ def _bench_rep(label, r, seed, grid, D, classifiers, centering="within"):
 
 
 def _lambda_sensitivity(seed, reps):
-    """Test GKL_c of 'New' (Gaussian weighted SVM) at fixed lambda, below and inside the grid."""
+    """Test GKL_c of 'New' (Gaussian weighted SVM) at fixed lambda, below and inside the grid,
+    for the paper's grid size m = 10 and for m = 20, beside the oracle bracketing estimate
+    (the Bayes classifiers ``sign(p(x) - pi_j)`` on the same grid: the best any weighted
+    classifier can give with that m)."""
     from cohstats.datasets import make_wsl1, make_wsl2
     from cohstats.metrics import gkl_c
     from cohstats.models.svm import svm
+    from cohstats.probability import bracket_grid, bracket_prob
 
     rows = []
     for ex, gen in (("Example 1", make_wsl1), ("Example 2", make_wsl2)):
         for r in range(max(1, min(reps, 3))):
             df, p = gen(1000, random_state=seed + 1000 * r, return_prob=True)
             tr, te = df.iloc[:100], df.iloc[100:]
-            for lam in (1e-5, 1e-4, 1e-3, 1e-2, 1e-1):
-                f = svm("y ~ x1 + x2", tr, lambda_=lam, pi="path", m=10)
-                ph = f.predict(te[["x1", "x2"]], type="prob").iloc[:, 1].to_numpy()
-                rows.append({"example": ex, "rep": r, "lambda": lam, "gkl": gkl_c(p[100:], ph)})
-    tab = pd.DataFrame(rows).groupby(["example", "lambda"])["gkl"].mean().unstack("lambda")
-    tab.columns = [f"lambda={c:g}" for c in tab.columns]
-    return tab.reset_index()
+            for m in (10, 20):
+                pte = p[100:]
+                orc = bracket_prob(pte[None, :] - bracket_grid(m)[:, None], m=m)
+                row = {"example": ex, "m": m, "rep": r, "oracle": gkl_c(pte, orc)}
+                for lam in (1e-5, 1e-4, 1e-3, 1e-2, 1e-1):
+                    f = svm("y ~ x1 + x2", tr, lambda_=lam, pi="path", m=m)
+                    ph = f.predict(te[["x1", "x2"]], type="prob").iloc[:, 1].to_numpy()
+                    row[f"lambda={lam:g}"] = gkl_c(pte, ph)
+                rows.append(row)
+    return pd.DataFrame(rows).drop(columns="rep").groupby(["example", "m"]).mean().reset_index()
 
 
 def _summarise(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
@@ -298,13 +305,19 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
               "relative to Platt).")
     with rep.timed("lambda sensitivity"):
         sens = _lambda_sensitivity(seed, reps)
-    rep.table(sens, caption="Why the grid is read as e1071 costs: test GKL_c of New (SVM G) at "
-              "fixed lambda (no tuning), mean over up to 3 replications. Read literally (D14 "
-              "with C_i = S_i/(n lambda), D37) [WSL]'s grid starts at lambda = 1e-3; on Example 2 "
-              "the best lambda lies below that, and lambda = 1e-5..1e-4 (= grid / n) reproduces "
-              "the published 0.153. [WSL] trained with e1071's svm(), whose argument is the cost "
-              "C = 1/lambda_WSL: the tables above use lambda = lambda_WSL / n "
-              f"(lambda_convention={lambda_convention!r}).", floatfmt=".4f")
+    rep.table(sens, caption="Why the grid is read as e1071 costs, and what limits New on "
+              "Example 2: test GKL_c of New (SVM G) at fixed lambda (no tuning), mean over up to 3 "
+              "replications, for the paper's m = 10 and for m = 20; 'oracle' brackets with the "
+              "Bayes classifiers sign(p(x) - pi_j). Read literally (D14 with C_i = S_i/(n lambda), "
+              "D37) [WSL]'s grid starts at lambda = 1e-3; on Example 2 the best lambda lies below "
+              "that (1e-5..1e-4 = grid / n). [WSL] trained with e1071's svm(), whose argument is "
+              "the cost C = 1/lambda_WSL: the tables above use lambda = lambda_WSL / n "
+              f"(lambda_convention={lambda_convention!r}). With m = 10 even the best fixed lambda "
+              "stays near 0.16 (8 replications: 0.164) against the published 0.153 +- 0.001, and "
+              "the oracle is 0.14; with m = 20 ours reach about 0.14 (oracle 0.12). Ours stay about "
+              "0.02 above the oracle at either m, where [WSL]'s m = 10 value is 0.01 above it: "
+              "the gap is the weighted classifiers' distance from the Bayes rule, not the tuning.",
+              floatfmt=".4f")
     ref2 = reference("wsl2008", "table2")
     rep.table(ref2, caption="[WSL] Table 2 (NN, PLR, New with psi-learning) for reference; our "
               "psi-learning 'New' rows are in the tables above (both kernels, D36).")
