@@ -216,6 +216,20 @@ def _bound_value(at, lot, hit):
 
 
 @njit(cache=True, nogil=True)
+def _update_gbar(G_bar, y, at_old, at_new, lot, hit, yt, Kt):
+    """Keep ``G_bar`` (the gradient's part from variables at a bound) current when ``a_t``
+    moves from ``at_old`` to ``at_new``."""
+    bo, ato = _bound_value(at_old, lot, hit)
+    bn, atn = _bound_value(at_new, lot, hit)
+    if ato != atn or bo != bn:
+        c = (bn if atn else 0.0) - (bo if ato else 0.0)
+        if c != 0.0:
+            c *= yt
+            for k in range(y.shape[0]):
+                G_bar[k] += y[k] * c * Kt[k]
+
+
+@njit(cache=True, nogil=True)
 def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
                           code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
     n_inactive = 0
@@ -500,22 +514,8 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                     i_next = t
         have_next = True
         # ---- bound part of the gradient
-        bo, ato = _bound_value(ai_old, lo[i], hi[i])
-        bn, atn = _bound_value(ai_new, lo[i], hi[i])
-        if ato != atn or bo != bn:
-            c = (bn if atn else 0.0) - (bo if ato else 0.0)
-            if c != 0.0:
-                c *= y[i]
-                for k in range(n):
-                    G_bar[k] += y[k] * c * Ki[k]
-        bo, ato = _bound_value(aj_old, lo[j], hi[j])
-        bn, atn = _bound_value(aj_new, lo[j], hi[j])
-        if ato != atn or bo != bn:
-            c = (bn if atn else 0.0) - (bo if ato else 0.0)
-            if c != 0.0:
-                c *= y[j]
-                for k in range(n):
-                    G_bar[k] += y[k] * c * Kj[k]
+        _update_gbar(G_bar, y, ai_old, ai_new, lo[i], hi[i], y[i], Ki)
+        _update_gbar(G_bar, y, aj_old, aj_new, lo[j], hi[j], y[j], Kj)
 
     if n_act < n:
         _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,

@@ -575,6 +575,17 @@ def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
     return 2 if want >= 2 and n >= MIN_N_THREADS else 1
 
 
+def _common_args(y, grid, nlam, weights, n_jobs):
+    """Validated ``(y, n, grid, w, threads)`` shared by :func:`pi_path` and :func:`pi_grid_smo`."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n = y.shape[0]
+    grid = _check_grid(grid)
+    if not (np.isfinite(nlam) and nlam > 0):
+        raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
+    w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    return y, n, grid, w, _n_threads(n_jobs, n)
+
+
 def _two_halves(lower, upper, threads):
     """Run the two half-grid computations, in two threads when asked (numba releases the GIL)."""
     if threads < 2:
@@ -624,14 +635,8 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     >>> r.A.shape
     (9, 40)
     """
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    n = y.shape[0]
-    grid = _check_grid(grid)
-    if not (np.isfinite(nlam) and nlam > 0):
-        raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
-    w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
-    threads = _n_threads(n_jobs, n)
     if threads >= 2 and grid.size >= 4:
         k = grid.size // 2
         args = dict(code=code, kpar=kpar, Kpre=Kpre, nlam=nlam, weights=weights,
@@ -757,13 +762,7 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).A.shape
     (9, 40)
     """
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    n = y.shape[0]
-    grid = _check_grid(grid)
-    if not (np.isfinite(nlam) and nlam > 0):
-        raise ValueError(f"nlam (n * lambda) must be positive; got {nlam!r}")
-    threads = _n_threads(n_jobs, n)
-    w = np.ones(n) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
     A = np.zeros((grid.size, n))
     A0 = np.zeros(grid.size)
     pos = y > 0
