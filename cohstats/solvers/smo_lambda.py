@@ -500,6 +500,37 @@ def _swap(p, q, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of):
 
 
 @njit(cache=True, nogil=True)
+def _shrink_event(N, L, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of, ev_of, perm_id, snap,
+                  sstate, counter, cache, owner, swa, swb, margin, bv):
+    """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
+    point behind the active block (replaying the swaps on the row cache) and record the event
+    in ``sstate`` / ``counter``. Returns the new number of active points."""
+    e = sstate[1]
+    for q in range(N):
+        for j in range(L):
+            snap[e, perm[q], j] = alpha[q, j]
+    q = 0
+    nsw = 0
+    while q < n_act:
+        if _shrinkable(Ft, S, q, margin, bv):
+            n_act -= 1
+            _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
+            swa[nsw] = q
+            swb[nsw] = n_act
+            nsw += 1
+            ev_of[perm[n_act]] = e
+            perm_id[0] = 0
+        else:
+            q += 1
+    _permute_cache(cache, owner, swa, swb, nsw)
+    sstate[0] = n_act
+    sstate[1] = e + 1
+    sstate[2] = counter[0]
+    counter[2] += 1
+    return n_act
+
+
+@njit(cache=True, nogil=True)
 def _shrinkable(Ft, S, q, margin, thr):
     """Every multiplier of the point at position ``q`` sits at a bound with KKT slack > ``thr``."""
     L = Ft.shape[0]
@@ -720,29 +751,9 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
                     pv[q] = max(pv[q], _viol_s(Fj[q], Sj[q], margin))
         # ---- shrinking (libsvm style, per point; at most max_events events between rebuilds)
         if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
-            e = sstate[1]
-            for q in range(N):
-                for j in range(L):
-                    snap[e, perm[q], j] = alpha[q, j]
-            q = 0
-            nsw = 0
-            n_act = sstate[0]
-            while q < n_act:
-                if _shrinkable(Ft, S, q, margin, bv):
-                    n_act -= 1
-                    _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
-                    swa[nsw] = q
-                    swb[nsw] = n_act
-                    nsw += 1
-                    ev_of[perm[n_act]] = e
-                    perm_id[0] = 0
-                else:
-                    q += 1
-            _permute_cache(cache, owner, swa, swb, nsw)
-            sstate[0] = n_act
-            sstate[1] = e + 1
-            sstate[2] = counter[0]
-            counter[2] += 1
+            n_act = _shrink_event(N, L, sstate[0], alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of,
+                                  ev_of, perm_id, snap, sstate, counter, cache, owner, swa, swb,
+                                  margin, bv)
     return 0, 0.0
 
 
@@ -901,28 +912,9 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
                 return 0, bv
             # ---- shrinking (libsvm style, per point), right after an exact fold
             if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
-                e = sstate[1]
-                for q in range(N):
-                    for j in range(L):
-                        snap[e, perm[q], j] = alpha[q, j]
-                q = 0
-                nsw = 0
-                while q < n_act:
-                    if _shrinkable(Ft, S, q, margin, bv):
-                        n_act -= 1
-                        _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
-                        swa[nsw] = q
-                        swb[nsw] = n_act
-                        nsw += 1
-                        ev_of[perm[n_act]] = e
-                        perm_id[0] = 0
-                    else:
-                        q += 1
-                _permute_cache(cache, owner, swa, swb, nsw)
-                sstate[0] = n_act
-                sstate[1] = e + 1
-                sstate[2] = counter[0]
-                counter[2] += 1
+                n_act = _shrink_event(N, L, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of,
+                                      ev_of, perm_id, snap, sstate, counter, cache, owner, swa,
+                                      swb, margin, bv)
                 moves += 1   # stall marks refer to positions: forget them
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
