@@ -524,6 +524,19 @@ def _finish(t, thresholds, K):
 
 
 @njit(cache=True, nogil=True)
+def _prunable(t, left, collapsed, parent):
+    """Internal node ``t`` is still a candidate: not collapsed and not inside a collapsed subtree."""
+    if left[t] < 0 or collapsed[t]:
+        return False
+    a = parent[t]
+    while a >= 0:
+        if collapsed[a]:
+            return False
+        a = parent[a]
+    return True
+
+
+@njit(cache=True, nogil=True)
 def cc_prune_sequence(left, right, node_err):
     """Minimal cost-complexity (weakest-link) pruning of a fitted tree.
 
@@ -562,32 +575,13 @@ def cc_prune_sequence(left, right, node_err):
             break
         best = np.inf
         for t in range(nn):
-            if left[t] >= 0 and not collapsed[t]:
-                # reachable (not inside a collapsed subtree)?
-                a = parent[t]
-                ok = True
-                while a >= 0:
-                    if collapsed[a]:
-                        ok = False
-                        break
-                    a = parent[a]
-                if not ok:
-                    continue
+            if _prunable(t, left, collapsed, parent):
                 gt = (node_err[t] - R_sub[t]) / (n_leaf[t] - 1)
                 if gt < best:
                     best = gt
         thr = best * (1.0 + 1e-12) + 1e-15
         for t in range(nn):
-            if left[t] >= 0 and not collapsed[t]:
-                a = parent[t]
-                ok = True
-                while a >= 0:
-                    if collapsed[a]:
-                        ok = False
-                        break
-                    a = parent[a]
-                if not ok:
-                    continue
+            if _prunable(t, left, collapsed, parent):
                 gt = (node_err[t] - R_sub[t]) / (n_leaf[t] - 1)
                 if gt <= thr:
                     collapsed[t] = True
