@@ -137,6 +137,14 @@ def _d_sum(code, p1, p2, y, w, f, x, delta, want2):
 
 
 @njit(cache=True, nogil=True)
+def _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s):
+    """Derivative and curvature of the 1-d objective of :func:`_solve_1d` at ``t`` (on the side
+    of zero whose l1 subgradient is ``s``)."""
+    g, h = _d_sum(code, p1, p2, y, w, f, x, t - bj, True)
+    return g + a2 * t + c2 + s, h + a2
+
+
+@njit(cache=True, nogil=True)
 def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     """Exact minimiser t of  (1/n) sum w_i phi(y_i (f_i + x_i (t - bj))) + a2/2 t^2 + c2 t + l1 |t|.
 
@@ -162,9 +170,7 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     t = bj
     if t <= lo or t >= hi:
         t = lo if lo > -math.inf else hi
-    g, h = _d_sum(code, p1, p2, y, w, f, x, t - bj, True)
-    g += a2 * t + c2 + s
-    h += a2
+    g, h = _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s)
     if g == 0.0:
         return t
     if g < 0.0:
@@ -179,9 +185,7 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     while (lo == -math.inf or hi == math.inf) and it < 200:
         it += 1
         tn = t + step if g < 0.0 else t - step
-        gn, hn = _d_sum(code, p1, p2, y, w, f, x, tn - bj, True)
-        gn += a2 * tn + c2 + s
-        hn += a2
+        gn, hn = _gh(code, p1, p2, y, w, f, x, bj, tn, a2, c2, s)
         if gn == 0.0:
             return tn
         if gn < 0.0:
@@ -205,9 +209,7 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
         if abs(tn - t) <= 1e-13 * (1.0 + abs(t)) or (hi - lo) <= 1e-13 * (1.0 + abs(t)):
             return tn
         t = tn
-        g, h = _d_sum(code, p1, p2, y, w, f, x, t - bj, True)
-        g += a2 * t + c2 + s
-        h += a2
+        g, h = _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s)
         if g == 0.0:
             return t
         if g < 0.0:
