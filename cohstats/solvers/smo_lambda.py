@@ -471,30 +471,13 @@ def _swap(p, q, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of):
     """Exchange the points at positions ``p`` and ``q`` in every position-indexed array."""
     L = alpha.shape[1]
     for j in range(L):
-        t = alpha[p, j]
-        alpha[p, j] = alpha[q, j]
-        alpha[q, j] = t
-        t = Ft[j, p]
-        Ft[j, p] = Ft[j, q]
-        Ft[j, q] = t
-        u = S[j, p]
-        S[j, p] = S[j, q]
-        S[j, q] = u
-    t = pv[p]
-    pv[p] = pv[q]
-    pv[q] = t
-    k = y[p]
-    y[p] = y[q]
-    y[q] = k
-    t = Cb[p]
-    Cb[p] = Cb[q]
-    Cb[q] = t
-    t = Kdiag[p]
-    Kdiag[p] = Kdiag[q]
-    Kdiag[q] = t
-    k = perm[p]
-    perm[p] = perm[q]
-    perm[q] = k
+        alpha[p, j], alpha[q, j] = alpha[q, j], alpha[p, j]
+        Ft[j, p], Ft[j, q] = Ft[j, q], Ft[j, p]
+        S[j, p], S[j, q] = S[j, q], S[j, p]
+    for arr in (pv, Cb, Kdiag):
+        arr[p], arr[q] = arr[q], arr[p]
+    y[p], y[q] = y[q], y[p]
+    perm[p], perm[q] = perm[q], perm[p]
     pos_of[perm[p]] = p
     pos_of[perm[q]] = q
 

@@ -101,6 +101,16 @@ def _methods(design, Xte, kind, kernel, grid, D, m, seed, centering="within"):
     return out
 
 
+def _all_methods(d, Xte, classifiers, grid, D, m_grid, seed, centering):
+    """``(classifier, method, test probabilities, fit)`` for every classifier of one split;
+    the bracketing grid size is ``m_grid`` or ``floor(sqrt(n))``."""
+    m = int(math.floor(math.sqrt(d.nobs))) if m_grid is None else int(m_grid)
+    for cname in classifiers:
+        kind, kernel = CLASSIFIERS[cname]
+        for meth, (ph, fit) in _methods(d, Xte, kind, kernel, grid, D, m, seed, centering).items():
+            yield cname, meth, ph, fit
+
+
 def _sim_rep(example, r, seed, grid, D, classifiers, centering="within", m_grid=None):
     from cohstats.datasets import make_wsl1, make_wsl2
     from cohstats.formula import build_design
@@ -111,16 +121,13 @@ def _sim_rep(example, r, seed, grid, D, classifiers, centering="within", m_grid=
     tr, te, pte = df.iloc[:100], df.iloc[100:], p[100:]
     d = build_design("y ~ x1 + x2", tr)
     Xte = te[["x1", "x2"]]
-    m = int(math.floor(math.sqrt(d.nobs))) if m_grid is None else int(m_grid)
     rows = []
-    for cname in classifiers:
-        kind, kernel = CLASSIFIERS[cname]
-        res = _methods(d, Xte, kind, kernel, grid, D, m, seed + 7919 * r, centering)
-        for meth, (ph, fit) in res.items():
-            yhat = np.where(ph > 0.5, 1, -1)
-            rows.append({"example": example, "rep": r, "classifier": cname, "method": meth,
-                         "gkl": gkl_c(pte, ph), "cre": cre(te.y.to_numpy(), ph),
-                         "te": error_rate(te.y.to_numpy(), yhat), "lambda": fit.lambda_})
+    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
+                                             seed + 7919 * r, centering):
+        yhat = np.where(ph > 0.5, 1, -1)
+        rows.append({"example": example, "rep": r, "classifier": cname, "method": meth,
+                     "gkl": gkl_c(pte, ph), "cre": cre(te.y.to_numpy(), ph),
+                     "te": error_rate(te.y.to_numpy(), yhat), "lambda": fit.lambda_})
     return rows
 
 
@@ -154,15 +161,12 @@ def _bench_rep(label, r, seed, grid, D, classifiers, centering="within", m_grid=
         Xtr[:, :n_num] = (Xtr[:, :n_num] - mu) / sd
         Xte[:, :n_num] = (Xte[:, :n_num] - mu) / sd
     d = build_design(Xtr, y[tr])
-    m = int(math.floor(math.sqrt(d.nobs))) if m_grid is None else int(m_grid)
     rows = []
-    for cname in classifiers:
-        kind, kernel = CLASSIFIERS[cname]
-        res = _methods(d, Xte, kind, kernel, grid, D, m, seed + 7919 * r, centering)
-        for meth, (ph, fit) in res.items():
-            rows.append({"dataset": label, "rep": r, "classifier": cname, "method": meth,
-                         "cre": cre(y[te], ph), "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
-                         "lambda": fit.lambda_})
+    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
+                                             seed + 7919 * r, centering):
+        rows.append({"dataset": label, "rep": r, "classifier": cname, "method": meth,
+                     "cre": cre(y[te], ph), "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
+                     "lambda": fit.lambda_})
     return rows
 
 
