@@ -204,11 +204,13 @@ class PathFrame(pd.DataFrame):
         long = base.melt(id_vars=["step", xv], value_vars=cols, var_name="term", value_name="estimate")
         return long.sort_values(["step", "term"], kind="stable").reset_index(drop=True)
 
-    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True, **kwargs):  # type: ignore[override]
+    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True,  # type: ignore[override]
+             ylabel: str | None = None, **kwargs):
         """Coefficient paths against the sequence (log scale for penalties), glmnet style.
 
         The top axis shows the number of nonzero coefficients when a ``df`` column exists.
-        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead.
+        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead; the
+        y axis is then labelled with their names (or ``ylabel``). Returns the Axes.
         """
         import matplotlib.pyplot as plt
 
@@ -224,7 +226,9 @@ class PathFrame(pd.DataFrame):
         for c in cols:
             ax.plot(xp, np.asarray(self[c], dtype=float), lw=1.2, label=str(c), **kwargs)
         ax.set_xlabel(f"log({xv})" if logx else xv)
-        ax.set_ylabel("coefficient" if columns is None else "value")
+        if ylabel is None:
+            ylabel = "coefficient" if columns is None else " / ".join(str(c).replace("_", " ") for c in cols)
+        ax.set_ylabel(ylabel)
         if columns is None:
             ax.axhline(0.0, color="0.6", lw=0.6)
         if "df" in self.columns and columns is None and len(x) > 1:
@@ -470,10 +474,10 @@ class Fit:
             type = "prob"
         s = self._check_s(s)
         if options:
+            check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
             if type != "prob":
                 raise TypeError(f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
-                                f"got {sorted(options)} (options belong to type='prob')")
-            check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
+                                f"got {sorted(options)} (they belong to type='prob')")
         X = self._X(newdata)
         sk = {} if s is None else {"s": s}
         idx = self._index(newdata, X.shape[0])
