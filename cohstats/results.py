@@ -216,8 +216,9 @@ class PathFrame(pd.DataFrame):
 
         xv = getattr(self, "xvar", None) or self.columns[0]
         cols = list(columns) if columns is not None else list(getattr(self, "coef_columns", []) or [])
-        if not cols:
+        if not cols:                     # no coefficient paths: draw the other columns, named
             cols = [c for c in self.columns if c != xv]
+            columns = cols
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 4.2))
         x = np.asarray(self[xv], dtype=float)
@@ -391,7 +392,7 @@ class Fit:
         """
         s = self._check_s(s, "coef_at")
         c, b = self._coef_at(s)
-        if c is None:
+        if c is None or self.coef is None:
             raise ValueError(f"a {type(self).__name__} has no input-space coefficients "
                              "(kernel expansions and trees); see dual_coef or predict(type='link')")
         c = np.asarray(c)

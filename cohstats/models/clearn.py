@@ -236,7 +236,7 @@ _PARAMS = {
     "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")), "kernel": _KERNELS,
     "gamma": _WIDTH, "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1),
     "coef0": Real(), "delta": Real(0.0, closed="neither"), "standardize": Bool(),
-    "na_action": Options("omit", "fail"), "tol": Real(0.0, closed="neither"),
+    "na_action": Options("omit", "raise"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "mode": NoneOr(Options("irls", "mm", "exact")),
 }
 SPEC = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,

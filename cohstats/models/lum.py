@@ -240,7 +240,7 @@ _PARAMS = {
     "kernel": NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable())),
     "gamma": NoneOr(AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean"))),
     "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
-    "standardize": Bool(), "na_action": Options("omit", "fail"),
+    "standardize": Bool(), "na_action": Options("omit", "raise"),
     "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "nfolds": Integer(2),
 }
