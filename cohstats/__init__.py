@@ -30,7 +30,7 @@ _LAZY = {
     "psi_learn": "cohstats.models.svm",
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
-    "tune_lum": "cohstats.models.lum",
+    "tune_lum": "cohstats.tuning",
     "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
