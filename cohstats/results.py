@@ -425,6 +425,12 @@ class Fit:
         """An R-style summary (print it, or render with ``to_markdown()`` etc.)."""
         return self._summary()
 
+    def calibration(self, newdata, **kw):
+        """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
+        (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
+        from .calibration import calibration
+        return calibration(self, newdata, **kw)
+
     def path(self) -> PathFrame:
         raise NotImplementedError(f"{type(self).__name__} was not fitted along a sequence")
 
