@@ -30,8 +30,21 @@ from cohstats.datasets import DATASETS, list_datasets, list_reference, load, ref
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(not (REPO / "pyproject.toml").is_file() or not (REPO / "data").is_dir(),
-                                reason="needs a source checkout (pyproject.toml and data/)")
+def _pip_version() -> tuple[int, ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return tuple(int(x) for x in version("pip").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return (0,)
+
+
+pytestmark = [
+    pytest.mark.skipif(not (REPO / "pyproject.toml").is_file() or not (REPO / "data").is_dir(),
+                       reason="needs a source checkout (pyproject.toml and data/)"),
+    # `pip --python` installs into the fresh environment without putting pip there
+    pytest.mark.skipif(_pip_version() < (22, 3), reason="needs pip >= 22.3 (pip --python)"),
+]
 
 # runs inside the fresh environment: where cohstats and its data come from, and a fingerprint of
 # every data set and reference table
