@@ -295,6 +295,9 @@ def compare(fits, newdata, names=None, *, y=None, level: float = 0.95, interval:
             else:
                 row["brier"] = metrics.brier_multi(yk, P)
             row["cross_entropy"] = metrics.cross_entropy(yk, P)
+            if np.isinf(row["cross_entropy"]):
+                notes.append(f"{nm}: cross_entropy is inf because some test case got probability 0 "
+                             "for its observed class")
         if K == 2:
             score = P[:, 1] if P is not None else np.asarray(f.predict(newdata, type="link"), dtype=float)
             row["auc"] = metrics.auc(yk, score) if 0 < yk.sum() < n else np.nan

@@ -185,6 +185,13 @@ def test_compare_svm_probability_options_and_errors(readme_fits):
     errs = int(np.sum(m.predict(test[["x1", "x2"]].to_numpy()).to_numpy() != test.y.to_numpy()))
     assert t.tables["Test performance"].iloc[0]["errors"] == errs
     assert "McNemar tests" not in t.tables
+    # a tree's leaf proportions can put probability 0 on the observed class: inf, with a note
+    tree = cs.cart("y ~ x1 + x2", data=train)
+    r = compare({"cart": tree}, test)
+    P = tree.predict(test, type="prob").to_numpy()
+    p_obs = np.where(test.y.to_numpy() == 1, P[:, 1], P[:, 0])
+    assert np.isinf(r.tables["Test performance"].loc["cart", "cross_entropy"]) == bool(np.any(p_obs == 0))
+    assert any("inf" in n for n in r.notes) == bool(np.any(p_obs == 0))
 
 
 def test_compare_is_exported_lazily():
