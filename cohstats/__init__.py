@@ -43,6 +43,7 @@ _LAZY = {
     "GKLResult": "cohstats.tuning",
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
+    "compare": "cohstats.reporting",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",

@@ -564,6 +564,12 @@ class Fit:
             return "more trees (n_trees)"
         return f"more {self.path_arg or self.path_var} values"
 
+    def calibration(self, newdata, **kw):
+        """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
+        (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
+        from .calibration import calibration
+        return calibration(self, newdata, **kw)
+
     def path(self) -> PathFrame:
         raise NotImplementedError(f"{type(self).__name__} was not fitted along a sequence")
 
