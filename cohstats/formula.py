@@ -4,7 +4,7 @@ A :class:`Design` holds everything a solver needs (``X``, coded ``y``, ``weights
 everything a result needs to speak the user's language again (``classes``, ``xnames``,
 the formulaic ``ModelSpec`` to rebuild ``X`` for new data).
 
-Conventions (SPEC.md 0.2, DESIGN.md):
+Conventions:
 
 * ``X`` is float64, C-contiguous, **without** an intercept column. The intercept is fitted
   (unpenalised) by the solvers unless the formula removes it (``- 1`` or ``+ 0``), in which case

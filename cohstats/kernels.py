@@ -1,4 +1,4 @@
-"""Kernels shared by every kernel method (SPEC.md 0.4).
+"""Kernels shared by every kernel method.
 
 Numba functions take a kernel *code* and a float64 parameter vector
 ``kpar = [gamma, coef0, degree, D, nu]`` so that solvers stay free of Python objects:

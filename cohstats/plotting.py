@@ -80,7 +80,7 @@ def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
 
 
 def lum_minimizer(p, a: float, c: float) -> np.ndarray:
-    """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1, SPEC §7.2).
+    """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1).
 
     Delegates to ``cohstats.losses.lum_minimizer``: ``f* = (a R - a + c)/(1 + c)`` for
     ``p > 1/2`` and ``-(a/R - a + c)/(1 + c)`` for ``p < 1/2`` with ``R = (p/(1-p))^(1/(a+1))``;

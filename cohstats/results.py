@@ -448,7 +448,7 @@ class Fit:
         raise NotImplementedError(f"{type(self).__name__} has no probability estimates")
 
     def _classify(self, X: np.ndarray, s=None, **kw) -> np.ndarray:
-        """Class indices 0..K-1 from the decision values (SPEC D1: f = 0 goes to classes[0])."""
+        """Class indices 0..K-1 from the decision values (f = 0 goes to classes[0])."""
         f = self._decision(X, **({} if s is None else {"s": s}))
         if f.ndim == 1:
             return (f > 0).astype(np.int64)
@@ -547,6 +547,7 @@ class Fit:
                         f"chosen (e.g. by cross-validation), the best value may lie beyond the path; "
                         f"extend the sequence ({self._extend_hint(which)}) and check")
                     break
+        self._add_error_intervals(sm)
         n_drop = int(getattr(d, "n_dropped", 0) or 0)
         sm.info["rows dropped (missing values)"] = n_drop
         if n_drop:
@@ -555,6 +556,23 @@ class Fit:
             sm.notes.append(f"{n_drop} row(s) with missing values were dropped before fitting"
                             + (f" ({detail})" if detail else ""))
         return sm
+
+    def _add_error_intervals(self, sm: Summary, level: float = 0.95) -> None:
+        """Give every error rate of the summary its Wilson interval (statsmodels).
+
+        The count is ``round(rate * n)`` over the ``n`` training rows; a training error is
+        optimistic as an estimate of the test error, and the interval says only how precisely
+        the rate on these rows is known.
+        """
+        from .reporting import error_ci
+
+        n = int(self.nobs)
+        for key in [k for k in sm.info if "error" in k and "interval" not in k]:
+            v = sm.info[key]
+            if isinstance(v, (float, np.floating)) and 0.0 <= float(v) <= 1.0 and n > 0:
+                lo, hi = error_ci(int(round(float(v) * n)), n, level=level, method="wilson")
+                sm.info[f"{key} {int(round(100 * level))}% interval (Wilson)"] = \
+                    f"{float(lo):.4g} .. {float(hi):.4g}"
 
     def _extend_hint(self, which: str) -> str:
         if self.path_var == "lambda":

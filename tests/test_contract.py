@@ -10,6 +10,7 @@ written against.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 import matplotlib
@@ -372,3 +373,23 @@ def test_unweighted_svm_is_libsvm_c_svm():
     ref = SVC(C=1.0, gamma=0.3, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(fit.predict(X, type="link").to_numpy(), ref.decision_function(X),
                                atol=1e-5)
+
+
+def test_summary_error_rates_carry_wilson_intervals():
+    from statsmodels.stats.proportion import proportion_confint
+    fit = _fit(CASES[3])                      # lum: reports its training error
+    sm = fit.summary()
+    err = sm.info["training error"]
+    lo, hi = proportion_confint(int(round(err * fit.nobs)), fit.nobs, alpha=0.05, method="wilson")
+    assert sm.info["training error 95% interval (Wilson)"] == f"{lo:.4g} .. {hi:.4g}"
+
+
+def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
+    from cohstats.tuning import parallel
+    assert parallel.progress_bar(10, "x", verbose=True) is None or parallel.in_notebook() \
+        or sys.stderr.isatty()                # under pytest stderr is captured: no bar
+    monkeypatch.setattr(parallel, "in_notebook", lambda: True)
+    bar = parallel.progress_bar(10, "x", verbose=True)
+    assert bar is not None
+    bar.close()
+    assert parallel.progress_bar(10, "x", verbose=False) is None

@@ -1,6 +1,6 @@
 """Large-margin unified machines (LUM) of Liu, Zhang & Wu (2011): soft to hard classification.
 
-SPEC.md section 7. The LUM loss ``V_{a,c}`` (7.1) interpolates between soft classifiers
+[LZW]. The LUM loss ``V_{a,c}`` (7.1) interpolates between soft classifiers
 (``c = 0``: logistic-like, one-to-one link between ``f`` and ``P(Y = +1 | x)``) and hard ones
 (``c -> inf``: the SVM hinge). Fits are penalised along a ``lambda`` path by the package's one
 coordinate-descent engine (:func:`cohstats.solvers.cd.cd_path` for the linear expansion,
@@ -27,7 +27,7 @@ from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr
 
 __all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "LumFit", "LUM_LAMBDA_GRID"]
 
-#: [D24] tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
+#: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
 
 _HARD_C = 1000.0   # c at or above which the LUM is indistinguishable from the SVM (7.1)
@@ -63,12 +63,12 @@ def _separable_1d(f, y, w) -> bool:
 
 def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200,
               warn: bool = True) -> dict:
-    """Refitted LUM (SPEC 7.3, eq (9) of [LZW]): ``f2 = g0 + g1 f1`` with ``c = 0``, same ``a``.
+    """Refitted LUM (eq (9) of [LZW]): ``f2 = g0 + g1 f1`` with ``c = 0``, same ``a``.
 
     Minimises ``(1/n) sum_i w_i V_{a,0}(y_i (g0 + g1 f1_i))`` without penalty by Newton's method
     with backtracking. If a threshold on ``f1`` separates the two classes the minimum is not
     attained (``|g1| -> inf``); then the penalty ``1e-6 (g0^2 + g1^2)/2`` is added and a
-    :class:`cohstats.ConvergenceWarning` is emitted [D23].
+    :class:`cohstats.ConvergenceWarning` is emitted.
 
     Parameters
     ----------
@@ -244,11 +244,11 @@ _PARAMS = {
     "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "nfolds": Integer(2),
 }
-SPEC = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
+_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
                default_measure="deviance")
 
 
-@fit_function(SPEC, _PARAMS, renamed={
+@fit_function(_DECLARED, _PARAMS, renamed={
     "penalty": "'alpha' in cohstats (the l1 share: penalty='l2' is alpha=0, 'l1' is alpha=1)",
     "s": "chosen after fitting in cohstats: fit.select(s) or predict(..., s=)"})
 def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: int = 100,
@@ -258,7 +258,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         penalty_factor=None, validation=None, refit_on: str = "train",
         tol: float = 1e-7, max_iter: int = 10000, nfolds: int = 10, random_state=0,
         _context=None) -> "LumFit":
-    """Large-margin unified machine (LUM) along a penalty path ([LZW]; SPEC section 7).
+    """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
     ``lambda`` sequence (warm starts), with ``f(x) = b + x'beta`` and
@@ -307,7 +307,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     validation : DataFrame (with the response) or tuple ``(X, y)``, optional. Used by
         ``refit_on="validation"`` and by ``c="tuned"``.
     refit_on : {"train", "validation"}. Sample on which the refitted-LUM scale ``(g0, g1)`` is
-        estimated (SPEC 7.3, [D23]; the paper refits on the training sample).
+        estimated (the paper refits on the training sample).
     tol, max_iter : engine tolerance and sweep limit.
     nfolds, random_state : cross-validation for ``c="tuned"`` without ``validation``.
 
@@ -551,7 +551,7 @@ class LumFit(_fit_base()):
         return self._Xtr, self._ytr, self._wtr
 
     def refit(self, s=None, warn: bool = True) -> dict:
-        """The refitted-LUM scale ``(g0, g1)`` at ``lambda = s`` (SPEC 7.3).
+        """The refitted-LUM scale ``(g0, g1)`` at ``lambda = s`` ([LZW] eq (9)).
 
         Returns the dict of :func:`lum_refit` (``g0``, ``g1``, ``converged``, ``separable``...).
         """

@@ -25,7 +25,7 @@ class CVResult:
         The measure on every held-out fold.
     lambda_min, lambda_1se : float or None
         Value with the best mean, and the most regularised value whose mean is within one
-        standard error of the best. Ties go to the more regularised value (SPEC D8): the
+        standard error of the best. Ties go to the more regularised value: the
         earlier one in the fitted sequence, i.e. the larger lambda of a decreasing penalty
         path (the fewer steps of a boosting path).
     fit : the full-data fit (all of its sequence).
@@ -232,7 +232,7 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
     The design is built once. For path fits (a fitted ``lambda_`` sequence) the full data are
     fitted first and every fold refits the same sequence (``lambda_=fit.lambda_``), as
     cv.glmnet does; the held-out folds are scored along the whole path. Folds are stratified
-    by class and seeded (SPEC D8).
+    by class and seeded.
 
     Parameters
     ----------
@@ -253,7 +253,7 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
         exactly 0 or 1). ``"class"`` (misclassification error, from the decision values), ``"cre"`` / ``"ekl"``
         (cross-entropy), ``"deviance"`` (2 x cross-entropy), ``"brier"`` / ``"mse"``, ``"mae"``
         (``|y - p|``) or ``"auc"`` (binary; maximised; computed per fold). Probability measures
-        use ``predict(type="prob", **prob_args)``; they are not clipped (SPEC D33), so an
+        use ``predict(type="prob", **prob_args)``; they are not clipped, so an
         estimate of 0 or 1 on the wrong side gives ``inf``.
     foldid : array-like, optional
         User fold assignment (any labels; one per observation of the design).

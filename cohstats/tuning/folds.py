@@ -8,13 +8,13 @@ from ._common import _rng
 
 
 def make_folds(y, nfolds: int = 10, stratified: bool = True, random_state=None) -> np.ndarray:
-    """Fold ids ``0..K-1`` for K-fold cross-validation (SPEC D8).
+    """Fold ids ``0..K-1`` for K-fold cross-validation.
 
     Stratified by class: the members of each class are shuffled and dealt to the folds in
     turn, continuing the rotation from one class to the next, so every fold gets
     ``floor`` or ``ceil`` of its share of every class and the folds differ in size by at
     most one. If the smallest class has fewer than ``nfolds`` members, ``K = max(2, that
-    count)`` folds are used (SPEC D8).
+    count)`` folds are used (a warning says so).
 
     Parameters
     ----------

@@ -295,7 +295,7 @@ class GKLResult:
         else:
             tab = self.to_frame().iloc[[self.index_min]]
             tab.index = ["min"]
-        notes = ["GKL_c_hat = EGKL + (1/n) sum cov_i + D_hat ([WSL] eqs 9, 13, 14; SPEC 4.4, D13)",
+        notes = ["GKL_c_hat = EGKL + (1/n) sum cov_i + D_hat ([WSL] eqs 9, 13, 14)",
                  f"covariance centred {self.centering} (see gkl(centering=))"]
         return Summary("Estimated comparative GKL loss (data perturbation)", info, {"Estimate": tab}, notes)
 
@@ -358,7 +358,7 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
     by one drawn from the data; for ``m = 1..D`` each response is, with probability ``tau``,
     redrawn from ``p0`` at the (perturbed) input; the estimator is refitted to each of the
     ``D**2`` perturbed samples through ``design.replace`` (no re-parsing). Implemented per
-    SPEC 4.4 and D13: 0/1 coding in the correction factor ``K``, no spurious ``+1`` in eq. (13),
+    our reading of [WSL]: 0/1 coding in the correction factor ``K``, no spurious ``+1`` in eq. (13),
     ``p0`` = the estimator fitted to the full data at the value evaluated, probabilities
     clipped to ``[1e-10, 1 - 1e-10]`` inside the estimator, common random numbers across a
     lambda sequence.
@@ -397,7 +397,7 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
         ``"within"``: about their mean over ``m`` for each input perturbation ``l``, divisor
         ``D (D - 1)`` -- the average over ``l`` of the conditional covariance ``cov*`` given
         ``X*`` that eq. (11) defines and to which [WSL] says (13) converges. ``"pooled"``: about
-        the mean over all ``(l, m)``, divisor ``D**2 - 1``, as eq. (13) is printed (SPEC D13).
+        the mean over all ``(l, m)``, divisor ``D**2 - 1``, as eq. (13) is printed.
         The pooled form adds the between-``l`` covariance of ``p0(X*l_i)`` and
         ``logit p*(X*l_i)``, an O(1) term per observation that does not vanish as ``D`` grows:
         for near-unpenalised logistic regression with 3 parameters (n = 80) the true

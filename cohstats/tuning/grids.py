@@ -6,7 +6,7 @@ import numpy as np
 
 
 def wsl_grid(spacing: str = "linear") -> np.ndarray:
-    """The 61-value penalty grid of [WSL] over ``[1e-3, 1e3]`` (SPEC 8.2, D14).
+    """The 61-value penalty grid of [WSL] over ``[1e-3, 1e3]``.
 
     ``spacing="linear"`` reads the paper literally: ``1e-3`` and ten equally spaced points
     in each interval ``(10^j, 10^(j+1)]``, ``j = -3..2``, i.e. ``10^j (1 + 0.9 k)``,

@@ -110,7 +110,7 @@ def _outputs(fit, X, kind, lam, prob_args):
 
 
 def _select(values, lam, scores, se, greater_is_better):
-    """Indices of the best value and of the one-standard-error choice (SPEC D8 ties)."""
+    """Indices of the best value and of the one-standard-error choice (ties: the earlier value of the sequence)."""
     sc = -np.asarray(scores, float) if greater_is_better else np.asarray(scores, float)
     ok = ~np.isnan(sc)
     if not ok.any():

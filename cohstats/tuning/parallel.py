@@ -1,25 +1,45 @@
+"""Independent fits through joblib, with a progress bar that works in a terminal and a notebook."""
 from __future__ import annotations
 
 import sys
 
 
+def in_notebook() -> bool:
+    """True inside a Jupyter/IPython kernel (where stderr is not a terminal but bars render)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def progress_bar(total: int, desc: str, verbose: bool):
+    """A ``tqdm.auto`` bar (a widget in notebooks), or None when ``verbose`` is off or nobody is
+    watching (stderr is neither a terminal nor a notebook)."""
+    if not verbose or total <= 1:
+        return None
+    interactive = in_notebook() or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if not interactive:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    kw = {} if in_notebook() else {"file": sys.stderr}
+    return tqdm(total=total, desc=desc, leave=False, **kw)
 
 
 def _parallel(func, tasks, n_jobs, verbose, desc):
-    """Run ``func(*task)`` for every task through joblib, in order, with a tqdm bar."""
+    """Run ``func(*task)`` for every task through joblib, in order, with a progress bar."""
     from joblib import Parallel, delayed
 
     tasks = list(tasks)
     if not tasks:
         return []
-    bar = None
-    if verbose and len(tasks) > 1:
-        try:
-            from tqdm.auto import tqdm
-            # disable=None: silent when stderr is not a terminal
-            bar = tqdm(total=len(tasks), desc=desc, disable=None, leave=False, file=sys.stderr)
-        except Exception:  # pragma: no cover
-            bar = None
+    bar = progress_bar(len(tasks), desc, verbose)
     out = []
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(func)(*t) for t in tasks)
     for r in gen:

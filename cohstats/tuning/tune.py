@@ -76,7 +76,7 @@ class TuneResult:
         asc = not self.greater_is_better
         top = self.to_frame().sort_values("score", ascending=asc, kind="mergesort").head(10)
         notes = ["ties go to the grid value listed first and, within it, to the larger lambda "
-                 "(the more regularised setting; SPEC D8, D24, D25)"]
+                 "(the more regularised setting)"]
         return Summary(f"Grid search by {self.method}", info, {"Best settings": top}, notes)
 
     def __repr__(self):
@@ -208,8 +208,8 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     **fit_args : fixed arguments of every fit.
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
-    ``C`` ascending, ``c=[0, 1e4]`` for the tuned LUM, SPEC D25) and, within one
-    combination, to the larger ``lambda_`` (SPEC D8, D24).
+    ``C`` ascending, ``c=[0, 1e4]`` for the tuned LUM of [LZW]) and, within one
+    combination, to the larger ``lambda_``.
 
     Returns
     -------

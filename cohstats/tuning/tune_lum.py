@@ -15,13 +15,12 @@ import pandas as pd
 def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda_=None,
              validation=None, nfolds: int = 10, random_state=0, refit_on: str = "train",
              _context=None, **kwargs) -> "LumFit":
-    """Tuned LUM (SPEC 7.5): fix ``a``, choose ``c`` in ``cs`` and ``lambda`` by validation error.
+    """Tuned LUM ([LZW] section 5): fix ``a``, choose ``c`` in ``cs`` and ``lambda`` by validation error.
 
     For each ``c`` the LUM path is fitted on the training sample over the ``lambda`` grid
-    ([D24]: 25 values ``10^2 .. 10^-4``) and the misclassification error is computed on the
-    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation,
-    [D8]); the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with
-    the smaller error (ties: the smaller ``c``, i.e. the soft classifier [D25]).
+    (25 values ``10^2 .. 10^-4``) and the misclassification error is computed on the
+    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation); the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with
+    the smaller error (ties: the smaller ``c``, i.e. the soft classifier).
 
     Parameters
     ----------
@@ -77,8 +76,8 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
         raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
     if refit_on == "validation" and validation is None:
         raise ValueError("refit_on='validation' needs the validation= sample")
-    # tune(): ties go to the grid value listed first (c ascending: the soft c = 0, [D25]) and,
-    # within it, to the larger lambda [D24]; measure = misclassification error.
+    # tune(): ties go to the grid value listed first (c ascending: the soft c = 0) and,
+    # within it, to the larger lambda; measure = misclassification error.
     grid = {"c": cs_, "lambda_": lambdas}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", _convergence_warning())
