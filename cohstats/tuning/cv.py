@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._common import _along, _fit_name, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure, _fmt_args, _has_path, _rng, _summary_cls
-from .parallel import _parallel
+from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _nzero_of, _outputs, _select
 
@@ -226,7 +226,7 @@ def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args,
 
 def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | None = None, foldid=None,
        stratified: bool = True, n_jobs: int | None = None, random_state=None, verbose: bool = True,
-       prob_args: dict | None = None, **fit_args) -> CVResult:
+       prob_args: dict | None = None, scheduler=None, **fit_args) -> CVResult:
     """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
 
     The design is built once. For path fits (a fitted ``lambda_`` sequence) the full data are
@@ -266,6 +266,9 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
         Progress bar on a terminal.
     prob_args : dict, optional
         Extra arguments of the probability method (``predict(type="prob", **prob_args)``).
+    scheduler : dask.distributed ``Client`` or scheduler address, optional
+        Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
+        ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
     **fit_args
         Passed to every fit (``weights``, ``subset``, ``na_action`` go to the design).
 
@@ -296,8 +299,9 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
     meas = _get_measure(_default_measure(fit_fn) if measure is None else measure, design)
     rng = _rng(random_state)
     foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
-    return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args,
-                    _fit_name(fit_fn))[0]
+    with scheduler_backend(scheduler):
+        return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args,
+                        _fit_name(fit_fn))[0]
 
 
 # ============================================================================ GKL estimator

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 
 def in_notebook() -> bool:
@@ -49,3 +50,30 @@ def _parallel(func, tasks, n_jobs, verbose, desc):
     if bar is not None:
         bar.close()
     return out
+
+
+@contextmanager
+def scheduler_backend(scheduler):
+    """Run the enclosed joblib work on a Dask cluster when ``scheduler`` is given.
+
+    ``scheduler`` is a ``dask.distributed.Client`` or a scheduler address such as
+    ``"tcp://127.0.0.1:8786"``; None leaves joblib's configuration as it is (so
+    ``with joblib.parallel_config(backend="dask"):`` around the call works too).
+    """
+    if scheduler is None:
+        yield
+        return
+    try:
+        from distributed import Client
+    except ImportError as e:  # pragma: no cover - exercised without dask
+        raise ImportError("scheduler= needs dask.distributed: pip install 'dask[distributed]'") from e
+    if isinstance(scheduler, Client):
+        kw = {"client": scheduler}
+    elif isinstance(scheduler, str):
+        kw = {"scheduler_host": scheduler}
+    else:
+        raise TypeError(f"scheduler must be a dask.distributed Client or a scheduler address string; "
+                        f"got {type(scheduler).__name__}")
+    import joblib
+    with joblib.parallel_config(backend="dask", **kw):
+        yield

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..validation import spec_of
 from ._common import _as_design, _fit_name, _capture, _check_fit_fn, _check_n_jobs, _default_measure, _fmt_args, _has_path, _is_design, _rng, _summary_cls
-from .parallel import _parallel
+from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
 from .cv import _cv_many, _full_task
@@ -178,7 +178,7 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
          measure: str | None = None, n_jobs: int | None = None, random_state=None, verbose: bool = True,
          nfolds: int = 10, foldid=None, validation=None, tau: float = 0.5, D: int | None = None,
          prob_args: dict | None = None, centering: str = "within", rule: str = "min",
-         **fit_args) -> TuneResult:
+         scheduler=None, **fit_args) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
 
     Every combination of the non-``lambda_`` grid entries is evaluated. A ``lambda_`` entry is
@@ -205,6 +205,9 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         ``lambda.1se`` generalised to a grid).
     tau, D, prob_args, centering : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
+    scheduler : dask.distributed ``Client`` or scheduler address, optional
+        Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
+        ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
     **fit_args : fixed arguments of every fit.
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
@@ -239,109 +242,110 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         raise TypeError("tune() needs grid={argument: values}")
     ctx = _capture(1) if isinstance(formula, str) else None
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
-    spec = spec_of(fit_fn)
-    path_key = next((k for k in (spec.path_args if spec is not None else ()) if k in grid), None)
-    names, combos = _grid_combos(grid, fit_args, skip=path_key)
-    path_vals = None
-    if path_key is not None:
-        path_vals = np.asarray(grid[path_key], dtype=float).ravel()
-        if path_vals.size == 0 or not np.all(np.isfinite(path_vals)) or path_vals.min() < 0:
-            raise ValueError(f"grid[{path_key!r}] must hold finite non-negative values")
-        # a path runs from its most regularised end: penalties decrease, costs increase
-        path_vals = np.sort(path_vals)
-        if path_key == "lambda_":
-            path_vals = path_vals[::-1].copy()
-    fit_name = _fit_name(fit_fn)
-    arg_list = [{**fit_args, **c, **({path_key: path_vals} if path_key else {})} for c in combos]
-    if method == "gkl":
-        tau, D = _check_tau_D(tau, D, design.nobs)
-        _check_centering(centering)
-        if measure not in (None, "gkl"):
-            raise ValueError("method='gkl' minimises the GKL estimate; leave measure=None")
-        meas = _Measure("gkl", "Estimated GKL_c", "prob", False)
-    else:
-        meas = _get_measure(measure or _default_measure(fit_fn), design)
+    with scheduler_backend(scheduler):
+        spec = spec_of(fit_fn)
+        path_key = next((k for k in (spec.path_args if spec is not None else ()) if k in grid), None)
+        names, combos = _grid_combos(grid, fit_args, skip=path_key)
+        path_vals = None
+        if path_key is not None:
+            path_vals = np.asarray(grid[path_key], dtype=float).ravel()
+            if path_vals.size == 0 or not np.all(np.isfinite(path_vals)) or path_vals.min() < 0:
+                raise ValueError(f"grid[{path_key!r}] must hold finite non-negative values")
+            # a path runs from its most regularised end: penalties decrease, costs increase
+            path_vals = np.sort(path_vals)
+            if path_key == "lambda_":
+                path_vals = path_vals[::-1].copy()
+        fit_name = _fit_name(fit_fn)
+        arg_list = [{**fit_args, **c, **({path_key: path_vals} if path_key else {})} for c in combos]
+        if method == "gkl":
+            tau, D = _check_tau_D(tau, D, design.nobs)
+            _check_centering(centering)
+            if measure not in (None, "gkl"):
+                raise ValueError("method='gkl' minimises the GKL estimate; leave measure=None")
+            meas = _Measure("gkl", "Estimated GKL_c", "prob", False)
+        else:
+            meas = _get_measure(measure or _default_measure(fit_fn), design)
 
-    full_fits = None
-    if method in ("cv", "gkl"):
-        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
-                              "full fits")
+        full_fits = None
+        if method in ("cv", "gkl"):
+            full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
+                                  "full fits")
 
-    rows, results, fits = [], [], []
+        rows, results, fits = [], [], []
 
-    def add_rows(j, fit, seq, values: dict):
-        """One table row per value of the combination's fitted sequence (one if none)."""
-        L = len(next(iter(values.values())))
-        for i in range(L):
-            row = {k: combos[j][k] for k in names}
-            if seq is not None:
-                row[fit.path_var] = float(seq[i])
-            row.update({k: v[i] for k, v in values.items()})
-            row.update(_combo=j, _pos=i)
-            rows.append(row)
+        def add_rows(j, fit, seq, values: dict):
+            """One table row per value of the combination's fitted sequence (one if none)."""
+            L = len(next(iter(values.values())))
+            for i in range(L):
+                row = {k: combos[j][k] for k in names}
+                if seq is not None:
+                    row[fit.path_var] = float(seq[i])
+                row.update({k: v[i] for k, v in values.items()})
+                row.update(_combo=j, _pos=i)
+                rows.append(row)
 
-    if method == "cv":
-        rng = _rng(random_state)
-        fid = _resolve_foldid(design, nfolds, foldid, True, rng)
-        cvs = _cv_many(fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name,
-                       full_fits=full_fits)
-        for j, r in enumerate(cvs):
-            results.append(r)
-            fits.append(r.fit)
-            add_rows(j, r.fit, r.lambda_, {"score": r.cvm, "se": r.cvsd})
-    elif method == "holdout":
-        Xv, yv = _validation_arrays(design, validation)
-        wv = np.ones(Xv.shape[0])
-        outs = _parallel(_holdout_task, [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, None)
-                                         for a in arg_list], n_jobs, verbose, "holdout fits")
-        for j, (fit, lam, vals) in enumerate(outs):
-            fits.append(fit)
-            results.append(pd.DataFrame({fit.path_var: lam, "score": vals}) if lam is not None
-                           else pd.DataFrame({"score": vals}))
-            add_rows(j, fit, lam, {"score": vals})
-    else:
-        tau, D = _check_tau_D(tau, D, design.nobs)
-        _check_centering(centering)
-        ss = _seed_seq(random_state)
-        gks = _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args,
-                        centering)
-        for j, g in enumerate(gks):
-            results.append(g)
-            fits.append(g.fit)
-            add_rows(j, g.fit, g.lambda_, {"score": np.atleast_1d(g.estimate), "egkl": np.atleast_1d(g.egkl),
-                                           "cov_term": np.atleast_1d(g.cov_term),
-                                           "d_hat": np.atleast_1d(g.d_hat)})
+        if method == "cv":
+            rng = _rng(random_state)
+            fid = _resolve_foldid(design, nfolds, foldid, True, rng)
+            cvs = _cv_many(fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name,
+                           full_fits=full_fits)
+            for j, r in enumerate(cvs):
+                results.append(r)
+                fits.append(r.fit)
+                add_rows(j, r.fit, r.lambda_, {"score": r.cvm, "se": r.cvsd})
+        elif method == "holdout":
+            Xv, yv = _validation_arrays(design, validation)
+            wv = np.ones(Xv.shape[0])
+            outs = _parallel(_holdout_task, [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, None)
+                                             for a in arg_list], n_jobs, verbose, "holdout fits")
+            for j, (fit, lam, vals) in enumerate(outs):
+                fits.append(fit)
+                results.append(pd.DataFrame({fit.path_var: lam, "score": vals}) if lam is not None
+                               else pd.DataFrame({"score": vals}))
+                add_rows(j, fit, lam, {"score": vals})
+        else:
+            tau, D = _check_tau_D(tau, D, design.nobs)
+            _check_centering(centering)
+            ss = _seed_seq(random_state)
+            gks = _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args,
+                            centering)
+            for j, g in enumerate(gks):
+                results.append(g)
+                fits.append(g.fit)
+                add_rows(j, g.fit, g.lambda_, {"score": np.atleast_1d(g.estimate), "egkl": np.atleast_1d(g.egkl),
+                                               "cov_term": np.atleast_1d(g.cov_term),
+                                               "d_hat": np.atleast_1d(g.d_hat)})
 
-    table = pd.DataFrame(rows)
-    seq_fits = [f for f, r in zip(fits, results) if getattr(r, "lambda_", None) is not None
-                or (isinstance(r, pd.DataFrame) and getattr(f, "path_var", None) in r.columns)]
-    path_col = seq_fits[0].path_var if seq_fits else None
-    path_key = None
-    if path_col is not None:
-        path_key = getattr(seq_fits[0], "path_arg", None) or path_col
-    # best: minimal score; ties -> the grid value listed first, then the earlier value of the
-    # fitted sequence (its more regularised end: the larger lambda, the fewer boosting steps)
-    sc = table["score"].to_numpy(dtype=float)
-    sc = -sc if meas.greater_is_better else sc
-    ok = ~np.isnan(sc)
-    if not ok.any():
-        raise ValueError("every grid point scored NaN; nothing to choose")
-    combo_of = table["_combo"].to_numpy()
-    pos_of = table["_pos"].to_numpy()
+        table = pd.DataFrame(rows)
+        seq_fits = [f for f, r in zip(fits, results) if getattr(r, "lambda_", None) is not None
+                    or (isinstance(r, pd.DataFrame) and getattr(f, "path_var", None) in r.columns)]
+        path_col = seq_fits[0].path_var if seq_fits else None
+        path_key = None
+        if path_col is not None:
+            path_key = getattr(seq_fits[0], "path_arg", None) or path_col
+        # best: minimal score; ties -> the grid value listed first, then the earlier value of the
+        # fitted sequence (its more regularised end: the larger lambda, the fewer boosting steps)
+        sc = table["score"].to_numpy(dtype=float)
+        sc = -sc if meas.greater_is_better else sc
+        ok = ~np.isnan(sc)
+        if not ok.any():
+            raise ValueError("every grid point scored NaN; nothing to choose")
+        combo_of = table["_combo"].to_numpy()
+        pos_of = table["_pos"].to_numpy()
 
-    def order(i):
-        return (int(combo_of[i]), int(pos_of[i]))
+        def order(i):
+            return (int(combo_of[i]), int(pos_of[i]))
 
-    best = sc[ok].min()
-    tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
-    cand = np.flatnonzero(ok & (sc <= best + tol))
-    best_index = int(min(cand, key=order))
-    if rule == "1se":
-        se = float(table["se"].iloc[best_index])
-        thr = sc[best_index] + (se if np.isfinite(se) else 0.0)
-        cand = np.flatnonzero(ok & (sc <= thr + tol))
+        best = sc[ok].min()
+        tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
+        cand = np.flatnonzero(ok & (sc <= best + tol))
         best_index = int(min(cand, key=order))
-    return TuneResult(table=table, best_index=best_index, param_names=names, method=method,
-                      measure_name=meas.name, fits=fits, results=results,
-                      greater_is_better=meas.greater_is_better, fit_name=fit_name,
-                      path_col=path_col, path_key=path_key)
+        if rule == "1se":
+            se = float(table["se"].iloc[best_index])
+            thr = sc[best_index] + (se if np.isfinite(se) else 0.0)
+            cand = np.flatnonzero(ok & (sc <= thr + tol))
+            best_index = int(min(cand, key=order))
+        return TuneResult(table=table, best_index=best_index, param_names=names, method=method,
+                          measure_name=meas.name, fits=fits, results=results,
+                          greater_is_better=meas.greater_is_better, fit_name=fit_name,
+                          path_col=path_col, path_key=path_key)
