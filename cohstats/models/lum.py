@@ -243,6 +243,7 @@ _PARAMS = {
     "standardize": Bool(), "na_action": Options("omit", "raise"),
     "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "nfolds": Integer(2),
+    "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
 }
 _DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
                default_measure="deviance")
@@ -257,7 +258,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
         penalty_factor=None, validation=None, refit_on: str = "train",
         tol: float = 1e-7, max_iter: int = 10000, nfolds: int = 10, random_state=0,
-        _context=None) -> "LumFit":
+        kernel_approx=None, n_components: int = 300, _context=None) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
@@ -299,7 +300,15 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         number or ``"scale"`` (default, ``1/(p Var X)`` as scikit-learn), ``"auto"``, ``"mean"``,
         ``"median"`` (see :func:`cohstats.kernels.resolve_gamma`). ``degree``, ``coef0``:
         polynomial kernel.
-    standardize : bool, default True. Linear expansion only: penalise the coefficients of
+    kernel_approx : None (default: the exact n x n kernel), ``"nystroem"`` or ``"rff"``: fit the
+        kernel LUM as a linear LUM on an n x ``n_components`` feature map whose inner products
+        approximate the kernel (:mod:`cohstats.kernel_approx`), in O(n r) memory -- for n
+        beyond about 10^4. With the ridge penalty and every training row a landmark the
+        Nystroem fit equals the exact kernel fit.
+    n_components : r, landmarks (Nystroem) or random features (rff); default 300. The
+        landmarks are drawn with ``random_state``.
+    standardize : bool, default True. Kernel expansions: the inputs are standardised before
+        the kernel (as e1071). Linear expansion: penalise the coefficients of
         standardised columns (glmnet); coefficients are reported on the original scale. Use
         ``False`` for the literal [LZW] objective on the raw features.
     weights, subset, na_action : passed to the design.
@@ -352,11 +361,26 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     y = np.ascontiguousarray(design.y, dtype=np.float64)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
     n, p = X.shape
-    kern = None
+    kern = fmap = None
+    xc = xs = None
+    Xfit = X
+    if kernel_approx is not None and kernel is None:
+        raise ValueError("lum: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
     if kernel is not None:
         from cohstats.kernels import make_kernel
-        kern = make_kernel(kernel, X, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
+        if standardize:
+            xc = (w @ X) / w.sum()
+            xs = np.sqrt((w @ (X - xc) ** 2) / w.sum())
+            xs = np.where(xs > 0, xs, 1.0)
+        else:
+            xc, xs = np.zeros(p), np.ones(p)
+        Xfit = (X - xc) / xs
+        kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
                            width="scale")
+        if kernel_approx is not None:
+            from cohstats.kernel_approx import feature_map
+            fmap = feature_map(kernel_approx, kern, Xfit, n_components=n_components,
+                               random_state=random_state)
     pf = None
     if penalty_factor is not None:
         if kern is not None:
@@ -364,6 +388,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         pf = np.ascontiguousarray(penalty_factor, dtype=np.float64).ravel()
         if pf.shape != (p,) or np.any(pf < 0) or not np.all(np.isfinite(pf)):
             raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
+    Phi = fmap(Xfit) if fmap is not None else None
     if lambda_ is None:
         if kern is None:
             lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio,
@@ -372,7 +397,11 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
             lambdas = LUM_LAMBDA_GRID.copy()
     else:
         lambdas = _check_lambda(lambda_)
-    B0, B, info = _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf)
+    if Phi is not None:      # the kernel LUM as a linear LUM on the feature map
+        B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None)
+    else:
+        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol,
+                                max_iter, pf)
     call = dict(a=a, c=c, alpha=alpha)
     if lambda_ is not None:
         call["lambda_"] = lambda_
@@ -382,10 +411,14 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         call["standardize"] = standardize
     if refit_on != "train":
         call["refit_on"] = refit_on
+    if kernel_approx is not None:
+        call["kernel_approx"] = kernel_approx
+        call["n_components"] = n_components
     fit = LumFit._from_arrays(design, a=a, c=c, alpha=alpha, kernel=kern,
                               lambdas=lambdas, intercepts=B0, coefs=B, info=info,
                               standardize=standardize, tol=tol, max_iter=max_iter,
-                              refit_on=refit_on, validation=validation, call=call)
+                              refit_on=refit_on, validation=validation, call=call,
+                              scaling=(xc, xs), feature_map=fmap)
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
         warnings.warn(f"lum: the engine did not converge for {bad.size} of {lambdas.size} lambda "
@@ -446,8 +479,9 @@ class LumFit(_fit_base()):
 
     @property
     def dual_coef(self):
-        """Kernel expansions: ``beta`` of the support points at ``s`` (rows: training-row labels)."""
-        if self.kernel is None:
+        """Kernel expansions: ``beta`` of the support points at ``s`` (rows: training-row labels);
+        None for the linear model and for feature-map approximations."""
+        if self.kernel is None or self._fmap is not None:
             return None
         beta = self._beta()
         sup = np.flatnonzero(beta)
@@ -456,7 +490,7 @@ class LumFit(_fit_base()):
     @property
     def support_(self):
         """Kernel expansions: positions of the training rows with ``beta != 0`` at ``s``."""
-        if self.kernel is None:
+        if self.kernel is None or self._fmap is not None:
             return None
         return np.flatnonzero(self._beta())
 
@@ -466,11 +500,15 @@ class LumFit(_fit_base()):
     # ----------------------------------------------------------------- construction
     @classmethod
     def _from_arrays(cls, design, *, a, c, alpha, kernel, lambdas, intercepts, coefs,
-                     info, standardize, tol, max_iter, refit_on, validation, call):
+                     info, standardize, tol, max_iter, refit_on, validation, call,
+                     scaling=(None, None), feature_map=None):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
         self.a, self.c, self.alpha = a, c, alpha
         self.kernel = kernel
+        self._fmap = feature_map
+        self._xcenter, self._xscale = scaling
+        self._Ztr = None if kernel is None else (design.X - scaling[0]) / scaling[1]
         self.lambda_ = np.asarray(lambdas, dtype=np.float64)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
         self._coefs = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1)
@@ -534,7 +572,10 @@ class LumFit(_fit_base()):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if self.kernel is None:
             return X
-        return self.kernel(X, self._Xtr)
+        Z = (X - self._xcenter) / self._xscale
+        if self._fmap is not None:
+            return self._fmap(Z)
+        return self.kernel(Z, self._Ztr)
 
     def _decision(self, X, s=None):
         b, b0 = self._coef_at(s)
@@ -624,6 +665,8 @@ class LumFit(_fit_base()):
                            "intercept": self._intercepts})
         if self.kernel is None:
             names = list(self.design.xnames)
+        elif self._fmap is not None:
+            names = [f"phi[{j}]" for j in range(self._coefs.shape[1])]
         else:
             names = [f"beta[{i}]" for i in range(self._coefs.shape[1])]
         coefs = pd.DataFrame(self._coefs, columns=names)
@@ -652,7 +695,8 @@ class LumFit(_fit_base()):
         info = {
             "a": self.a, "c": self.c, "regime": self.regime,
             "penalty": _penalty_name(self.alpha),
-            "expansion": "linear" if self.kernel is None else self.kernel.describe(),
+            "expansion": "linear" if self.kernel is None else (
+                self._fmap.describe() if self._fmap is not None else self.kernel.describe()),
             "n lambda fitted": int(self.lambda_.size),
             "observations": int(self._Xtr.shape[0]),
             "training error": ms["train_error"],
