@@ -43,9 +43,10 @@ _LAZY = {
     "GKLResult": "cohstats.tuning",
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
+    "load": "cohstats.persist",
 }
 
-_SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
+_SUBMODULES = ("formula", "results", "persist", "losses", "kernels", "metrics", "probability", "tuning",
                "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]

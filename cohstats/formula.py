@@ -69,6 +69,8 @@ class Design:
     intercept : whether the model has an intercept (False after ``- 1`` / ``+ 0``).
     n_dropped : rows removed before fitting; ``dropped`` says why (reason -> count).
     row_labels : index labels (of the caller's data) of the rows used.
+    rhs, frame : the formula's right-hand side and the data columns (rows used) the formulaic
+        ``spec`` was built on; :mod:`cohstats.persist` rebuilds ``spec`` from them on load.
 
     Examples
     --------
@@ -94,6 +96,8 @@ class Design:
     variables: tuple = ()  # data columns the right-hand side needs
     categorical_levels: dict = field(default_factory=dict)  # data column -> allowed levels
     weights_given: bool = False
+    rhs: str | None = None  # right-hand side as given to formulaic (after ``.`` expansion)
+    frame: Any = field(default=None, repr=False, compare=False)  # the ``variables`` columns ``spec`` was built on
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -590,7 +594,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     return Design(X=X, y=ycode, classes=classes, xnames=xnames, yname=yname, weights=w,
                   formula=formula, intercept=intercept, n_dropped=n_dropped,
                   dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
-                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None)
+                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None,
+                  rhs=rhs, frame=dfr[list(variables)])
 
 
 def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as _m
+from .persist import Persistable
 from .validation import spec_of
 
 __all__ = [
@@ -393,7 +394,7 @@ def _nzero_of(fit, L):
 
 
 # ============================================================================ CVResult
-class CVResult:
+class CVResult(Persistable):
     """Result of :func:`cv`: the cross-validation curve and the selected model.
 
     Attributes
@@ -925,7 +926,7 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
     return res
 
 
-class GKLResult:
+class GKLResult(Persistable):
     """Result of :func:`gkl`: the estimated comparative GKL loss and its parts ([WSL] eq. 9).
 
     For path fits every attribute is an array over ``lambda_``; otherwise a scalar.
@@ -1140,7 +1141,7 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
 
 
 # ============================================================================ tune
-class TuneResult:
+class TuneResult(Persistable):
     """Result of :func:`tune`: a table of scores over the grid, the best arguments and model.
 
     Attributes
