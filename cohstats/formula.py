@@ -97,7 +97,7 @@ class Design:
     categorical_levels: dict = field(default_factory=dict)  # data column -> allowed levels
     weights_given: bool = False
     rhs: str | None = None  # right-hand side as given to formulaic (after ``.`` expansion)
-    frame: Any = field(default=None, repr=False, compare=False)  # the ``variables`` columns ``spec`` was built on
+    frame: Any = field(default=None, repr=False, compare=False)  # the data columns ``spec`` was built on
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -595,7 +595,37 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
                   formula=formula, intercept=intercept, n_dropped=n_dropped,
                   dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
                   variables=variables, categorical_levels=cat_levels, weights_given=weights is not None,
-                  rhs=rhs, frame=dfr[list(variables)])
+                  rhs=rhs, frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])])
+
+
+def _formula_columns(rhs: str, columns) -> list:
+    """Data columns the right-hand side reads, in data order (formulaic's
+    ``required_variables`` misses those inside stateful transforms such as ``poly(z, 2)``)."""
+    import ast
+
+    from formulaic import Formula
+
+    cols = set(columns)
+    used = set()
+    try:
+        terms = list(Formula(rhs))
+    except Exception:  # pragma: no cover - the design was built from this rhs
+        return list(columns)
+    for term in terms:
+        for factor in term.factors:
+            if factor.expr in cols:
+                used.add(factor.expr)
+                continue
+            try:
+                tree = ast.parse(factor.expr, mode="eval")
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id in cols:
+                    used.add(node.id)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in cols:
+                    used.add(node.value)  # Q("odd name")
+    return [c for c in columns if c in used]
 
 
 def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):

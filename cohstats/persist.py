@@ -249,7 +249,8 @@ def _check_formula(rhs: str, columns) -> None:
     try:
         formula = Formula(rhs)
     except Exception as e:
-        raise ValueError(f"formula {rhs!r} does not parse: {e}") from None
+        msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).split("\n")[0]
+        raise ValueError(f"formula {rhs!r} does not parse: {msg}") from None
     terms = list(formula) if not hasattr(formula, "rhs") else list(formula.rhs)
     for term in terms:
         for factor in term.factors:
