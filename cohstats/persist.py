@@ -251,8 +251,9 @@ def _check_formula(rhs: str, columns) -> None:
     except Exception as e:
         msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).split("\n")[0]
         raise ValueError(f"formula {rhs!r} does not parse: {msg}") from None
-    terms = list(formula) if not hasattr(formula, "rhs") else list(formula.rhs)
-    for term in terms:
+    if type(formula).__name__ != "SimpleFormula":
+        raise ValueError(f"formula {rhs!r} has several parts ('~' or '|'); a saved right-hand side has one")
+    for term in formula:
         for factor in term.factors:
             method = factor.eval_method
             if method == Factor.EvalMethod.LITERAL:
