@@ -63,8 +63,8 @@ another format or a newer format version, fails a CRC check, declares sizes larg
 file itself, has a malformed array header, names a class or function outside the lists
 above, or does not decode to the type it declares, raises :class:`FormatError`
 ("not a valid cohstats file: ..."). Sizes are checked against the file before anything is
-allocated, so loading never allocates much more memory than the file's size (plus the
-rebuilt design of a formula fit).
+allocated, so the memory a load takes is in proportion to the file's size (a crafted header
+cannot make it allocate gigabytes).
 
 Adding a class. A new result class (or one that moved) gets one line in :data:`SAFE_CLASSES`;
 attributes need no registration. When a class moves, keep its old name as a key of
@@ -80,7 +80,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import secrets
 import zipfile
 from pathlib import Path
 
@@ -147,6 +147,7 @@ SAFE_FUNCTIONS = frozenset({"clearn", "lum", "tune_lum", "svm", "psi_learn", "la
 
 # ---------------------------------------------------------------------------- limits
 _MAX_MEMBERS = 1_000_000
+_BIG_INT = 10 ** 4000  # JSON integers stay below Python's 4300-digit conversion limit
 _MAX_META = 1 << 16
 _MAX_DEPTH = 200
 _MAX_NDIM = 32
@@ -156,6 +157,7 @@ _NP_SCALAR_KINDS = set("biuf")
 _PD_EXT_DTYPES = frozenset({"str", "string", "string[python]", "string[pyarrow]", "boolean",
                             "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
                             "Float32", "Float64"})
+_BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"})
 _MEMBER_RE = re.compile(r"meta\.json|graph\.json|arrays/(0|[1-9][0-9]{0,8})\.npy")
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -367,7 +369,7 @@ class _Encoder:
         if obj is None or t is bool or t is str:
             return obj
         if t is int:
-            if abs(obj) >= 10 ** 4000:
+            if abs(obj) >= _BIG_INT:
                 self.fail(where, "an integer too large to store")
             return obj
         if t is float:
@@ -430,6 +432,16 @@ class _Encoder:
             return node
         if isinstance(obj, _SpecBox):
             return self.enc_spec(obj, where, d)
+        if t is np.random.Generator or t is np.random.RandomState:
+            bg = obj.bit_generator if t is np.random.Generator else obj._bit_generator
+            if type(bg).__name__ not in _BIT_GENERATORS or type(bg) is not getattr(np.random, type(bg).__name__):
+                self.fail(where, f"a random generator driven by {type(bg).__name__}")
+            node = self._memo(obj, {"$": "rng", "kind": t.__name__, "bitgen": type(bg).__name__})
+            node["state"] = self.enc(bg.state, f"{where}.state", d)
+            return node
+        if t is np.random.SeedSequence:
+            return {"$": "seedseq", "v": self.enc(
+                [obj.entropy, list(obj.spawn_key), obj.pool_size, obj.n_children_spawned], where, d)}
         name = _qualname(t)
         if _is_safe_class(name):
             return self.enc_object(obj, t, name, where, d)
@@ -619,10 +631,9 @@ def save(obj, path) -> None:
             "numpy_version": np.__version__, "pandas_version": pd.__version__,
             "n_arrays": len(enc.arrays)}
     path = Path(os.fspath(path))
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        with open(tmp, "xb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
             _writestr(zf, "meta.json", json.dumps(meta, indent=1).encode("utf-8"))
             _writestr(zf, "graph.json", json.dumps(graph, separators=(",", ":"), allow_nan=True).encode("utf-8"))
             for k, arr in enumerate(enc.arrays):
@@ -657,7 +668,6 @@ class _Decoder:
         self.zf = zf
         self.infos = infos
         self.memo: dict = {}
-        self.used: set = set()
 
     def array(self, k) -> np.ndarray:
         if type(k) is not int:
@@ -917,6 +927,30 @@ class _Decoder:
         import cohstats
         return getattr(cohstats, name)
 
+    def d_rng(self, node, depth):
+        kind, name = node.get("kind"), node.get("bitgen")
+        if kind not in ("Generator", "RandomState") or name not in _BIT_GENERATORS:
+            raise ValueError("a random generator node is malformed")
+        bg = getattr(np.random, name)()
+        self.register(node, None)
+        bg.state = self.dec(node.get("state"), depth)  # numpy validates the state
+        out = np.random.Generator(bg) if kind == "Generator" else np.random.RandomState(bg)
+        if "@" in node:
+            self.memo[node["@"]] = out
+        return out
+
+    def d_seedseq(self, node, depth):
+        v = self.dec(node.get("v"), depth)
+        if type(v) is not list or len(v) != 4 or not all(type(x) is int for x in v[2:]) \
+                or type(v[1]) is not list or not all(type(x) is int for x in v[1]):
+            raise ValueError("a seed sequence is malformed")
+        entropy = v[0]
+        if not (entropy is None or type(entropy) is int or
+                (type(entropy) is list and all(type(x) is int for x in entropy))):
+            raise ValueError("a seed sequence's entropy is malformed")
+        return np.random.SeedSequence(entropy, spawn_key=tuple(v[1]), pool_size=v[2],
+                                      n_children_spawned=v[3])
+
     def d_modelspec(self, node, depth):
         rhs = node.get("rhs")
         frame = self.dec(node.get("frame"), depth)
@@ -1011,7 +1045,7 @@ def _sniff(fh) -> None:
     fh.seek(0)
     if head == b"PK\x03\x04":
         return
-    if head[:1] == b"\x80" or head[:1] in (b"(", b"]", b"}", b"c"):
+    if head[:1] == b"\x80":
         raise ValueError("it looks like a pickle file (older cohstats versions saved fits with "
                          "pickle, which can run code when loaded). If you trust its source, load it "
                          "with pickle.load and save it again with fit.save()")

@@ -255,7 +255,10 @@ def test_generic_values_round_trip(fitted, tmp_path):
         "dupcols": pd.DataFrame([[1, 2]], columns=["a", "a"]),
         "dtindex": pd.Series([1, 2], index=pd.to_datetime(["2020-01-01", "2020-02-01"])),
         "dtype": np.dtype("<f4"),
+        "pathframe": fit.path(),
+        "random": [np.random.default_rng(5), np.random.RandomState(3), np.random.SeedSequence(12, spawn_key=(1, 2))],
     }
+    payload["random"][0].random(3)  # an advanced state
     fit.payload = payload
     fit.save(tmp_path / "f")
     back = cs.load(tmp_path / "f").payload
@@ -276,6 +279,13 @@ def test_generic_values_round_trip(fitted, tmp_path):
     for k in ("frame", "dupcols"):
         pd.testing.assert_frame_equal(back[k], payload[k], check_exact=True)
     assert back["dtype"] == payload["dtype"]
+    g0, g1 = payload["random"][0], back["random"][0]
+    assert g1.bit_generator.state == g0.bit_generator.state and g1.random() == g0.random()
+    assert back["random"][1].randint(10 ** 6) == payload["random"][1].randint(10 ** 6)
+    same(back["random"][2].generate_state(4), payload["random"][2].generate_state(4))
+    pf, pb = payload["pathframe"], back["pathframe"]
+    assert type(pb) is type(pf) and pb.xvar == pf.xvar and pb.coef_columns == pf.coef_columns
+    pd.testing.assert_frame_equal(pd.DataFrame(pb), pd.DataFrame(pf), check_exact=True)
 
 
 def test_meta_records_format_and_versions(fitted, tmp_path):
