@@ -50,6 +50,7 @@ FITS = {
     "clearn_matrix": lambda df: cs.clearn(df[["x", "z"]].to_numpy(), df["y"].to_numpy(), nlambda=5),
     "clearn_dot": lambda df: cs.clearn("y ~ .", df[["y", "x", "z"]], nlambda=4),
     "lum": lambda df: cs.lum("y ~ x + poly(z, 2) + g", df, nlambda=5),
+    "lum_kernel": lambda df: cs.lum("y ~ x + z", df, kernel="rbf", nlambda=4),
     "svm": lambda df: cs.svm("y ~ x + z + g", df, prob_method="platt"),
     "svm_path": lambda df: cs.svm("y ~ x + np.log(z)", df, pi="path"),
     "psi_learn": lambda df: cs.psi_learn("y ~ x + z", df),
