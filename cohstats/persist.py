@@ -37,8 +37,10 @@ A zip archive, every member stored uncompressed:
 What is stored. Python ``None``/bool/int/float/complex/str/bytes, lists, tuples, sets, dicts
 (any keys, order kept), NumPy arrays and scalars, pandas ``Index`` (range, categorical,
 multi-level), ``Series`` and ``DataFrame`` (numeric, bool, object, categorical, string and
-nullable dtypes), and instances of the classes named in :data:`SAFE_CLASSES` -- cohstats'
-own result classes. An instance is stored as its attribute dictionary (and ``__slots__``) and
+nullable dtypes), NumPy random generators and seed sequences (a ``random_state`` kept in a
+fit's call), and instances of the classes named in :data:`SAFE_CLASSES` -- cohstats' own result
+classes -- or registered in the running process with :func:`register_class` (a Fit subclass
+of your own). An instance is stored as its attribute dictionary (and ``__slots__``) and
 restored with ``object.__new__`` and a direct update of that dictionary: no constructor,
 ``__setstate__`` or other method of the class runs. The only functions a file may name are
 cohstats' public fit functions (:data:`SAFE_FUNCTIONS`), stored by name; anything else -- a
@@ -73,9 +75,7 @@ attributes need no registration. When a class moves, keep its old name as a key 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import importlib
-import io
 import json
 import math
 import os

@@ -6,7 +6,6 @@ import json
 import os
 import pickle
 import pkgutil
-import warnings
 import zipfile
 
 import numpy as np
