@@ -48,6 +48,9 @@ FITS = {
     "clearn_multiclass": lambda df: cs.clearn("y3 ~ x + np.log(z) + g", df, nlambda=5),
     "clearn_matrix": lambda df: cs.clearn(df[["x", "z"]].to_numpy(), df["y"].to_numpy(), nlambda=5),
     "clearn_dot": lambda df: cs.clearn("y ~ .", df[["y", "x", "z"]], nlambda=4),
+    "clearn_weighted_subset": lambda df: cs.clearn(
+        "y ~ x + g + np.log(z)", df.assign(w=np.linspace(0.5, 2.0, len(df)), x=df.x.mask(df.index.isin(["r3", "r9"]))),
+        weights="w", subset="z > 0.7", nlambda=4),
     "lum": lambda df: cs.lum("y ~ x + poly(z, 2) + g", df, nlambda=5),
     "lum_kernel": lambda df: cs.lum("y ~ x + z", df, kernel="rbf", nlambda=4),
     "svm": lambda df: cs.svm("y ~ x + z + g", df, prob_method="platt"),
