@@ -44,10 +44,12 @@ _LAZY = {
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
     "compare": "cohstats.reporting",
+    "load": "cohstats.persist",
+    "calibration": "cohstats.calibration",
 }
 
-_SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
-               "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
+_SUBMODULES = ("formula", "results", "persist", "losses", "kernels", "metrics", "probability", "tuning",
+               "reporting", "calibration", "kernel_approx", "validation", "exceptions", "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 

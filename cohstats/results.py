@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import copy
 import html
-import pickle
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -616,19 +614,26 @@ class Fit:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Save the fit (pickle); :func:`cohstats.results.load` or ``Fit.load`` reads it back."""
-        with open(Path(path), "wb") as fh:
-            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        """Save the fit in cohstats' safe format (no pickle; see :mod:`cohstats.persist`).
+
+        :func:`cohstats.load` or ``Fit.load`` reads it back; predictions are bitwise identical.
+        A fit holding a user's Python function (a custom kernel) raises
+        :class:`cohstats.persist.UnsafeObjectError`.
+        """
+        from .persist import save
+        save(self, path)
 
     @classmethod
     def load(cls, path) -> "Fit":
+        """Load a fit saved with :meth:`save`; it must be an instance of this class."""
         return load(path, expected=cls)
 
 
-def load(path, expected: type | None = None) -> Fit:
-    """Load a fit saved with :meth:`Fit.save` (only load files you trust: this is pickle)."""
-    with open(Path(path), "rb") as fh:
-        obj = pickle.load(fh)
-    if expected is not None and not isinstance(obj, expected):
-        raise TypeError(f"{path} holds a {type(obj).__name__}, not a {expected.__name__}")
-    return obj
+def load(path, expected: type | None = None):
+    """Load a fit or tuner result saved with ``save()``; never runs code from the file.
+
+    Raises :class:`cohstats.persist.FormatError` (a ValueError) for a file that is not a valid
+    cohstats file. See :func:`cohstats.persist.load`.
+    """
+    from .persist import load as _load
+    return _load(path, expected=expected)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import metrics as _m
+from ..persist import Persistable
 from ._common import _EPS_P, _fit_name, _along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _fmt_args, _has_path, _rng, _summary_cls
 from .parallel import _parallel, scheduler_backend
 from .measures import _outputs, _select
@@ -227,7 +228,7 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
     return res
 
 
-class GKLResult:
+class GKLResult(Persistable):
     """Result of :func:`gkl`: the estimated comparative GKL loss and its parts ([WSL] eq. 9).
 
     For path fits every attribute is an array over ``lambda_``; otherwise a scalar.

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..validation import spec_of
+from ..persist import Persistable
 from ._common import _as_design, _fit_name, _capture, _check_fit_fn, _check_n_jobs, _default_measure, _fmt_args, _has_path, _is_design, _rng, _summary_cls
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
@@ -15,7 +16,7 @@ from .cv import _cv_many, _full_task
 from .gkl import _check_centering, _check_tau_D, _gkl_many, _seed_seq
 
 
-class TuneResult:
+class TuneResult(Persistable):
     """Result of :func:`tune`: a table of scores over the grid, the best arguments and model.
 
     Attributes
