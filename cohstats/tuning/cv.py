@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ..persist import Persistable
-from ._common import _along, _fit_name, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure, _fmt_args, _has_path, _rng, _summary_cls
+from ._common import (_along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
+                      _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _nzero_of, _outputs, _select

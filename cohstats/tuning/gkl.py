@@ -9,7 +9,8 @@ import pandas as pd
 
 from .. import metrics as _m
 from ..persist import Persistable
-from ._common import _EPS_P, _fit_name, _along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _fmt_args, _has_path, _rng, _summary_cls
+from ._common import (_EPS_P, _along, _as_design, _capture, _check_fit_fn, _check_n_jobs,
+                      _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .measures import _outputs, _select
 

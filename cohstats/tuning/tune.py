@@ -8,7 +8,8 @@ import pandas as pd
 
 from ..validation import spec_of
 from ..persist import Persistable
-from ._common import _as_design, _fit_name, _capture, _check_fit_fn, _check_n_jobs, _default_measure, _fmt_args, _has_path, _is_design, _rng, _summary_cls
+from ._common import (_as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
+                      _fit_name, _fmt_args, _has_path, _is_design, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs

@@ -8,8 +8,13 @@ from __future__ import annotations
 import math
 import warnings
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cohstats.models.lum import LumFit
 
 
 def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda_=None,
@@ -19,8 +24,9 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
 
     For each ``c`` the LUM path is fitted on the training sample over the ``lambda`` grid
     (25 values ``10^2 .. 10^-4``) and the misclassification error is computed on the
-    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation); the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with
-    the smaller error (ties: the smaller ``c``, i.e. the soft classifier).
+    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation);
+    the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with the
+    smaller error (ties: the smaller ``c``, i.e. the soft classifier).
 
     Parameters
     ----------
