@@ -141,6 +141,12 @@ def _check_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores); got {n_jobs!r}")
 
 
+def _path_key(fit) -> str:
+    """The fit-function argument that takes the fitted sequence back (its ``path_var``)."""
+    name = getattr(fit, "path_var", "lambda")
+    return "lambda_" if name == "lambda" else name
+
+
 def _has_path(fit) -> bool:
     lam = getattr(fit, "lambda_", None)
     return lam is not None and np.ndim(lam) == 1 and hasattr(fit, "_decision_path")
@@ -580,7 +586,7 @@ def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args,
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
         lams.append(lam)
-        fargs = dict(args) if lam is None else {**args, "lambda_": lam}
+        fargs = dict(args) if lam is None else {**args, _path_key(full): lam}
         for k in range(K):
             tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
             tasks.append((fit_fn, design, tr, te, fargs, meas.output, lam, prob_args))
@@ -696,7 +702,7 @@ def _logit(p):
     return np.log(p) - np.log1p(-p)
 
 
-def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args):
+def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey="lambda_"):
     """One input perturbation l and its D response perturbations, for all sequence values.
 
     Returns the additive sufficient statistics
@@ -736,7 +742,7 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args):
                 groups.setdefault(Ystar[s].tobytes(), []).append(s)
             for idx in groups.values():
                 sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **{**args, "lambda_": sub})
+                fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **{**args, pkey: sub})
                 P[idx] = _as_p1(_outputs(fit, X, "prob", sub, prob_args))
         Pc = _clip(P)
         Ps = Pc[:, src]                      # p* at the perturbed inputs
@@ -766,7 +772,7 @@ def _as_matrix(P, binary):
     return P
 
 
-def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args):
+def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey="lambda_"):
     """K-class version of :func:`_gkl_task` (also valid for K = 2, where it equals it).
 
     The covariance penalty is ``sum_k cov(1[Y_i = k], log p_hat_k(X_i))``. The perturbation
@@ -816,7 +822,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args):
                 groups.setdefault(cstar[s_].tobytes(), []).append(s_)
             for idx in groups.values():
                 sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=ycode[idx[0]]), **{**args, "lambda_": sub})
+                fit = fit_fn(design.replace(X=Xs, y=ycode[idx[0]]), **{**args, pkey: sub})
                 P[idx] = _as_matrix(_outputs(fit, X, "prob", sub, prob_args), binary)
         Pc = _clip_rows(P)
         Ps = Pc[:, src]
@@ -856,7 +862,7 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
                                  "probability per observation (binary response)")
         prepared.append((lam, p0))
         for l in range(D):
-            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args))
+            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args, _path_key(full)))
             keys.append(j)
     outs = _parallel(_gkl_task_multi if generic else _gkl_task, tasks, n_jobs, verbose, "gkl perturbations")
     res = []
