@@ -12,8 +12,7 @@ import warnings
 __version__ = "0.1.0"
 
 
-class ConvergenceWarning(UserWarning):
-    """A solver stopped before reaching its tolerance; the message names the argument to change."""
+from .exceptions import CalibrationWarning, ConvergenceWarning, DataWarning  # noqa: E402
 
 
 _LAZY = {
@@ -49,7 +48,7 @@ _LAZY = {
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
                "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
-__all__ = ["ConvergenceWarning", "__version__", *sorted(_LAZY)]
+__all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name):

@@ -91,36 +91,105 @@ def _sqdist(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return d2
 
 
+#: above this many rows (per class for ``median_between``) the width heuristics use a seeded
+#: random subsample of this size, so that their memory and time stay O(n) (as kernlab's
+#: ``sigest`` does); below it they use every point and are exact.
+WIDTH_SUBSAMPLE = 2000
+
+
+def _subsample(X: np.ndarray, size: int, seed: int = 0) -> np.ndarray:
+    if X.shape[0] <= size:
+        return X
+    idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=size, replace=False))
+    return X[idx]
+
+
 def median_between(X: np.ndarray, y: np.ndarray) -> float:
-    """Median Euclidean distance between points of opposite classes (Jaakkola's heuristic).
+    """Median Euclidean distance between points of opposite classes (Jaakkola's heuristic, [WSL]).
 
     ``y`` is coded +-1 (or any two labels; the first label present is taken as one class).
+    A class with more than ``WIDTH_SUBSAMPLE`` points is represented by a seeded random
+    subsample of that size.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     labels = np.unique(y)
     if labels.size != 2:
         raise ValueError("median_between needs a response with exactly two classes")
-    A, B = X[y == labels[1]], X[y == labels[0]]
+    A = _subsample(X[y == labels[1]], WIDTH_SUBSAMPLE, seed=1)
+    B = _subsample(X[y == labels[0]], WIDTH_SUBSAMPLE, seed=2)
     d = np.sqrt(_sqdist(A, B)).ravel()
     med = float(np.median(d))
-    if not med > 0:
-        raise ValueError("median_between: all between-class distances are zero; set sigma explicitly")
+    if not (med > 0 and np.isfinite(med)):
+        raise ValueError(f"the median distance between the classes is {med!r} (the inputs are "
+                         "constant, or so large that squared distances overflow); give gamma or "
+                         "sigma explicitly, or standardize=True")
     return med
 
 
 def mean_all(X: np.ndarray) -> float:
-    """Mean Euclidean distance over all unordered pairs i < j ([ZDJ] section 5.2)."""
-    X = np.asarray(X, dtype=np.float64)
+    """Mean Euclidean distance over all unordered pairs i < j ([ZDJ] section 5.2).
+
+    Above ``WIDTH_SUBSAMPLE`` rows, the mean over a seeded random subsample of that size.
+    """
+    X = _subsample(np.asarray(X, dtype=np.float64), WIDTH_SUBSAMPLE)
     n = X.shape[0]
     if n < 2:
         raise ValueError("mean_all needs at least two rows")
     d = np.sqrt(_sqdist(X, X))
     iu = np.triu_indices(n, 1)
     m = float(d[iu].mean())
-    if not m > 0:
-        raise ValueError("mean_all: all pairwise distances are zero; set sigma explicitly")
+    if not (m > 0 and np.isfinite(m)):
+        raise ValueError(f"the mean pairwise distance is {m!r} (the inputs are constant, or so large "
+                         "that squared distances overflow); give gamma or sigma explicitly")
     return m
+
+
+def scale_gamma(X: np.ndarray) -> float:
+    """scikit-learn's ``gamma="scale"``: ``1 / (p Var(X))`` over all entries of X.
+
+    On standardised inputs this is ``1/p``, e1071's default.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    v = float(X.var()) * X.shape[1]
+    if not (v > 0 and np.isfinite(v)):
+        raise ValueError(f"gamma='scale' needs inputs with a positive finite variance; got Var(X) = "
+                         f"{X.var()!r}; give gamma or sigma explicitly")
+    return 1.0 / v
+
+
+#: named kernel widths accepted as ``gamma=`` strings, and the heuristics behind them
+WIDTHS = {
+    "scale": "1 / (p Var(X)) (scikit-learn's default; 1/p on standardised inputs, e1071's)",
+    "auto": "1 / p",
+    "median": "1 / sigma^2 with sigma the median distance between the classes ([WSL], Jaakkola)",
+    "mean": "1 / sigma^2 with sigma the mean pairwise distance ([ZDJ] section 5.2)",
+}
+_WIDTH_ALIASES = {"median_between": "median", "mean_all": "mean"}
+
+
+def resolve_gamma(gamma, X=None, y=None) -> float:
+    """A kernel width ``gamma`` from a number or a named heuristic (see :data:`WIDTHS`)."""
+    if isinstance(gamma, str):
+        name = _WIDTH_ALIASES.get(gamma, gamma)
+        if name not in WIDTHS:
+            raise ValueError(f"gamma must be a positive number or one of {sorted(WIDTHS)}; got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training inputs")
+        X = np.asarray(X, dtype=np.float64)
+        if name == "scale":
+            return scale_gamma(X)
+        if name == "auto":
+            return 1.0 / X.shape[1]
+        if name == "median":
+            if y is None:
+                raise ValueError("gamma='median' needs the labels y")
+            return 1.0 / median_between(X, y) ** 2
+        return 1.0 / mean_all(X) ** 2
+    g = float(gamma)
+    if not (np.isfinite(g) and g > 0):
+        raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
+    return g
 
 
 # exp(x) for x <= 0 in a loop that LLVM vectorises (``math.exp`` is a scalar call): Cody-Waite
@@ -226,8 +295,10 @@ def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=
     kernel : {"linear", "rbf", "poly", "compact"} or callable ``k(X, Z) -> matrix``
     X, y : training inputs (and +-1 labels), used only by the width heuristics.
     sigma : Gaussian width for ``exp(-||x-x'||^2 / sigma^2)`` (the papers' convention).
-    gamma : libsvm's ``exp(-gamma ||x-x'||^2)``; give ``sigma`` or ``gamma``, not both.
-    width : heuristic when neither is given: ``"mean_all"`` ([ZDJ]) or ``"median_between"`` ([WSL]).
+    gamma : libsvm's ``exp(-gamma ||x-x'||^2)``, a number or a named heuristic of
+        :data:`WIDTHS` (``"scale"``, ``"auto"``, ``"median"``, ``"mean"``); give ``sigma`` or
+        ``gamma``, not both.
+    width : the named heuristic used when neither is given (the caller's default).
     gamma_k : [RH]'s normalised width, ``gamma = gamma_k / M`` with M features.
     D, nu : compact-kernel truncation and power; defaults ``D = sqrt(M / gamma_k)``, ``nu = (M+1)/2``.
     """
@@ -249,20 +320,13 @@ def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive finite number; got {sigma!r}")
         gamma = 1.0 / float(sigma) ** 2
-    if gamma is not None and not (np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
     if code in (KERNEL_RBF, KERNEL_COMPACT) and gamma is None:
-        if X is None:
-            raise ValueError("a width heuristic needs the training X; give sigma or gamma")
-        if width == "mean_all":
-            s = mean_all(X)
-        elif width == "median_between":
-            if y is None:
-                raise ValueError("width='median_between' needs the labels y")
-            s = median_between(X, y)
-        else:
-            raise ValueError(f"width must be 'mean_all' or 'median_between'; got {width!r}")
-        gamma = 1.0 / s**2
+        gamma = width
+    if gamma is not None:
+        if code in (KERNEL_RBF, KERNEL_COMPACT, KERNEL_POLY):
+            gamma = resolve_gamma(gamma, X, y)
+        elif not isinstance(gamma, str):
+            gamma = resolve_gamma(gamma)
     if code == KERNEL_POLY:
         kpar[0] = 1.0 if gamma is None else gamma
         kpar[1] = float(coef0)

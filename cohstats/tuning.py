@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as _m
+from .validation import spec_of
 
 __all__ = [
     "cv",
@@ -141,15 +142,25 @@ def _check_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores); got {n_jobs!r}")
 
 
-def _path_key(fit) -> str:
-    """The fit-function argument that takes the fitted sequence back (its ``path_var``)."""
-    name = getattr(fit, "path_var", "lambda")
-    return "lambda_" if name == "lambda" else name
-
-
 def _has_path(fit) -> bool:
+    """Is the fit a path (a fitted sequence of more than one value)?"""
     lam = getattr(fit, "lambda_", None)
-    return lam is not None and np.ndim(lam) == 1 and hasattr(fit, "_decision_path")
+    return lam is not None and np.ndim(lam) == 1 and len(lam) > 1 and hasattr(fit, "_decision_path")
+
+
+def _along(parg, args: dict, lam) -> dict:
+    """Arguments that refit a model along the sequence ``lam``.
+
+    Through the fit's ``path_arg`` ``parg`` (``lambda_``, ``C``, ``margin``); a fit whose sequence is
+    reproduced by the same arguments (boosting steps) or depends on the data (pruning) has
+    none, and its refits are scored at the values of ``lam`` (see :func:`_outputs`).
+    """
+    return dict(args) if parg is None else {**args, parg: lam}
+
+
+def _default_measure(fit_fn) -> str:
+    spec = spec_of(fit_fn)
+    return spec.default_measure if spec is not None else "class"
 
 
 def _parallel(func, tasks, n_jobs, verbose, desc):
@@ -566,7 +577,17 @@ def _full_task(fit_fn, design, args):
 def _resolve_foldid(design, nfolds, foldid, stratified, rng):
     n = design.nobs
     if foldid is None:
-        return make_folds(design.y, nfolds, stratified=stratified, random_state=rng)
+        f = make_folds(design.y, nfolds, stratified=stratified, random_state=rng)
+        used = int(f.max()) + 1
+        if used < nfolds:
+            import warnings
+
+            from .exceptions import DataWarning
+            why = (f"the smallest class has {used} members and stratified folds put each class "
+                   "in every fold" if stratified else f"there are only {n} observations")
+            warnings.warn(f"nfolds={nfolds} reduced to {used} folds: {why}; pass a smaller nfolds "
+                          "(or foldid=) to choose the folds yourself", DataWarning, stacklevel=4)
+        return f
     f = np.asarray(foldid)
     if f.ndim != 1 or f.shape[0] != n:
         raise ValueError(f"foldid must have one entry per observation ({n}); got shape {f.shape}")
@@ -586,7 +607,7 @@ def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args,
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
         lams.append(lam)
-        fargs = dict(args) if lam is None else {**args, _path_key(full): lam}
+        fargs = dict(args) if lam is None else _along(getattr(full, "path_arg", None), args, lam)
         for k in range(K):
             tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
             tasks.append((fit_fn, design, tr, te, fargs, meas.output, lam, prob_args))
@@ -613,7 +634,7 @@ def _fit_name(fit_fn):
     return getattr(fit_fn, "__name__", type(fit_fn).__name__)
 
 
-def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str = "class", foldid=None,
+def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | None = None, foldid=None,
        stratified: bool = True, n_jobs: int | None = None, random_state=None, verbose: bool = True,
        prob_args: dict | None = None, **fit_args) -> CVResult:
     """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
@@ -634,8 +655,12 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str = "c
     data : DataFrame or labels
     nfolds : int, default 10
         Number of folds; reduced to ``max(2, smallest class size)`` when a class is smaller.
-    measure : str
-        ``"class"`` (misclassification error, from the decision values), ``"cre"`` / ``"ekl"``
+    measure : str, optional
+        Default: the fit function's declared measure -- the deviance (a proper scoring rule,
+        as cv.glmnet for binomial and multinomial fits) for models that estimate class
+        probabilities, misclassification error for the others (``lamsvm``, whose
+        probabilities are a post-hoc calibration, and ``cart``, whose leaf frequencies can be
+        exactly 0 or 1). ``"class"`` (misclassification error, from the decision values), ``"cre"`` / ``"ekl"``
         (cross-entropy), ``"deviance"`` (2 x cross-entropy), ``"brier"`` / ``"mse"``, ``"mae"``
         (``|y - p|``) or ``"auc"`` (binary; maximised; computed per fold). Probability measures
         use ``predict(type="prob", **prob_args)``; they are not clipped (SPEC D33), so an
@@ -678,7 +703,7 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str = "c
     _check_n_jobs(n_jobs)
     ctx = _capture(1) if isinstance(formula, str) else None
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
-    meas = _get_measure(measure, design)
+    meas = _get_measure(_default_measure(fit_fn) if measure is None else measure, design)
     rng = _rng(random_state)
     foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
     return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args,
@@ -702,7 +727,7 @@ def _logit(p):
     return np.log(p) - np.log1p(-p)
 
 
-def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey="lambda_"):
+def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None):
     """One input perturbation l and its D response perturbations, for all sequence values.
 
     Returns the additive sufficient statistics
@@ -742,7 +767,7 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey="lamb
                 groups.setdefault(Ystar[s].tobytes(), []).append(s)
             for idx in groups.values():
                 sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **{**args, pkey: sub})
+                fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **_along(parg, args, sub))
                 P[idx] = _as_p1(_outputs(fit, X, "prob", sub, prob_args))
         Pc = _clip(P)
         Ps = Pc[:, src]                      # p* at the perturbed inputs
@@ -772,7 +797,7 @@ def _as_matrix(P, binary):
     return P
 
 
-def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey="lambda_"):
+def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None):
     """K-class version of :func:`_gkl_task` (also valid for K = 2, where it equals it).
 
     The covariance penalty is ``sum_k cov(1[Y_i = k], log p_hat_k(X_i))``. The perturbation
@@ -822,7 +847,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, pkey
                 groups.setdefault(cstar[s_].tobytes(), []).append(s_)
             for idx in groups.values():
                 sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=ycode[idx[0]]), **{**args, pkey: sub})
+                fit = fit_fn(design.replace(X=Xs, y=ycode[idx[0]]), **_along(parg, args, sub))
                 P[idx] = _as_matrix(_outputs(fit, X, "prob", sub, prob_args), binary)
         Pc = _clip_rows(P)
         Ps = Pc[:, src]
@@ -862,7 +887,8 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
                                  "probability per observation (binary response)")
         prepared.append((lam, p0))
         for l in range(D):
-            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args, _path_key(full)))
+            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args,
+                          getattr(full, "path_arg", None)))
             keys.append(j)
     outs = _parallel(_gkl_task_multi if generic else _gkl_task, tasks, n_jobs, verbose, "gkl perturbations")
     res = []
@@ -1130,7 +1156,7 @@ class TuneResult:
     """
 
     def __init__(self, *, table, best_index, param_names, method, measure_name, fits, results,
-                 greater_is_better, fit_name, lambda_tuned):
+                 greater_is_better, fit_name, path_col=None, path_key=None):
         self.table = table
         self.best_index = int(best_index)
         self.param_names = list(param_names)
@@ -1140,16 +1166,17 @@ class TuneResult:
         self.results = results
         self.greater_is_better = greater_is_better
         self.fit_name = fit_name
-        self._lambda_tuned = lambda_tuned
+        self.path_col = path_col          # table column of the fitted sequence ("lambda", "step", ...)
+        self.path_key = path_key          # its name in best_params ("lambda_", "C", "step", ...)
         row = table.iloc[self.best_index]
         self.best_params = {}
         for k in self.param_names:
             v = row[k]
             self.best_params[k] = v.item() if isinstance(v, np.generic) else v
-        if lambda_tuned:
-            self.best_params["lambda_"] = float(row["lambda"])
-        self.best_score = float(row["score"])
         self._combo = int(row["_combo"])
+        if path_col is not None and np.isfinite(float(row[path_col])):
+            self.best_params[path_key] = float(row[path_col])
+        self.best_score = float(row["score"])
 
     @property
     def fits(self) -> list:
@@ -1159,12 +1186,12 @@ class TuneResult:
     @property
     def best_fit(self):
         fit = self._fits[self._combo]
-        if self._lambda_tuned and _has_path(fit):
-            return fit.select(self.best_params["lambda_"])
+        if self.path_key in self.best_params and _has_path(fit):
+            return fit.select(self.best_params[self.path_key])
         return fit
 
     def to_frame(self) -> pd.DataFrame:
-        return self.table.drop(columns=["_combo"])
+        return self.table.drop(columns=["_combo", "_pos"], errors="ignore")
 
     def summary(self):
         Summary = _summary_cls()
@@ -1189,19 +1216,26 @@ class TuneResult:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         tab = self.table
-        lamcol = "lambda" if self._lambda_tuned else ("lambda_" if "lambda_" in self.param_names else None)
+        lamcol = self.path_col if self.path_col is not None else \
+            ("lambda_" if "lambda_" in self.param_names else None)
         if lamcol is not None:
-            others = [k for k in self.param_names if k != "lambda_"]
+            others = [k for k in self.param_names if k != lamcol]
             groups = tab.groupby(others, sort=False) if others else [((), tab)]
+            xv = tab[lamcol].to_numpy(dtype=float)
+            logx = lamcol in ("lambda", "lambda_", "C", "gamma", "ccp_alpha") and np.all(xv > 0)
+            tr = np.log if logx else (lambda v: v)
             for _, g in groups:
                 lab = _fmt_args({k: g[k].iloc[0] for k in others}) or self.fit_name
-                x = np.log(g[lamcol].to_numpy(dtype=float))
+                x = tr(g[lamcol].to_numpy(dtype=float))
                 if "se" in g and np.isfinite(g["se"]).any():
                     ax.errorbar(x, g["score"], yerr=g["se"], fmt="o-", ms=3, capsize=2, label=lab)
                 else:
                     ax.plot(x, g["score"], "o-", ms=3, label=lab)
-            ax.axvline(np.log(self.best_params["lambda_"]), ls=":", color="k")
-            ax.set_xlabel("log(lambda)")
+            best = self.best_params.get(self.path_key if self.path_col else "lambda_")
+            if best is not None:
+                ax.axvline(tr(best), ls=":", color="k")
+            name = lamcol.rstrip("_")
+            ax.set_xlabel(f"log({name})" if logx else name)
             if others:
                 ax.legend(fontsize="small")
         else:
@@ -1215,7 +1249,7 @@ class TuneResult:
         return ax
 
 
-def _grid_combos(grid: dict, fit_args: dict):
+def _grid_combos(grid: dict, fit_args: dict, skip=None):
     if not isinstance(grid, dict) or not grid:
         raise TypeError("grid must be a non-empty dict {argument name: sequence of values}")
     clash = sorted(set(grid) & set(fit_args))
@@ -1225,13 +1259,15 @@ def _grid_combos(grid: dict, fit_args: dict):
     for k, v in grid.items():
         if not isinstance(k, str):
             raise TypeError(f"grid keys must be argument names; got {k!r}")
-        if k == "lambda_":
+        if k == skip:
             continue
         if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
             raise TypeError(f"grid[{k!r}] must be a sequence of values; got {v!r}")
         v = list(v)
         if not v:
             raise ValueError(f"grid[{k!r}] is empty")
+        if k == "lambda_":      # an ordinary grid of penalties: the more regularised first
+            v = sorted(v, reverse=True)
         names.append(k)
         values.append(v)
     combos = [dict(zip(names, c)) for c in itertools.product(*values)] if names else [{}]
@@ -1328,30 +1364,20 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         raise TypeError("tune() needs grid={argument: values}")
     ctx = _capture(1) if isinstance(formula, str) else None
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
-    names, combos = _grid_combos(grid, fit_args)
-    lam_grid = None
-    if "lambda_" in grid:
-        lam_grid = np.asarray(grid["lambda_"], dtype=float).ravel()
-        if lam_grid.size == 0 or not np.all(np.isfinite(lam_grid)) or lam_grid.min() < 0:
-            raise ValueError("grid['lambda_'] must hold finite non-negative values")
-        lam_grid = np.sort(lam_grid)[::-1].copy()   # penalty paths run from large to small
+    spec = spec_of(fit_fn)
+    path_key = next((k for k in (spec.path_args if spec is not None else ()) if k in grid), None)
+    names, combos = _grid_combos(grid, fit_args, skip=path_key)
+    path_vals = None
+    if path_key is not None:
+        path_vals = np.asarray(grid[path_key], dtype=float).ravel()
+        if path_vals.size == 0 or not np.all(np.isfinite(path_vals)) or path_vals.min() < 0:
+            raise ValueError(f"grid[{path_key!r}] must hold finite non-negative values")
+        # a path runs from its most regularised end: penalties decrease, costs increase
+        path_vals = np.sort(path_vals)
+        if path_key == "lambda_":
+            path_vals = path_vals[::-1].copy()
     fit_name = _fit_name(fit_fn)
-
-    # -- does the fit take lambda_ as a sequence (path protocol)?
-    lambda_as_path = False
-    first_full = None
-    if lam_grid is not None:
-        try:
-            first_full = fit_fn(design, **{**fit_args, **combos[0], "lambda_": lam_grid})
-            lambda_as_path = _has_path(first_full) and np.asarray(first_full.lambda_).shape == lam_grid.shape
-        except (TypeError, ValueError):
-            lambda_as_path = False
-        if not lambda_as_path:
-            first_full = None
-            names = names + ["lambda_"]
-            combos = [{**c, "lambda_": float(v)} for c in combos for v in lam_grid]
-    arg_list = [{**fit_args, **c, **({"lambda_": lam_grid} if lambda_as_path else {})} for c in combos]
-
+    arg_list = [{**fit_args, **c, **({path_key: path_vals} if path_key else {})} for c in combos]
     if method == "gkl":
         tau, D = _check_tau_D(tau, D, design.nobs)
         _check_centering(centering)
@@ -1359,15 +1385,26 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
             raise ValueError("method='gkl' minimises the GKL estimate; leave measure=None")
         meas = _Measure("gkl", "Estimated GKL_c", "prob", False)
     else:
-        meas = _get_measure(measure or "class", design)
+        meas = _get_measure(measure or _default_measure(fit_fn), design)
 
     full_fits = None
     if method in ("cv", "gkl"):
-        rest = arg_list[1:] if first_full is not None else arg_list
-        fits_rest = _parallel(_full_task, [(fit_fn, design, a) for a in rest], n_jobs, verbose, "full fits")
-        full_fits = ([first_full] if first_full is not None else []) + fits_rest
+        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
+                              "full fits")
 
     rows, results, fits = [], [], []
+
+    def add_rows(j, fit, seq, values: dict):
+        """One table row per value of the combination's fitted sequence (one if none)."""
+        L = len(next(iter(values.values())))
+        for i in range(L):
+            row = {k: combos[j][k] for k in names}
+            if seq is not None:
+                row[fit.path_var] = float(seq[i])
+            row.update({k: v[i] for k, v in values.items()})
+            row.update(_combo=j, _pos=i)
+            rows.append(row)
+
     if method == "cv":
         rng = _rng(random_state)
         fid = _resolve_foldid(design, nfolds, foldid, True, rng)
@@ -1376,13 +1413,7 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         for j, r in enumerate(cvs):
             results.append(r)
             fits.append(r.fit)
-            L = r.cvm.shape[0]
-            for i in range(L):
-                row = {k: combos[j][k] for k in names}
-                if lambda_as_path:
-                    row["lambda"] = r.lambda_[i]
-                row.update(score=r.cvm[i], se=r.cvsd[i], _combo=j)
-                rows.append(row)
+            add_rows(j, r.fit, r.lambda_, {"score": r.cvm, "se": r.cvsd})
     elif method == "holdout":
         Xv, yv = _validation_arrays(design, validation)
         wv = np.ones(Xv.shape[0])
@@ -1390,14 +1421,9 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
                                          for a in arg_list], n_jobs, verbose, "holdout fits")
         for j, (fit, lam, vals) in enumerate(outs):
             fits.append(fit)
-            results.append(pd.DataFrame({"lambda": lam, "score": vals}) if lam is not None
+            results.append(pd.DataFrame({fit.path_var: lam, "score": vals}) if lam is not None
                            else pd.DataFrame({"score": vals}))
-            for i in range(vals.shape[0]):
-                row = {k: combos[j][k] for k in names}
-                if lambda_as_path:
-                    row["lambda"] = lam[i]
-                row.update(score=vals[i], _combo=j)
-                rows.append(row)
+            add_rows(j, fit, lam, {"score": vals})
     else:
         tau, D = _check_tau_D(tau, D, design.nobs)
         _check_centering(centering)
@@ -1407,29 +1433,29 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         for j, g in enumerate(gks):
             results.append(g)
             fits.append(g.fit)
-            est = np.atleast_1d(g.estimate)
-            for i in range(est.shape[0]):
-                row = {k: combos[j][k] for k in names}
-                if lambda_as_path:
-                    row["lambda"] = g.lambda_[i]
-                row.update(score=est[i], egkl=np.atleast_1d(g.egkl)[i], cov_term=np.atleast_1d(g.cov_term)[i],
-                           d_hat=np.atleast_1d(g.d_hat)[i], _combo=j)
-                rows.append(row)
+            add_rows(j, g.fit, g.lambda_, {"score": np.atleast_1d(g.estimate), "egkl": np.atleast_1d(g.egkl),
+                                           "cov_term": np.atleast_1d(g.cov_term),
+                                           "d_hat": np.atleast_1d(g.d_hat)})
 
     table = pd.DataFrame(rows)
-    # best: minimal score; ties -> first combination, then larger lambda
+    seq_fits = [f for f, r in zip(fits, results) if getattr(r, "lambda_", None) is not None
+                or (isinstance(r, pd.DataFrame) and getattr(f, "path_var", None) in r.columns)]
+    path_col = seq_fits[0].path_var if seq_fits else None
+    path_key = None
+    if path_col is not None:
+        path_key = getattr(seq_fits[0], "path_arg", None) or path_col
+    # best: minimal score; ties -> the grid value listed first, then the earlier value of the
+    # fitted sequence (its more regularised end: the larger lambda, the fewer boosting steps)
     sc = table["score"].to_numpy(dtype=float)
     sc = -sc if meas.greater_is_better else sc
     ok = ~np.isnan(sc)
     if not ok.any():
         raise ValueError("every grid point scored NaN; nothing to choose")
+    combo_of = table["_combo"].to_numpy()
+    pos_of = table["_pos"].to_numpy()
 
     def order(i):
-        if lambda_as_path:
-            return (int(table["_combo"].iloc[i]), -float(table["lambda"].iloc[i]))
-        if "lambda_" in names:
-            return (int(table["_combo"].iloc[i]) // lam_grid.size, -float(table["lambda_"].iloc[i]))
-        return (int(table["_combo"].iloc[i]), 0.0)
+        return (int(combo_of[i]), int(pos_of[i]))
 
     best = sc[ok].min()
     tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
@@ -1443,4 +1469,4 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     return TuneResult(table=table, best_index=best_index, param_names=names, method=method,
                       measure_name=meas.name, fits=fits, results=results,
                       greater_is_better=meas.greater_is_better, fit_name=fit_name,
-                      lambda_tuned=lambda_as_path)
+                      path_col=path_col, path_key=path_key)

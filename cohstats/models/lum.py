@@ -32,7 +32,7 @@ _HARD_C = 1000.0   # c at or above which the LUM is indistinguishable from the S
 
 
 def _convergence_warning():
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
     return ConvergenceWarning
 
 

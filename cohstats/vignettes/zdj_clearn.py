@@ -159,7 +159,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
     """
     import warnings
 
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
     from cohstats.datasets import reference
 
     from .report import Report
