@@ -47,7 +47,7 @@ def test_sequence_of_margin_is_a_margin_path_with_s_honoured():
     assert np.abs(a - b).max() < 1e-3 * max(1.0, np.abs(b).max())
     sel = mp.select(8)
     np.testing.assert_allclose(_link(sel, df), a)
-    assert sel.summary().info["s (selected value)"] == 8
+    assert sel.summary().info["s (margin in use)"] == 8
 
 
 def test_predict_s_validated_and_refused_on_non_path_fits():
@@ -61,7 +61,7 @@ def test_predict_s_validated_and_refused_on_non_path_fits():
     with pytest.raises(ValueError, match="not a path"):
         one.select(2.0)
     path = lamsvm("y ~ x1 + x2", df, C=[0.5, 5.0])
-    with pytest.raises(ValueError, match="outside the fitted C path"):
+    with pytest.raises(ValueError, match="outside the fitted C range"):
         path.predict(df, s=50.0)
     with pytest.raises(TypeError, match="s must be a number"):
         path.select("abc")
@@ -113,7 +113,7 @@ def test_width_vocabulary():
     X = df[["x1", "x2"]].to_numpy() * 3.0 + 1.0
     raw = lamsvm(X, df["y"].to_numpy(), standardize=False)
     assert raw.gamma == pytest.approx(1.0 / (2 * X.var()))
-    with pytest.raises(TypeError, match="renamed: use 'gamma'"):
+    with pytest.raises(TypeError, match="called 'gamma'"):
         lamsvm("y ~ x1 + x2", df, gamma_k=1.0)
 
 
@@ -162,10 +162,10 @@ def test_huge_inputs_never_report_converged_with_nan():
 def test_continuous_response_is_refused():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=80), "y": rng.normal(size=80)})
-    with pytest.raises(ValueError, match="looks continuous"):
+    with pytest.raises(ValueError, match="is continuous"):
         lamsvm("y ~ x", df)
     df["y"] = np.arange(80).astype(float)          # integral but one value per row
-    with pytest.raises(ValueError, match="looks continuous"):
+    with pytest.raises(ValueError, match="looks like a continuous"):
         lamsvm("y ~ x", df)
     df["y"] = (np.arange(80) % 3).astype(float)    # few integral values: classes
     assert lamsvm("y ~ x", df).classes == [0.0, 1.0, 2.0]

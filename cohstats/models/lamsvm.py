@@ -11,7 +11,6 @@ cross-validated decision values (:meth:`LamSVMFit.calibration`), not an estimate
 """
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 import warnings
@@ -21,10 +20,12 @@ import pandas as pd
 
 from cohstats import ConvergenceWarning
 from cohstats.formula import build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.smo_lambda import solve_lambda_svm
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
 __all__ = ["lamsvm", "LamSVMFit", "default_margin", "CalibrationWarning", "ProbCalibration"]
 
@@ -93,41 +94,13 @@ def _bool(name, v):
     return bool(v)
 
 
-def _check_response(design):
-    """Refuse a continuous-looking response (a regression target given to a classifier)."""
-    cls = np.asarray(design.classes, dtype=object)
-    numeric = all(isinstance(c, numbers.Real) and not isinstance(c, (bool, np.bool_)) for c in cls)
-    if not numeric:
-        return
-    vals = np.asarray(cls, dtype=float)
-    integral = bool(np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)))
-    K = len(cls)
-    if not integral or (K > 10 and K > design.nobs / 5):
-        raise ValueError(
-            f"the response {design.yname or 'y'!r} looks continuous ({K} distinct numeric values"
-            f"{'' if integral else ', not all integers'} in {design.nobs} rows); lamsvm is a "
-            "classifier: give class labels (strings, booleans, a pandas Categorical or a few "
-            "integer codes), e.g. df[y] = df[y].astype('category') after binning the values")
-
-
-def _width(gamma, sigma, Z, kernel_name):
+def _width(gamma, sigma, Z, y):
     """Resolve ``gamma`` / ``sigma`` into the numeric ``gamma`` of ``exp(-gamma ||x - x'||^2)``."""
     if sigma is not None:
         if not (isinstance(gamma, str) and gamma == "scale"):
             raise ValueError("give at most one of gamma and sigma (gamma = 1/sigma^2)")
         return 1.0 / _real("sigma", sigma, positive=True) ** 2
-    if isinstance(gamma, str):
-        p = Z.shape[1]
-        if gamma == "scale":
-            v = float(Z.var()) if Z.size else 0.0
-            if not math.isfinite(v):
-                raise ValueError("gamma='scale' needs the variance of the predictors, which "
-                                 "overflows; use standardize=True or rescale the predictors")
-            return 1.0 / (p * v) if v > 0 else 1.0
-        if gamma == "auto":
-            return 1.0 / p
-        raise ValueError(f"gamma must be a positive number, 'scale' or 'auto'; got {gamma!r}")
-    return _real("gamma", gamma, positive=True)
+    return resolve_gamma(gamma, Z, y)
 
 
 def _standardize(X, w, standardize):
@@ -384,48 +357,24 @@ class LamSVMFit(Fit):
 
     method = "lamsvm"
     title = "Lambda-SVM (multiclass hinge loss with variable positive margin)"
+    _predict_options = ("method", "nfolds", "random_state")
 
     # ------------------------------------------------------------------ s handling
     @property
     def xvar(self) -> str:
         return self.path_var
 
-    def _check_s(self, s):
-        """Validated value of the path variable to predict at (``None``: the selected one)."""
+    def _s_value(self, s):
+        """The value of the path variable to evaluate at (``None``: the selected one); ``s`` was
+        validated by :meth:`Fit._check_s` in ``predict``/``select``/``coef_at``."""
         if s is None:
             return float(self.s)
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
-            raise TypeError(f"s must be a number (a value of {self.path_var}); got {s!r}")
-        s = float(s)
         lam = np.asarray(self.lambda_, dtype=float)
-        if not math.isfinite(s):
-            raise ValueError(f"s must be finite; got {s!r}")
-        if len(lam) == 1:
-            if not math.isclose(s, lam[0], rel_tol=1e-9, abs_tol=0.0):
-                raise ValueError(
-                    f"this lamsvm fit is not a path: it was fitted at {self.path_var}={lam[0]:g} "
-                    f"only, so s can only be that value; got s={s:g}. Refit with a sequence of "
-                    f"{self.path_var} values to predict at several")
-            return float(lam[0])
-        lo, hi = float(lam.min()), float(lam.max())
-        slack = 1e-9 * max(abs(lo), abs(hi), 1e-300)
-        if not (lo - slack <= s <= hi + slack):
-            raise ValueError(f"s={s:g} lies outside the fitted {self.path_var} path "
-                             f"[{lo:g}, {hi:g}]; refit with a sequence that covers it")
-        return min(max(s, lo), hi)
-
-    def select(self, s) -> "LamSVMFit":
-        """A copy of a path fit with the selected value ``s`` (refused on non-path fits)."""
-        if not self.is_path:
-            raise ValueError(f"this lamsvm fit is not a path (fitted at {self.path_var}="
-                             f"{float(self.lambda_[0]):g} only); nothing to select")
-        new = copy.copy(self)
-        new.s = self._check_s(s)
-        return new
+        return float(min(max(float(s), lam.min()), lam.max()))
 
     # ------------------------------------------------------------------ prediction
     def _btilde(self, s=None):
-        s = self._check_s(s)
+        s = self._s_value(s)
         if len(self.lambda_) == 1:
             return self._bt_path[0]
         return interpolate_path(self.lambda_, self._bt_path, s)
@@ -482,7 +431,7 @@ class LamSVMFit(Fit):
         if random_state is not None and (isinstance(random_state, bool)
                                          or not isinstance(random_state, numbers.Integral)):
             raise TypeError(f"random_state must be an int or None; got {random_state!r}")
-        s = self._check_s(s)
+        s = self._s_value(self._check_s(s, "calibration"))
         key = (method, s, int(nfolds), random_state)
         cache = self.__dict__.setdefault("_calib", {})
         if key in cache:
@@ -523,10 +472,7 @@ class LamSVMFit(Fit):
         dcache[dkey] = (F, foldid)
         return F, foldid
 
-    def _proba(self, X, s=None, method=None, nfolds=5, random_state=0, **kw):
-        if kw:
-            raise TypeError(f"predict(type='prob') options are method, nfolds and random_state; "
-                            f"got unknown {sorted(kw)}")
+    def _proba(self, X, s=None, method=None, nfolds=5, random_state=0):
         cal = self.calibration(method=method, s=s, nfolds=nfolds, random_state=random_state)
         P = cal(self._decision(X, s))
         return P[:, 1] if self.n_classes == 2 else P
@@ -548,7 +494,7 @@ class LamSVMFit(Fit):
         cp = getattr(self, "_coef_path", None)
         if cp is None:
             return None, None
-        s = self._check_s(s)
+        s = self._s_value(s)
         if len(self.lambda_) == 1:
             return cp[0], self._intercept_path[0]
         return interpolate_path(self.lambda_, cp, s), interpolate_path(self.lambda_, self._intercept_path, s)
@@ -584,12 +530,10 @@ class LamSVMFit(Fit):
         info = {
             "Call": self.call_string(),
             "Observations": self.nobs,
-            "Rows dropped (missing values)": int(getattr(self.design, "n_dropped", 0) or 0),
             "Classes": K,
             "Kernel": self.kernel.describe(),
             "Standardized inputs": bool(self.standardize),
             "Path variable": self.path_var,
-            "s (selected value)": float(self.s),
             "margin": m,
             "C (box bound)": float(st["C"]),
             "lambda_ (= 1/(n C))": 1.0 / (self.nobs * float(st["C"])),
@@ -615,12 +559,6 @@ class LamSVMFit(Fit):
         if len(self.lambda_) > 1:
             tables["Path"] = self.steps.copy()
         notes = []
-        if len(self.lambda_) > 1:
-            lam = np.asarray(self.lambda_)
-            if self._k() in (0, len(lam) - 1):
-                notes.append(f"the selected {self.path_var} = {float(self.s):g} sits at an end of "
-                             "the fitted path: extend the path beyond it to see whether a "
-                             "further value does better")
         if not cal:
             notes.append(f"margin = {m:g} lies in the uncalibrated band {band} for K = {K} "
                          "classes ([RH] Theorem 2): the risk minimiser need not pick argmax P.")
@@ -703,13 +641,27 @@ class LamSVMFit(Fit):
         return ax
 
 
-_RENAMED = {"gamma_k": "gamma", "lam": "lambda_", "lamda": "lambda_", "standardise": "standardize"}
+_PARAMS = {
+    "margin": NoneOr(Reals(Real())), "C": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "kernel": NoneOr(AnyOf(Options("linear", "rbf", "compact", "poly"), Callable())),
+    "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
+    "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
+    "D": NoneOr(Real(0.0, closed="neither")), "nu": NoneOr(Real(0.0, closed="neither")),
+    "standardize": Bool(), "tol": Real(0.0, closed="neither"), "eps": Real(0.0),
+    "max_iter": NoneOr(Integer(1)), "time_limit": NoneOr(Real(0.0, closed="neither")),
+    "cache_size": Real(0.0, closed="neither"), "shrinking": Bool(),
+    "na_action": Options("omit", "fail"), "warn_calibration": Bool(),
+}
+SPEC = FitSpec("lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True,
+               probabilities=True, default_measure="class")
 
 
+@fit_function(SPEC, _PARAMS)
 def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf", gamma="scale",
            sigma=None, degree=3, coef0=1.0, D=None, nu=None, standardize=True, tol=5e-2, eps=1e-6,
            max_iter=None, time_limit=None, cache_size=200.0, shrinking=True, weights=None,
-           subset=None, na_action="omit", warn_calibration=True, **kwargs) -> LamSVMFit:
+           subset=None, na_action="omit", warn_calibration=True) -> LamSVMFit:
     """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH]).
 
     The fitted problem is [RH]'s Inhibitory-SVM primal (eq. 14-16)
@@ -815,13 +767,6 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     >>> list(P.columns), bool(np.allclose(P.sum(axis=1), 1))
     (['a', 'b', 'c'], True)
     """
-    if kwargs:
-        for k in kwargs:
-            if k in _RENAMED:
-                extra = (" (gamma = gamma_k / M for M predictors; gamma='auto' is gamma_k = 1)"
-                         if k == "gamma_k" else "")
-                raise TypeError(f"lamsvm() argument {k!r} was renamed: use {_RENAMED[k]!r}{extra}")
-        raise TypeError(f"lamsvm() got unexpected keyword argument(s) {sorted(kwargs)}")
     fitargs = dict(margin=margin, C=C, lambda_=lambda_, kernel=kernel, gamma=gamma, sigma=sigma,
                    degree=degree, coef0=coef0, D=D, nu=nu, standardize=standardize, tol=tol,
                    eps=eps, max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
@@ -833,7 +778,6 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     K = design.n_classes
     if K < 2:
         raise ValueError(f"lamsvm needs a response with at least two classes; got {K}")
-    _check_response(design)
     n = design.nobs
     if n < 2:
         raise ValueError(f"lamsvm needs at least two observations; got {n}")
@@ -901,7 +845,7 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
                          "float64); use standardize=True or rescale the predictors")
     gam = None
     if kname in ("rbf", "gaussian", "compact", "poly", "polynomial"):
-        gam = _width(gamma, sigma, Z, kname)
+        gam = _width(gamma, sigma, Z, yk)
         if not math.isfinite(gam * 4.0 * float(sq.max(initial=0.0)) + 1.0):
             raise ValueError("gamma times the squared distances overflows float64; use "
                              "standardize=True, rescale the predictors or choose a smaller gamma")
@@ -995,6 +939,7 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     fit.standardize = standardize
     fit._center, fit._scale = center, scale
     fit.path_var = path_var
+    fit.path_arg = "lambda_" if path_var == "lambda" else path_var
     fit.lambda_ = np.asarray(seq, dtype=float)
     fit.s = float(seq[-1])
     fit.margin = seq.copy() if path_var == "margin" else float(margins[0])
