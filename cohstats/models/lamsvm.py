@@ -440,6 +440,10 @@ class LamSVMFit(Fit):
         yk = np.asarray(self.design.y_int, dtype=np.int64)
         w = np.asarray(self.design.weights, dtype=float)
         coef, it, conv = _fit_calibration(method, F, yk, self.n_classes, w)
+        if not conv:
+            warnings.warn("lamsvm: the multinomial calibration map did not converge (Newton "
+                          "stopped); its probabilities may be inaccurate: try method='coupling'",
+                          ConvergenceWarning, stacklevel=3)
         cal = ProbCalibration(method, s, F, foldid, coef, self.n_classes, it, conv)
         cache[key] = cal
         return cal
@@ -714,9 +718,10 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     standardize : bool, default True
         Centre and scale every predictor (weighted mean and sd with divisor ``sum(w)``;
         constant columns are only centred) before the kernel; linear-kernel coefficients are
-        reported on the original scale. e1071's ``svm()`` scales by default too. Measured on
-        the raw breast-cancer data (10-fold CV error, default RBF width and ``C = 1``): see
-        benchmarks/README.md.
+        reported on the original scale. e1071's ``svm()`` scales by default too. On the raw
+        breast-cancer data (30 predictors with standard deviations from 0.003 to 569) the
+        10-fold CV error at ``C = 1`` is 10.5 % unstandardised with ``gamma = 1/M`` (8.8 % with
+        ``"scale"``) and 2.5 % standardised; with the linear kernel 29.0 % against 2.1 %.
     tol : float, default 5e-2
         KKT tolerance ``T_kkt`` of [RH] eq. 24-26 (the paper's value).
     eps : float, default 1e-6
@@ -748,8 +753,12 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     values (:meth:`LamSVMFit.calibration`). They are a calibration of the classifier, not an
     estimate from its loss: the λ-SVM loss is a hinge loss whose population minimiser is
     piecewise constant in ``P`` and identifies only ``argmax P`` ([RH]). The default method
-    was chosen by measured probability error on simulations with known class probabilities
-    (benchmarks/README.md).
+    ``"multinomial"`` was chosen by measured probability error on simulations with known class
+    probabilities (600 training rows, defaults and ``C = 10``, three replications): at
+    ``K = 3`` the two methods were within 3 % of each other in mean ``|p_hat - p|`` (coupling
+    slightly lower: 0.034 vs 0.034 on Gaussian classes, 0.056 vs 0.057 on the waveform data),
+    at ``K = 5`` the multinomial map was clearly better (0.032 vs 0.044; half the
+    Kullback-Leibler error).
 
     Examples
     --------
