@@ -154,7 +154,9 @@ def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
     """Multinomial logistic regression of (soft) targets ``T`` (n, K) on features ``G`` (n, d).
 
     Minimises ``sum_i w_i [logsumexp(eta_i) - sum_k T_ik eta_ik]`` with ``eta_i0 = 0`` (class 0
-    is the reference) and ``eta_ik = a_k + G_i . B_k`` by Newton's method with backtracking.
+    is the reference) and ``eta_ik = a_k + G_i . B_k`` by Newton's method with backtracking,
+    stopping when the largest gradient entry is below ``tol * sum(w)`` or the Newton decrement
+    is below the float64 resolution of the objective.
     With one-hot ``T`` this is the maximum-likelihood multinomial logit (statsmodels ``MNLogit``);
     with smoothed targets (:func:`smoothed_targets`) the minimum exists even for separable data.
 
@@ -205,6 +207,10 @@ def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
             step = np.linalg.lstsq(H, g, rcond=None)[0]
         dth = -step.reshape((d1, m), order="F")
         gd = float(g @ -step)
+        if -gd < 1e-16 * max(1.0, abs(fval)):
+            # the Newton decrement is below the resolution of the objective: at the optimum
+            converged = True
+            break
         t = 1.0
         while t > 1e-12:
             cand = theta + t * dth
