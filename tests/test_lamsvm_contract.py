@@ -182,3 +182,18 @@ def test_cv_refits_lambda_and_margin_paths_by_name():
         fit = lamsvm("y ~ x1 + x2", df[folds != f], margin=8.0, C=2.0)
         wrong += int(np.sum(fit.predict(df[folds == f]).to_numpy() != df.y.to_numpy()[folds == f]))
     assert res.cvm[1] == pytest.approx(wrong / 60, abs=1e-12)
+
+
+def test_tune_over_margin_keeps_a_fixed_C_path():
+    """Regression: tune(lamsvm, C=[...], grid={"margin": ...}) made margin a second path."""
+    from cohstats.tuning import cv, tune
+    df = _frame(n=60, seed=10)
+    folds = np.arange(60) % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = tune(lamsvm, "y ~ x1 + x2", df, grid={"margin": [2.0, 8.0]}, C=[0.5, 2.0],
+                   foldid=folds, measure="class", verbose=False)
+        ref = cv(lamsvm, "y ~ x1 + x2", df, margin=res.best_params["margin"], C=[0.5, 2.0],
+                 foldid=folds, measure="class", verbose=False)
+    assert "margin" in res.best_params
+    assert res.best_score == pytest.approx(float(np.min(ref.cvm)), abs=1e-12)
