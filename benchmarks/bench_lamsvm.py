@@ -1,7 +1,7 @@
 """Benchmark: λ-SVM training time on Pendigits against scikit-learn's libsvm and liblinear.
 
 Pendigits (UCI/Statlog training file, 7494 rows, 16 features, 10 classes; test file 3498 rows),
-features standardised with the training means and standard deviations ([D29]).
+features standardised with the training means and standard deviations.
 
 * RBF kernel ``exp(-||x - x'||^2 / 16)`` (``gamma = 1/16``): ``sklearn.svm.SVC`` (libsvm,
   one-vs-one) against ``lamsvm`` (all classes at once, ``tol = T_kkt = 5e-2``) for several
