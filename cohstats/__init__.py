@@ -30,7 +30,7 @@ _LAZY = {
     "psi_learn": "cohstats.models.svm",
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
-    "tune_lum": "cohstats.models.lum",
+    "tune_lum": "cohstats.tuning",
     "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
@@ -43,6 +43,7 @@ _LAZY = {
     "GKLResult": "cohstats.tuning",
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
+    "compare": "cohstats.reporting",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",

@@ -476,6 +476,7 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         data = pd.DataFrame(data)
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    _check_unique_columns(data.columns, "data")
     yname, rhs = _split_formula(formula)
     if yname not in data.columns:
         raise ValueError(f"response {yname!r} is not a column of data; columns: {_fmt_list(data.columns)}")
@@ -616,8 +617,36 @@ def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action
     return d
 
 
+def _check_unique_columns(columns, what: str) -> None:
+    dup = pd.Index(columns)[pd.Index(columns).duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(f"{what} has duplicated column name(s) {_fmt_list(dup)}; every column needs "
+                         "its own name (rename them, e.g. df.columns = [...])")
+
+
+def _response_series(labels) -> pd.Series:
+    """The labels of matrix input as a Series; a 2-D response is refused by name."""
+    if isinstance(labels, pd.DataFrame):
+        if labels.shape[1] != 1:
+            raise ValueError(f"the response must be one column of labels; got a DataFrame with "
+                             f"{labels.shape[1]} columns {_fmt_list(list(labels.columns))}")
+        labels = labels.iloc[:, 0]
+    if isinstance(labels, pd.Series):
+        return labels
+    if isinstance(labels, pd.Categorical):
+        return pd.Series(labels)
+    arr = np.asarray(labels, dtype=object)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"the response must be a 1-D sequence of labels; got an array of shape "
+                         f"{arr.shape} (for one-hot labels pass the class of each row instead)")
+    return pd.Series(arr)
+
+
 def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     if isinstance(X, pd.DataFrame):
+        _check_unique_columns(X.columns, "X")
         nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
         if nonnum:
             raise TypeError(f"matrix input must be numeric; column(s) {_fmt_list(nonnum)} are not "
@@ -637,8 +666,7 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         xnames = [f"x{j + 1}" for j in range(Xa.shape[1])]
         row_labels = np.arange(Xa.shape[0])
     n0 = Xa.shape[0]
-    yser = labels if isinstance(labels, pd.Series) else pd.Series(np.asarray(labels, dtype=object)
-                                                                  if not isinstance(labels, (pd.Categorical,)) else labels)
+    yser = _response_series(labels)
     yname = str(yser.name) if yser.name is not None else "y"
     if len(yser) != n0:
         raise ValueError(f"X has {n0} rows but y has {len(yser)} labels")

@@ -204,18 +204,21 @@ class PathFrame(pd.DataFrame):
         long = base.melt(id_vars=["step", xv], value_vars=cols, var_name="term", value_name="estimate")
         return long.sort_values(["step", "term"], kind="stable").reset_index(drop=True)
 
-    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True, **kwargs):  # type: ignore[override]
+    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True,  # type: ignore[override]
+             ylabel: str | None = None, **kwargs):
         """Coefficient paths against the sequence (log scale for penalties), glmnet style.
 
         The top axis shows the number of nonzero coefficients when a ``df`` column exists.
-        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead.
+        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead; the
+        y axis is then labelled with their names (or ``ylabel``). Returns the Axes.
         """
         import matplotlib.pyplot as plt
 
         xv = getattr(self, "xvar", None) or self.columns[0]
         cols = list(columns) if columns is not None else list(getattr(self, "coef_columns", []) or [])
-        if not cols:
+        if not cols:                     # no coefficient paths: draw the other columns, named
             cols = [c for c in self.columns if c != xv]
+            columns = cols
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 4.2))
         x = np.asarray(self[xv], dtype=float)
@@ -224,7 +227,9 @@ class PathFrame(pd.DataFrame):
         for c in cols:
             ax.plot(xp, np.asarray(self[c], dtype=float), lw=1.2, label=str(c), **kwargs)
         ax.set_xlabel(f"log({xv})" if logx else xv)
-        ax.set_ylabel("coefficient" if columns is None else "value")
+        if ylabel is None:
+            ylabel = "coefficient" if columns is None else " / ".join(str(c).replace("_", " ") for c in cols)
+        ax.set_ylabel(ylabel)
         if columns is None:
             ax.axhline(0.0, color="0.6", lw=0.6)
         if "df" in self.columns and columns is None and len(x) > 1:
@@ -387,7 +392,7 @@ class Fit:
         """
         s = self._check_s(s, "coef_at")
         c, b = self._coef_at(s)
-        if c is None:
+        if c is None or self.coef is None:
             raise ValueError(f"a {type(self).__name__} has no input-space coefficients "
                              "(kernel expansions and trees); see dual_coef or predict(type='link')")
         c = np.asarray(c)
@@ -470,10 +475,10 @@ class Fit:
             type = "prob"
         s = self._check_s(s)
         if options:
+            check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
             if type != "prob":
                 raise TypeError(f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
-                                f"got {sorted(options)} (options belong to type='prob')")
-            check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
+                                f"got {sorted(options)} (they belong to type='prob')")
         X = self._X(newdata)
         sk = {} if s is None else {"s": s}
         idx = self._index(newdata, X.shape[0])
@@ -558,6 +563,12 @@ class Fit:
         if self.path_var == "step":
             return "more trees (n_trees)"
         return f"more {self.path_arg or self.path_var} values"
+
+    def calibration(self, newdata, **kw):
+        """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
+        (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
+        from .calibration import calibration
+        return calibration(self, newdata, **kw)
 
     def path(self) -> PathFrame:
         raise NotImplementedError(f"{type(self).__name__} was not fitted along a sequence")

@@ -396,8 +396,9 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
             for k in kwargs:
                 if k not in accepted and k not in private:
                     if k in extra_renamed:
-                        raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: it is "
-                                        f"called {extra_renamed[k]!r} in cohstats")
+                        v = extra_renamed[k]
+                        hint = f"it is {v}" if " " in v else f"it is called {v!r} in cohstats"
+                        raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: {hint}")
                     raise _unknown_keyword(name, k, accepted)
             for k, v in kwargs.items():
                 c = params.get(k)

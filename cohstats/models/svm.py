@@ -66,6 +66,7 @@ class SVMFit(Fit):
 
     method = "svm"
     title = "Weighted support vector machine"
+    _predict_options = ("method", "m")
 
     # ------------------------------------------------------------------ prediction
     def _kernel_to_train(self, X: np.ndarray, idx) -> np.ndarray:
