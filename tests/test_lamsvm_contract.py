@@ -197,3 +197,13 @@ def test_tune_over_margin_keeps_a_fixed_C_path():
                  foldid=folds, measure="class", verbose=False)
     assert "margin" in res.best_params
     assert res.best_score == pytest.approx(float(np.min(ref.cvm)), abs=1e-12)
+
+
+def test_weights_that_make_the_box_bound_vanish_are_refused():
+    df = _frame(n=40, seed=11)
+    with pytest.raises(ValueError, match="rescale the weights"):
+        lamsvm("y ~ x1 + x2", df, weights=np.full(40, 1e-300))
+    # weights act through C * w only: weights 4 with C = 0.5 equal weights 1 with C = 2
+    a = lamsvm("y ~ x1 + x2", df, C=0.5, weights=np.full(40, 4.0), tol=1e-8)
+    b = lamsvm("y ~ x1 + x2", df, C=2.0, tol=1e-8)
+    np.testing.assert_allclose(_link(a, df), _link(b, df), atol=1e-8)

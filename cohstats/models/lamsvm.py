@@ -699,7 +699,8 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
         warm-started; ``path_var = "margin"``).
     C : float or 1-D sequence, optional
         libsvm's cost (see above; default 1 when neither ``C`` nor ``lambda_`` is given); with
-        observation weights the box bound of row ``i`` is ``C w_i``. A sequence fits a path over
+        observation weights the box bound of row ``i`` is ``C w_i`` (weights are not normalised,
+        as scikit-learn's ``sample_weight`` for ``SVC``). A sequence fits a path over
         ``C`` (increasing; each fit starts from the previous multipliers; ``path_var = "C"``).
     lambda_ : float or 1-D sequence, optional
         The penalty in glmnet's normalisation, ``C = 1/(n lambda_)``; give ``C`` or ``lambda_``,
@@ -898,6 +899,12 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
         else:
             c = float(Cs[0])
         Cb = c * w
+        pos = Cb[Cb > 0]
+        if pos.size == 0 or not np.all(np.isfinite(Cb)) or pos.min() <= eps:
+            raise ValueError(
+                f"the box bounds C * weights range over [{pos.min() if pos.size else 0:.3g}, "
+                f"{Cb.max():.3g}] at {path_var}={v:g}; they must be finite and above eps={eps:g}: "
+                "rescale the weights (the fit depends on C * weights only) or change C / eps")
         res = solve_lambda_svm(Z, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
                                max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
                                shrinking=shrinking, alpha0=alpha)
