@@ -203,9 +203,10 @@ class CLearnClassifier(_CohstatsClassifier):
 class LambdaSVMClassifier(_CohstatsClassifier):
     """λ-SVM (:func:`cohstats.lamsvm`): multiclass hinge loss with variable positive margin.
 
-    ``predict_proba`` is not offered: the λ-SVM loss identifies only the most likely class
-    (its population minimiser carries no probability), so :func:`cohstats.lamsvm` refuses
-    ``type="prob"`` and this wrapper has no ``predict_proba``.
+    ``predict_proba`` is not offered: the λ-SVM loss identifies only the most likely class, and
+    its probabilities are a post-hoc calibration fitted by internal cross-validation
+    (``cohstats.lamsvm(...).predict(type="prob")``), which this wrapper leaves to the formula
+    interface (or to scikit-learn's ``CalibratedClassifierCV``).
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights scale the box bounds exactly as replicated rows would (``C_i = C w_i``), but SMO
@@ -219,17 +220,17 @@ class LambdaSVMClassifier(_CohstatsClassifier):
             "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
 
-    def __init__(self, margin=None, C=1.0, kernel="rbf", gamma=None, gamma_k=None, sigma=None,
-                 degree=3, coef0=1.0, tol=5e-2, eps=1e-6, max_iter=None, time_limit=None,
-                 cache_size=200.0, shrinking=True, warn_calibration=True):
+    def __init__(self, margin=None, C=1.0, kernel="rbf", gamma="scale", sigma=None,
+                 degree=3, coef0=1.0, standardize=True, tol=5e-2, eps=1e-6, max_iter=None,
+                 time_limit=None, cache_size=200.0, shrinking=True, warn_calibration=True):
         self.margin = margin
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
-        self.gamma_k = gamma_k
         self.sigma = sigma
         self.degree = degree
         self.coef0 = coef0
+        self.standardize = standardize
         self.tol = tol
         self.eps = eps
         self.max_iter = max_iter
@@ -241,7 +242,8 @@ class LambdaSVMClassifier(_CohstatsClassifier):
     def __getattribute__(self, name):
         if name in ("predict_proba", "predict_log_proba"):
             raise AttributeError(f"LambdaSVMClassifier has no {name}: the λ-SVM loss gives no "
-                                 "class probabilities")
+                                 "class probabilities (cohstats.lamsvm(...).predict(type='prob') "
+                                 "offers a post-hoc calibration)")
         return super().__getattribute__(name)
 
 

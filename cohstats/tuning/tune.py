@@ -246,7 +246,11 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
     with scheduler_backend(scheduler):
         spec = spec_of(fit_fn)
-        path_key = next((k for k in (spec.path_args if spec is not None else ()) if k in grid), None)
+        path_args = spec.path_args if spec is not None else ()
+        # a path already requested through the fixed arguments (lamsvm(C=[...]) tuned over
+        # margin) stays the fitted path; the grid's own path argument is then an ordinary one
+        fixed_path = any(np.ndim(fit_args.get(k)) == 1 and np.size(fit_args.get(k)) > 1 for k in path_args)
+        path_key = None if fixed_path else next((k for k in path_args if k in grid), None)
         names, combos = _grid_combos(grid, fit_args, skip=path_key)
         path_vals = None
         if path_key is not None:
