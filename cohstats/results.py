@@ -287,7 +287,10 @@ class Fit:
         The fitted sequence as a 1-D float array, the name of what it holds (``"lambda"``,
         ``"C"``, ``"margin"``, ``"step"``, ``"ccp_alpha"``) and the selected value. A fit is a
         *path* when the sequence has more than one value.
-    ``converged`` (bool), ``n_iter`` (int), ``classes``, ``nobs``, ``formula``, ``call``.
+    ``converged``, ``n_iter``
+        Set by every fit: a bool and an int.
+    ``classes``, ``nobs``, ``formula``, ``call``
+        The class labels in order, the number of training rows, the formula and the arguments.
 
     ``predict(newdata, type=, s=, **options)`` takes the options listed in
     ``_predict_options`` (for ``type="prob"``) and nothing else; ``s`` is validated and

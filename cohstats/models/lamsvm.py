@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from cohstats import ConvergenceWarning
+from cohstats.exceptions import CalibrationWarning, ConvergenceWarning
 from cohstats.formula import build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
@@ -33,10 +33,6 @@ __all__ = ["lamsvm", "LamSVMFit", "default_margin", "CalibrationWarning", "ProbC
 PROB_METHODS = ("multinomial", "coupling")
 #: the default, chosen by measurement (benchmarks/README.md, lamsvm probabilities)
 DEFAULT_PROB_METHOD = "multinomial"
-
-
-class CalibrationWarning(UserWarning):
-    """The chosen margin lies in [RH]'s uncalibrated band ``[0, (K - 2)/2]`` (Theorem 2)."""
 
 
 def default_margin(n_classes: int) -> float:
