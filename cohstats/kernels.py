@@ -91,18 +91,44 @@ def _sqdist(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return d2
 
 
-def median_between(X: np.ndarray, y: np.ndarray) -> float:
-    """Median Euclidean distance between points of opposite classes (Jaakkola's heuristic).
+MEDIAN_MAX_PAIRS = 4_000_000
 
-    ``y`` is coded +-1 (or any two labels; the first label present is taken as one class).
+
+def median_between(X: np.ndarray, y: np.ndarray, *, max_pairs: int = MEDIAN_MAX_PAIRS,
+                   random_state=0) -> float:
+    """Median Euclidean distance between points of different classes (Jaakkola's heuristic).
+
+    ``y`` holds any labels with at least two distinct values (+-1 for a binary response);
+    every pair of points whose labels differ counts once. This is the width heuristic of
+    [WSL] section 5.2 (``sigma`` = the median, i.e. ``gamma = 1 / median^2``).
+
+    Memory is bounded: when there are at most ``max_pairs`` (4 000 000, 32 MB of distances)
+    between-class pairs the median is exact over all of them; above that, the median is taken
+    over the between-class pairs of a class-stratified random subsample of the rows, drawn with
+    ``random_state`` (deterministic), whose size keeps the pairs at about ``max_pairs`` (an
+    estimate of the full median: a width heuristic needs no more). Below the threshold the
+    result does not depend on ``random_state``.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    labels = np.unique(y)
-    if labels.size != 2:
-        raise ValueError("median_between needs a response with exactly two classes")
-    A, B = X[y == labels[1]], X[y == labels[0]]
-    d = np.sqrt(_sqdist(A, B)).ravel()
+    labels, codes = np.unique(y, return_inverse=True)
+    if labels.size < 2:
+        raise ValueError("median_between needs a response with at least two classes")
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
+        raise ValueError(f"max_pairs must be a positive integer; got {max_pairs!r}")
+    groups = [np.flatnonzero(codes == k) for k in range(labels.size)]
+    sizes = np.array([g.size for g in groups], dtype=np.float64)
+    total = 0.5 * (sizes.sum() ** 2 - np.sum(sizes ** 2))
+    if total > max_pairs:
+        rng = np.random.default_rng(random_state)
+        frac = math.sqrt(max_pairs / total)
+        groups = [np.sort(rng.choice(g, size=max(1, int(math.floor(frac * g.size))), replace=False))
+                  for g in groups]
+    parts = []
+    for a in range(len(groups)):
+        for b in range(a + 1, len(groups)):
+            parts.append(np.sqrt(_sqdist(X[groups[b]], X[groups[a]])).ravel())
+    d = np.concatenate(parts)
     med = float(np.median(d))
     if not med > 0:
         raise ValueError("median_between: all between-class distances are zero; set sigma explicitly")

@@ -142,6 +142,8 @@ def _check_n_jobs(n_jobs):
 
 
 def _has_path(fit) -> bool:
+    if getattr(fit, "_path_fit", True) is False:     # a fit at one penalty (e.g. svm)
+        return False
     lam = getattr(fit, "lambda_", None)
     return lam is not None and np.ndim(lam) == 1 and hasattr(fit, "_decision_path")
 
