@@ -465,15 +465,20 @@ class MulticlassSVMFit(SVMFit):
         Z = self._std(X)
         return np.column_stack([-f._decision(Z) for f in self._pair_fits])
 
-    def _classify(self, X: np.ndarray, s=None, **kw) -> np.ndarray:
+    def _class_scores(self, X: np.ndarray, s=None) -> np.ndarray:
+        """Votes ``(N, K)``: pair ``(a, b)`` votes for ``a`` when its decision value is > 0."""
         F = self._decision(X, s=s)
         K = self.n_classes
-        votes = np.zeros((F.shape[0], K), dtype=np.int64)
+        votes = np.zeros((F.shape[0], K))
         rows = np.arange(F.shape[0])
         for k, (i, j) in enumerate(self._pair_idx):
             win = np.where(F[:, k] > 0, i, j)
-            np.add.at(votes, (rows, win), 1)
-        return np.argmax(votes, axis=1)            # first maximum: libsvm's tie rule
+            np.add.at(votes, (rows, win), 1.0)
+        return votes
+
+    def _classify(self, X: np.ndarray, s=None, **kw) -> np.ndarray:
+        # the first maximum of the votes: libsvm's tie rule
+        return np.argmax(self._class_scores(X, s=s), axis=1)
 
     def predict(self, newdata=None, type: str = "class", s=None, **kw):
         if type == "link":
