@@ -200,7 +200,7 @@ def test_coupled_bracketing_on_a_three_class_simulation():
     assert np.mean(errs["bracket"]) < 0.3 * uniform
 
 
-def test_errors_and_contract_for_multiclass():
+def test_errors_and_contract_for_multiclass(tmp_path):
     df = _iris_df()
     with pytest.raises(ValueError, match="pi"):
         svm("species ~ .", df, pi=0.4)
@@ -217,6 +217,9 @@ def test_errors_and_contract_for_multiclass():
     import matplotlib.pyplot as plt
     assert isinstance(fit.plot(), matplotlib.axes.Axes)
     plt.close("all")
+    fit.save(tmp_path / "svm.pkl")
+    back = MulticlassSVMFit.load(tmp_path / "svm.pkl")
+    pd.testing.assert_frame_equal(back.predict(df, type="prob"), fit.predict(df, type="prob"))
     # a class without rows (a Design keeps its classes when rows are taken) is an error naming it
     from cohstats.formula import build_design
     d = build_design("species ~ .", df)
