@@ -103,11 +103,21 @@ def test_votes_and_ties_follow_libsvm():
     assert np.array_equal(pred[ok], s.predict(Xn)[ok])
 
 
-def test_shared_kernel_matrix_equals_row_cache():
+def test_shared_callable_kernel_equals_builtin_kernel():
+    # a callable kernel is evaluated once and its blocks are shared by the pairs
     X, y = _iris()
-    a = svm(X, y, tol=1e-9)                               # kernel matrix shared by the pairs
-    b = svm(X, y, tol=1e-9, cache_size=1e-3)              # row cache per pair
+    Z = (X - X.mean(0)) / X.std(0)
+
+    def rbf(A, B):
+        d2 = np.sum(A ** 2, 1)[:, None] + np.sum(B ** 2, 1)[None] - 2 * A @ B.T
+        return np.exp(-0.25 * np.maximum(d2, 0.0))
+
+    a = svm(X, y, gamma=0.25, tol=1e-9)
+    b = svm(X, y, kernel=rbf, tol=1e-9)
     np.testing.assert_allclose(a.predict(X, type="link"), b.predict(X, type="link"), atol=1e-7)
+    s = SVC(kernel="precomputed", C=1.0, decision_function_shape="ovo", tol=1e-9).fit(rbf(Z, Z), y)
+    np.testing.assert_allclose(b.predict(X, type="link").to_numpy(), s.decision_function(rbf(Z, Z)),
+                               atol=1e-6)
 
 
 def _coupling_objective(p, R):

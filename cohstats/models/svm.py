@@ -15,8 +15,9 @@ over the bracketing grid. In the package's penalty convention the same problem r
 ``C = 1 / (n lambda_)``.
 
 More than two classes are fitted one-vs-one, as libsvm: one binary C-SVM per pair of classes
-on the rows of those two classes, sharing the SMO engine and, when it fits in ``cache_size``,
-one precomputed kernel matrix. Classes are predicted by voting, probabilities by pairwise
+on the rows of those two classes, by the same SMO engine (a callable kernel is evaluated once
+and shared by the pairs; predictions evaluate one kernel block against the union of the
+support points for all pairs). Classes are predicted by voting, probabilities by pairwise
 coupling (:mod:`cohstats.coupling`) of any of the binary probability methods applied pair by
 pair.
 
@@ -41,7 +42,7 @@ from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, median
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
-from cohstats.solvers.smo import gram_matrix, smo_solve
+from cohstats.solvers.smo import smo_solve
 from cohstats.solvers.svmpath import pi_grid_smo, pi_path
 
 __all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
@@ -774,12 +775,11 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
              shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg):
     n, K = design.nobs, design.n_classes
     yi = design.y_int
-    Kfull = None
-    if kern.code == KERNEL_CALLABLE:
-        Kfull = kern(Z)
-    elif 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
-        # one kernel matrix for all pairs (its entries are exactly the rows SMO would cache)
-        Kfull = gram_matrix(kern.code, np.ascontiguousarray(Z), kern.kpar)
+    # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
+    # built-in kernels are computed row by row inside each pair's SMO (LRU cache of
+    # cache_size MB, as libsvm's one-vs-one): SMO touches few rows, so the whole kernel
+    # matrix up front was slower (benchmarks/README.md).
+    Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
     fits, pairs, idx = [], [], []
     for i in range(K):
         for j in range(i + 1, K):
@@ -896,8 +896,8 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
     weights : observation weights ``w_i`` (array or column name).
     subset, na_action : as :func:`cohstats.formula.build_design`.
     tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
-    cache_size : kernel-row cache in megabytes. For K > 2 classes the kernel matrix of all
-        rows is computed once and shared by the pairs when it fits in ``cache_size``.
+    cache_size : kernel-row cache in megabytes (per pair for K > 2 classes, as libsvm; a
+        callable kernel is evaluated once on all rows and its blocks shared by the pairs).
     shrinking : libsvm's shrinking heuristic.
     max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
     prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
