@@ -145,6 +145,8 @@ def test_result_contract_attributes_and_s():
     kept = df.index.drop("r3")
     assert list(dc.index) == list(kept[fit.support_])
     assert not hasattr(fit, "support") and not hasattr(fit, "alpha")
+    with pytest.raises(AttributeError, match="dual_alpha_"):
+        fit.alpha
     assert fit.dual_alpha_.shape == (n,)
     # s: the fitted value is accepted, anything else refused
     df = df.drop(index="r3")

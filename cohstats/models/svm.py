@@ -147,6 +147,16 @@ class SVMFit(Fit):
     path_var = "lambda"
     _path_fit = False          # one penalty: the tuners refit it value by value
 
+    _RENAMED = {"alpha": "dual_alpha_ (alpha is the elastic-net l1 share in this package)",
+                "support": "support_"}
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: name the new spelling of renamed attributes
+        if name in SVMFit._RENAMED:
+            raise AttributeError(f"svm fits have no attribute {name!r}; use "
+                                 f"{SVMFit._RENAMED[name]}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # ------------------------------------------------------------------ contract
     @property
     def coef(self):
@@ -951,7 +961,7 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
     if path_method == "auto":
         path_method = "exact" if n <= 2000 else "warm"
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
-    call = {"kernel": kname, "C": Cval}
+    call = {"kernel": kname, **({"lambda_": lam} if lambda_ is not None else {"C": Cval})}
     if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
         call["gamma"] = float(kern.kpar[0])
     if pi is not None:
