@@ -12,8 +12,7 @@ import warnings
 __version__ = "0.1.0"
 
 
-class ConvergenceWarning(UserWarning):
-    """A solver stopped before reaching its tolerance; the message names the argument to change."""
+from .exceptions import CalibrationWarning, ConvergenceWarning, DataWarning  # noqa: E402
 
 
 _LAZY = {
@@ -31,7 +30,7 @@ _LAZY = {
     "psi_learn": "cohstats.models.svm",
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
-    "tune_lum": "cohstats.models.lum",
+    "tune_lum": "cohstats.tuning",
     "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
@@ -44,12 +43,13 @@ _LAZY = {
     "GKLResult": "cohstats.tuning",
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
+    "compare": "cohstats.reporting",
 }
 
 _SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
                "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
-__all__ = ["ConvergenceWarning", "__version__", *sorted(_LAZY)]
+__all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name):

@@ -316,10 +316,40 @@ def _classes_of(y: pd.Series, name: str):
         except TypeError:
             classes = list(vals)
     classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    _check_categorical_like(y, name, classes)
     if len(classes) < 2:
         raise ValueError(f"response {name!r} has only one class ({_fmt_list(classes)}); "
                          "classification needs at least two")
     return classes
+
+
+# A numeric response with more distinct values than this is taken for a continuous variable.
+MAX_NUMERIC_LEVELS = 30
+
+
+def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
+    """Refuse a response that looks continuous: a classification response is categorical-like.
+
+    Strings, booleans and categoricals are always class labels. A numeric response is
+    accepted when its values are integral and few (at most ``MAX_NUMERIC_LEVELS`` distinct
+    values); a float response with a non-integral value, or a numeric one with many values, is
+    refused with a message that says how to declare it as categorical.
+    """
+    if isinstance(y.dtype, pd.CategoricalDtype) or y.dtype.kind not in "iuf":
+        return
+    how = (f"if it really holds class labels, declare it categorical, e.g. "
+           f"data[{name!r}] = data[{name!r}].astype('category')")
+    if y.dtype.kind == "f":
+        v = np.asarray(classes, dtype=float)
+        frac = v[np.abs(v - np.round(v)) > 0]
+        if frac.size:
+            raise ValueError(f"response {name!r} is continuous (float values such as {float(frac[0])!r}); "
+                             f"cohstats fits classifiers, whose response holds class labels -- {how}")
+    if len(classes) > MAX_NUMERIC_LEVELS:
+        raise ValueError(f"response {name!r} is numeric with {len(classes)} distinct values "
+                         f"({_fmt_list(classes)}), which looks like a continuous variable rather than "
+                         f"class labels (at most {MAX_NUMERIC_LEVELS} numeric levels are taken as "
+                         f"classes) -- {how}")
 
 
 def _code_response(y: pd.Series, classes) -> np.ndarray:
@@ -446,6 +476,7 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         data = pd.DataFrame(data)
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}")
+    _check_unique_columns(data.columns, "data")
     yname, rhs = _split_formula(formula)
     if yname not in data.columns:
         raise ValueError(f"response {yname!r} is not a column of data; columns: {_fmt_list(data.columns)}")
@@ -586,8 +617,36 @@ def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action
     return d
 
 
+def _check_unique_columns(columns, what: str) -> None:
+    dup = pd.Index(columns)[pd.Index(columns).duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(f"{what} has duplicated column name(s) {_fmt_list(dup)}; every column needs "
+                         "its own name (rename them, e.g. df.columns = [...])")
+
+
+def _response_series(labels) -> pd.Series:
+    """The labels of matrix input as a Series; a 2-D response is refused by name."""
+    if isinstance(labels, pd.DataFrame):
+        if labels.shape[1] != 1:
+            raise ValueError(f"the response must be one column of labels; got a DataFrame with "
+                             f"{labels.shape[1]} columns {_fmt_list(list(labels.columns))}")
+        labels = labels.iloc[:, 0]
+    if isinstance(labels, pd.Series):
+        return labels
+    if isinstance(labels, pd.Categorical):
+        return pd.Series(labels)
+    arr = np.asarray(labels, dtype=object)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"the response must be a 1-D sequence of labels; got an array of shape "
+                         f"{arr.shape} (for one-hot labels pass the class of each row instead)")
+    return pd.Series(arr)
+
+
 def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     if isinstance(X, pd.DataFrame):
+        _check_unique_columns(X.columns, "X")
         nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
         if nonnum:
             raise TypeError(f"matrix input must be numeric; column(s) {_fmt_list(nonnum)} are not "
@@ -607,8 +666,7 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         xnames = [f"x{j + 1}" for j in range(Xa.shape[1])]
         row_labels = np.arange(Xa.shape[0])
     n0 = Xa.shape[0]
-    yser = labels if isinstance(labels, pd.Series) else pd.Series(np.asarray(labels, dtype=object)
-                                                                  if not isinstance(labels, (pd.Categorical,)) else labels)
+    yser = _response_series(labels)
     yname = str(yser.name) if yser.name is not None else "y"
     if len(yser) != n0:
         raise ValueError(f"X has {n0} rows but y has {len(yser)} labels")
@@ -656,15 +714,19 @@ def capture_context(level: int = 1) -> dict:
     """Capture the caller's variables (``level`` frames up) for formula transforms.
 
     Public fit functions call this once at their entry so that ``np.log(x)`` or a user
-    function ``f(x)`` in a formula resolves as in the caller's scope. The context is used
-    to build the design and never stored on the result.
+    function ``f(x)`` in a formula resolves as in the caller's scope. Frames of the argument
+    checking wrapper (:func:`cohstats.validation.fit_function`) are skipped. The context is
+    used to build the design and never stored on the result.
     """
-    try:
-        from formulaic.utils.context import capture_context as _cc
-        return dict(_cc(level + 1))
-    except Exception:  # pragma: no cover - formulaic internals moved
-        import inspect
-        frame = inspect.stack()[level + 1].frame
-        ctx = dict(frame.f_globals)
-        ctx.update(frame.f_locals)
-        return ctx
+    import sys
+
+    from cohstats.validation import TRANSPARENT_CODES
+
+    frame = sys._getframe(level + 1)
+    while frame is not None and frame.f_code in TRANSPARENT_CODES:
+        frame = frame.f_back
+    if frame is None:  # pragma: no cover - called from the top of the stack
+        return {}
+    ctx = dict(frame.f_globals)
+    ctx.update(frame.f_locals)
+    return ctx

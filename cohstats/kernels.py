@@ -91,62 +91,108 @@ def _sqdist(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return d2
 
 
-MEDIAN_MAX_PAIRS = 4_000_000
+#: above this many rows (per class for ``median_between``) the width heuristics use a seeded
+#: random subsample of this size, so that their memory and time stay O(n) (as kernlab's
+#: ``sigest`` does); below it they use every point and are exact.
+WIDTH_SUBSAMPLE = 2000
 
 
-def median_between(X: np.ndarray, y: np.ndarray, *, max_pairs: int = MEDIAN_MAX_PAIRS,
-                   random_state=0) -> float:
-    """Median Euclidean distance between points of different classes (Jaakkola's heuristic).
+def _subsample(X: np.ndarray, size: int, seed: int = 0) -> np.ndarray:
+    if X.shape[0] <= size:
+        return X
+    idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=size, replace=False))
+    return X[idx]
 
-    ``y`` holds any labels with at least two distinct values (+-1 for a binary response);
-    every pair of points whose labels differ counts once. This is the width heuristic of
-    [WSL] section 5.2 (``sigma`` = the median, i.e. ``gamma = 1 / median^2``).
 
-    Memory is bounded: when there are at most ``max_pairs`` (4 000 000, 32 MB of distances)
-    between-class pairs the median is exact over all of them; above that, the median is taken
-    over the between-class pairs of a class-stratified random subsample of the rows, drawn with
-    ``random_state`` (deterministic), whose size keeps the pairs at about ``max_pairs`` (an
-    estimate of the full median: a width heuristic needs no more). Below the threshold the
-    result does not depend on ``random_state``.
+def median_between(X: np.ndarray, y: np.ndarray) -> float:
+    """Median Euclidean distance between points of different classes (Jaakkola's heuristic, [WSL]).
+
+    ``y`` holds any labels with at least two distinct values (+-1 for a binary response); every
+    pair of points whose labels differ counts once. A class with more than ``WIDTH_SUBSAMPLE``
+    points is represented by a seeded random subsample of that size, so memory and time stay
+    bounded; below that size the median is exact.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    labels, codes = np.unique(y, return_inverse=True)
+    labels = np.unique(y)
     if labels.size < 2:
         raise ValueError("median_between needs a response with at least two classes")
-    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
-        raise ValueError(f"max_pairs must be a positive integer; got {max_pairs!r}")
-    groups = [np.flatnonzero(codes == k) for k in range(labels.size)]
-    sizes = np.array([g.size for g in groups], dtype=np.float64)
-    total = 0.5 * (sizes.sum() ** 2 - np.sum(sizes ** 2))
-    if total > max_pairs:
-        rng = np.random.default_rng(random_state)
-        frac = math.sqrt(max_pairs / total)
-        groups = [np.sort(rng.choice(g, size=max(1, int(math.floor(frac * g.size))), replace=False))
-                  for g in groups]
-    parts = []
-    for a in range(len(groups)):
-        for b in range(a + 1, len(groups)):
-            parts.append(np.sqrt(_sqdist(X[groups[b]], X[groups[a]])).ravel())
-    d = np.concatenate(parts)
-    med = float(np.median(d))
-    if not med > 0:
-        raise ValueError("median_between: all between-class distances are zero; set sigma explicitly")
+    # seeds 2, 1 for the two classes of a binary response (as before), k + 1 beyond
+    groups = [_subsample(X[y == lab], WIDTH_SUBSAMPLE, seed=(2 if k == 0 else k if k == 1 else k + 1))
+              for k, lab in enumerate(labels)]
+    parts = [np.sqrt(_sqdist(groups[b], groups[a])).ravel()
+             for a in range(len(groups)) for b in range(a + 1, len(groups))]
+    med = float(np.median(np.concatenate(parts)))
+    if not (med > 0 and np.isfinite(med)):
+        raise ValueError(f"the median distance between the classes is {med!r} (the inputs are "
+                         "constant, or so large that squared distances overflow); give gamma or "
+                         "sigma explicitly, or standardize=True")
     return med
 
 
 def mean_all(X: np.ndarray) -> float:
-    """Mean Euclidean distance over all unordered pairs i < j ([ZDJ] section 5.2)."""
-    X = np.asarray(X, dtype=np.float64)
+    """Mean Euclidean distance over all unordered pairs i < j ([ZDJ] section 5.2).
+
+    Above ``WIDTH_SUBSAMPLE`` rows, the mean over a seeded random subsample of that size.
+    """
+    X = _subsample(np.asarray(X, dtype=np.float64), WIDTH_SUBSAMPLE)
     n = X.shape[0]
     if n < 2:
         raise ValueError("mean_all needs at least two rows")
     d = np.sqrt(_sqdist(X, X))
     iu = np.triu_indices(n, 1)
     m = float(d[iu].mean())
-    if not m > 0:
-        raise ValueError("mean_all: all pairwise distances are zero; set sigma explicitly")
+    if not (m > 0 and np.isfinite(m)):
+        raise ValueError(f"the mean pairwise distance is {m!r} (the inputs are constant, or so large "
+                         "that squared distances overflow); give gamma or sigma explicitly")
     return m
+
+
+def scale_gamma(X: np.ndarray) -> float:
+    """scikit-learn's ``gamma="scale"``: ``1 / (p Var(X))`` over all entries of X.
+
+    On standardised inputs this is ``1/p``, e1071's default.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    v = float(X.var()) * X.shape[1]
+    if not (v > 0 and np.isfinite(v)):
+        raise ValueError(f"gamma='scale' needs inputs with a positive finite variance; got Var(X) = "
+                         f"{X.var()!r}; give gamma or sigma explicitly")
+    return 1.0 / v
+
+
+#: named kernel widths accepted as ``gamma=`` strings, and the heuristics behind them
+WIDTHS = {
+    "scale": "1 / (p Var(X)) (scikit-learn's default; 1/p on standardised inputs, e1071's)",
+    "auto": "1 / p",
+    "median": "1 / sigma^2 with sigma the median distance between the classes ([WSL], Jaakkola)",
+    "mean": "1 / sigma^2 with sigma the mean pairwise distance ([ZDJ] section 5.2)",
+}
+_WIDTH_ALIASES = {"median_between": "median", "mean_all": "mean"}
+
+
+def resolve_gamma(gamma, X=None, y=None) -> float:
+    """A kernel width ``gamma`` from a number or a named heuristic (see :data:`WIDTHS`)."""
+    if isinstance(gamma, str):
+        name = _WIDTH_ALIASES.get(gamma, gamma)
+        if name not in WIDTHS:
+            raise ValueError(f"gamma must be a positive number or one of {sorted(WIDTHS)}; got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training inputs")
+        X = np.asarray(X, dtype=np.float64)
+        if name == "scale":
+            return scale_gamma(X)
+        if name == "auto":
+            return 1.0 / X.shape[1]
+        if name == "median":
+            if y is None:
+                raise ValueError("gamma='median' needs the labels y")
+            return 1.0 / median_between(X, y) ** 2
+        return 1.0 / mean_all(X) ** 2
+    g = float(gamma)
+    if not (np.isfinite(g) and g > 0):
+        raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
+    return g
 
 
 # exp(x) for x <= 0 in a loop that LLVM vectorises (``math.exp`` is a scalar call): Cody-Waite
@@ -252,8 +298,10 @@ def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=
     kernel : {"linear", "rbf", "poly", "compact"} or callable ``k(X, Z) -> matrix``
     X, y : training inputs (and +-1 labels), used only by the width heuristics.
     sigma : Gaussian width for ``exp(-||x-x'||^2 / sigma^2)`` (the papers' convention).
-    gamma : libsvm's ``exp(-gamma ||x-x'||^2)``; give ``sigma`` or ``gamma``, not both.
-    width : heuristic when neither is given: ``"mean_all"`` ([ZDJ]) or ``"median_between"`` ([WSL]).
+    gamma : libsvm's ``exp(-gamma ||x-x'||^2)``, a number or a named heuristic of
+        :data:`WIDTHS` (``"scale"``, ``"auto"``, ``"median"``, ``"mean"``); give ``sigma`` or
+        ``gamma``, not both.
+    width : the named heuristic used when neither is given (the caller's default).
     gamma_k : [RH]'s normalised width, ``gamma = gamma_k / M`` with M features.
     D, nu : compact-kernel truncation and power; defaults ``D = sqrt(M / gamma_k)``, ``nu = (M+1)/2``.
     """
@@ -275,20 +323,13 @@ def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=
         if not (np.isfinite(sigma) and sigma > 0):
             raise ValueError(f"sigma must be a positive finite number; got {sigma!r}")
         gamma = 1.0 / float(sigma) ** 2
-    if gamma is not None and not (np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
     if code in (KERNEL_RBF, KERNEL_COMPACT) and gamma is None:
-        if X is None:
-            raise ValueError("a width heuristic needs the training X; give sigma or gamma")
-        if width == "mean_all":
-            s = mean_all(X)
-        elif width == "median_between":
-            if y is None:
-                raise ValueError("width='median_between' needs the labels y")
-            s = median_between(X, y)
-        else:
-            raise ValueError(f"width must be 'mean_all' or 'median_between'; got {width!r}")
-        gamma = 1.0 / s**2
+        gamma = width
+    if gamma is not None:
+        if code in (KERNEL_RBF, KERNEL_COMPACT, KERNEL_POLY):
+            gamma = resolve_gamma(gamma, X, y)
+        elif not isinstance(gamma, str):
+            gamma = resolve_gamma(gamma)
     if code == KERNEL_POLY:
         kpar[0] = 1.0 if gamma is None else gamma
         kpar[1] = float(coef0)

@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from .formula import Design
+from .validation import check_options, check_s
 
 __all__ = ["Fit", "Summary", "PathFrame", "load", "interpolate_path"]
 
-_TYPES = ("class", "prob", "link")
+_TYPES = ("class", "prob", "link", "response")   # "response": R's name for probabilities
 
 
 # ============================================================================ Summary
@@ -203,18 +204,21 @@ class PathFrame(pd.DataFrame):
         long = base.melt(id_vars=["step", xv], value_vars=cols, var_name="term", value_name="estimate")
         return long.sort_values(["step", "term"], kind="stable").reset_index(drop=True)
 
-    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True, **kwargs):  # type: ignore[override]
+    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True,  # type: ignore[override]
+             ylabel: str | None = None, **kwargs):
         """Coefficient paths against the sequence (log scale for penalties), glmnet style.
 
         The top axis shows the number of nonzero coefficients when a ``df`` column exists.
-        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead.
+        ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead; the
+        y axis is then labelled with their names (or ``ylabel``). Returns the Axes.
         """
         import matplotlib.pyplot as plt
 
         xv = getattr(self, "xvar", None) or self.columns[0]
         cols = list(columns) if columns is not None else list(getattr(self, "coef_columns", []) or [])
-        if not cols:
+        if not cols:                     # no coefficient paths: draw the other columns, named
             cols = [c for c in self.columns if c != xv]
+            columns = cols
         if ax is None:
             _, ax = plt.subplots(figsize=(6.4, 4.2))
         x = np.asarray(self[xv], dtype=float)
@@ -223,7 +227,9 @@ class PathFrame(pd.DataFrame):
         for c in cols:
             ax.plot(xp, np.asarray(self[c], dtype=float), lw=1.2, label=str(c), **kwargs)
         ax.set_xlabel(f"log({xv})" if logx else xv)
-        ax.set_ylabel("coefficient" if columns is None else "value")
+        if ylabel is None:
+            ylabel = "coefficient" if columns is None else " / ".join(str(c).replace("_", " ") for c in cols)
+        ax.set_ylabel(ylabel)
         if columns is None:
             ax.axhline(0.0, color="0.6", lw=0.6)
         if "df" in self.columns and columns is None and len(x) > 1:
@@ -263,21 +269,57 @@ def interpolate_path(lambdas: np.ndarray, values: np.ndarray, s: float) -> np.nd
 
 # ============================================================================ Fit
 class Fit:
-    """Base class of every fitted model.
+    """Base class of every fitted model: one result contract for every fit function.
 
-    Subclasses implement ``_decision(X, s=None)``, ``_proba(X, s=None, **kw)``,
+    Every fit has the same attributes with the same types and meanings:
+
+    ``coef``
+        Coefficients of the input-space linear predictor at ``s``: a Series by term (two
+        classes) or a terms x classes DataFrame; ``None`` when the model has none (kernel
+        expansions, trees).
+    ``intercept``
+        A float (two classes) or a Series by class; ``None`` only when the model has no
+        intercept.
+    ``dual_coef``, ``support_``
+        Expansion coefficients over the support points (a DataFrame indexed by the training-row
+        labels of the points, one column ``"dual_coef"`` for two classes or one per class /
+        pair) and their positions in the training rows; ``None`` for models without an
+        expansion.
+    ``lambda_``, ``path_var``, ``s``
+        The fitted sequence as a 1-D float array, the name of what it holds (``"lambda"``,
+        ``"C"``, ``"margin"``, ``"step"``, ``"ccp_alpha"``) and the selected value. A fit is a
+        *path* when the sequence has more than one value.
+    ``converged`` (bool), ``n_iter`` (int), ``classes``, ``nobs``, ``formula``, ``call``.
+
+    ``predict(newdata, type=, s=, **options)`` takes the options listed in
+    ``_predict_options`` (for ``type="prob"``) and nothing else; ``s`` is validated and
+    honoured on path fits and refused on fits that are not paths. ``coef_at(s)`` gives the
+    coefficients with the intercept at any ``s`` (glmnet's ``coef(fit, s=)``); ``select(s)``
+    a copy of a path fit at ``s``.
+
+    Subclasses implement ``_decision(X, s=None)``, ``_proba(X, s=None, **options)``,
     ``_summary()`` and usually ``path()`` and ``plot()``; they set ``converged``, ``n_iter``,
-    ``_coef`` ((p,) or (p, K)) and ``_intercept`` (float or (K,)).
-    Path fits also set ``lambda_`` (the fitted sequence) and ``s`` (the selected value).
+    ``lambda_`` (and ``s`` for paths), ``_coef`` ((p,) or (p, K)) and ``_intercept``.
     """
 
     method: str = "fit"
     title: str = "Fitted model"
+    #: what ``lambda_`` holds
+    path_var: str = "lambda"
+    #: the fit argument that takes the fitted sequence back (cross-validation refits folds
+    #: along the full-data sequence through it); None when the sequence is reproduced by the
+    #: same arguments (boosting steps) or depends on the data (pruning sequences)
+    path_arg: str | None = None
+    #: keyword options of ``predict(type="prob")``
+    _predict_options: tuple = ()
+    lambda_ = None
+    dual_coef = None
+    support_ = None
 
     def __init__(self, design: Design, call: dict | None = None):
         self.design = design
         self.call = dict(call or {})
-        self.converged = True
+        self.converged = None       # every fit function sets it: no optimistic default
         self.n_iter = 0
         self._coef = None
         self._intercept = None
@@ -318,20 +360,22 @@ class Fit:
             s = float(np.asarray(self.lambda_)[-1])
         return interpolate_path(self.lambda_, cp, s), interpolate_path(self.lambda_, self._intercept_path, s)
 
-    @property
-    def coef(self):
-        """Coefficients by term (Series), or terms x classes (DataFrame) for K > 2."""
-        c, _ = self._coef_at(None)
-        if c is None:
-            raise AttributeError(f"a {type(self).__name__} has no linear coefficients "
-                                 "(kernel fits are expansions over training points; see .dual_coef)")
+    def _coef_frame(self, c):
         c = np.asarray(c)
         if c.ndim == 1:
             return pd.Series(c, index=self.xnames, name="estimate")
         return pd.DataFrame(c, index=self.xnames, columns=self.classes)
 
     @property
+    def coef(self):
+        """Coefficients by term (Series), terms x classes (DataFrame) for K > 2, or None when
+        the model has no input-space coefficients (kernel expansions, trees)."""
+        c, _ = self._coef_at(None)
+        return None if c is None else self._coef_frame(c)
+
+    @property
     def intercept(self):
+        """Intercept at ``s``: a float (two classes) or a Series by class."""
         _, b = self._coef_at(None)
         if b is None:
             return None
@@ -339,6 +383,50 @@ class Fit:
         if b.ndim == 0:
             return float(b)
         return pd.Series(b, index=self.classes, name="intercept")
+
+    def coef_at(self, s=None):
+        """Coefficients with the intercept first at ``s`` (glmnet's ``coef(fit, s=)``).
+
+        Returns a Series (two classes) or a DataFrame (terms x classes) whose first row is
+        ``"(Intercept)"``; raises for models without input-space coefficients.
+        """
+        s = self._check_s(s, "coef_at")
+        c, b = self._coef_at(s)
+        if c is None or self.coef is None:
+            raise ValueError(f"a {type(self).__name__} has no input-space coefficients "
+                             "(kernel expansions and trees); see dual_coef or predict(type='link')")
+        c = np.asarray(c)
+        b = np.zeros(c.shape[1:]) if b is None else np.asarray(b, dtype=float)
+        names = ["(Intercept)"] + self.xnames
+        if c.ndim == 1:
+            return pd.Series(np.concatenate([[float(b)], c]), index=names, name="estimate")
+        return pd.DataFrame(np.vstack([b[None], c]), index=names, columns=self.classes)
+
+    # ------------------------------------------------------------------ the path value s
+    def _validate_s(self, s: float) -> float:
+        """Check ``s`` against the fitted sequence (path fits): inside its range."""
+        lam = np.asarray(self.lambda_, dtype=float)
+        lo, hi = float(lam.min()), float(lam.max())
+        tol = 1e-10 * max(1.0, abs(hi))
+        if s < lo - tol or s > hi + tol:
+            raise ValueError(f"s={s!r} lies outside the fitted {self.path_var} range [{lo:.6g}, {hi:.6g}]; "
+                             f"refit with a {self.path_arg or self.path_var} sequence that covers it")
+        return s
+
+    def _check_s(self, s, where: str = "predict"):
+        """Validate a requested path value: None, or a number on the fitted path."""
+        if s is None:
+            return None
+        where = f"{type(self).__name__}.{where}()"
+        s = check_s(where, s)
+        if not self.is_path:
+            lam = getattr(self, "lambda_", None)
+            if lam is not None and np.size(lam) == 1 and np.isclose(s, float(np.ravel(lam)[0]), rtol=1e-9, atol=0):
+                return None
+            fitted = "" if lam is None or np.size(lam) != 1 else f" at {self.path_var} = {float(np.ravel(lam)[0]):.6g}"
+            raise ValueError(f"{where}: this fit is not a path (it was fitted{fitted}), so s cannot "
+                             f"select another value; refit with {self.path_arg or self.path_var}={s!r}")
+        return self._validate_s(s)
 
     # ------------------------------------------------------------------ prediction
     def _X(self, newdata) -> np.ndarray:
@@ -366,37 +454,50 @@ class Fit:
             return (f > 0).astype(np.int64)
         return np.argmax(f, axis=1)
 
-    def predict(self, newdata=None, type: str = "class", s=None, **kw):
+    def predict(self, newdata=None, type: str = "class", s=None, **options):
         """Predict for ``newdata`` (default: the training data).
 
         Parameters
         ----------
         newdata : DataFrame (formula fits) or array (matrix fits), optional.
-        type : ``"class"`` (labels, a Series), ``"prob"`` (DataFrame with one column per
-            class, rows sum to one) or ``"link"`` (decision values: Series for two classes,
-            DataFrame by class otherwise).
-        s : for path fits, the penalty value to predict at (default ``self.s``).
-        **kw : passed to the probability method (e.g. ``method="platt"``).
+        type : ``"class"`` (labels, a Series), ``"prob"`` or its R name ``"response"``
+            (DataFrame with one column per class, rows sum to one) or ``"link"`` (decision
+            values: Series for two classes, DataFrame by class otherwise).
+        s : for path fits, the value of the fitted sequence to predict at (default ``self.s``;
+            between fitted values the coefficients are interpolated, as glmnet does). A fit
+            that is not a path refuses any other value than the one it was fitted at.
+        **options : options of the probability method (``type="prob"`` only), e.g.
+            ``method="platt"``; each fit lists them in its docstring. Unknown options raise.
         """
         if type not in _TYPES:
             raise ValueError(f"type must be one of {_TYPES}; got {type!r}")
+        if type == "response":
+            type = "prob"
+        s = self._check_s(s)
+        if options:
+            check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
+            if type != "prob":
+                raise TypeError(f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
+                                f"got {sorted(options)} (they belong to type='prob')")
         X = self._X(newdata)
         sk = {} if s is None else {"s": s}
         idx = self._index(newdata, X.shape[0])
         if type == "link":
-            if kw:
-                raise TypeError(f"type='link' takes no extra arguments; got {sorted(kw)}")
             f = np.asarray(self._decision(X, **sk))
             if f.ndim == 1:
                 return pd.Series(f, index=idx, name="link")
-            return pd.DataFrame(f, index=idx, columns=self.classes)
+            return pd.DataFrame(f, index=idx, columns=self._link_columns(f.shape[1]))
         if type == "prob":
-            p = np.asarray(self._proba(X, **sk, **kw), dtype=float)
+            p = np.asarray(self._proba(X, **sk, **options), dtype=float)
             if p.ndim == 1:
                 p = np.column_stack([1.0 - p, p])
             return pd.DataFrame(p, index=idx, columns=self.classes)
-        codes = np.asarray(self._classify(X, **sk, **kw))
+        codes = np.asarray(self._classify(X, **sk))
         return pd.Series(np.asarray(self.classes, dtype=object)[codes], index=idx, name=self.design.yname)
+
+    def _link_columns(self, k: int) -> list:
+        """Column names of multi-column decision values (classes; pairs for one-vs-one)."""
+        return self.classes
 
     def _decision_path(self, X: np.ndarray) -> np.ndarray:
         """Decision values at every fitted value of the sequence (first axis)."""
@@ -411,8 +512,10 @@ class Fit:
 
     def select(self, s) -> "Fit":
         """A copy of a path fit with the selected value ``s`` (used by predict/coef/summary)."""
-        if getattr(self, "lambda_", None) is None:
-            raise ValueError(f"{type(self).__name__} is not a path fit; nothing to select")
+        if not self.is_path:
+            raise ValueError(f"{type(self).__name__}.select(): this fit is not a path (a single "
+                             f"{self.path_var}), so there is nothing to select")
+        s = self._check_s(s, "select")
         new = copy.copy(self)
         new.s = float(s)
         return new
@@ -422,8 +525,50 @@ class Fit:
         raise NotImplementedError
 
     def summary(self) -> Summary:
-        """An R-style summary (print it, or render with ``to_markdown()`` etc.)."""
-        return self._summary()
+        """An R-style summary (print it, or render with ``to_markdown()`` etc.).
+
+        Every summary shows the call, the value ``s`` in use on a path, the rows dropped for
+        missing values and, when ``s`` is an end of the fitted path, a note that the optimum
+        may lie beyond it.
+        """
+        sm = self._summary()
+        if sm.call is None:
+            sm.call = self.call_string()
+        d = self.design
+        if self.is_path:
+            key = f"s ({self.path_var} in use)"
+            sm.info = {key: float(self.s), **sm.info}
+            lam = np.asarray(self.lambda_, dtype=float)
+            ends = {"first": lam[0], "last": lam[-1]}
+            for which, v in ends.items():
+                if np.isclose(float(self.s), v, rtol=1e-9, atol=0):
+                    sm.notes.append(
+                        f"s is the {which} value of the fitted {self.path_var} sequence: if it was "
+                        f"chosen (e.g. by cross-validation), the best value may lie beyond the path; "
+                        f"extend the sequence ({self._extend_hint(which)}) and check")
+                    break
+        n_drop = int(getattr(d, "n_dropped", 0) or 0)
+        sm.info["rows dropped (missing values)"] = n_drop
+        if n_drop:
+            why = getattr(d, "dropped", {}) or {}
+            detail = ", ".join(f"{k}: {v}" for k, v in why.items()) if isinstance(why, dict) else ""
+            sm.notes.append(f"{n_drop} row(s) with missing values were dropped before fitting"
+                            + (f" ({detail})" if detail else ""))
+        return sm
+
+    def _extend_hint(self, which: str) -> str:
+        if self.path_var == "lambda":
+            return "a smaller lambda_min_ratio or more lambda_ values" if which == "last" \
+                else "larger lambda_ values"
+        if self.path_var == "step":
+            return "more trees (n_trees)"
+        return f"more {self.path_arg or self.path_var} values"
+
+    def calibration(self, newdata, **kw):
+        """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
+        (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
+        from .calibration import calibration
+        return calibration(self, newdata, **kw)
 
     def path(self) -> PathFrame:
         raise NotImplementedError(f"{type(self).__name__} was not fitted along a sequence")

@@ -194,8 +194,11 @@ class GentleBoostCClassifier(_CohstatsClassifier):
 
 
 class CLearnClassifier(_CohstatsClassifier):
-    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lam`` (the ``lambda_`` of
-    :func:`cohstats.clearn`; scikit-learn reserves trailing underscores for fitted attributes).
+    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lam``.
+
+    ``lam`` is the ``lambda_`` of :func:`cohstats.clearn` -- the one place the package's
+    vocabulary bends: scikit-learn treats attributes with a trailing underscore as fitted state
+    (``check_is_fitted``), so an estimator parameter cannot be called ``lambda_``.
 
     Binary fits use the coherence C-loss (or ``loss="logistic"``/``"hhinge"`` for RLRM/HHSVM);
     K > 2 classes use the multicategory coherence loss. Probabilities come from the coherence
@@ -206,14 +209,16 @@ class CLearnClassifier(_CohstatsClassifier):
     _fit_function = ("cohstats.models.clearn", "clearn")
     _param_map = {"lam": "lambda_"}
 
-    def __init__(self, loss="C", rho=1.0, u=1.0, alpha=1.0, lam=1e-3, kernel=None, sigma=None,
-                 degree=3, coef0=1.0, delta=2.0, standardize=True, tol=1e-7, max_iter=10000):
+    def __init__(self, loss="C", rho=1.0, u=1.0, alpha=1.0, lam=1e-3, kernel=None, gamma=None,
+                 sigma=None, degree=3, coef0=1.0, delta=2.0, standardize=True, tol=1e-7,
+                 max_iter=10000):
         self.loss = loss
         self.rho = rho
         self.u = u
         self.alpha = alpha
         self.lam = lam
         self.kernel = kernel
+        self.gamma = gamma
         self.sigma = sigma
         self.degree = degree
         self.coef0 = coef0
@@ -280,13 +285,12 @@ class LUMClassifier(_CohstatsClassifier):
     _prob_params = ("prob_method",)
     _binary_only = True
 
-    def __init__(self, a=1000.0, c=0.0, lam=1e-3, penalty="l2", alpha=None, kernel="linear",
+    def __init__(self, a=1000.0, c=0.0, lam=1e-3, alpha=0.0, kernel=None,
                  sigma=None, gamma=None, standardize=True, tol=1e-7, max_iter=10000,
                  prob_method="refit"):
         self.a = a
         self.c = c
         self.lam = lam
-        self.penalty = penalty
         self.alpha = alpha
         self.kernel = kernel
         self.sigma = sigma

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import expit
 
 from cohstats.formula import build_design
+from cohstats.validation import FitSpec
 from cohstats.results import Fit, Summary
 
 
@@ -31,6 +32,7 @@ def _newton(X1, y, w, lam, beta, max_iter=100, tol=1e-12):
 
 class RidgeLogitFit(Fit):
     method = "ridge_logit"
+    path_arg = "lambda_"      # cross-validation refits folds along the full-data sequence
 
     def _decision(self, X, s=None):
         c, b = self._coef_at(s)
@@ -44,6 +46,7 @@ class RidgeLogitFit(Fit):
 
 
 def ridge_logit(formula, data=None, lambda_=None, nlambda=12):
+    """A user's own path fit function; ``ridge_logit.spec`` (below) declares its path."""
     d = build_design(formula, data)
     if lambda_ is None:
         lam = np.geomspace(1.0, 1e-3, nlambda)
@@ -59,11 +62,15 @@ def ridge_logit(formula, data=None, lambda_=None, nlambda=12):
         path.append(beta.copy())
     path = np.array(path)
     fit = RidgeLogitFit(d, {"lambda_": lam})
+    fit.converged = True
     fit.lambda_ = lam
     fit.s = float(lam[-1])
     fit._coef_path = path[:, 1:]
     fit._intercept_path = path[:, 0]
     return fit
+
+
+ridge_logit.spec = FitSpec("ridge_logit", path_args=("lambda_",))
 
 
 class FixedFit(Fit):

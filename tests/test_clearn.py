@@ -110,21 +110,25 @@ def test_linear_kernel_equals_linear_expansion(df):
     new = df.head(5)
     np.testing.assert_allclose(fk.predict(new, type="prob").to_numpy(),
                                fl.predict(new, type="prob").to_numpy(), atol=1e-5)
-    with pytest.raises(AttributeError, match="kernel"):
-        fk.coef
+    assert fk.coef is None                     # kernel expansions: no input-space coefficients
+    assert isinstance(fk.intercept, float)
 
 
 def test_rbf_kernel_fit_support_and_summary(df):
     fk = clearn("y ~ x1 + x2 + x3 + x4", df, kernel="rbf", alpha=0.5, nlambda=15)
-    beta = fk.dual_coef.to_numpy()
+    beta = fk._beta_at()[0]
     assert 0 < fk.support_.size <= len(df)
     np.testing.assert_array_equal(fk.support_, np.flatnonzero(beta))
+    np.testing.assert_array_equal(fk.dual_coef["dual_coef"].to_numpy(), beta[fk.support_])
     # decision values are the kernel expansion over the (standardised) training inputs
     Z = (fk.design.X - fk._xcenter) / fk._xscale
     sig = fk._kernel.sigma
     D2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    # default width gamma = "scale": 1 / (p Var(Z)) as scikit-learn (1/p on standardised inputs)
+    assert 1.0 / sig ** 2 == pytest.approx(1.0 / (Z.shape[1] * Z.var()), rel=1e-12)
     iu = np.triu_indices(len(Z), 1)
-    assert sig == pytest.approx(np.sqrt(D2[iu]).mean(), rel=1e-10)   # mean_all width
+    fm = clearn("y ~ x1 + x2 + x3 + x4", df, kernel="rbf", alpha=0.5, nlambda=15, gamma="mean")
+    assert fm._kernel.sigma == pytest.approx(np.sqrt(D2[iu]).mean(), rel=1e-10)   # [ZDJ] 5.2
     f = np.exp(-D2 / sig ** 2) @ beta + fk._intercept_path[-1]
     np.testing.assert_allclose(fk.predict(type="link").to_numpy(), f, atol=1e-8)
     assert fk.converged

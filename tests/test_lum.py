@@ -282,8 +282,12 @@ def test_formula_interface_and_summary():
     assert s.info["training error"] == pytest.approx(np.mean(yy * f <= 0))
     assert s.info["regime"] == "soft"
     assert s.tables["margins"].loc["margin_median", "value"] == pytest.approx(np.median(yy * f))
-    fig = fit.plot()
-    assert len(fig.axes) == 1      # four columns: loss panel only
+    import matplotlib
+    ax = fit.plot()                # coefficient paths
+    assert isinstance(ax, matplotlib.axes.Axes) and ax.get_ylabel() == "coefficient"
+    assert fit.plot(kind="loss").get_ylabel() == "loss"
+    with pytest.raises(ValueError, match="two predictors"):
+        fit.plot(kind="boundary")  # four columns
 
 
 @pytestmark_engine
@@ -326,16 +330,16 @@ def test_errors():
     X, y = make_data(30, 2)
     with pytest.raises(ValueError, match="binary"):
         lum(X, np.arange(30) % 3, lambda_=0.1)
-    with pytest.raises(ValueError, match="a must be"):
+    with pytest.raises(ValueError, match=r"lum\(a=\.\.\.\) must be"):
         lum(X, y, a=0.0, lambda_=0.1)
-    with pytest.raises(ValueError, match="c must be"):
+    with pytest.raises(ValueError, match=r"lum\(c=\.\.\.\) must be"):
         lum(X, y, c=-1.0, lambda_=0.1)
-    with pytest.raises(ValueError, match="c must be"):
+    with pytest.raises(ValueError, match=r"lum\(c=\.\.\.\) must be"):
         lum(X, y, c="soft", lambda_=0.1)
-    with pytest.raises(ValueError, match="penalty"):
+    with pytest.raises(TypeError, match="alpha"):
         lum(X, y, penalty="l0", lambda_=0.1)
     with pytest.raises(ValueError, match="alpha"):
-        lum(X, y, penalty="l2", alpha=0.5, lambda_=0.1)
+        lum(X, y, alpha=1.5, lambda_=0.1)
     with pytest.raises(ValueError, match="lambda_"):
         lum(X, y, lambda_=-1.0)
     with pytest.raises(ValueError, match="refit_on"):
@@ -378,9 +382,10 @@ def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
                  options=dict(maxiter=50000, ftol=1e-15, gtol=1e-11))
     f_ref = r.x[0] + K @ r.x[1:]
     np.testing.assert_allclose(soft.predict(type="link").to_numpy(), f_ref, atol=1e-4)
-    assert obj(np.r_[soft.intercept, soft.dual_coef]) <= r.fun + 1e-10
-    with pytest.raises(AttributeError, match="dual_coef"):
-        soft.coef
+    beta = soft._beta()
+    assert obj(np.r_[soft.intercept, beta]) <= r.fun + 1e-10
+    assert soft.coef is None                       # a kernel expansion: no input-space coefficients
+    np.testing.assert_array_equal(soft.dual_coef["dual_coef"].to_numpy(), beta[soft.support_])
 
 
 @pytestmark_engine

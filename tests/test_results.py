@@ -69,7 +69,9 @@ def test_predict_types_binary(df):
     assert paths.shape == (3, 25)
     np.testing.assert_allclose(paths[1], 0.5 * f)
     with pytest.raises(ValueError, match="type must be one of"):
-        fit.predict(type="response")
+        fit.predict(type="probability")
+    # "response" is R's name for the probabilities
+    np.testing.assert_array_equal(fit.predict(df, type="response").to_numpy(), P.to_numpy())
 
 
 def test_predict_multiclass_argmax_and_ties(df):

@@ -103,19 +103,22 @@ def test_gamma_scale_sigma_and_width_errors():
         svm(X, y, standardize="yes")
 
 
-def test_median_between_is_exact_below_the_threshold_and_bounded_above():
+def test_median_between_is_exact_below_the_threshold_and_bounded_above(monkeypatch):
+    import cohstats.kernels as ck
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 2))
-    y = np.repeat([0, 1, 2], 200)
+    y = np.repeat([0, 1, 2], 200)                 # three classes: every between-class pair
     X[y == 1] += 1.0
     full = np.concatenate([cdist(X[y == b], X[y == a]).ravel() for a in range(3) for b in range(a + 1, 3)])
     exact = median_between(X, y)
     assert exact == np.median(full)
-    assert median_between(X, y, random_state=5) == exact       # no sampling below the threshold
-    sub = median_between(X, y, max_pairs=20_000)                # 120 000 pairs -> subsample
-    assert sub == median_between(X, y, max_pairs=20_000)         # seeded
+    # binary labels: the pairs of the two classes
+    assert median_between(X[y < 2], y[y < 2]) == np.median(cdist(X[y == 1], X[y == 0]))
+    # above the subsample size every class is represented by a seeded subsample
+    monkeypatch.setattr(ck, "WIDTH_SUBSAMPLE", 120)
+    sub = median_between(X, y)
+    assert sub == median_between(X, y) and sub != exact
     assert abs(sub - exact) < 0.05 * exact
-    assert median_between(X, y, max_pairs=20_000, random_state=1) != sub
 
 
 def test_linear_kernel_none_and_coef():
@@ -152,15 +155,15 @@ def test_result_contract_attributes_and_s():
     df = df.drop(index="r3")
     base = fit.predict(df, type="link")
     np.testing.assert_array_equal(fit.predict(df, type="link", s=fit.lambda_[0]), base)
-    with pytest.raises(ValueError, match="not a penalty path"):
+    with pytest.raises(ValueError, match="not a path"):
         fit.predict(df, type="link", s=0.1)
-    with pytest.raises(ValueError, match="not a penalty path"):
+    with pytest.raises(ValueError, match="not a path"):
         fit.predict(df, type="prob", s=0.1)
     with pytest.raises(TypeError, match="s must be a number"):
         fit.predict(df, s="abc")
-    with pytest.raises(ValueError, match="not a penalty path"):
+    with pytest.raises(ValueError, match="not a path"):
         fit.select(0.1)
-    with pytest.raises(TypeError, match="unexpected"):
+    with pytest.raises(TypeError, match="bogus"):
         fit.predict(df, type="prob", bogus=1)
     pd.testing.assert_frame_equal(fit.predict(df, type="response"), fit.predict(df, type="prob"))
     sm = fit.summary()

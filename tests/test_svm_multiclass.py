@@ -215,9 +215,9 @@ def test_errors_and_contract_for_multiclass(tmp_path):
     with pytest.raises(ValueError, match="pi"):
         svm("species ~ .", df, pi=0.4)
     fit = svm("species ~ .", df)
-    with pytest.raises(ValueError, match="not a penalty path"):
+    with pytest.raises(ValueError, match="not a path"):
         fit.predict(df, s=0.5)
-    with pytest.raises(ValueError, match="not a penalty path"):
+    with pytest.raises(ValueError, match="not a path"):
         fit.select(0.5)
     assert fit.lambda_.shape == (1,) and fit.coef is None
     assert isinstance(fit.intercept, pd.Series) and len(fit.intercept) == 3

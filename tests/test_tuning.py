@@ -238,7 +238,7 @@ def test_gkl_common_random_numbers_and_path_grouping(df):
     # and a non-path fit at lam[2] reproduce the grid's entry
     g2 = gkl(ridge_logit, "y ~ x1 + x2", df, D=5, random_state=3, lambda_=lam[2:3], verbose=False)
     g3 = gkl(ridge_logit_fixed, "y ~ x1 + x2", df, D=5, random_state=3, lam=lam[2], verbose=False)
-    assert g2.estimate[0] == pytest.approx(g.estimate[2], rel=1e-8)
+    assert g2.estimate == pytest.approx(g.estimate[2], rel=1e-8)   # one value: not a path
     assert g3.estimate == pytest.approx(g.estimate[2], rel=1e-8)
     np.testing.assert_allclose(g3.cov, g.cov[2], rtol=1e-6, atol=1e-12)
     assert g.lambda_min == lam[np.argmin(g.estimate)]
@@ -347,7 +347,7 @@ def test_tune_holdout_lum_style(df):
     train, valid = df.iloc[:50], df.iloc[50:]
     lam = 10 ** np.linspace(-3, 1, 9)
     t = tune(ridge_logit, "y ~ x1 + x2", train, grid={"lambda_": lam}, method="holdout",
-             validation=valid, verbose=False)
+             validation=valid, verbose=False, measure="class")
     assert isinstance(t, TuneResult)
     X, y = train[["x1", "x2"]].to_numpy(), (train["y"] == "yes").astype(int).to_numpy()
     Xv, yv = valid[["x1", "x2"]].to_numpy(), (valid["y"] == "yes").astype(int).to_numpy()
@@ -570,7 +570,7 @@ def test_tuned_lum_one_liner_matches_tune_lum():
     train, valid = make_lum52(100, random_state=11), make_lum52(100, random_state=12)
     grid = {"c": [0.0, 1e4], "lambda_": lum_mod.LUM_LAMBDA_GRID}
     t = tune(lum_mod.lum, "y ~ x1 + x2", train, grid=grid, method="holdout", validation=valid, a=1000,
-             verbose=False)
+             verbose=False, measure="class")
     ref = lum_mod.tune_lum("y ~ x1 + x2", train, validation=valid, a=1000)
     assert t.best_params["c"] == ref.c_selected
     assert t.best_params["lambda_"] == pytest.approx(ref.s)

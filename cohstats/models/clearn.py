@@ -24,6 +24,8 @@ from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence
 from cohstats.solvers.cd_kernel import cd_kernel_path, kernel_gamma_max
 from cohstats.solvers.cd_multi import cd_multi_path, multi_lambda_max
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
 __all__ = ["clearn", "CLearnFit"]
 
@@ -31,19 +33,6 @@ _LOSSES = ("C", "V", "logistic", "hhinge", "sqhinge")
 _LOSS_TITLE = {"C": "C-learning", "V": "C-learning (coherence loss V)",
                "logistic": "RLRM (penalised logistic regression)",
                "hhinge": "HHSVM (huberized hinge)", "sqhinge": "squared-hinge SVM"}
-
-
-def _num(name, v, *, low=None, strict=False, high=None):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number; got {v!r}")
-    v = float(v)
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {v!r}")
-    if low is not None and (v <= low if strict else v < low):
-        raise ValueError(f"{name} must be {'>' if strict else '>='} {low}; got {v!r}")
-    if high is not None and v > high:
-        raise ValueError(f"{name} must be <= {high}; got {v!r}")
-    return v
 
 
 class CLearnFit(Fit):
@@ -60,6 +49,8 @@ class CLearnFit(Fit):
 
     method = "clearn"
     title = "C-learning"
+    path_var = "lambda"
+    path_arg = "lambda_"
 
     # ------------------------------------------------------------------ coefficients
     def _beta_at(self, s=None):
@@ -67,17 +58,26 @@ class CLearnFit(Fit):
         return (interpolate_path(self.lambda_, self._beta_path, s),
                 interpolate_path(self.lambda_, self._intercept_path, s))
 
-    @property
-    def dual_coef(self) -> pd.Series:
-        if self._beta_path is None:
-            raise AttributeError("dual_coef exists only for kernel expansions (kernel=...)")
-        beta, _ = self._beta_at()
-        return pd.Series(beta, index=self._index(None, len(beta)), name="beta")
+    def _coef_at(self, s=None):
+        if self.is_kernel:
+            return None, self._beta_at(s)[1]
+        return super()._coef_at(s)
 
     @property
-    def support_(self) -> np.ndarray:
+    def dual_coef(self) -> pd.DataFrame | None:
+        """Kernel expansions: ``beta_j`` of the support points at ``s`` (rows: training-row
+        labels); None for linear expansions."""
         if self._beta_path is None:
-            raise AttributeError("support_ exists only for kernel expansions (kernel=...)")
+            return None
+        beta, _ = self._beta_at()
+        sup = np.flatnonzero(beta)
+        return pd.DataFrame({"dual_coef": beta[sup]}, index=self._index(None, len(beta))[sup])
+
+    @property
+    def support_(self) -> np.ndarray | None:
+        """Kernel expansions: positions of the support points (``beta_j != 0``) at ``s``."""
+        if self._beta_path is None:
+            return None
         return np.flatnonzero(self._beta_at()[0])
 
     @property
@@ -161,7 +161,9 @@ class CLearnFit(Fit):
         return PathFrame.build(pd.DataFrame(data), xvar="lambda", coef_columns=cols)
 
     def plot(self, ax=None, **kw):
-        """glmnet-style coefficient paths (linear) or training loss/error (kernel) vs log lambda."""
+        """glmnet-style coefficient paths (linear) or training loss/error (kernel) vs log lambda.
+
+        Returns the matplotlib Axes."""
         pf = self.path()
         if self.is_kernel:
             return pf.plot(columns=["train_loss", "train_error"], ax=ax, **kw)
@@ -173,13 +175,13 @@ class CLearnFit(Fit):
         s = self.s
         info = {"loss": self.loss}
         if self.loss in ("C", "V"):
-            info["rho" if self.n_classes == 2 else "T (= rho)"] = self.rho
+            info["rho"] = self.rho
             info["u"] = self.u
         elif self.loss == "hhinge":
             info["delta"] = self.delta
         info.update({
             "expansion": "linear" if not self.is_kernel else f"kernel {self._kernel.describe()}",
-            "alpha (l1 share)": self.alpha, "lambda (s)": float(s),
+            "alpha (l1 share)": self.alpha,
             "lambda range": f"{self.lambda_.max():.4g} .. {self.lambda_.min():.4g} ({len(self.lambda_)} values)",
             "observations": d.nobs, "classes": ", ".join(map(str, self.classes)),
             "training error": float(self._train_error(F)),
@@ -226,11 +228,27 @@ class CLearnFit(Fit):
         return f"loss={self.loss}, alpha={self.alpha:g}, {len(self.lambda_)} lambdas, s={self.s:.4g}"
 
 
+_KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
+_WIDTH = NoneOr(AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")))
+_PARAMS = {
+    "loss": Options(*_LOSSES), "rho": Real(0.0, closed="neither"), "u": Real(0.0),
+    "alpha": Real(0.0, 1.0), "lambda_": NoneOr(Reals(Real(0.0))), "nlambda": Integer(1),
+    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")), "kernel": _KERNELS,
+    "gamma": _WIDTH, "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1),
+    "coef0": Real(), "delta": Real(0.0, closed="neither"), "standardize": Bool(),
+    "na_action": Options("omit", "raise"), "tol": Real(0.0, closed="neither"),
+    "max_iter": Integer(1), "mode": NoneOr(Options("irls", "mm", "exact")),
+}
+SPEC = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,
+               default_measure="deviance")
+
+
+@fit_function(SPEC, _PARAMS)
 def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 1.0,
            alpha: float = 1.0, lambda_=None, nlambda: int = 100, lambda_min_ratio=None,
-           kernel=None, sigma=None, degree: int = 3, coef0: float = 1.0, delta: float = 2.0,
-           standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
-           penalty_factor=None, tol: float = 1e-7, max_iter: int = 10000,
+           kernel=None, gamma=None, sigma=None, degree: int = 3, coef0: float = 1.0,
+           delta: float = 2.0, standardize: bool = True, weights=None, subset=None,
+           na_action: str = "omit", penalty_factor=None, tol: float = 1e-7, max_iter: int = 10000,
            mode=None) -> CLearnFit:
     """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
 
@@ -257,10 +275,15 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         smallest value with all coefficients zero; for ``alpha < 1e-3`` the value at
         ``alpha = 1e-3``, glmnet's rule) down to ``lambda_min_ratio * lambda_max``
         (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``, [D7]).
-    kernel : None (linear expansion in the predictors), ``"linear"``, ``"rbf"``, ``"poly"`` or a
-        callable ``k(X, Z)`` (kernel expansion over the training points; binary responses only).
-    sigma : rbf width (``exp(-||x-x'||^2/sigma^2)``); default: mean pairwise distance
-        (``mean_all``, [ZDJ] 5.2). ``degree``, ``coef0``: polynomial kernel.
+    kernel : None (the primal linear model in the predictors), ``"linear"``, ``"rbf"``,
+        ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training points; binary
+        responses only).
+    gamma, sigma : kernel width, ``exp(-gamma ||x-x'||^2)`` with ``gamma = 1/sigma^2``; give at
+        most one. ``gamma`` is a number or a named heuristic: ``"scale"`` (default,
+        ``1/(p Var(X))`` as scikit-learn; ``1/p`` on standardised inputs, e1071's default),
+        ``"auto"`` (``1/p``), ``"mean"`` (sigma = the mean pairwise distance, [ZDJ] 5.2's
+        choice, used by the [ZDJ] vignette) or ``"median"`` (sigma = the median distance
+        between the classes). ``degree``, ``coef0``: polynomial kernel.
     delta : huberized-hinge parameter (default 2, [D7b]).
     standardize : linear: penalise standardised predictors (glmnet), coefficients reported on
         the original scale; kernel: standardise the inputs before computing the kernel.
@@ -290,9 +313,6 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     True
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    # a Design passes through build_design (subset/weights applied, no re-parsing)
-    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          context=ctx)
     call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else \
         dict(loss=loss, alpha=alpha)
     if loss == "hhinge":
@@ -303,19 +323,19 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         call["kernel"] = kernel if isinstance(kernel, str) else getattr(kernel, "__name__", "callable")
         if sigma is not None:
             call["sigma"] = sigma
-    if loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {loss!r}")
-    rho = _num("rho", rho, low=0.0, strict=True)
-    u = _num("u", u, low=0.0, strict=(loss == "C"))
-    alpha = _num("alpha", alpha, low=0.0, high=1.0)
-    delta = _num("delta", delta, low=0.0, strict=True)
-    if isinstance(nlambda, bool) or not isinstance(nlambda, (int, np.integer)) or nlambda < 1:
-        raise ValueError(f"nlambda must be a positive integer; got {nlambda!r}")
-    if lambda_min_ratio is not None:
-        lambda_min_ratio = _num("lambda_min_ratio", lambda_min_ratio, low=0.0, strict=True, high=1.0)
-    tol = _num("tol", tol, low=0.0, strict=True)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
+        if gamma is not None:
+            call["gamma"] = gamma
+    if standardize is not True:
+        call["standardize"] = standardize
+    _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0)
+    rho, u, alpha, delta, tol = float(rho), float(u), float(alpha), float(delta), float(tol)
+    nlambda, max_iter = int(nlambda), int(max_iter)
+    if loss == "C" and u <= 0:
+        raise ValueError(f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function "
+                         f"V, loss='V'); got {u!r}")
+    # a Design passes through build_design (subset/weights applied, no re-parsing)
+    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
+                          context=ctx)
     n, p = design.nobs, design.p
     K = design.n_classes
     if K < 2:
@@ -363,8 +383,8 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         else:
             xc, xs = np.zeros(p), np.ones(p)
         Z = (X - xc) / xs
-        ker = make_kernel(kernel, Z, design.y, sigma=sigma, degree=degree, coef0=coef0,
-                          width="mean_all")
+        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree,
+                          coef0=coef0, width="scale")
         Kmat = ker(Z, Z)
         if ker.code == KERNEL_CALLABLE:
             Kmat = 0.5 * (Kmat + Kmat.T)
@@ -410,6 +430,27 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         fit._coef = fit._coef_path[-1]
         fit._intercept = fit._intercept_path[-1]
     return fit
+
+
+def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):
+    """Kernel arguments that the chosen kernel does not use are an error, not ignored."""
+    if gamma is not None and sigma is not None:
+        raise ValueError(f"{fn}: give gamma or sigma (gamma = 1/sigma^2), not both")
+    width = [k for k, v in (("gamma", gamma), ("sigma", sigma)) if v is not None]
+    poly = [k for k, v, d in (("degree", degree, 3), ("coef0", coef0, 1.0)) if v != d]
+    name = kernel if isinstance(kernel, str) or kernel is None else "callable"
+    unused = []
+    if name in (None, "linear", "callable"):
+        unused = width + poly
+    elif name == "rbf":
+        unused = poly
+    elif name == "poly":
+        unused = [k for k in width if k == "sigma"]
+    if unused:
+        what = "the primal linear model (kernel=None)" if name is None else f"kernel={name!r}"
+        raise ValueError(f"{fn}: {', '.join(unused)} given, but {what} does not use "
+                         f"{'it' if len(unused) == 1 else 'them'}; remove "
+                         f"{'it' if len(unused) == 1 else 'them'} or choose a kernel that does")
 
 
 def _loss_object(loss, rho, u, delta):

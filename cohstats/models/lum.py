@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from numbers import Real
+from numbers import Real as _Number
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,8 @@ import pandas as pd
 from cohstats.losses.binary import lum_link  # the one LUM inverse link (re-exported here)
 from cohstats.losses.scalar import LOSS_LUM
 from cohstats.solvers.lum_refit import lum_refit_newton
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
 __all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "LumFit", "LUM_LAMBDA_GRID"]
 
@@ -32,7 +34,7 @@ _HARD_C = 1000.0   # c at or above which the LUM is indistinguishable from the S
 
 
 def _convergence_warning():
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
     return ConvergenceWarning
 
 
@@ -41,9 +43,9 @@ def _convergence_warning():
 
 
 def _check_ac(a, c):
-    if isinstance(a, bool) or not isinstance(a, Real) or not (a > 0):
+    if isinstance(a, bool) or not isinstance(a, _Number) or not (a > 0):
         raise ValueError(f"a must be a positive number (np.inf allowed); got a={a!r}")
-    if isinstance(c, bool) or not isinstance(c, Real) or not (c >= 0):
+    if isinstance(c, bool) or not isinstance(c, _Number) or not (c >= 0):
         raise ValueError(f"c must be a nonnegative number (np.inf allowed) or 'tuned'; got c={c!r}")
     return float(a), float(c)
 
@@ -123,25 +125,13 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
 
 
 # --------------------------------------------------------------------------- validation
-_PENALTIES = ("l2", "enet", "l1")
-
-
-def _check_penalty(penalty, alpha):
-    if penalty not in _PENALTIES:
-        raise ValueError(f"penalty must be one of {_PENALTIES}; got penalty={penalty!r}")
-    if penalty == "l2":
-        if alpha not in (None, 0, 0.0):
-            raise ValueError(f"penalty='l2' is the ridge penalty of [LZW] (alpha = 0); got "
-                             f"alpha={alpha!r}; use penalty='enet' for an l1 share")
-        return 0.0
-    if penalty == "l1":
-        if alpha not in (None, 1, 1.0):
-            raise ValueError(f"penalty='l1' means alpha = 1; got alpha={alpha!r}")
-        return 1.0
-    alpha = 0.5 if alpha is None else alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not (0.0 <= alpha <= 1.0):
-        raise ValueError(f"alpha must be a number in [0, 1]; got alpha={alpha!r}")
-    return float(alpha)
+def _penalty_name(alpha: float) -> str:
+    """The penalty by its usual name: ridge (alpha = 0, [LZW]), lasso (1) or elastic net."""
+    if alpha == 0.0:
+        return "ridge (alpha = 0)"
+    if alpha == 1.0:
+        return "lasso (alpha = 1)"
+    return f"elastic net (alpha = {alpha:g})"
 
 
 def _check_lambda(lambda_):
@@ -242,18 +232,37 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
     return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
 
 
+_PARAMS = {
+    "a": Real(0.0, closed="neither", allow_inf=True),
+    "c": AnyOf(Real(0.0, allow_inf=True), Options("tuned")),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))), "nlambda": Integer(1),
+    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")), "alpha": Real(0.0, 1.0),
+    "kernel": NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable())),
+    "gamma": NoneOr(AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean"))),
+    "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
+    "standardize": Bool(), "na_action": Options("omit", "raise"),
+    "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
+    "max_iter": Integer(1), "nfolds": Integer(2),
+}
+SPEC = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
+               default_measure="deviance")
+
+
+@fit_function(SPEC, _PARAMS, renamed={
+    "penalty": "'alpha' in cohstats (the l1 share: penalty='l2' is alpha=0, 'l1' is alpha=1)",
+    "s": "chosen after fitting in cohstats: fit.select(s) or predict(..., s=)"})
 def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: int = 100,
-        lambda_min_ratio: float | None = None, penalty: str = "l2", alpha: float | None = None,
-        kernel="linear", sigma: float | None = None, gamma: float | None = None,
+        lambda_min_ratio: float | None = None, alpha: float = 0.0, kernel=None, gamma=None,
+        sigma: float | None = None, degree: int = 3, coef0: float = 1.0,
         standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
-        penalty_factor=None, validation=None, refit_on: str = "train", s: float | None = None,
+        penalty_factor=None, validation=None, refit_on: str = "train",
         tol: float = 1e-7, max_iter: int = 10000, nfolds: int = 10, random_state=0,
-        _context=None, **kernel_args) -> "LumFit":
+        _context=None) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]; SPEC section 7).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
     ``lambda`` sequence (warm starts), with ``f(x) = b + x'beta`` and
-    ``J = sum_j pf_j ((1-alpha)/2 beta_j^2 + alpha |beta_j|)`` (``penalty="l2"``: alpha = 0, the
+    ``J = sum_j pf_j ((1-alpha)/2 beta_j^2 + alpha |beta_j|)`` (the default ``alpha = 0`` is the
     paper's ridge ``(lambda/2)||beta||^2``), or ``f(x) = b + sum_j beta_j K(x_j, x)`` and
     ``J = (lambda/2) beta'K beta`` for a kernel. The intercept is never penalised.
 
@@ -281,9 +290,15 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         ``lambda_max`` (for ``alpha = 0``: its value at ``alpha = 1e-3``, as glmnet) down to
         ``lambda_min_ratio`` times it (default ``1e-6`` for the ridge penalty, so that the
         path reaches the lightly penalised SVM-like fits; glmnet's ``1e-4``/``1e-2`` otherwise).
-    penalty : {"l2", "enet", "l1"}; alpha : l1 share for ``"enet"`` (default 0.5).
-    kernel : "linear" (coefficients on x), or "rbf"/"poly"/"compact"/callable (kernel
-        expansion; ``sigma``/``gamma``/``kernel_args`` as in :func:`cohstats.make_kernel`).
+    alpha : l1 share of the elastic net in [0, 1] (glmnet's ``alpha``); default 0, the ridge
+        penalty of [LZW]; 1 is the lasso.
+    kernel : None (default: the primal linear model, coefficients on x), or ``"linear"``,
+        ``"rbf"``, ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training
+        points).
+    gamma, sigma : kernel width ``exp(-gamma ||x-x'||^2)``, ``gamma = 1/sigma^2``; ``gamma`` a
+        number or ``"scale"`` (default, ``1/(p Var X)`` as scikit-learn), ``"auto"``, ``"mean"``,
+        ``"median"`` (see :func:`cohstats.kernels.resolve_gamma`). ``degree``, ``coef0``:
+        polynomial kernel.
     standardize : bool, default True. Linear expansion only: penalise the coefficients of
         standardised columns (glmnet); coefficients are reported on the original scale. Use
         ``False`` for the literal [LZW] objective on the raw features.
@@ -293,7 +308,6 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         ``refit_on="validation"`` and by ``c="tuned"``.
     refit_on : {"train", "validation"}. Sample on which the refitted-LUM scale ``(g0, g1)`` is
         estimated (SPEC 7.3, [D23]; the paper refits on the training sample).
-    s : float, optional. The selected ``lambda`` (default the last one fitted).
     tol, max_iter : engine tolerance and sweep limit.
     nfolds, random_state : cross-validation for ``c="tuned"`` without ``validation``.
 
@@ -316,27 +330,19 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
         _context = capture_context(1)
+    from cohstats.models.clearn import _check_kernel_args
+    _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn="lum")
     if isinstance(c, str):
-        if c != "tuned":
-            raise ValueError(f"c must be a nonnegative number or 'tuned'; got c={c!r}")
-        return tune_lum(formula, data, a=a, lambda_=lambda_, penalty=penalty, alpha=alpha,
-                        kernel=kernel, sigma=sigma, gamma=gamma, standardize=standardize,
-                        weights=weights, subset=subset, na_action=na_action,
-                        penalty_factor=penalty_factor, validation=validation,
+        return tune_lum(formula, data, a=a, lambda_=lambda_, alpha=alpha,
+                        kernel=kernel, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
+                        standardize=standardize, weights=weights, subset=subset,
+                        na_action=na_action, penalty_factor=penalty_factor, validation=validation,
                         refit_on=refit_on, tol=tol, max_iter=max_iter, nfolds=nfolds,
-                        random_state=random_state, _context=_context, **kernel_args)
+                        random_state=random_state, _context=_context)
     a, c = _check_ac(a, c)
-    alpha = _check_penalty(penalty, alpha)
-    if refit_on not in ("train", "validation"):
-        raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
+    alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
-        raise ValueError("refit_on='validation' needs the validation= sample")
-    if not isinstance(nlambda, (int, np.integer)) or nlambda < 1:
-        raise ValueError(f"nlambda must be a positive integer; got nlambda={nlambda!r}")
-    if not (tol > 0):
-        raise ValueError(f"tol must be positive; got tol={tol!r}")
-    if not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got max_iter={max_iter!r}")
+        raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
     if not design.binary:
         raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
@@ -347,12 +353,10 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
     n, p = X.shape
     kern = None
-    if not (isinstance(kernel, str) and kernel == "linear"):
+    if kernel is not None:
         from cohstats.kernels import make_kernel
-        kern = make_kernel(kernel, X, y, sigma=sigma, gamma=gamma, **kernel_args)
-    elif sigma is not None or gamma is not None or kernel_args:
-        raise ValueError("sigma/gamma/kernel arguments need a non-linear kernel; "
-                         f"got kernel={kernel!r}")
+        kern = make_kernel(kernel, X, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
+                           width="scale")
     pf = None
     if penalty_factor is not None:
         if kern is not None:
@@ -369,16 +373,19 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     else:
         lambdas = _check_lambda(lambda_)
     B0, B, info = _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf)
-    fit = LumFit._from_arrays(design, a=a, c=c, alpha=alpha, penalty=penalty, kernel=kern,
+    call = dict(a=a, c=c, alpha=alpha)
+    if lambda_ is not None:
+        call["lambda_"] = lambda_
+    if kernel is not None:
+        call["kernel"] = kernel if isinstance(kernel, str) else "callable"
+    if standardize is not True:
+        call["standardize"] = standardize
+    if refit_on != "train":
+        call["refit_on"] = refit_on
+    fit = LumFit._from_arrays(design, a=a, c=c, alpha=alpha, kernel=kern,
                               lambdas=lambdas, intercepts=B0, coefs=B, info=info,
                               standardize=standardize, tol=tol, max_iter=max_iter,
-                              refit_on=refit_on, validation=validation,
-                              call=dict(a=a, c=c, lambda_=lambda_, penalty=penalty,
-                                        alpha=alpha, kernel=kernel if isinstance(kernel, str)
-                                        else "callable", standardize=standardize,
-                                        refit_on=refit_on))
-    if s is not None:
-        fit.s = float(s)
+                              refit_on=refit_on, validation=validation, call=call)
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
         warnings.warn(f"lum: the engine did not converge for {bad.size} of {lambdas.size} lambda "
@@ -423,32 +430,46 @@ class LumFit(_fit_base()):
 
     method = "lum"
     title = "Large-margin unified machine"
+    path_var = "lambda"
+    path_arg = "lambda_"
+    _predict_options = ("method",)
+
+    def _beta(self):
+        return self._coef_at(None)[0]
 
     @property
     def coef(self):
-        """Coefficients by term at ``s`` (linear expansion); kernel fits: see :attr:`dual_coef`."""
+        """Coefficients by term at ``s`` (linear model); None for kernel expansions."""
         if self.kernel is not None:
-            raise AttributeError("a kernel LUM is an expansion over the training points; "
-                                 "use .dual_coef (beta at s) and .intercept")
+            return None
         return super().coef
 
     @property
-    def dual_coef(self) -> np.ndarray:
-        """Kernel-expansion coefficients ``beta`` at ``s`` (one per training point)."""
+    def dual_coef(self):
+        """Kernel expansions: ``beta`` of the support points at ``s`` (rows: training-row labels)."""
         if self.kernel is None:
-            raise AttributeError("dual_coef exists for kernel fits only; use .coef")
-        return self._coef_at(None)[0]
+            return None
+        beta = self._beta()
+        sup = np.flatnonzero(beta)
+        return pd.DataFrame({"dual_coef": beta[sup]}, index=self._index(None, beta.size)[sup])
+
+    @property
+    def support_(self):
+        """Kernel expansions: positions of the training rows with ``beta != 0`` at ``s``."""
+        if self.kernel is None:
+            return None
+        return np.flatnonzero(self._beta())
 
     def _repr_extra(self) -> str:
         return f"a={self.a:g}, c={self.c:g}, lambda={self._s:.4g}"
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def _from_arrays(cls, design, *, a, c, alpha, penalty, kernel, lambdas, intercepts, coefs,
+    def _from_arrays(cls, design, *, a, c, alpha, kernel, lambdas, intercepts, coefs,
                      info, standardize, tol, max_iter, refit_on, validation, call):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
-        self.a, self.c, self.alpha, self.penalty = a, c, alpha, penalty
+        self.a, self.c, self.alpha = a, c, alpha
         self.kernel = kernel
         self.lambda_ = np.asarray(lambdas, dtype=np.float64)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
@@ -496,11 +517,9 @@ class LumFit(_fit_base()):
         self._coef = b
 
     def select(self, s):
-        """A copy of this fit with the selected ``lambda`` set to ``s``."""
-        import copy
-        new = copy.copy(self)
+        """A copy of this fit with the selected ``lambda`` set to ``s`` (the refit cache is shared)."""
+        new = super().select(s)
         new._refit_cache = self._refit_cache
-        new.s = s
         return new
 
     def _coef_at(self, s=None):
@@ -632,9 +651,9 @@ class LumFit(_fit_base()):
         ms = self.margin_stats()
         info = {
             "a": self.a, "c": self.c, "regime": self.regime,
-            "penalty": self.penalty + ("" if self.penalty == "l2" else f" (alpha={self.alpha:g})"),
+            "penalty": _penalty_name(self.alpha),
             "expansion": "linear" if self.kernel is None else self.kernel.describe(),
-            "lambda (s)": self._s, "n lambda fitted": int(self.lambda_.size),
+            "n lambda fitted": int(self.lambda_.size),
             "observations": int(self._Xtr.shape[0]),
             "training error": ms["train_error"],
             "converged": self.converged, "iterations": self.n_iter,
@@ -665,155 +684,61 @@ class LumFit(_fit_base()):
         return Summary(f"Large-margin unified machine (a = {self.a:g}, c = {self.c:g})",
                        info, tables, notes)
 
-    def plot(self, ax=None):
-        """Loss shape (left) and, for two features, the data with the fitted boundary and the
-        refitted-probability contours (right). Returns the matplotlib Figure."""
+    def plot(self, kind: str = "path", ax=None):
+        """The fit as a picture; returns the matplotlib Axes.
+
+        ``kind="path"`` (default): coefficient paths against log(lambda) (linear model) or the
+        training error along the path (kernel expansion); ``"loss"``: the LUM loss beside the
+        hinge and logistic losses; ``"boundary"`` (two predictors): the data, the boundary
+        ``f = 0`` and the refitted-probability contours at ``s``.
+        """
         import matplotlib.pyplot as plt
-        two_d = self._Xtr.shape[1] == 2
+        if kind not in ("path", "loss", "boundary"):
+            raise ValueError(f"kind must be 'path', 'loss' or 'boundary'; got {kind!r}")
+        if kind == "path":
+            pf = self.path()
+            if self.kernel is not None:
+                return pf.plot(columns=["train_error"], ax=ax, ylabel="training error")
+            return pf.plot(ax=ax)
         if ax is None:
-            fig, axes = plt.subplots(1, 2 if two_d else 1, figsize=(10 if two_d else 5, 4.2),
-                                     squeeze=False)
-            axes = axes.ravel()
-        else:
-            axes = np.atleast_1d(ax)
-            fig = axes[0].figure
-        from cohstats.losses.scalar import lum_value
-        u = np.linspace(-2, 3, 400)
-        axes[0].plot(u, [lum_value(t, self.a, self.c) for t in u],
-                     label=f"LUM a={self.a:g}, c={self.c:g}")
-        axes[0].plot(u, np.maximum(1 - u, 0), "--", lw=1, label="hinge (SVM)")
-        axes[0].plot(u, np.logaddexp(0, -u), ":", lw=1, label="logistic")
-        axes[0].set(xlabel="margin y f(x)", ylabel="loss", ylim=(0, 3), title="LUM loss")
-        axes[0].legend(fontsize=8)
-        if two_d and len(axes) > 1:
-            axp = axes[1]
-            X = self._Xtr
-            pad = 0.05 * (X.max(0) - X.min(0))
-            g1 = np.linspace(X[:, 0].min() - pad[0], X[:, 0].max() + pad[0], 150)
-            g2 = np.linspace(X[:, 1].min() - pad[1], X[:, 1].max() + pad[1], 150)
-            G1, G2 = np.meshgrid(g1, g2)
-            grid = np.c_[G1.ravel(), G2.ravel()]
-            F = self._decision(grid).reshape(G1.shape)
-            try:
-                P = self._proba(grid).reshape(G1.shape)
-                cs_ = axp.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="RdBu_r",
-                                   alpha=0.35)
-                fig.colorbar(cs_, ax=axp, label=f"P({self.classes[1]}) (refitted)")
-            except Exception:
-                pass
-            axp.contour(G1, G2, F, levels=[0.0], colors="k")
-            for lab, mk in ((-1.0, "o"), (1.0, "^")):
-                m = self._ytr == lab
-                axp.scatter(X[m, 0], X[m, 1], s=12, marker=mk, edgecolors="k", linewidths=0.3,
-                            label=str(self.classes[int(lab > 0)]))
-            names = list(self.design.xnames)
-            axp.set(xlabel=names[0], ylabel=names[1],
-                    title=f"boundary f = 0 (lambda = {self._s:.3g})")
-            axp.legend(fontsize=8)
-        fig.tight_layout()
-        return fig
+            _, ax = plt.subplots(figsize=(5.5, 4.2))
+        if kind == "loss":
+            from cohstats.losses.scalar import lum_value
+            u = np.linspace(-2, 3, 400)
+            ax.plot(u, [lum_value(t, self.a, self.c) for t in u],
+                    label=f"LUM a={self.a:g}, c={self.c:g}")
+            ax.plot(u, np.maximum(1 - u, 0), "--", lw=1, label="hinge (SVM)")
+            ax.plot(u, np.logaddexp(0, -u), ":", lw=1, label="logistic")
+            ax.set(xlabel="margin y f(x)", ylabel="loss", ylim=(0, 3), title="LUM loss")
+            ax.legend(fontsize=8)
+            return ax
+        X = self._Xtr
+        if X.shape[1] != 2:
+            raise ValueError(f"kind='boundary' needs exactly two predictors; this fit has {X.shape[1]}")
+        pad = 0.05 * (X.max(0) - X.min(0))
+        g1 = np.linspace(X[:, 0].min() - pad[0], X[:, 0].max() + pad[0], 150)
+        g2 = np.linspace(X[:, 1].min() - pad[1], X[:, 1].max() + pad[1], 150)
+        G1, G2 = np.meshgrid(g1, g2)
+        grid = np.c_[G1.ravel(), G2.ravel()]
+        F = self._decision(grid).reshape(G1.shape)
+        P = self._proba(grid).reshape(G1.shape)
+        cs_ = ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
+        ax.figure.colorbar(cs_, ax=ax, label=f"P({self.classes[1]}) (refitted)")
+        ax.contour(G1, G2, F, levels=[0.0], colors="k")
+        for lab, mk in ((-1.0, "o"), (1.0, "^")):
+            m = self._ytr == lab
+            ax.scatter(X[m, 0], X[m, 1], s=12, marker=mk, edgecolors="k", linewidths=0.3,
+                       label=str(self.classes[int(lab > 0)]))
+        names = list(self.design.xnames)
+        ax.set(xlabel=names[0], ylabel=names[1], title=f"boundary f = 0 (lambda = {self._s:.3g})")
+        ax.legend(fontsize=8)
+        return ax
 
 
-# --------------------------------------------------------------------------- tuned LUM
-def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda_=None,
-             validation=None, nfolds: int = 10, random_state=0, refit_on: str = "train",
-             _context=None, **kwargs) -> "LumFit":
-    """Tuned LUM (SPEC 7.5): fix ``a``, choose ``c`` in ``cs`` and ``lambda`` by validation error.
-
-    For each ``c`` the LUM path is fitted on the training sample over the ``lambda`` grid
-    ([D24]: 25 values ``10^2 .. 10^-4``) and the misclassification error is computed on the
-    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation,
-    [D8]); the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with
-    the smaller error (ties: the smaller ``c``, i.e. the soft classifier [D25]).
-
-    Parameters
-    ----------
-    formula, data : as :func:`lum`.
-    a : float, default 1000 (the paper's choice).
-    cs : candidate values of ``c``, default ``(0, 10000)`` (soft versus hard).
-    lambda_ : grid, default :data:`LUM_LAMBDA_GRID`.
-    validation : DataFrame with the response, or tuple ``(X, y)``; if None, cross-validation.
-    nfolds, random_state : cross-validation folds and their seed.
-    refit_on : passed to :func:`lum` (``"validation"`` needs ``validation``).
-    **kwargs : other arguments of :func:`lum` (penalty, kernel, standardize, weights, ...).
-
-    Returns
-    -------
-    LumFit at the winning ``c`` with ``s`` = the winning ``lambda``; ``fit.tuning`` holds the
-    error of every ``(c, lambda)``, ``fit.c_selected`` the winner and ``fit.tuning_note`` says
-    which regime won.
-
-    Notes
-    -----
-    Built on :func:`cohstats.tuning.tune` (``method="holdout"`` with ``validation``, else
-    ``method="cv"``) with the grid ``{"c": cs, "lambda_": lambda_}``; one path fit per ``c``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cohstats as cs
-    >>> rng = np.random.default_rng(2)
-    >>> X = rng.normal(size=(200, 3)); y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1, -1)
-    >>> fit = cs.tune_lum(X[:100], y[:100], validation=(X[100:], y[100:]))
-    >>> fit.c_selected in (0.0, 10000.0)
-    True
-    """
-    a = float(a)
-    cs_ = sorted(float(c) for c in np.atleast_1d(cs))
-    if len(cs_) == 0:
-        raise ValueError("cs must contain at least one value of c")
-    for c in cs_:
-        _check_ac(a, c)
-    lambdas = LUM_LAMBDA_GRID.copy() if lambda_ is None else _check_lambda(lambda_)
-    if isinstance(formula, str) and _context is None:
+def tune_lum(formula, data=None, **kwargs):
+    """The tuned LUM of [LZW]; see :func:`cohstats.tuning.tune_lum` (it lives beside ``tune``)."""
+    from cohstats.tuning.tune_lum import tune_lum as _tune_lum
+    if isinstance(formula, str) and kwargs.get("_context") is None:
         from cohstats.formula import capture_context
-        _context = capture_context(1)
-    design = _to_design(formula, data, kwargs.pop("weights", None), kwargs.pop("subset", None),
-                        kwargs.pop("na_action", "omit"), _context)
-    if not design.binary:
-        raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
-                         f"response {design.yname!r} has {design.n_classes} levels")
-    if refit_on not in ("train", "validation"):
-        raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
-    if refit_on == "validation" and validation is None:
-        raise ValueError("refit_on='validation' needs the validation= sample")
-    from cohstats.tuning import tune
-    # tune(): ties go to the grid value listed first (c ascending: the soft c = 0, [D25]) and,
-    # within it, to the larger lambda [D24]; measure = misclassification error.
-    grid = {"c": cs_, "lambda_": lambdas}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", _convergence_warning())
-        if validation is not None:
-            res = tune(lum, design, grid=grid, method="holdout", validation=validation,
-                       measure="class", verbose=False, a=a, **kwargs)
-            how = "validation"
-        else:
-            res = tune(lum, design, grid=grid, method="cv", nfolds=nfolds, measure="class",
-                       random_state=random_state, verbose=False, a=a, **kwargs)
-            how = f"{nfolds}-fold CV"
-    tab = res.to_frame().rename(columns={"score": "error"})
-    rows = tab.to_dict("records")
-    best = {}
-    for c in cs_:
-        g = tab[tab["c"] == c].sort_values("lambda", ascending=False, kind="stable")
-        k = int(np.argmin(g["error"].to_numpy()))
-        best[c] = (float(g["error"].iloc[k]), float(g["lambda"].iloc[k]))
-    fit = res.best_fit
-    if refit_on == "validation":
-        fit._validation = _new_xy(design, validation)
-        fit.refit_on = "validation"
-        fit._refit_cache = {}
-    c_sel = float(res.best_params["c"])
-    err_sel, lam_sel = best[c_sel]
-    if not (fit.c == c_sel and math.isclose(fit.s, lam_sel)):   # pragma: no cover - guard
-        raise RuntimeError("tune() and the tuned-LUM table disagree; please report")
-    fit.tuning = pd.DataFrame(rows)
-    fit.c_selected = c_sel
-    fit.tuning_best = pd.DataFrame(
-        [{"c": c, "lambda": best[c][1], "error": best[c][0]} for c in cs_])
-    regime = "soft" if c_sel == 0 else ("hard" if c_sel >= _HARD_C else "intermediate")
-    fit.tuning_note = (f"tuned LUM (a = {a:g}): c = {c_sel:g} ({regime}) won by {how} error "
-                       f"{err_sel:.4f} at lambda = {lam_sel:.4g}; "
-                       + ", ".join(f"c = {c:g}: {best[c][0]:.4f}" for c in cs_))
-    fit.call = dict(getattr(fit, "call", {}) or {}, c="tuned")
-    return fit
+        kwargs["_context"] = capture_context(1)
+    return _tune_lum(formula, data, **kwargs)

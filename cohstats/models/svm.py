@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -38,17 +37,18 @@ import pandas as pd
 from cohstats import ConvergenceWarning
 from cohstats.coupling import pairwise_coupling
 from cohstats.formula import Design, build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, median_between
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
 from cohstats.solvers.svmpath import pi_grid_smo, pi_path
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
 __all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
-_TYPES = ("class", "prob", "link", "response")
 
 
 def _check_pos(name, v):
@@ -79,7 +79,7 @@ def _scaling(X: np.ndarray, w: np.ndarray, standardize: bool):
     return c, np.where(tiny, 1.0, sd)
 
 
-def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma, random_state=0):
+def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
     """The kernel width ``gamma`` (a float) or None for kernels without one; see :func:`svm`."""
     name = "callable" if callable(kernel) else ("linear" if kernel is None else str(kernel).lower())
     given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
@@ -99,28 +99,15 @@ def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma, random_state=0):
         else:
             return 1.0 / _check_pos("sigma", sigma) ** 2
     if isinstance(gamma, str):
-        if gamma == "scale":
-            v = float(Z.var()) if Z.size else 0.0
-            return 1.0 / (Z.shape[1] * v) if v > 0 else 1.0
-        if gamma == "auto":
-            return 1.0 / Z.shape[1]
-        if gamma == "median":
-            return 1.0 / median_between(Z, labels, random_state=random_state) ** 2
-        raise ValueError(f"gamma must be a positive number, 'scale', 'auto' or 'median'; got {gamma!r}")
+        return resolve_gamma(gamma, Z, labels)
     return _check_pos("gamma", gamma)
 
 
 def _check_s(fit, s):
-    """Validate ``s=`` on a fit at a single penalty: only the fitted value is accepted."""
-    if s is None:
-        return
-    if isinstance(s, bool) or not isinstance(s, numbers.Real):
-        raise TypeError(f"s must be a number (the penalty lambda_); got {type(s).__name__}")
-    lam = float(fit.lambda_[0])
-    if not (math.isfinite(float(s)) and abs(float(s) - lam) <= 1e-10 * lam):
-        raise ValueError(f"this {fit.method} fit is not a penalty path: it was fitted at lambda_ = "
-                         f"{lam:.6g} only (s={s!r}); refit with lambda_={s!r}, or tune lambda_ "
-                         "with cohstats.tune / cohstats.cv")
+    """``s`` reaching the solver-level methods: None or the fitted value (``predict`` has
+    validated it already; the tuners pass the fitted value or nothing)."""
+    if s is not None:
+        fit._check_s(s, "_decision")
 
 
 class SVMFit(Fit):
@@ -145,7 +132,8 @@ class SVMFit(Fit):
     method = "svm"
     title = "Support vector machine"
     path_var = "lambda"
-    _path_fit = False          # one penalty: the tuners refit it value by value
+    path_arg = None            # one penalty: the tuners refit it value by value
+    _predict_options = ("method", "m")
 
     _RENAMED = {"alpha": "dual_alpha_ (alpha is the elastic-net l1 share in this package)",
                 "support": "support_"}
@@ -174,28 +162,6 @@ class SVMFit(Fit):
         """``beta_i = a_i y_i`` of the support points (rows: training-row labels)."""
         sv = self.support_
         return pd.DataFrame({"dual_coef": self._beta[sv]}, index=self._row_labels(sv))
-
-    def select(self, s):
-        raise ValueError(f"this {self.method} fit is not a penalty path (one lambda_ = "
-                         f"{float(self.lambda_[0]):.6g}); nothing to select: refit with lambda_=, "
-                         "or tune lambda_ with cohstats.tune / cohstats.cv")
-
-    def predict(self, newdata=None, type: str = "class", s=None, **kw):
-        """Predict for ``newdata`` (default: the training rows).
-
-        ``type``: ``"class"`` (labels), ``"prob"`` / ``"response"`` (class probabilities, one
-        column per class; ``method=`` and ``m=`` choose the estimator), ``"link"`` (decision
-        values; for K > 2 classes one column per pair ``"a vs b"``, positive favouring ``a``).
-        ``s`` must be None or the fitted ``lambda_`` (this is not a path fit).
-        """
-        if type not in _TYPES:
-            raise ValueError(f"type must be one of {_TYPES}; got {type!r}")
-        _check_s(self, s)
-        if type == "response":
-            type = "prob"
-        if type == "class" and kw:
-            raise TypeError(f"type='class' takes no extra arguments; got {sorted(kw)}")
-        return super().predict(newdata, type=type, **kw)
 
     # ------------------------------------------------------------------ prediction
     def _std(self, X: np.ndarray) -> np.ndarray:
@@ -506,15 +472,8 @@ class MulticlassSVMFit(SVMFit):
         # the first maximum of the votes: libsvm's tie rule
         return np.argmax(self._class_scores(X, s=s), axis=1)
 
-    def predict(self, newdata=None, type: str = "class", s=None, **kw):
-        if type == "link":
-            if kw:
-                raise TypeError(f"type='link' takes no extra arguments; got {sorted(kw)}")
-            _check_s(self, s)
-            X = self._X(newdata)
-            return pd.DataFrame(self._decision(X), index=self._index(newdata, X.shape[0]),
-                                columns=self.pair_names)
-        return super().predict(newdata, type=type, s=s, **kw)
+    def _link_columns(self, k: int) -> list:
+        return self.pair_names
 
     def pairwise_prob(self, X: np.ndarray, method: str | None = None, m: int | None = None) -> np.ndarray:
         """``(N, n_pairs)`` estimates of ``P(Y = a | Y in {a, b}, x)`` for every pair ``(a, b)``,
@@ -854,6 +813,25 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
     return fit
 
 
+_KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
+_PARAMS = {
+    "kernel": _KERNELS, "C": NoneOr(Real(0.0, closed="neither")),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
+    "sigma": AnyOf(Real(0.0, closed="neither"), Options(None, "median")),
+    "degree": Integer(1), "coef0": Real(), "standardize": Bool(),
+    "pi": AnyOf(Real(0.0, 1.0), Options(None, "path")), "m": NoneOr(Integer(2)),
+    "tol": Real(0.0, closed="neither"), "cache_size": Real(0.0, closed="neither"),
+    "shrinking": Bool(), "max_iter": NoneOr(Integer(1)), "prob_method": NoneOr(Options(*_METHODS)),
+    "path_method": Options("exact", "warm", "auto"), "na_action": Options("omit", "raise"),
+}
+# probabilities of an SVM are a calibration of its decision values: cross-validate the
+# classification error by default
+SPEC = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
+
+
+@fit_function(SPEC, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the "
+                                               "elastic-net l1 share)"})
 def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale", sigma=None,
         degree: int = 3, coef0: float = 0.0, standardize: bool = True, pi=None, m=None,
         weights=None, subset=None, tol: float = 1e-3, cache_size: float = 200.0,
@@ -885,8 +863,8 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
         training matrix, scikit-learn's default; ``1/p`` on standardised inputs, e1071's
         default), ``"auto"`` (``1/p``) or ``"median"``: ``sigma`` = the median distance between
         points of different classes, the heuristic of [WSL] section 5.2
-        (:func:`cohstats.kernels.median_between`; exact up to 4 million between-class pairs,
-        a seeded class-stratified subsample above, so memory stays bounded). ``sigma`` may be
+        (:func:`cohstats.kernels.median_between`; exact up to 2 000 points per class, a seeded
+        subsample of each larger class, so memory and time stay bounded). ``sigma`` may be
         a number or ``"median"``. A width given with a linear or callable kernel is an error.
     degree, coef0 : polynomial kernel (libsvm's defaults 3 and 0).
     standardize : centre and scale every predictor (sd with divisor n, weighted by
@@ -1016,6 +994,14 @@ class PsiFit(SVMFit):
         return sm
 
 
+_PSI_PARAMS = {k: v for k, v in _PARAMS.items()
+               if k not in ("shrinking", "path_method")}
+_PSI_PARAMS["max_dc"] = Integer(1)
+PSI_SPEC = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True,
+                   default_measure="class")
+
+
+@fit_function(PSI_SPEC, _PSI_PARAMS)
 def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale",
               sigma=None, degree: int = 3, coef0: float = 0.0, standardize: bool = True,
               pi=None, m=None, weights=None, subset=None, tol: float = 1e-3, max_dc: int = 50,

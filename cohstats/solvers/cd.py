@@ -1023,7 +1023,7 @@ def _check_tol(tol, max_iter):
 
 
 def _warn_conv(lam, conv, max_iter, name="lambda"):
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
 
     bad = np.flatnonzero(~conv)
     warnings.warn(

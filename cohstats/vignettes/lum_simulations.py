@@ -70,7 +70,7 @@ def _select(err):
 
 def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas):
     """Every (a, c) LUM, the tuned LUM per a and PLR on one data split; one row each."""
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
     from cohstats.losses.scalar import LOSS_LOGIT
     from cohstats.models.lum import lum, lum_link, lum_refit
     from cohstats.solvers.cd import cd_path

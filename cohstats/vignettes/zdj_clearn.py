@@ -127,7 +127,9 @@ def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, 
     for om in omegas:
         res = cv(clearn, design, nfolds=k, measure="class", random_state=seed, verbose=False,
                  n_jobs=n_jobs, alpha=om, nlambda=nlambda, lambda_min_ratio=1e-3, kernel=kernel,
-                 max_iter=2000, standardize=standardize, **method_args)
+                 max_iter=2000, standardize=standardize, **method_args,
+                 # [ZDJ] 5.2: sigma = the mean pairwise distance (the package default is "scale")
+                 **({"gamma": "mean"} if kernel == "rbf" else {}))
         cvm = np.asarray(res.cvm)
         mn = np.nanmin(cvm)
         at = np.flatnonzero(cvm <= mn + 1e-12)
@@ -159,7 +161,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
     """
     import warnings
 
-    from cohstats import ConvergenceWarning
+    from cohstats.exceptions import ConvergenceWarning
     from cohstats.datasets import reference
 
     from .report import Report

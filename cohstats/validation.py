@@ -1,0 +1,414 @@
+"""The front door of every fit function: declared argument constraints, checked once.
+
+A fit function is declared with :func:`fit_function`, which records what it can be tuned
+along (:class:`FitSpec`) and checks its arguments against declared constraints *before* the
+formula is parsed:
+
+* an unknown keyword is a ``TypeError`` that names the package's spelling when the keyword is
+  an old or foreign one (``T`` -> ``rho``, ``lamda`` -> ``lambda_``) or suggests the closest
+  accepted names;
+* a value of the wrong type is a ``TypeError``, a value out of range a ``ValueError``; both
+  name the argument, the value and what is allowed.
+
+Constraints are small objects (:class:`Real`, :class:`Integer`, :class:`Bool`,
+:class:`Options`, :class:`Reals`, :class:`Callable`, :class:`AnyOf`, ...) in the spirit of
+scikit-learn's parameter validation, so that every fit function states its arguments in one
+table instead of hand-written checks.
+
+Examples
+--------
+>>> spec = FitSpec("demo", path_args=("lambda_",))
+>>> @fit_function(spec, params={"alpha": Real(0, 1), "standardize": Bool()},
+...               renamed={"omega": "alpha"})
+... def demo(formula, data=None, *, alpha=1.0, standardize=True):
+...     return alpha
+>>> demo("y ~ x", alpha=0.5)
+0.5
+>>> demo("y ~ x", omega=0.5)
+Traceback (most recent call last):
+...
+TypeError: demo() got an unexpected keyword argument 'omega': it is called 'alpha' in cohstats
+>>> demo("y ~ x", standardize="no")
+Traceback (most recent call last):
+...
+TypeError: demo(standardize=...) must be True or False; got 'no' (str)
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "FitSpec", "fit_function", "spec_of", "check_param", "check_options", "check_s",
+    "Constraint", "Real", "Integer", "Bool", "Options", "Reals", "Callable", "AnyOf",
+    "NoneOr", "Anything", "RENAMED",
+]
+
+# Spellings users bring from other packages (or from earlier versions of this one), mapped to
+# the package's vocabulary (CONTRIBUTING.md, "Vocabulary").
+RENAMED = {
+    "lam": "lambda_", "lamda": "lambda_", "lambda": "lambda_", "lambd": "lambda_",
+    "Lambda": "lambda_", "lambdas": "lambda_", "l1_ratio": "alpha", "omega": "alpha",
+    "T": "rho", "temperature": "rho", "H": "n_trees", "n_estimators": "n_trees",
+    "n_iterations": "n_trees", "learning_rate": "shrinkage", "gamma_k": "gamma",
+    "scale": "standardize", "standardise": "standardize", "normalize": "standardize",
+    "class_weight": "weights", "sample_weight": "weights", "seed": "random_state",
+    "cost": "C", "epsilon": "tol", "maxit": "max_iter", "thresh": "tol",
+    "penalty.factor": "penalty_factor", "pf": "penalty_factor", "exclude": "penalty_factor",
+    "kernel_width": "gamma", "sigma2": "sigma",
+}
+
+
+# ============================================================================ constraints
+def _show(v) -> str:
+    r = repr(v)
+    if len(r) > 60:
+        r = r[:57] + "..."
+    return f"{r} ({type(v).__name__})"
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+class Constraint:
+    """A declared constraint: ``check(where, value)`` returns the value or raises."""
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def ok(self, v) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def check(self, where: str, v):
+        if not self.ok(v):
+            self.fail(where, v)
+        return v
+
+    def fail(self, where: str, v):
+        raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+
+
+@dataclass(frozen=True)
+class Anything(Constraint):
+    def describe(self):
+        return "any value"
+
+    def ok(self, v):
+        return True
+
+
+@dataclass(frozen=True)
+class Bool(Constraint):
+    """``True`` or ``False`` (numpy booleans too); strings such as ``"no"`` are refused."""
+
+    def describe(self):
+        return "True or False"
+
+    def ok(self, v):
+        return isinstance(v, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Real(Constraint):
+    """A finite real number in ``[low, high]`` (``closed`` says which ends are included)."""
+
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"          # "both", "left", "right", "neither"
+    allow_inf: bool = False
+
+    def _interval(self) -> str:
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        lb = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        return f"{lb}{lo}, {hi}{rb}"
+
+    def describe(self):
+        return f"a real number in {self._interval()}"
+
+    def in_range(self, x: float) -> bool:
+        if math.isnan(x) or (math.isinf(x) and not self.allow_inf):
+            return False
+        if self.low is not None:
+            if x < self.low or (x == self.low and self.closed in ("right", "neither")):
+                return False
+        if self.high is not None:
+            if x > self.high or (x == self.high and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def ok(self, v):
+        return _is_real(v) and self.in_range(float(v))
+
+    def fail(self, where, v):
+        if not _is_real(v):
+            raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+        raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
+
+
+@dataclass(frozen=True)
+class Integer(Constraint):
+    """An integer (not a bool; an integral float such as ``10.0`` is accepted) in ``[low, high]``."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def describe(self):
+        if self.low is not None and self.high is not None:
+            return f"an integer in [{self.low}, {self.high}]"
+        if self.low is not None:
+            return f"an integer >= {self.low}"
+        if self.high is not None:
+            return f"an integer <= {self.high}"
+        return "an integer"
+
+    @staticmethod
+    def _integral(v) -> bool:
+        if isinstance(v, (bool, np.bool_)):
+            return False
+        if isinstance(v, numbers.Integral):
+            return True
+        return isinstance(v, numbers.Real) and math.isfinite(float(v)) and float(v).is_integer()
+
+    def ok(self, v):
+        if not self._integral(v):
+            return False
+        v = int(v)
+        return (self.low is None or v >= self.low) and (self.high is None or v <= self.high)
+
+    def fail(self, where, v):
+        if not self._integral(v):
+            raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+        raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a fixed set of values (strings are compared exactly)."""
+
+    values: tuple = ()
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", tuple(values))
+
+    def describe(self):
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+    def ok(self, v):
+        try:
+            return any(v is o or (type(v) is type(o) and v == o) for o in self.values)
+        except Exception:  # noqa: BLE001 - an array compared with a string, etc.
+            return False
+
+    def fail(self, where, v):
+        if isinstance(v, str):
+            close = difflib.get_close_matches(v, [o for o in self.values if isinstance(o, str)], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{where} must be {self.describe()}; got {v!r}{hint}")
+        raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+
+
+@dataclass(frozen=True)
+class Reals(Constraint):
+    """A real number or a non-empty 1-D sequence of reals, each in the interval of ``each``."""
+
+    each: Real = field(default_factory=Real)
+    scalar_only: bool = False
+
+    def describe(self):
+        what = self.each.describe()
+        if self.scalar_only:
+            return what
+        return f"{what} or a non-empty 1-D sequence of such numbers"
+
+    def ok(self, v):
+        if _is_real(v):
+            return self.each.ok(v)
+        if self.scalar_only or isinstance(v, (str, bytes, dict)):
+            return False
+        try:
+            a = np.asarray(v)
+        except Exception:  # noqa: BLE001
+            return False
+        if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "iuf":
+            return False
+        return all(self.each.in_range(float(x)) for x in a)
+
+    def fail(self, where, v):
+        if _is_real(v):
+            raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
+        try:
+            a = np.asarray(v)
+        except Exception:  # noqa: BLE001
+            a = None
+        if a is not None and a.ndim == 1 and a.size and a.dtype.kind in "iuf" and not self.scalar_only:
+            bad = [float(x) for x in a if not self.each.in_range(float(x))]
+            raise ValueError(f"{where} must be {self.describe()}; {bad[0]!r} is not")
+        raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+
+
+@dataclass(frozen=True)
+class Callable(Constraint):
+    def describe(self):
+        return "a callable"
+
+    def ok(self, v):
+        return callable(v)
+
+
+@dataclass(frozen=True)
+class AnyOf(Constraint):
+    """Any of several constraints (e.g. a number or one of a few strings)."""
+
+    options: tuple = ()
+
+    def __init__(self, *options):
+        object.__setattr__(self, "options", tuple(options))
+
+    def describe(self):
+        return " or ".join(o.describe() for o in self.options)
+
+    def ok(self, v):
+        return any(o.ok(v) for o in self.options)
+
+    def fail(self, where, v):
+        # a value of a type some option accepts: report that option's range error
+        for o in self.options:
+            if isinstance(o, (Real, Integer, Reals)) and _is_real(v):
+                raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
+            if isinstance(o, Options) and isinstance(v, str):
+                close = difflib.get_close_matches(v, [x for x in o.values if isinstance(x, str)], n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"{where} must be {self.describe()}; got {v!r}{hint}")
+        raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
+
+
+def NoneOr(c: Constraint) -> AnyOf:
+    """``None`` or a value satisfying ``c``."""
+    return AnyOf(Options(None), c)
+
+
+def check_param(fn_name: str, name: str, value, constraint: Constraint):
+    """Check one argument; the error names ``fn_name(name=...)``."""
+    return constraint.check(f"{fn_name}({name}=...)", value)
+
+
+# ============================================================================ FitSpec
+@dataclass(frozen=True)
+class FitSpec:
+    """What a fit function can be tuned along, declared once (read by ``cv``/``tune``/``gkl``).
+
+    Attributes
+    ----------
+    name : the fit function's name.
+    path_args : arguments that take a *sequence* fitted as one path with warm starts
+        (``"lambda_"`` for penalised fits; ``"C"``/``"margin"`` for the lambda-SVM). Cross-
+        validation refits every fold along the full-data sequence through this argument, and
+        ``tune(grid={arg: values})`` fits one path per combination of the other arguments.
+    staged : the fitted sequence is reproduced by refitting with the same arguments (the
+        boosting steps): one fit per fold scores every step from its staged predictions.
+    multiclass : takes responses with more than two classes.
+    probabilities : ``predict(type="prob")`` is available.
+    default_measure : the measure ``cv`` and ``tune`` use when none is given: a proper scoring
+        rule (``"deviance"``) for models that estimate probabilities, as cv.glmnet does;
+        ``"class"`` where probabilities are a post-hoc calibration or can be exactly 0 or 1.
+    """
+
+    name: str
+    path_args: tuple = ()
+    staged: bool = False
+    multiclass: bool = True
+    probabilities: bool = True
+    default_measure: str = "deviance"
+
+
+def spec_of(fit_fn) -> FitSpec | None:
+    """The declared :class:`FitSpec` of a fit function (None for a user's own function)."""
+    return getattr(fit_fn, "spec", None)
+
+
+def _unknown_keyword(fn_name: str, key: str, accepted) -> TypeError:
+    accepted = sorted(accepted)
+    if key in RENAMED and RENAMED[key] in accepted:
+        return TypeError(f"{fn_name}() got an unexpected keyword argument {key!r}: it is called "
+                         f"{RENAMED[key]!r} in cohstats")
+    close = difflib.get_close_matches(key, accepted, n=3, cutoff=0.6)
+    hint = (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close
+            else f"; accepted: {', '.join(accepted)}")
+    return TypeError(f"{fn_name}() got an unexpected keyword argument {key!r}{hint}")
+
+
+def check_options(where: str, options: dict, accepted) -> None:
+    """Refuse keyword options that a method does not take (e.g. ``predict(foo=1)``)."""
+    for k in options:
+        if k not in accepted:
+            if not accepted:
+                raise TypeError(f"{where} got an unexpected keyword argument {k!r}: it takes no options")
+            raise _unknown_keyword(where.rstrip("()"), k, accepted)
+
+
+def check_s(where: str, s):
+    """A path value ``s``: a finite real number (TypeError for strings etc.)."""
+    if not _is_real(s):
+        raise TypeError(f"{where}: s must be a number (a value of the fitted sequence) or None; "
+                        f"got {_show(s)}")
+    s = float(s)
+    if not math.isfinite(s):
+        raise ValueError(f"{where}: s must be finite; got {s!r}")
+    return s
+
+
+# Code objects of the wrappers below: formula.capture_context skips their frames so that a
+# formula's transforms resolve in the user's scope, not in the wrapper's.
+TRANSPARENT_CODES: set = set()
+
+
+def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None = None):
+    """Declare a fit function: its :class:`FitSpec` and the constraints of its arguments.
+
+    The wrapper refuses unknown keywords (naming the package's spelling of an old or foreign
+    one) and checks every argument given explicitly against ``params`` before the function
+    body -- and so before the formula is parsed -- runs. Defaults are not re-checked.
+    """
+    params = dict(params or {})
+    extra_renamed = dict(renamed or {})
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        accepted = {k for k, p in sig.parameters.items()
+                    if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not k.startswith("_")}
+        private = {k for k in sig.parameters if k.startswith("_")}
+        unknown_params = set(params) - set(sig.parameters)
+        if unknown_params:  # pragma: no cover - a declaration error
+            raise AssertionError(f"{fn.__name__}: constraints for unknown arguments {unknown_params}")
+        name = spec.name
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            for k in kwargs:
+                if k not in accepted and k not in private:
+                    if k in extra_renamed:
+                        v = extra_renamed[k]
+                        hint = f"it is {v}" if " " in v else f"it is called {v!r} in cohstats"
+                        raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: {hint}")
+                    raise _unknown_keyword(name, k, accepted)
+            for k, v in kwargs.items():
+                c = params.get(k)
+                if c is not None:
+                    c.check(f"{name}({k}=...)", v)
+            return fn(*args, **kwargs)
+
+        TRANSPARENT_CODES.add(wrapper.__code__)
+        wrapper.spec = spec
+        wrapper.params = params
+        return wrapper
+
+    return deco
