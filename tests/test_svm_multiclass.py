@@ -62,6 +62,9 @@ def test_iris_one_vs_one_equals_svc(kernel, kw):
                                    atol=1e-4 * max(1.0, np.abs(s.intercept_).max()))
         np.testing.assert_allclose(X @ fit.coef.to_numpy() + fit.intercept.to_numpy(), F.to_numpy(),
                                    atol=1e-9)
+        ca = fit.coef_at()
+        assert list(ca.columns) == list(F.columns) and ca.index[0] == "(Intercept)"
+        np.testing.assert_allclose(ca.iloc[0].to_numpy(), fit.intercept.to_numpy())
     else:
         # the dual coefficients and intercepts reproduce the decision values
         K = fit.kernel(X, X[fit.support_])

@@ -439,6 +439,15 @@ class MulticlassSVMFit(SVMFit):
     def intercept(self):
         return pd.Series(self._intercept, index=self.pair_names, name="intercept")
 
+    def coef_at(self, s=None):
+        """Intercepts and coefficients (rows) by pair (columns) of a linear one-vs-one fit."""
+        self._check_s(s, "coef_at")
+        if self._coef is None:
+            raise ValueError("a kernel svm has no input-space coefficients; see dual_coef or "
+                             "predict(type='link')")
+        return pd.DataFrame(np.vstack([self._intercept[None], self._coef]),
+                            index=["(Intercept)"] + self.xnames, columns=self.pair_names)
+
     @property
     def dual_coef(self) -> pd.DataFrame:
         sv = self.support_
