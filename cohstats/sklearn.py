@@ -105,10 +105,13 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
 
 
 class WeightedSVMClassifier(_CohstatsClassifier):
-    """Weighted binary SVM (:func:`cohstats.svm`) with the package's probability methods.
+    """Support vector machine (:func:`cohstats.svm`) with the package's probability methods.
 
-    Parameters mirror :func:`cohstats.svm`; ``prob_method`` ("platt", "sollich", "coherence",
-    "bracket", ...) selects the probability method used by ``predict_proba``.
+    Parameters mirror :func:`cohstats.svm` (libsvm's C-SVM by default, ``pi`` for the weighted
+    SVM of [WSL]; K > 2 classes one-vs-one, ``decision_function`` then has one column per pair
+    with ``decision_function_shape="ovo"``, or, by default, ``"ovr"``: the votes plus the
+    pairwise decision values squashed into ``(-1/3, 1/3)``, as ``SVC``); ``prob_method`` ("platt", "sollich",
+    "coherence", "bracket", ...) selects the probability method used by ``predict_proba``.
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights enter the dual exactly as replicated rows (``C_i = C w_i``), but SMO stops at the
@@ -122,24 +125,49 @@ class WeightedSVMClassifier(_CohstatsClassifier):
     }
 
     _fit_function = ("cohstats.models.svm", "svm")
-    _prob_params = ("prob_method",)
-    _binary_only = True
 
-    def __init__(self, kernel="rbf", C=1.0, pi=0.5, sigma=None, gamma=None, degree=3, coef0=1.0,
-                 tol=1e-3, max_iter=None, prob_method="platt"):
+    def __init__(self, kernel="rbf", C=1.0, gamma="scale", sigma=None, degree=3, coef0=0.0,
+                 standardize=True, pi=None, tol=1e-3, max_iter=None, prob_method="platt",
+                 decision_function_shape="ovr"):
         self.kernel = kernel
+        self.decision_function_shape = decision_function_shape
         self.C = C
-        self.pi = pi
-        self.sigma = sigma
         self.gamma = gamma
+        self.sigma = sigma
         self.degree = degree
         self.coef0 = coef0
+        self.standardize = standardize
+        self.pi = pi
         self.tol = tol
         self.max_iter = max_iter
         self.prob_method = prob_method
 
+    _prob_params = ("prob_method", "decision_function_shape")
+
     def _prob_kwargs(self):
         return {"method": self.prob_method} if self.prob_method is not None else {}
+
+    def decision_function(self, X):
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError("decision_function_shape must be 'ovr' or 'ovo'; got "
+                             f"{self.decision_function_shape!r}")
+        F = super().decision_function(X)
+        K = self.classes_.size
+        if K <= 2 or self.decision_function_shape == "ovo":
+            return F
+        # one-vs-rest shape from the pairwise values: votes plus the summed pairwise values
+        # mapped into (-1/3, 1/3), so that only ties in the votes are decided by them
+        votes = np.zeros((F.shape[0], K))
+        conf = np.zeros((F.shape[0], K))
+        k = 0
+        for i in range(K):
+            for j in range(i + 1, K):
+                conf[:, i] += F[:, k]
+                conf[:, j] -= F[:, k]
+                votes[:, i] += F[:, k] > 0
+                votes[:, j] += F[:, k] <= 0
+                k += 1
+        return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
 class GentleBoostCClassifier(_CohstatsClassifier):

@@ -95,6 +95,10 @@ def _outputs(fit, X, kind, lam, prob_args):
     """Decision values or probabilities of a fitted model, sequence on the first axis."""
     prob_args = prob_args or {}
     if lam is None:
+        if kind == "decision" and hasattr(fit, "_class_scores"):
+            # decision values that are not one per class (one-vs-one svm): per-class scores
+            # whose argmax is the fit's own class prediction
+            return np.asarray(fit._class_scores(X))[None]
         if kind == "decision":
             return np.asarray(fit._decision(X))[None]
         return np.asarray(fit._proba(X, **prob_args))[None]
