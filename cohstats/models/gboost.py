@@ -93,8 +93,8 @@ def _validation_split(y, fraction, rng):
 # ============================================================================ gboost
 def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
            n_trees: int = 100, nodes: int = 8, shrinkage: float = DEFAULT_SHRINKAGE,
-           anneal=None, init_beta: str = "uniform", min_node_size: int = 1,
-           max_depth: int | None = None, max_bins: int = 255, w_floor: float = 1e-10,
+           anneal=None, init: str | None = None, init_beta: str = "uniform",
+           min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255, w_floor: float = 1e-10,
            validation_fraction: float | None = None, n_iter_no_change: int | None = None,
            tol: float = 1e-4, standardize: bool = False, weights=None, subset=None,
            na_action: str = "omit", random_state=None, **kwargs):
@@ -123,6 +123,12 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
     anneal : ``None`` (constant ``rho``), a final temperature (geometric schedule from
         ``rho`` to it over the ``n_trees`` rounds) or an array of ``n_trees`` temperatures.
         Temperatures below 1e-3 are refused.
+    init : ``"zero"`` (the paper: the margins start at ``g = 0``), ``"prior"`` (they start at
+        the minimiser of the intercept-only loss, i.e. at the weighted class shares, as
+        LightGBM's ``boost_from_average``; reported as ``intercept``) or None (default:
+        ``"zero"`` with ``shrinkage=1``, so that ``shrinkage=1`` is the paper's algorithm,
+        and ``"prior"`` otherwise: with small steps, starting from zero spends many trees on
+        the intercept, which they fit together with noise).
     init_beta : ``"uniform"`` (paper, Algorithm 1 step 1: ``beta_j = 1/m`` in the first
         round) or ``"loss"`` (the coherence weights (5) at ``g = 0``).
     min_node_size : minimum number of observations in a terminal node.
@@ -192,7 +198,7 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
                      **kwargs)
     _check_renamed("gboost", kwargs, _RENAMED)
     return _gboost(formula, data, context, loss=loss, rho=rho, n_trees=n_trees, nodes=nodes,
-                   shrinkage=shrinkage, anneal=anneal, init_beta=init_beta,
+                   shrinkage=shrinkage, anneal=anneal, init=init, init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
                    w_floor=w_floor, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
@@ -201,8 +207,8 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
 
 
 def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes: int = 8,
-             shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init_beta: str = "uniform",
-             min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,
+             shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init: str | None = None,
+             init_beta: str = "uniform", min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,
              w_floor: float = 1e-10, validation_fraction: float | None = None,
              n_iter_no_change: int | None = None, tol: float = 1e-4,
              standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
@@ -262,7 +268,8 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
     _check_renamed("gboost_c", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(formula, data, context, loss="coherence", rho=rho, n_trees=n_trees,
-                   nodes=nodes, shrinkage=shrinkage, anneal=anneal, init_beta=init_beta,
+                   nodes=nodes, shrinkage=shrinkage, anneal=anneal, init=init,
+                   init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
                    w_floor=w_floor, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
@@ -270,7 +277,7 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
                    random_state=random_state)
 
 
-def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, anneal,
+def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, anneal, init,
             init_beta, min_node_size, max_depth, max_bins, w_floor, validation_fraction,
             n_iter_no_change, tol, standardize, weights, subset, na_action, random_state):
     if not isinstance(loss, str) or loss not in _LOSSES:
@@ -300,6 +307,10 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     Ts = _schedule(rho, anneal, n_trees)
     if init_beta not in ("uniform", "loss"):
         raise ValueError(f"init_beta must be 'uniform' or 'loss'; got {init_beta!r}")
+    if init is None:
+        init = "zero" if shrinkage == 1.0 else "prior"
+    if init not in ("zero", "prior"):
+        raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
                      context=context)
     call = dict(loss=loss, rho=rho, n_trees=n_trees, nodes=nodes, shrinkage=shrinkage)
@@ -307,6 +318,7 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
         call["anneal"] = anneal if np.ndim(anneal) == 0 else "schedule"
     if init_beta != "uniform":
         call["init_beta"] = init_beta
+    call["init"] = init
     if validation_fraction is not None:
         call["validation_fraction"] = validation_fraction
     if n_iter_no_change is not None:
@@ -330,11 +342,27 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
             raise ValueError(f"validation_fraction={validation_fraction} leaves no rows for "
                              f"validation or for training ({d.nobs} rows)")
     return _fit_boost(d, code, label, Ts, n_trees, nodes, shrinkage, init_beta == "uniform",
-                      min_node_size, max_depth, max_bins, w_floor, call, seed, val,
+                      init == "prior", min_node_size, max_depth, max_bins, w_floor, call, seed, val,
                       n_iter_no_change or 0, tol, standardize)
 
 
-def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, min_node_size,
+def _initial_margins(code, y, sw, m, rho):
+    """Minimiser of the weighted intercept-only loss (the margins of the class shares)."""
+    P = np.bincount(y, weights=sw, minlength=m) / sw.sum()
+    if np.any(P <= 0):
+        raise ValueError("init='prior' needs every class among the training rows (with positive "
+                         "weight); use init='zero'")
+    if code == _b.LOSS_COH:
+        from cohstats.losses.multiclass import coherence_minimizer
+        return coherence_minimizer(P, rho)
+    if code in (_b.LOSS_MH, _b.LOSS_MH_DISCRETE):
+        return 0.5 * np.log(P / (1.0 - P))
+    lp = np.log(P)
+    return lp - lp.mean()
+
+
+def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior,
+               min_node_size,
                max_depth, max_bins, w_floor, call, seed, val, n_iter_no_change, tol,
                standardize):
     m = d.n_classes
@@ -370,12 +398,16 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, min_node_s
     train_err = np.full(H, np.nan)
     train_loss = np.full(H, np.nan)
     val_loss = np.full(H, np.nan)
-    G = np.zeros((len(y), m))
+    g0 = _initial_margins(code, y, sw, m, float(Ts[0])) if init_prior else np.zeros(m)
+    G = np.tile(g0, (len(y), 1))
+    Gv = np.tile(g0, (len(yv), 1))
+    if init_prior:
+        init_uniform = False     # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
     rounds, finite, best = _b.boost_fit(
         codes, n_bins, np.ascontiguousarray(thresholds), y, sw, m, H, code, Ts, shrinkage,
         nodes, min_node_size, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
         n_iter_no_change, tol, feat, sbin, shi, thr, left, right, value, n_nodes, step_scale,
-        train_err, train_loss, val_loss, G)
+        train_err, train_loss, val_loss, G, Gv)
     if rounds == 0:
         raise FloatingPointError(f"{label}: the margins became non-finite in the first round; "
                                  f"check the weights and predictors for extreme values")
@@ -384,6 +416,8 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, min_node_s
     fit.method = "gboost_c" if code == _b.LOSS_COH else "gboost"
     fit.label = label
     fit._code = code
+    fit._g0 = np.ascontiguousarray(g0, dtype=np.float64)
+    fit.init = "prior" if init_prior else "zero"
     fit.rhos = Ts[:rounds].copy()
     fit.rho = float(Ts[rounds - 1])
     fit.n_trees = int(rounds)
@@ -458,8 +492,9 @@ class GBoostFit(Fit):
     val_loss : (n_trees,) weighted mean validation loss, or None without validation rows
     step_scale : (n_trees,) the step size ``t`` the step control accepted in every round
     converged : False if the margins became non-finite and the fit stopped early
-    coef, intercept, dual_coef, support_ : None (the margins start at zero; trees have no
-        coefficients)
+    intercept : the initial margins with ``init="prior"`` (None when boosting starts at
+        zero, the paper's algorithm)
+    coef, dual_coef, support_ : None (trees have no coefficients)
     """
 
     title = "Multiclass boosting"
@@ -472,7 +507,13 @@ class GBoostFit(Fit):
 
     @property
     def intercept(self):
-        return None
+        """The initial margins (``init="prior"``): a Series by class, or for two classes
+        the binary margin ``g_2 - g_1``; None when boosting starts at zero."""
+        if self.init != "prior":
+            return None
+        if self.n_classes == 2:
+            return float(self._g0[1] - self._g0[0])
+        return pd.Series(self._g0, index=self.classes, name="intercept")
 
     # ------------------------------------------------------------------ internals
     def _step(self, s):
@@ -483,7 +524,7 @@ class GBoostFit(Fit):
         t = self._trees
         return _b.boost_decision(np.ascontiguousarray(X, dtype=np.float64), k, self.n_classes,
                                  self._code, t["feat"], t["thr"], t["left"], t["right"],
-                                 t["value"])
+                                 t["value"], self._g0)
 
     def _to_decision(self, G):
         if self.n_classes == 2:
@@ -510,7 +551,7 @@ class GBoostFit(Fit):
         t = self._trees
         return _b.boost_staged_decision(np.ascontiguousarray(X, dtype=np.float64),
                                         self.n_trees, self.n_classes, self._code, t["feat"],
-                                        t["thr"], t["left"], t["right"], t["value"])
+                                        t["thr"], t["left"], t["right"], t["value"], self._g0)
 
     def _decision_path(self, X):
         """Decision values after every step, steps on the first axis (one pass over the
@@ -577,7 +618,7 @@ class GBoostFit(Fit):
                                      np.ascontiguousarray(yt, dtype=np.int64),
                                      np.ascontiguousarray(wt), self.n_trees, self.n_classes,
                                      self._code, np.ascontiguousarray(self.rhos), t["feat"],
-                                     t["thr"], t["left"], t["right"], t["value"])
+                                     t["thr"], t["left"], t["right"], t["value"], self._g0)
 
     def path(self, newdata=None) -> PathFrame:
         """Loss and error after every boosting step (a PathFrame with ``xvar = "step"``).

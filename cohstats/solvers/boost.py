@@ -216,7 +216,7 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
 def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_leaves,
               min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
               n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
-              step_scale, train_err, train_loss, val_loss, G):
+              step_scale, train_err, train_loss, val_loss, G, Gv):
     """Run up to ``H`` rounds of boosting on binned training data.
 
     Parameters
@@ -241,7 +241,8 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
         raw-scale thresholds and leaf values (shrinkage and step size included)
     n_nodes : (H, m) int64 output; step_scale : (H,) the accepted step size of each round
     train_err, train_loss, val_loss : (H,) outputs after each round (weighted means)
-    G : (n, m) in/out, the margin vectors of the training rows (start at zero)
+    G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
+        (start at the initial margins)
 
     Returns
     -------
@@ -267,7 +268,6 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
     gtmp = np.empty(m)
     r = np.empty(m)
     inc = np.empty(m)
-    Gv = np.zeros((nv, m))
     nbmax = hist.shape[2]
     shared_root = min_leaf == 1
     root = np.zeros((p, nbmax, m, 2)) if shared_root else np.zeros((1, 1, 1, 2))
@@ -419,13 +419,15 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
 
 
 @njit(cache=True, nogil=True)
-def boost_decision(X, n_rounds, m, loss, feat, thr, left, right, value):
-    """Margin vectors g(x) (n, m) after ``n_rounds`` rounds for raw ``X``."""
+def boost_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
+    """Margin vectors g(x) (n, m) after ``n_rounds`` rounds for raw ``X`` from the initial
+    margins ``g0`` (m,)."""
     n = X.shape[0]
-    G = np.zeros((n, m))
+    G = np.empty((n, m))
     r = np.empty(m)
     inc = np.empty(m)
     for i in range(n):
+        G[i] = g0
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
             _increment(loss, r, m, inc)
@@ -435,7 +437,7 @@ def boost_decision(X, n_rounds, m, loss, feat, thr, left, right, value):
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value):
+def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
     """Margins after every round: array (n_rounds, n, m)."""
     n = X.shape[0]
     out = np.empty((n_rounds, n, m))
@@ -443,7 +445,7 @@ def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value):
     r = np.empty(m)
     inc = np.empty(m)
     for i in range(n):
-        g[:] = 0.0
+        g[:] = g0
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
             _increment(loss, r, m, inc)
@@ -454,7 +456,7 @@ def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value):
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, value):
+def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, value, g0):
     """Weighted error rate and mean loss (with the round's temperature) after every round."""
     n = X.shape[0]
     err = np.zeros(n_rounds)
@@ -465,7 +467,7 @@ def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, 
     swt = 0.0
     for i in range(n):
         swt += sw[i]
-        g[:] = 0.0
+        g[:] = g0
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
             _increment(loss, r, m, inc)
