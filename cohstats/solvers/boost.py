@@ -186,18 +186,6 @@ def _increment(loss, r, m, out):
 
 
 @njit(cache=True, nogil=True)
-def _loss_at(loss, G, D, t, y, sw, T, g):
-    """Weighted total training loss at ``G + t D``."""
-    n, m = G.shape
-    s = 0.0
-    for i in range(n):
-        for j in range(m):
-            g[j] = G[i, j] + t * D[i, j]
-        s += sw[i] * row_loss(loss, g, y[i], T)
-    return s
-
-
-@njit(cache=True, nogil=True)
 def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
     for j in range(m):
         node = 0
@@ -265,7 +253,6 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
     node_tot = np.zeros((max_nodes, 3))
     R = np.empty((n, m))
     D = np.empty((n, m))
-    gtmp = np.empty(m)
     r = np.empty(m)
     inc = np.empty(m)
     nbmax = hist.shape[2]
@@ -285,13 +272,14 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
     best_v = np.inf
     since = 0
     base = 0.0
+    Gt = np.empty((n, m))
     for h in range(H):
         T = Ts[h]
-        working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor, GZ, Wt)
         if h == 0 or Ts[h] != Ts[h - 1]:
-            # the baseline of the step control, computed as the trial losses are (annealing:
-            # at this round's temperature)
-            base = _loss_at(loss, G, G, 0.0, y, sw, T, gtmp)
+            # responses and loss at the current margins (later rounds reuse those computed
+            # at the accepted trial of the step control; annealing: at this round's rho)
+            base = swt * working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
+                                          GZ, Wt)
         if shared_root:
             # root histograms of all m trees in one pass over the binned data
             root[:] = 0.0
@@ -356,16 +344,26 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
             _increment(loss, r, m, inc)
             for j in range(m):
                 D[i, j] = inc[j]
+        # trial margins G + t D; their working responses (for the next round) come with the
+        # loss, so an accepted full step costs one pass, as the unguarded algorithm does
         tstep = 1.0
-        lnew = _loss_at(loss, G, D, tstep, y, sw, T, gtmp)
         k = 0
-        while not (lnew <= base + _RTOL_LOSS * abs(base)) and k < _MAX_HALVINGS:
+        while True:
+            for i in range(n):
+                for j in range(m):
+                    Gt[i, j] = G[i, j] + tstep * D[i, j]
+            lnew = swt * working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
+                                          GZ, Wt)
+            if lnew <= base + _RTOL_LOSS * abs(base):
+                break
+            if k >= _MAX_HALVINGS:
+                # no decrease above rounding level: the loss is at its minimum
+                tstep = 0.0
+                lnew = swt * working_response(loss, G, y, sw, T, False, init_uniform,
+                                              w_floor, GZ, Wt)
+                break
             tstep *= 0.5
-            lnew = _loss_at(loss, G, D, tstep, y, sw, T, gtmp)
             k += 1
-        if not (lnew <= base + _RTOL_LOSS * abs(base)):
-            tstep = 0.0     # no decrease above rounding level: the loss is at its minimum
-            lnew = base
         step_scale[h] = tstep
         fac *= tstep
         for j in range(m):
@@ -375,7 +373,8 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
         finite = True
         for i in range(n):
             for j in range(m):
-                G[i, j] += tstep * D[i, j]
+                if tstep > 0.0:
+                    G[i, j] = Gt[i, j]
                 if not math.isfinite(G[i, j]):
                     finite = False
         if not finite:
