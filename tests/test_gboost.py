@@ -230,15 +230,17 @@ def test_determinism_weights_and_design_input():
     np.testing.assert_array_equal(a.predict(type="link"), c.predict(type="link"))
     # integer weights (zeros included) = replicated rows, also with quantile bins
     w = np.random.default_rng(0).integers(0, 3, len(df))
-    # (init="prior" with 16 quantile bins meets a split tied to 1e-10 at step 5, which
-    # rounding in the histogram sums decides differently for weights and replicated rows)
+    # (with 16 quantile bins a split at step 6 is tied between thresholds that separate the
+    # positive-weight rows alike; rounding in the histogram sums picks different ones for
+    # weights and replicated rows, which moves only rows of weight zero: compare the others)
     for mb, init in ((255, "zero"), (255, "prior"), (16, "zero")):
         fw = gboost_c("y ~ a + b + c + d", df, n_trees=8, weights=w, max_bins=mb, init=init,
                       random_state=0)
         fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True),
                       n_trees=8, max_bins=mb, init=init, random_state=0)
-        np.testing.assert_allclose(fw.predict(df, type="link"), fd.predict(df, type="link"),
-                                   atol=1e-9)
+        rows = slice(None) if mb == 255 else w > 0
+        np.testing.assert_allclose(fw.predict(df, type="link")[rows],
+                                   fd.predict(df, type="link")[rows], atol=1e-9)
         assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
 
 

@@ -22,7 +22,9 @@ code   method                ``w z`` and ``w`` (``I = I[j = c_i]``)             
 
 For codes 0 and 1 the leaf value ``sum w z / sum w = rho sum (I - beta_j) / sum beta_j (1 -
 beta_j)`` is the Newton step of the loss in the coordinate ``g_j`` (the diagonal of the
-Hessian of the coherence loss is ``beta_j (1 - beta_j) / rho``, see the proof of Theorem 1).
+Hessian of the coherence loss is ``beta_j (1 - beta_j) / rho``, see the proof of Theorem 1),
+capped at ``+-max_delta`` (codes 0-2; the cap acts on steps, not on responses, so the
+iteration keeps the minimiser of the loss as its fixed point).
 "centred" means the increments ``r`` of a round become ``((m-1)/m) (r_j - mean_l r_l)``
 (step (b) of Algorithm 1 applied to the round's fits, as in Friedman, Hastie & Tibshirani's
 multiclass LogitBoost); with two classes this is exactly the Newton step of the binary loss.
@@ -201,8 +203,8 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
 
 
 @njit(cache=True, nogil=True)
-def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_leaves,
-              min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
+def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_delta,
+              max_leaves, min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
               n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
               step_scale, train_err, train_loss, val_loss, G, Gv):
     """Run up to ``H`` rounds of boosting on binned training data.
@@ -214,6 +216,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
     y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights
     loss : method code (module docstring); Ts : (H,) temperature of each round
     shrinkage : leaf values are multiplied by this factor
+    max_delta : cap on the absolute Newton leaf values (codes 0-2), applied before shrinkage
     max_leaves, min_leaf, max_depth : tree growth limits
     w_floor : floor of the Newton weights ``beta (1 - beta)``
     init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5)
@@ -329,6 +332,10 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_l
                     rsum += abs(Gs)
                 else:
                     v = Gs / Ws if Ws > 0.0 else 0.0
+                    if v > max_delta:
+                        v = max_delta
+                    elif v < -max_delta:
+                        v = -max_delta
                 value[h, j, t] = v
                 for ii in range(start[t], end[t]):
                     R[rows[ii], j] = v
