@@ -34,7 +34,7 @@ _LAZY = {
     "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
-    "cart": "cohstats.models.gboost",
+    "cart": "cohstats.models.cart",
     "cv": "cohstats.tuning",
     "tune": "cohstats.tuning",
     "gkl": "cohstats.tuning",

@@ -111,7 +111,7 @@ SAFE_CLASSES = frozenset({
     "cohstats.models.svm.PsiFit",
     "cohstats.models.lamsvm.LamSVMFit",
     "cohstats.models.gboost.GBoostFit",
-    "cohstats.models.gboost.CartFit",
+    "cohstats.models.cart.CartFit",
     "cohstats.tuning.cv.CVResult",
     "cohstats.tuning.tune.TuneResult",
     "cohstats.tuning.gkl.GKLResult",
@@ -120,7 +120,7 @@ SAFE_CLASSES = frozenset({
 })
 
 #: Old qualified name -> current qualified name, for classes that moved.
-CLASS_ALIASES: dict = {}
+CLASS_ALIASES: dict = {"cohstats.models.gboost.CartFit": "cohstats.models.cart.CartFit"}
 
 _REGISTERED: dict = {}  # qualified name -> class, added by register_class() in this process
 

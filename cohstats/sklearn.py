@@ -179,15 +179,14 @@ class GentleBoostCClassifier(_CohstatsClassifier):
 
     _fit_function = ("cohstats.models.gboost", "gboost_c")
 
-    def __init__(self, T=1.0, H=100, nodes=8, shrinkage=1.0, anneal=None, init_beta="uniform",
-                 centre="increment", min_node_size=1, max_bins=255, random_state=None):
-        self.T = T
-        self.H = H
+    def __init__(self, rho=1.0, n_trees=100, nodes=8, shrinkage=0.1, anneal=None,
+                 init_beta="uniform", min_node_size=1, max_bins=255, random_state=None):
+        self.rho = rho
+        self.n_trees = n_trees
         self.nodes = nodes
         self.shrinkage = shrinkage
         self.anneal = anneal
         self.init_beta = init_beta
-        self.centre = centre
         self.min_node_size = min_node_size
         self.max_bins = max_bins
         self.random_state = random_state
