@@ -64,8 +64,8 @@ CASES = [
     ("gboost_c-2", "gboost_c", dict(n_trees=8, nodes=4), 2),
     ("gboost_c-3", "gboost_c", dict(n_trees=8, nodes=4), 3),
     ("gboost-logit-3", "gboost", dict(loss="logit", n_trees=6, nodes=4), 3),
-    ("cart-2", "cart", dict(nfolds=3, random_state=0), 2),
-    ("cart-3", "cart", dict(nfolds=3, random_state=0), 3),
+    ("cart-2", "cart", dict(random_state=0), 2),
+    ("cart-3", "cart", dict(random_state=0), 3),
 ]
 IDS = [c[0] for c in CASES]
 FORMULA = "y ~ x1 + x2 + x3 + g"
@@ -250,9 +250,13 @@ def test_save_load_round_trip(case, tmp_path):
 
 # ============================================================================ tuners
 def _tuner_case_args(case):
+    """Fit function, data and fit arguments; a fit's own seed goes through fit_kwargs."""
     cid, name, kw, K = case
     df = BIN if K == 2 else MULTI
-    return getattr(cs, name), df, dict(kw)
+    kw = dict(kw)
+    if name in ("cart", "gboost_c", "gboost"):
+        kw["fit_kwargs"] = {"random_state": kw.pop("random_state", 0)}
+    return getattr(cs, name), df, kw
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -304,7 +308,8 @@ def test_gkl_runs_on_every_model(case):
 
 def test_tuners_in_parallel_equal_serial():
     kw = dict(nfolds=3, random_state=0, verbose=False)
-    for fn, extra in ((cs.clearn, dict(nlambda=10)), (cs.gboost_c, dict(n_trees=5, nodes=4))):
+    for fn, extra in ((cs.clearn, dict(nlambda=10)),
+                      (cs.gboost_c, dict(n_trees=5, nodes=4, fit_kwargs={"random_state": 0}))):
         a = cs.cv(fn, FORMULA, MULTI, **kw, **extra)
         b = cs.cv(fn, FORMULA, MULTI, n_jobs=2, **kw, **extra)
         np.testing.assert_array_equal(a.cvm, b.cvm)
@@ -313,7 +318,7 @@ def test_tuners_in_parallel_equal_serial():
 # ============================================================================ named regressions
 def test_cv_gboost_c_chooses_the_number_of_steps():
     res = cs.cv(cs.gboost_c, "y ~ .", MULTI.drop(columns="g"), nfolds=3, random_state=0,
-                verbose=False, n_trees=10, nodes=4)
+                verbose=False, n_trees=10, nodes=4, fit_kwargs={"random_state": 1})
     assert res.fit.path_var == "step"
     np.testing.assert_array_equal(res.lambda_, np.arange(1, 11))
     assert res.lambda_min in set(range(1, 11))

@@ -57,8 +57,8 @@ FITS = {
     "svm_path": lambda df: cs.svm("y ~ x + np.log(z)", df, pi="path"),
     "psi_learn": lambda df: cs.psi_learn("y ~ x + z", df),
     "lamsvm": lambda df: cs.lamsvm("y3 ~ x + z + g", df),
-    "gboost_c": lambda df: cs.gboost_c("y3 ~ x + z + g + h", df, H=6),
-    "gboost": lambda df: cs.gboost("y3 ~ .", df[["y3", "x", "z", "g"]], H=6),
+    "gboost_c": lambda df: cs.gboost_c("y3 ~ x + z + g + h", df, n_trees=6),
+    "gboost": lambda df: cs.gboost("y3 ~ .", df[["y3", "x", "z", "g"]], n_trees=6),
     "cart": lambda df: cs.cart("y3 ~ x + z + g", df, nfolds=3, random_state=1),
 }
 

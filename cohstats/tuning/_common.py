@@ -99,3 +99,15 @@ def _summary_cls():
 
 
 # ============================================================================ folds
+
+
+def _merge_fit_kwargs(fit_kwargs, fit_args: dict) -> dict:
+    """``fit_kwargs`` (a dict, for names the tuner uses itself) merged with ``**fit_args``."""
+    if fit_kwargs is None:
+        return dict(fit_args)
+    if not isinstance(fit_kwargs, dict):
+        raise TypeError(f"fit_kwargs must be a dict of fit arguments; got {type(fit_kwargs).__name__}")
+    both = sorted(set(fit_kwargs) & set(fit_args))
+    if both:
+        raise TypeError(f"fit argument(s) {both} given both in fit_kwargs and directly")
+    return {**fit_kwargs, **fit_args}

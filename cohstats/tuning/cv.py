@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ..persist import Persistable
-from ._common import (_along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
+from ._common import (_merge_fit_kwargs,
+                      _along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
                       _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
@@ -228,7 +229,7 @@ def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args,
 
 def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | None = None, foldid=None,
        stratified: bool = True, n_jobs: int | None = None, random_state=None, verbose: bool = True,
-       prob_args: dict | None = None, scheduler=None, **fit_args) -> CVResult:
+       prob_args: dict | None = None, scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> CVResult:
     """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
 
     The design is built once. For path fits (a fitted ``lambda_`` sequence) the full data are
@@ -268,6 +269,10 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
         Progress bar on a terminal.
     prob_args : dict, optional
         Extra arguments of the probability method (``predict(type="prob", **prob_args)``).
+    fit_kwargs : dict, optional
+        Fit arguments whose names the tuner itself uses (``random_state``, ``nfolds``,
+        ``n_jobs``, ``verbose``), e.g. ``fit_kwargs={"random_state": 0}`` for a fit function
+        with its own seed; everything else can be given directly as ``**fit_args``.
     scheduler : dask.distributed ``Client`` or scheduler address, optional
         Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
         ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
@@ -297,6 +302,7 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
     _check_fit_fn(fit_fn)
     _check_n_jobs(n_jobs)
     ctx = _capture(1) if isinstance(formula, str) else None
+    fit_args = _merge_fit_kwargs(fit_kwargs, fit_args)
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
     meas = _get_measure(_default_measure(fit_fn) if measure is None else measure, design)
     rng = _rng(random_state)

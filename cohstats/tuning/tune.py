@@ -8,7 +8,8 @@ import pandas as pd
 
 from ..validation import spec_of
 from ..persist import Persistable
-from ._common import (_as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
+from ._common import (_merge_fit_kwargs,
+                      _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
                       _fit_name, _fmt_args, _has_path, _is_design, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
@@ -180,7 +181,7 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
          measure: str | None = None, n_jobs: int | None = None, random_state=None, verbose: bool = True,
          nfolds: int = 10, foldid=None, validation=None, tau: float = 0.5, D: int | None = None,
          prob_args: dict | None = None, centering: str = "within", rule: str = "min",
-         scheduler=None, **fit_args) -> TuneResult:
+         scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
 
     Every combination of the non-``lambda_`` grid entries is evaluated. A ``lambda_`` entry is
@@ -207,6 +208,10 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         ``lambda.1se`` generalised to a grid).
     tau, D, prob_args, centering : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
+    fit_kwargs : dict, optional
+        Fit arguments whose names the tuner itself uses (``random_state``, ``nfolds``,
+        ``n_jobs``, ``verbose``), e.g. ``fit_kwargs={"random_state": 0}`` for a fit function
+        with its own seed; everything else can be given directly as ``**fit_args``.
     scheduler : dask.distributed ``Client`` or scheduler address, optional
         Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
         ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
@@ -243,6 +248,7 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
     if grid is None:
         raise TypeError("tune() needs grid={argument: values}")
     ctx = _capture(1) if isinstance(formula, str) else None
+    fit_args = _merge_fit_kwargs(fit_kwargs, fit_args)
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
     with scheduler_backend(scheduler):
         spec = spec_of(fit_fn)
