@@ -284,7 +284,7 @@ class AnyOf(Constraint):
         for o in self.options:
             if isinstance(o, (Real, Integer, Reals)) and _is_real(v):
                 raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
-            if isinstance(o, Options) and isinstance(v, str):
+            if isinstance(o, Options) and isinstance(v, str) and any(isinstance(x, str) for x in o.values):
                 close = difflib.get_close_matches(v, [x for x in o.values if isinstance(x, str)], n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"{where} must be {self.describe()}; got {v!r}{hint}")
@@ -385,6 +385,8 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
         sig = inspect.signature(fn)
         accepted = {k for k, p in sig.parameters.items()
                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not k.startswith("_")}
+        # a function with **kwargs checks its extra keywords itself (e.g. gboost(loss="cart"))
+        open_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
         private = {k for k in sig.parameters if k.startswith("_")}
         unknown_params = set(params) - set(sig.parameters)
         if unknown_params:  # pragma: no cover - a declaration error
@@ -395,9 +397,12 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
         def wrapper(*args, **kwargs):
             for k in kwargs:
                 if k not in accepted and k not in private:
+                    if open_kw and k not in extra_renamed and k not in RENAMED:
+                        continue
                     if k in extra_renamed:
                         v = extra_renamed[k]
-                        hint = f"it is {v}" if " " in v else f"it is called {v!r} in cohstats"
+                        hint = (v if v.startswith(("the ", "it ")) else f"it is {v}") if " " in v \
+                            else f"it is called {v!r} in cohstats"
                         raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: {hint}")
                     raise _unknown_keyword(name, k, accepted)
             for k, v in kwargs.items():

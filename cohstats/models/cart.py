@@ -16,6 +16,7 @@ import pandas as pd
 from cohstats.formula import build_design, capture_context
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers import trees as _t
+from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
 
 __all__ = ["cart", "CartFit"]
 
@@ -73,6 +74,16 @@ def _cart_predict(t, X, alpha):
                               t["left"], t["right"], t["prune_alpha"], float(alpha))
 
 
+_PARAMS = {
+    "ccp_alpha": NoneOr(Real(0.0)), "nfolds": Integer(2), "rule": Options("min", "1se"),
+    "min_node_size": Integer(1), "max_depth": Integer(1), "max_bins": Integer(2, 65535),
+    "standardize": Bool(), "na_action": Options("omit", "raise"),
+}
+# leaf frequencies can be exactly 0 or 1, so the default CV measure is the error rate (rpart's)
+_DECLARED = FitSpec("cart", multiclass=True, probabilities=True, default_measure="class")
+
+
+@fit_function(_DECLARED, _PARAMS, renamed=_RENAMED)
 def cart(formula, data=None, *, ccp_alpha=None, nfolds: int = 10, rule: str = "min",
          min_node_size: int = 1, max_depth: int = 30, max_bins: int = 65535,
          standardize: bool = False, weights=None, subset=None, na_action: str = "omit",

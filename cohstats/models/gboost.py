@@ -21,6 +21,7 @@ from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers import boost as _b
 from cohstats.solvers import trees as _t
+from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
 
 __all__ = ["gboost", "gboost_c", "GBoostFit"]
 
@@ -33,6 +34,22 @@ _LOSSES = {
 }
 _RHO_MIN = 1e-3
 DEFAULT_SHRINKAGE = 0.1
+
+_PARAMS = {
+    "rho": Real(0.0, closed="neither"), "n_trees": Integer(1), "nodes": Integer(2),
+    "shrinkage": Real(0.0, 1.0, closed="right"), "init": NoneOr(Options("zero", "prior")),
+    "init_beta": Options("uniform", "loss"), "min_node_size": Integer(1),
+    "max_depth": NoneOr(Integer(1)), "max_bins": Integer(2, 65535), "w_floor": Real(0.0),
+    "max_delta_step": NoneOr(Real(0.0, closed="neither")),
+    "validation_fraction": NoneOr(Real(0.0, 1.0, closed="neither")),
+    "n_iter_no_change": NoneOr(Integer(1)), "tol": Real(0.0), "standardize": Bool(),
+    "na_action": Options("omit", "raise"),
+}
+_GBOOST_C = FitSpec("gboost_c", staged=True, multiclass=True, probabilities=True,
+                    default_measure="deviance")
+_GBOOST = FitSpec("gboost", staged=True, multiclass=True, probabilities=True,
+                  default_measure="deviance")
+
 
 _RENAMED = {
     "T": "the temperature is now called 'rho'",
@@ -91,6 +108,7 @@ def _validation_split(y, fraction, rng):
 
 
 # ============================================================================ gboost
+@fit_function(_GBOOST, {**_PARAMS, "loss": Options(*_LOSSES, "cart")}, renamed=_RENAMED)
 def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
            n_trees: int = 100, nodes: int = 8, shrinkage: float = DEFAULT_SHRINKAGE,
            anneal=None, init: str | None = None, init_beta: str = "uniform",
@@ -215,6 +233,7 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
                    random_state=random_state)
 
 
+@fit_function(_GBOOST_C, _PARAMS, renamed=_RENAMED)
 def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes: int = 8,
              shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init: str | None = None,
              init_beta: str = "uniform", min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,

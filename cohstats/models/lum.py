@@ -218,18 +218,38 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         B = (np.asarray(Bk) @ Zt.T) / np.asarray(scale)[None, :]
         b0 = np.asarray(b0) - B @ np.asarray(center)
         info = {k: np.asarray(v) for k, v in dict(info).items()}
+        _kkt_gate(info, tol)
         return np.asarray(b0, dtype=np.float64), np.ascontiguousarray(B), info
     if kern is None:
         from cohstats.solvers.cd import cd_path
+        # IRLS coordinate steps: the same optimum as exact coordinate minimisation, with the
+        # engine's KKT gate, 10-100x faster (benchmarks/README.md, "lum")
         b0, B, info = cd_path(X, y, w, LOSS_LUM, a, c_eng, lambdas, alpha,
                               standardize=standardize, tol=tol, max_iter=max_iter,
-                              penalty_factor=penalty_factor, intercept=True)
+                              penalty_factor=penalty_factor, intercept=True, mode="irls")
     else:
         from cohstats.solvers.cd_kernel import cd_kernel_path
         K = np.ascontiguousarray(kern(X), dtype=np.float64)
         b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
+    _kkt_gate(info, tol)
     return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
+
+
+def _kkt_gate(info: dict, tol: float) -> None:
+    """A lambda counts as converged only if its exact KKT violation is small as well.
+
+    The engine stops on coordinate changes; near the hinge limit (large ``c``) those can stall
+    far from the optimum. The bound is ten times the engine's own in-pass KKT gate,
+    ``sqrt(tol * obj0)`` with ``obj0`` the intercept-only objective.
+    """
+    kkt = np.asarray(info.get("kkt", np.full(np.size(info.get("converged", 0)), np.nan)), dtype=float)
+    obj = np.asarray(info.get("objective", np.nan), dtype=float)
+    obj0 = float(info.get("null_objective", np.nanmax(obj) if obj.size else 1.0))
+    bound = 10.0 * math.sqrt(tol * max(obj0, 1e-12))
+    ok = ~(kkt > bound)                      # NaN (not computed) does not veto
+    info["converged"] = np.asarray(info["converged"], dtype=bool) & ok
+    info["kkt_bound"] = bound
 
 
 _PARAMS = {
@@ -421,9 +441,10 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
                               scaling=(xc, xs), feature_map=fmap)
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
-        warnings.warn(f"lum: the engine did not converge for {bad.size} of {lambdas.size} lambda "
-                      f"values (smallest {bad.min():.3g}); increase max_iter (now {max_iter}) or "
-                      f"tol (now {tol:g})", _convergence_warning(), stacklevel=2)
+        warnings.warn(f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
+                      f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
+                      f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
+                      f"or loosen tol (now {tol:g})", _convergence_warning(), stacklevel=3)
     return fit
 
 
