@@ -13,12 +13,20 @@ for reference). Compile time is measured separately (first call on a tiny proble
 Ratios are ours / theirs (below 1: we are faster). Agreement: the largest relative difference
 of training decision values at the smallest lambda against SVC.
 
+R's abclass (angle-based LUM) is the natural anchor for the LUM path; it is timed when
+``Rscript`` and the abclass package are installed, and skipped with a message otherwise (the
+development machines have no R, so that branch has not been exercised here).
+
 ``python benchmarks/bench_lum.py [--sizes 1000x100,5000x500,100x2000] [--nlambda 10]``
 """
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +40,32 @@ def make(n, p, seed=0):
     f = X @ beta
     y = np.where(f + 0.8 * np.std(f) * rng.standard_normal(n) > 0, 1.0, -1.0)
     return X, y
+
+
+_R_ABCLASS = r"""
+suppressMessages(library(abclass))
+d <- read.csv(file.path(Sys.getenv("BENCH_DIR"), "xy.csv"))
+x <- as.matrix(d[, -1]); y <- factor(d[, 1])
+lam <- scan(file.path(Sys.getenv("BENCH_DIR"), "lambda.txt"), quiet = TRUE)
+t <- system.time(abclass(x, y, loss = "lum", lum_c = as.numeric(Sys.getenv("LUM_C")),
+                         lum_a = 1000, lambda = lam, alpha = 0, epsilon = 1e-7))
+cat(t[["elapsed"]], "\n")
+"""
+
+
+def abclass_seconds(X, y, lambdas, c):
+    """Seconds of R abclass on the same path, or None (with the reason printed once) without R."""
+    if shutil.which("Rscript") is None:
+        return None, "Rscript not found: the abclass anchor is skipped"
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savetxt(Path(tmp) / "xy.csv", np.column_stack([y, X]), delimiter=",",
+                   header=",".join(["y"] + [f"x{j}" for j in range(X.shape[1])]), comments="")
+        np.savetxt(Path(tmp) / "lambda.txt", lambdas)
+        r = subprocess.run(["Rscript", "-e", _R_ABCLASS], capture_output=True, text=True,
+                           env={"BENCH_DIR": tmp, "LUM_C": str(c), "PATH": "/usr/bin:/bin"})
+        if r.returncode != 0:
+            return None, f"abclass skipped: {r.stderr.strip().splitlines()[-1] if r.stderr else 'R failed'}"
+        return float(r.stdout.split()[-1]), None
 
 
 def main(argv=None):
@@ -81,6 +115,11 @@ def main(argv=None):
         t_lsvc = time.perf_counter() - t
         print(f"{size:>11} {args.nlambda:>4} {t_hard:>10.3f} {t_soft:>9.3f} {t_svc:>9.3f} "
               f"{t_lsvc:>9.3f} {t_hard / t_svc:>7.2f} {t_hard / t_lsvc:>8.2f} {rel:>9.2e}")
+        t_ab, why = abclass_seconds(X, y, lambdas, 1e4)
+        if t_ab is None:
+            print(f"{'':>11} {why}")
+        else:
+            print(f"{'':>11} R abclass (c = 1e4): {t_ab:.3f} s, ours / abclass = {t_hard / t_ab:.2f}")
 
 
 if __name__ == "__main__":
