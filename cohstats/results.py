@@ -419,7 +419,7 @@ class Fit:
         if s is None:
             return None
         where = f"{type(self).__name__}.{where}()"
-        s = check_s(where, s)
+        s = check_s(where, s, f"the fitted {self.path_var} sequence")
         if not self.is_path:
             lam = getattr(self, "lambda_", None)
             if lam is not None and np.size(lam) == 1 and np.isclose(s, float(np.ravel(lam)[0]), rtol=1e-9, atol=0):

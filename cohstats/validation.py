@@ -355,10 +355,10 @@ def check_options(where: str, options: dict, accepted) -> None:
             raise _unknown_keyword(where.rstrip("()"), k, accepted)
 
 
-def check_s(where: str, s):
+def check_s(where: str, s, what: str = "the fitted sequence"):
     """A path value ``s``: a finite real number (TypeError for strings etc.)."""
     if not _is_real(s):
-        raise TypeError(f"{where}: s must be a number (a value of the fitted sequence) or None; "
+        raise TypeError(f"{where}: s must be a number (a value of {what}) or None; "
                         f"got {_show(s)}")
     s = float(s)
     if not math.isfinite(s):

@@ -295,18 +295,18 @@ def test_annealing():
 
 def test_argument_errors():
     df = toy(60, seed=0)
-    with pytest.raises(ValueError, match="loss must be one of"):
+    with pytest.raises(ValueError, match=r"loss=\.\.\.\) must be one of"):
         gboost("y ~ a", df, loss="hinge")
-    with pytest.raises(ValueError, match="rho must be"):
+    with pytest.raises(ValueError, match=r"rho(=\.\.\.\))? must be"):
         gboost_c("y ~ a", df, rho=0)
-    with pytest.raises(TypeError, match="n_trees must be an integer"):
+    with pytest.raises(TypeError, match=r"n_trees(=\.\.\.\))? must be an integer"):
         gboost_c("y ~ a", df, n_trees=2.5)
-    with pytest.raises(ValueError, match="nodes must be"):
+    with pytest.raises(ValueError, match=r"nodes(=\.\.\.\))? must be"):
         gboost_c("y ~ a", df, nodes=1)
     with pytest.raises(ValueError, match="apply to loss='coherence'"):
         gboost("y ~ a", df, loss="logit", rho=2.0)
     fit = gboost_c("y ~ a", df, n_trees=3)
-    with pytest.raises(ValueError, match="s .boosting step."):
+    with pytest.raises(ValueError, match="outside the fitted step range"):
         fit.predict(type="prob", s=7)
 
 

@@ -444,7 +444,7 @@ def test_p_greater_than_n_ridge_uses_representer_form_exactly():
 
 def test_hard_lum_reports_convergence_honestly():
     """c = 1e4 (the SVM limit): every lambda reported converged has a small exact KKT violation;
-    the path is fitted with IRLS coordinate steps (the engine's KKT gate applies)."""
+    a lambda whose exact KKT violation is large is reported as not converged."""
     rng = np.random.default_rng(0)
     n, p = 300, 20
     X = rng.standard_normal((n, p))

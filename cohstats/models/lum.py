@@ -222,11 +222,14 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         return np.asarray(b0, dtype=np.float64), np.ascontiguousarray(B), info
     if kern is None:
         from cohstats.solvers.cd import cd_path
-        # IRLS coordinate steps: the same optimum as exact coordinate minimisation, with the
-        # engine's KKT gate, 10-100x faster (benchmarks/README.md, "lum")
+        # soft and intermediate LUMs: IRLS coordinate steps reach the optimum of exact coordinate
+        # minimisation, with the engine's KKT gate, about 100x faster; near the hinge limit
+        # (c >= 1000) neither mode is fast and exact minimisation stalls less often
+        # (benchmarks/README.md, "lum")
+        mode = "irls" if c_eng < _HARD_C else "exact"
         b0, B, info = cd_path(X, y, w, LOSS_LUM, a, c_eng, lambdas, alpha,
                               standardize=standardize, tol=tol, max_iter=max_iter,
-                              penalty_factor=penalty_factor, intercept=True, mode="irls")
+                              penalty_factor=penalty_factor, intercept=True, mode=mode)
     else:
         from cohstats.solvers.cd_kernel import cd_kernel_path
         K = np.ascontiguousarray(kern(X), dtype=np.float64)
