@@ -415,6 +415,10 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
         raise ValueError("the model has no predictors")
     y_all = np.ascontiguousarray(d.y_int, dtype=np.int64)
     sw_all = np.ascontiguousarray(d.weights, dtype=np.float64)
+    # the fit is invariant to the scale of the weights: work with mean-one weights, so that
+    # weights of order 1e300 or 1e-300 neither overflow nor underflow the Newton sums
+    pos = sw_all[sw_all > 0]
+    sw_all = sw_all / (np.exp(np.mean(np.log(pos))) if pos.size else 1.0)
     if val is None:
         Xt, y, sw = X, y_all, sw_all
         Xv, yv, swv = np.empty((0, p)), np.empty(0, np.int64), np.empty(0)
@@ -479,7 +483,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
     fit.converged = bool(finite)
     fit.stopped_early = bool(val is not None and n_iter_no_change > 0 and rounds < H)
     if not finite:
-        from cohstats import ConvergenceWarning
+        from cohstats.exceptions import ConvergenceWarning
         warnings.warn(f"{label}: the margins became non-finite in round {rounds + 1}; the fit "
                       f"stops after {rounds} rounds (increase rho or w_floor, or decrease "
                       f"shrinkage)", ConvergenceWarning, stacklevel=3)

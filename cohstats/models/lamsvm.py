@@ -23,6 +23,7 @@ from cohstats.formula import build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
+from cohstats.scaling import column_scaling
 from cohstats.solvers.smo_lambda import solve_lambda_svm
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
@@ -100,19 +101,8 @@ def _width(gamma, sigma, Z, y):
 
 
 def _standardize(X, w, standardize):
-    """Weighted centre and scale (sd with divisor sum(w)); constant columns keep scale 1."""
-    p = X.shape[1]
-    if not standardize:
-        return np.zeros(p), np.ones(p)
-    ws = w / w.sum()
-    big = np.max(np.abs(X), axis=0)
-    big = np.where(big > 0, big, 1.0)
-    Xs = X / big                       # |Xs| <= 1: no overflow in the squares below
-    c = ws @ Xs
-    sd = np.sqrt(ws @ (Xs - c) ** 2)
-    scale = np.where(sd > 1e-12 * np.maximum(np.abs(c), 1e-300), sd * big, 1.0)
-    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-    return c * big, scale
+    """Weighted centre and scale (sd with divisor sum(w)); see :mod:`cohstats.scaling`."""
+    return column_scaling(X, w, standardize)
 
 
 # ============================================================================ probabilities

@@ -391,12 +391,8 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         raise ValueError("lum: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
     if kernel is not None:
         from cohstats.kernels import make_kernel
-        if standardize:
-            xc = (w @ X) / w.sum()
-            xs = np.sqrt((w @ (X - xc) ** 2) / w.sum())
-            xs = np.where(xs > 0, xs, 1.0)
-        else:
-            xc, xs = np.zeros(p), np.ones(p)
+        from cohstats.scaling import column_scaling
+        xc, xs = column_scaling(X, w, standardize)
         Xfit = (X - xc) / xs
         kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
                            width="scale")

@@ -34,14 +34,15 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from cohstats import ConvergenceWarning
 from cohstats.coupling import pairwise_coupling
+from cohstats.exceptions import ConvergenceWarning
 from cohstats.formula import Design, build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
+from cohstats.scaling import column_scaling
 from cohstats.solvers.svmpath import pi_grid_smo, pi_path
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
@@ -68,15 +69,8 @@ def class_weights(y: np.ndarray, pi) -> np.ndarray:
 
 def _scaling(X: np.ndarray, w: np.ndarray, standardize: bool):
     """Centre and scale (sd with divisor ``sum w``, weighted as the fit) of every column;
-    constant columns keep scale 1."""
-    p = X.shape[1]
-    if not standardize:
-        return np.zeros(p), np.ones(p)
-    ws = w.sum()
-    c = (w @ X) / ws
-    sd = np.sqrt((w @ (X - c) ** 2) / ws)
-    tiny = sd <= 1e-12 * np.maximum(1.0, np.abs(c))
-    return c, np.where(tiny, 1.0, sd)
+    constant columns keep scale 1 (:func:`cohstats.scaling.column_scaling`)."""
+    return column_scaling(X, w, standardize)
 
 
 def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
