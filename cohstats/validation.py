@@ -279,9 +279,16 @@ class AnyOf(Constraint):
     def ok(self, v):
         return any(o.ok(v) for o in self.options)
 
+    def _flat(self):
+        for o in self.options:
+            if isinstance(o, AnyOf):
+                yield from o._flat()
+            else:
+                yield o
+
     def fail(self, where, v):
         # a value of a type some option accepts: report that option's range error
-        for o in self.options:
+        for o in self._flat():
             if isinstance(o, (Real, Integer, Reals)) and _is_real(v):
                 raise ValueError(f"{where} must be {self.describe()}; got {v!r}")
             if isinstance(o, Options) and isinstance(v, str) and any(isinstance(x, str) for x in o.values):

@@ -415,10 +415,12 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
         raise ValueError("the model has no predictors")
     y_all = np.ascontiguousarray(d.y_int, dtype=np.int64)
     sw_all = np.ascontiguousarray(d.weights, dtype=np.float64)
-    # the fit is invariant to the scale of the weights: work with mean-one weights, so that
-    # weights of order 1e300 or 1e-300 neither overflow nor underflow the Newton sums
+    # the fit is invariant to the scale of the weights: divide them by the power of two nearest
+    # their geometric mean (exact in floating point, and no change for weights of order one),
+    # so that weights of order 1e300 or 1e-300 neither overflow nor underflow the Newton sums
     pos = sw_all[sw_all > 0]
-    sw_all = sw_all / (np.exp(np.mean(np.log(pos))) if pos.size else 1.0)
+    if pos.size:
+        sw_all = np.ldexp(sw_all, -int(np.round(np.mean(np.log2(pos)))))
     if val is None:
         Xt, y, sw = X, y_all, sw_all
         Xv, yv, swv = np.empty((0, p)), np.empty(0, np.int64), np.empty(0)
