@@ -755,8 +755,11 @@ def capture_context(level: int = 1) -> dict:
     """
     import sys
 
-    from cohstats.validation import TRANSPARENT_CODES
+    from cohstats.validation import FIT_THREAD, TRANSPARENT_CODES
 
+    ctx = getattr(FIT_THREAD, "context", None)
+    if ctx is not None:       # a fit running in its worker thread: the caller's context
+        return dict(ctx)
     frame = sys._getframe(level + 1)
     while frame is not None and frame.f_code in TRANSPARENT_CODES:
         frame = frame.f_back

@@ -40,6 +40,9 @@ import functools
 import inspect
 import math
 import numbers
+import os
+import sys
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -377,6 +380,51 @@ def check_s(where: str, s, what: str = "the fitted sequence"):
 # formula's transforms resolve in the user's scope, not in the wrapper's.
 TRANSPARENT_CODES: set = set()
 
+#: per-thread state of a fit running in a worker thread (the caller's formula context)
+FIT_THREAD = threading.local()
+
+
+def _interruptible() -> bool:
+    return os.environ.get("COHSTATS_INTERRUPTIBLE", "1") != "0"
+
+
+def run_interruptibly(fn, args, kwargs, name: str):
+    """Run a fit in a worker thread so that Ctrl-C returns control at once.
+
+    The numba solvers release the GIL, so the main thread keeps waiting in short slices and
+    takes a ``KeyboardInterrupt`` within about 0.1 s, however long the solver runs. The
+    interrupted fit finishes in the background and is discarded: it only builds its own
+    result object, so no state is left half-changed (its CPU time is not returned early).
+    Only calls from the main thread are moved (nested calls run directly); set the
+    environment variable ``COHSTATS_INTERRUPTIBLE=0`` to run every fit in the calling thread.
+    """
+    if not _interruptible() or threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    frame = sys._getframe(2)                    # the caller of the fit function's wrapper
+    while frame is not None and frame.f_code in TRANSPARENT_CODES:
+        frame = frame.f_back
+    context = None
+    if frame is not None:
+        context = dict(frame.f_globals)
+        context.update(frame.f_locals)
+    box: dict = {}
+
+    def work():
+        FIT_THREAD.context = context
+        try:
+            box["out"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller as it is
+            box["err"] = e
+
+    t = threading.Thread(target=work, name=f"cohstats-{name}", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.05)
+    if "err" in box:
+        err = box.pop("err")
+        raise err.with_traceback(err.__traceback__)
+    return box["out"]
+
 
 def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None = None):
     """Declare a fit function: its :class:`FitSpec` and the constraints of its arguments.
@@ -416,7 +464,7 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
                 c = params.get(k)
                 if c is not None:
                     c.check(f"{name}({k}=...)", v)
-            return fn(*args, **kwargs)
+            return run_interruptibly(fn, args, kwargs, name)
 
         TRANSPARENT_CODES.add(wrapper.__code__)
         wrapper.spec = spec
