@@ -44,7 +44,7 @@ import tempfile
 import threading
 import warnings
 
-__all__ = ["install", "cache_dir", "source_files", "source_hash", "quiet"]
+__all__ = ["install", "cache_dir", "source_files", "source_hash", "quiet", "jitted_functions"]
 
 ENV_DIR = "COHSTATS_NUMBA_CACHE_DIR"
 ENV_QUIET = "COHSTATS_QUIET"
@@ -277,6 +277,28 @@ def _notice_compile() -> None:
     print(f"cohstats: compiling {what} once (about 20 s); later runs reuse the cache -- "
           "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
           file=sys.stderr, flush=True)
+
+
+def jitted_functions() -> list:
+    """``(qualified name, dispatcher)`` of every numba function defined in cohstats.
+
+    Imports ``cohstats.kernels`` and every module of ``cohstats.losses`` and ``cohstats.solvers``.
+    """
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    names = ["cohstats.kernels"]
+    for pkg in ("cohstats.losses", "cohstats.solvers"):
+        mod = importlib.import_module(pkg)
+        names += [f"{pkg}.{m.name}" for m in pkgutil.iter_modules(mod.__path__)]
+    out = []
+    for name in names:
+        for attr, obj in vars(importlib.import_module(name)).items():
+            if isinstance(obj, Dispatcher) and obj.__module__ == name:
+                out.append((f"{name}.{attr}", obj))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
