@@ -120,11 +120,25 @@ def _warmup_runs():
 def warmup(verbose: bool = False) -> int:
     """Compile (or load from the cache) every model family's numba code; print the times."""
     import os
+
+    from cohstats import _numba_cache
+
+    before = os.environ.get(_numba_cache.ENV_QUIET)
+    os.environ[_numba_cache.ENV_QUIET] = "1"  # this command reports for itself
+    try:
+        return _warmup(verbose)
+    finally:
+        if before is None:
+            del os.environ[_numba_cache.ENV_QUIET]
+        else:
+            os.environ[_numba_cache.ENV_QUIET] = before
+
+
+def _warmup(verbose: bool) -> int:
     import warnings
 
     from cohstats import _numba_cache
 
-    os.environ[_numba_cache.ENV_QUIET] = "1"  # this command reports for itself
     t_all = time.perf_counter()
     print(f"cohstats warmup: numba cache in {_numba_cache.cache_dir()}", flush=True)
     failed = 0

@@ -178,3 +178,39 @@ def test_quiet_switch(monkeypatch):
         assert nc.quiet() is expected
     monkeypatch.delenv(nc.ENV_QUIET)
     assert nc.quiet() is False
+
+
+# ------------------------------------------------------------------ python -m cohstats warmup
+def test_warmup_reports_each_family_and_failures(monkeypatch, capsys):
+    from cohstats import __main__ as cli
+
+    def boom():
+        raise ValueError("bad argument x")
+
+    seen = []
+    runs = [("first family", [("ok", lambda: seen.append(nc.quiet()))]),
+            ("broken family", [("boom", boom)])]
+    monkeypatch.setattr(cli, "_warmup_runs", lambda: runs)
+    monkeypatch.setenv(nc.ENV_QUIET, "0")
+    assert cli.main(["warmup"]) == 1   # a failing fit is reported, not swallowed
+    assert seen == [True]              # the compile notice is off while warmup runs ...
+    assert os.environ[nc.ENV_QUIET] == "0"  # ... and the caller's setting is restored
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == f"cohstats warmup: numba cache in {nc.cache_dir()}"
+    assert any(ln.split()[:2] == ["first", "family"] and ln.endswith(" s") for ln in lines)
+    assert "failed -- boom: ValueError: bad argument x" in err
+    assert "numba functions compiled or loaded" in lines[-1]
+
+
+@pytest.mark.slow
+def test_warmup_compiles_every_family(capsys):
+    from cohstats.__main__ import main
+
+    assert main(["warmup", "-v"]) == 0
+    out = capsys.readouterr().out
+    for family in ("coordinate descent", "SVM", "trees and boosting"):
+        assert family in out
+    done = out.split("done in ")[1].split(":")[1].split()
+    reached, total = int(done[0]), int(done[2])
+    assert reached >= 0.85 * total
