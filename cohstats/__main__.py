@@ -86,7 +86,7 @@ def _warmup_runs():
 
     def boost_stages():
         fit = fit_predict(cs.gboost_c, three)()
-        fit.staged_predict(df)
+        list(fit.staged_predict(df))
         fit.path(df)
 
     return [
