@@ -252,11 +252,11 @@ def quiet() -> bool:
 
 def _fit_name() -> str | None:
     """Name of the outermost cohstats model function on the call stack (e.g. ``clearn``)."""
-    models = os.path.join(PACKAGE_DIR, "models") + os.sep
+    models = os.path.normcase(os.path.join(PACKAGE_DIR, "models") + os.sep)
     name = None
     frame = sys._getframe(1)
     while frame is not None:
-        fname = os.path.abspath(frame.f_code.co_filename)
+        fname = os.path.normcase(os.path.abspath(frame.f_code.co_filename))
         if fname.startswith(models) and not frame.f_code.co_name.startswith("_"):
             name = frame.f_code.co_name
         frame = frame.f_back
@@ -274,7 +274,7 @@ def _notice_compile() -> None:
     if quiet():
         return
     what = f"the numerical code behind {name}()" if name else "numerical code"
-    print(f"cohstats: compiling {what} once (about 20 s); later runs reuse the cache -- "
+    print(f"cohstats: compiling {what} once (about 20-60 s); later runs reuse the cache -- "
           "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
           file=sys.stderr, flush=True)
 
@@ -327,8 +327,8 @@ def _make_locator_class():
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            path = os.path.abspath(py_file)
-            if not path.startswith(PACKAGE_DIR + os.sep) or not os.path.isfile(path):
+            path = os.path.normcase(os.path.abspath(py_file))
+            if not path.startswith(os.path.normcase(PACKAGE_DIR + os.sep)) or not os.path.isfile(path):
                 return None
             if cache_dir() is None:
                 return None
