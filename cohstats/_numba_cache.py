@@ -25,8 +25,9 @@ Where the cache lives (first usable entry wins)
     5. a per-user folder in the temporary directory.
 
     If none is writable, a warning says so and numba's default behaviour applies. ``<key>`` is
-    ``<installation tag>-<source hash>``; only folders with this installation's tag are pruned,
-    so several installations may share one root. A user who sets ``NUMBA_CACHE_LOCATOR_CLASSES``
+    ``<installation tag>-<source hash>``: when the key changes, the folders with this
+    installation's tag are deleted, and folders of other installations sharing the root only
+    once unused for 90 days, so several installations may share one root. A user who sets ``NUMBA_CACHE_LOCATOR_CLASSES``
     replaces numba's cache lookup altogether and owns the cache (no guard).
 
 The first time a process compiles (rather than loads) cohstats code it prints one line to
@@ -42,6 +43,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 import warnings
 
 __all__ = ["install", "cache_dir", "source_files", "source_hash", "quiet", "jitted_functions"]
@@ -204,15 +206,30 @@ def _candidate_roots(package_dir: str):
     yield _temp_root(), False
 
 
+#: Folders of other installations sharing a root are deleted after this many days unused.
+STALE_DAYS = 90
+_KEY = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{16}$")
+
+
 def _prune(root: str, tag: str, keep: str) -> None:
-    """Delete this installation's cache folders of other source hashes under ``root``."""
+    """Delete this installation's folders of other source hashes under ``root``, and folders of
+    other installations (other tags) unused for :data:`STALE_DAYS` days."""
     try:
         names = os.listdir(root)
     except OSError:
         return
+    now = time.time()
     for name in names:
-        if name != keep and name.startswith(tag + "-"):
-            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        path = os.path.join(root, name)
+        if name == keep or not _KEY.match(name):
+            continue
+        if not name.startswith(tag + "-"):
+            try:
+                if now - os.stat(path).st_mtime < STALE_DAYS * 86400.0:
+                    continue
+            except OSError:
+                continue
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _resolve(package_dir: str) -> str | None:
@@ -222,7 +239,12 @@ def _resolve(package_dir: str) -> str | None:
         path = os.path.join(root, key)
         existed = os.path.isdir(path)
         if _writable(path):
-            if not existed:
+            if existed:
+                try:
+                    os.utime(path)  # marks the folder as in use (see _prune)
+                except OSError:
+                    pass
+            else:
                 _prune(root, tag, key)
             return path
         if explicit:

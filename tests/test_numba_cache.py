@@ -162,6 +162,12 @@ def test_numba_cache_dir_is_respected_and_other_hashes_pruned(pkg_copy, tmp_path
     tag = os.path.basename(first).split("-")[0]
     other_install = user / "cohstats" / "ffffffff-0123456789abcdef"
     other_install.mkdir()
+    abandoned = user / "cohstats" / "eeeeeeee-0123456789abcdef"
+    abandoned.mkdir()
+    old = os.stat(abandoned).st_mtime - (nc.STALE_DAYS + 1) * 86400.0
+    os.utime(abandoned, (old, old))
+    foreign = user / "cohstats" / "not-ours"
+    foreign.mkdir()
 
     _edit(pkg_copy / "losses" / "scalar.py", HINGE_OLD, HINGE_NEW)
     with warnings.catch_warnings():
@@ -169,7 +175,9 @@ def test_numba_cache_dir_is_respected_and_other_hashes_pruned(pkg_copy, tmp_path
         second = nc._resolve(str(pkg_copy))
     assert second != first and os.path.basename(second).startswith(tag + "-")
     assert not os.path.exists(first)          # this installation's old folder is pruned
-    assert other_install.is_dir()             # another installation's folder is kept
+    assert other_install.is_dir()             # another installation's folder is kept ...
+    assert not abandoned.exists()             # ... unless unused for STALE_DAYS
+    assert foreign.is_dir()                   # names that are not cache keys are never touched
 
 
 def test_quiet_switch(monkeypatch):
