@@ -151,7 +151,7 @@ def _warmup(verbose: bool) -> int:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     thunk()
-            except Exception as exc:  # report and go on with the other families
+            except Exception as exc:  # noqa: BLE001 -- report it, go on with the other families
                 errors.append(f"{label}: {type(exc).__name__}: {exc}")
             if verbose:
                 print(f"    {label:<24s} {time.perf_counter() - t1:6.1f} s", flush=True)

@@ -46,7 +46,7 @@ import threading
 import time
 import warnings
 
-__all__ = ["install", "cache_dir", "source_files", "source_hash", "quiet", "jitted_functions"]
+__all__ = ["cache_dir", "install", "jitted_functions", "quiet", "source_files", "source_hash"]
 
 ENV_DIR = "COHSTATS_NUMBA_CACHE_DIR"
 ENV_QUIET = "COHSTATS_QUIET"
@@ -57,9 +57,9 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _JIT_TREES = ("solvers", "losses")
 _JIT_FILES = ("kernels.py", "_numba_cache.py")
 
-_IMPORTS_NUMBA = re.compile(r"^\s*(?:from\s+numba[\s.]|import\s+numba\b)", re.M)
-_FROM_IMPORT = re.compile(r"^\s*from\s+(\.+|cohstats\b)([\w.]*)\s+import\b", re.M)
-_PLAIN_IMPORT = re.compile(r"^\s*import\s+cohstats((?:\.\w+)*)", re.M)
+_IMPORTS_NUMBA = re.compile(r"^\s*(?:from\s+numba[\s.]|import\s+numba\b)", re.MULTILINE)
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.+|cohstats\b)([\w.]*)\s+import\b", re.MULTILINE)
+_PLAIN_IMPORT = re.compile(r"^\s*import\s+cohstats((?:\.\w+)*)", re.MULTILINE)
 
 _lock = threading.RLock()
 _state: dict = {}
@@ -127,9 +127,8 @@ def source_files(package_dir: str | None = None) -> list[str]:
             if not f.endswith(".py"):
                 continue
             path = os.path.join(root, f)
-            if rel in _JIT_TREES or (rel == "." and f in _JIT_FILES):
-                seeds.add(path)
-            elif _IMPORTS_NUMBA.search(_read(path)):
+            if (rel in _JIT_TREES or (rel == "." and f in _JIT_FILES)
+                    or _IMPORTS_NUMBA.search(_read(path))):
                 seeds.add(path)
     todo, seen = list(seeds), set(seeds)
     while todo:
@@ -377,7 +376,7 @@ def install() -> None:
             return
         try:
             from numba.core import caching
-            impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+            impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # older numba
             classes = impl._locator_classes
             classes.insert(0, _make_locator_class())
         except (ImportError, AttributeError):  # pragma: no cover - numba internals moved
