@@ -46,7 +46,8 @@ import threading
 import time
 import warnings
 
-__all__ = ["cache_dir", "install", "jitted_functions", "quiet", "source_files", "source_hash"]
+__all__ = ["cache_dir", "in_cache", "install", "jitted_functions", "quiet", "source_files",
+           "source_hash"]
 
 ENV_DIR = "COHSTATS_NUMBA_CACHE_DIR"
 ENV_QUIET = "COHSTATS_QUIET"
@@ -320,6 +321,18 @@ def jitted_functions() -> list:
             if isinstance(obj, Dispatcher) and obj.__module__ == name:
                 out.append((f"{name}.{attr}", obj))
     return out
+
+
+def in_cache(dispatcher) -> bool:
+    """True when numba's cache holds compiled code of ``dispatcher`` (a cached numba function).
+
+    A function compiled in an earlier process counts, also when this process only loaded the
+    function that calls it.
+    """
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # no disk cache, or numba internals moved
+        return bool(dispatcher.signatures)
 
 
 # --------------------------------------------------------------------------------------------

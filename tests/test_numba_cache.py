@@ -211,7 +211,7 @@ def test_warmup_reports_each_family_and_failures(monkeypatch, capsys):
     assert lines[0] == f"cohstats warmup: numba cache in {nc.cache_dir()}"
     assert any(ln.split()[:2] == ["first", "family"] and ln.endswith(" s") for ln in lines)
     assert "failed -- boom: ValueError: bad argument x" in err
-    assert "numba functions compiled or loaded" in lines[-1]
+    assert "numba functions are in the cache" in lines[-1]
 
 
 @pytest.mark.slow
