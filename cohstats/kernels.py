@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from numba import njit, prange
+
+from cohstats._numba_cache import install as _install_numba_cache
+
+_install_numba_cache()  # before any jitted function is defined: hash-keyed numba cache
+
+from numba import njit, prange  # noqa: E402
 
 KERNEL_LINEAR = 0
 KERNEL_RBF = 1

@@ -8,9 +8,13 @@
   its ``coherence_minimizer`` is the multiclass one).
 * :mod:`cohstats.losses.lamsvm` -- the lambda-SVM multiclass hinge [RH] and its calibration check.
 """
-from .binary import *  # noqa: F401,F403
-from .binary import __all__ as _binary_all
-from .scalar import LOSS_CODES  # noqa: F401
+from cohstats._numba_cache import install as _install_numba_cache
+
+_install_numba_cache()  # before any jitted loss is defined: hash-keyed numba cache
+
+from .binary import *  # noqa: E402,F401,F403
+from .binary import __all__ as _binary_all  # noqa: E402
+from .scalar import LOSS_CODES  # noqa: E402,F401
 
 __all__ = list(_binary_all) + ["LOSS_CODES", "warmup"]
 

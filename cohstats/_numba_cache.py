@@ -1,0 +1,401 @@
+"""Where numba keeps cohstats' compiled code, and the guard that keeps it from going stale.
+
+numba's on-disk cache (``@njit(cache=True)``) checks only the source file of the function it
+compiled. A jitted solver that calls a jitted loss from another module keeps running the old
+loss after that module is edited, because the solver's own file did not change. cohstats
+therefore keys its whole numba cache by a hash of every source file that jitted code is built
+from: any edit to one of them selects a fresh, empty cache folder (numba recompiles once) and
+the folders of other hashes are deleted.
+
+Which files are hashed
+    Every ``.py`` file under ``cohstats/solvers`` and ``cohstats/losses``, ``cohstats/kernels.py``,
+    this module, every other module of the package that imports numba, and, transitively, every
+    cohstats module those import. Editing anything else (models, formula, vignettes, docs) keeps
+    the cache. The installed numba version is part of the key as well.
+
+Where the cache lives (first usable entry wins)
+    1. ``$COHSTATS_NUMBA_CACHE_DIR/<key>`` when that variable is set;
+    2. ``$NUMBA_CACHE_DIR/cohstats/<key>`` when numba's own variable is set (the user chose where
+       compiled code goes; cohstats keeps its hash-keyed folder there);
+    3. ``<package>/__pycache__/numba/<key>`` when the installed package is writable -- the
+       place numba itself would use, private to this installation (two environments never
+       evict each other's cache) and disposable like any ``__pycache__``;
+    4. the per-user cache directory (``~/.cache/cohstats/numba`` on Linux, ``~/Library/Caches``
+       on macOS, ``%LOCALAPPDATA%`` on Windows) for read-only installations;
+    5. a per-user folder in the temporary directory.
+
+    If none is writable, a warning says so and numba's default behaviour applies. ``<key>`` is
+    ``<installation tag>-<source hash>``: when the key changes, the folders with this
+    installation's tag are deleted, and folders of other installations sharing the root only
+    once unused for 90 days, so several installations may share one root. A user who sets ``NUMBA_CACHE_LOCATOR_CLASSES``
+    replaces numba's cache lookup altogether and owns the cache (no guard).
+
+The first time a process compiles (rather than loads) cohstats code it prints one line to
+stderr; set ``COHSTATS_QUIET=1`` to silence it. ``python -m cohstats warmup`` compiles every
+model family ahead of time.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import warnings
+
+__all__ = ["cache_dir", "in_cache", "install", "jitted_functions", "quiet", "source_files",
+           "source_hash"]
+
+ENV_DIR = "COHSTATS_NUMBA_CACHE_DIR"
+ENV_QUIET = "COHSTATS_QUIET"
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+#: Sub-packages / modules that hold jitted code (relative to the package directory).
+_JIT_TREES = ("solvers", "losses")
+_JIT_FILES = ("kernels.py", "_numba_cache.py")
+
+_IMPORTS_NUMBA = re.compile(r"^\s*(?:from\s+numba[\s.]|import\s+numba\b)", re.MULTILINE)
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.+|cohstats\b)([\w.]*)\s+import\b", re.MULTILINE)
+_PLAIN_IMPORT = re.compile(r"^\s*import\s+cohstats((?:\.\w+)*)", re.MULTILINE)
+
+_lock = threading.RLock()
+_state: dict = {}
+_noticed: set = set()
+
+
+# --------------------------------------------------------------------------------------------
+# which sources the compiled code depends on
+# --------------------------------------------------------------------------------------------
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
+
+
+def _module_file(package_dir: str, parts: list[str]) -> list[str]:
+    """Files of the cohstats module ``parts`` (relative to the package): a module or a package."""
+    base = os.path.join(package_dir, *parts)
+    if os.path.isfile(base + ".py"):
+        return [base + ".py"]
+    if os.path.isdir(base):  # a package: any of its modules may be named in the import list
+        return sorted(os.path.join(base, f) for f in os.listdir(base) if f.endswith(".py"))
+    return []
+
+
+def _imported_files(package_dir: str, path: str, text: str) -> list[str]:
+    """cohstats files imported by the module at ``path`` (static scan of its import lines)."""
+    here = os.path.relpath(os.path.dirname(path), package_dir).split(os.sep)
+    here = [p for p in here if p not in ("", ".")]
+    out = []
+    for dots, rest in _FROM_IMPORT.findall(text):
+        if dots == "cohstats":
+            parts = []
+        else:
+            up = len(dots) - 1
+            if up > len(here):
+                continue
+            parts = here[:len(here) - up] if up else list(here)
+        parts = parts + [p for p in rest.split(".") if p]
+        out += _module_file(package_dir, parts)
+    for rest in _PLAIN_IMPORT.findall(text):
+        out += _module_file(package_dir, [p for p in rest.split(".") if p])
+    return out
+
+
+def source_files(package_dir: str | None = None) -> list[str]:
+    """Sorted paths of the source files that cohstats' compiled code is built from.
+
+    Parameters
+    ----------
+    package_dir : str, optional
+        Directory of a ``cohstats`` package; default the imported one.
+
+    Returns
+    -------
+    list of str
+        Every ``.py`` file under ``solvers/`` and ``losses/``, ``kernels.py``, this module, any
+        other module importing numba, and, transitively, every cohstats module these import.
+    """
+    package_dir = os.path.abspath(package_dir or PACKAGE_DIR)
+    seeds = set()
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "__pycache__"))]
+        rel = os.path.relpath(root, package_dir).split(os.sep)[0]
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(root, f)
+            if (rel in _JIT_TREES or (rel == "." and f in _JIT_FILES)
+                    or _IMPORTS_NUMBA.search(_read(path))):
+                seeds.add(path)
+    todo, seen = list(seeds), set(seeds)
+    while todo:
+        path = todo.pop()
+        for dep in _imported_files(package_dir, path, _read(path)):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return sorted(seen)
+
+
+def source_hash(package_dir: str | None = None) -> str:
+    """Hex digest (16 characters) of the jitted sources' paths and contents and numba's version.
+
+    Any edit of a file listed by :func:`source_files` changes it; edits elsewhere do not.
+    """
+    package_dir = os.path.abspath(package_dir or PACKAGE_DIR)
+    h = hashlib.sha256()
+    try:
+        import numba
+        h.update(numba.__version__.encode())
+    except ImportError:  # pragma: no cover - numba is a hard dependency
+        pass
+    for path in source_files(package_dir):
+        h.update(os.path.relpath(path, package_dir).replace(os.sep, "/").encode())
+        h.update(b"\0")
+        with open(path, "rb") as fh:
+            h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# where the cache lives
+# --------------------------------------------------------------------------------------------
+def _user_cache_root() -> str:
+    home = os.path.expanduser("~")
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "cohstats", "Cache", "numba")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "cohstats", "numba")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return os.path.join(base, "cohstats", "numba")
+
+
+def _temp_root() -> str:
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return os.path.join(tempfile.gettempdir(), f"cohstats-numba-{user}")
+
+
+def _writable(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def _candidate_roots(package_dir: str):
+    """(root, explicit) pairs in order of preference; ``explicit`` = chosen by the user."""
+    mine = os.environ.get(ENV_DIR, "").strip()
+    if mine:
+        yield os.path.abspath(os.path.expanduser(mine)), True
+    try:
+        from numba.core import config
+        numba_dir = (config.CACHE_DIR or "").strip()
+    except ImportError:  # pragma: no cover
+        numba_dir = os.environ.get("NUMBA_CACHE_DIR", "").strip()
+    if numba_dir:
+        yield os.path.join(os.path.abspath(os.path.expanduser(numba_dir)), "cohstats"), True
+    yield os.path.join(package_dir, "__pycache__", "numba"), False
+    yield _user_cache_root(), False
+    yield _temp_root(), False
+
+
+#: Folders of other installations sharing a root are deleted after this many days unused.
+STALE_DAYS = 90
+_KEY = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{16}$")
+
+
+def _prune(root: str, tag: str, keep: str) -> None:
+    """Delete this installation's folders of other source hashes under ``root``, and folders of
+    other installations (other tags) unused for :data:`STALE_DAYS` days."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        path = os.path.join(root, name)
+        if name == keep or not _KEY.match(name):
+            continue
+        if not name.startswith(tag + "-"):
+            try:
+                if now - os.stat(path).st_mtime < STALE_DAYS * 86400.0:
+                    continue
+            except OSError:
+                continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _resolve(package_dir: str) -> str | None:
+    tag = hashlib.sha1(package_dir.encode()).hexdigest()[:8]
+    key = f"{tag}-{source_hash(package_dir)}"
+    for root, explicit in _candidate_roots(package_dir):
+        path = os.path.join(root, key)
+        existed = os.path.isdir(path)
+        if _writable(path):
+            if existed:
+                try:
+                    os.utime(path)  # marks the folder as in use (see _prune)
+                except OSError:
+                    pass
+            else:
+                _prune(root, tag, key)
+            return path
+        if explicit:
+            warnings.warn(f"cohstats: the numba cache directory {root!r} is not writable; "
+                          "using the next available location instead", RuntimeWarning, stacklevel=4)
+    warnings.warn("cohstats: found no writable directory for compiled code; numba's default "
+                  "cache applies (after editing cohstats' numba code delete its *.nbi/*.nbc files)",
+                  RuntimeWarning, stacklevel=4)
+    return None
+
+
+def cache_dir() -> str | None:
+    """The folder cohstats' compiled code is cached in (created on first use), or None."""
+    with _lock:
+        if "dir" not in _state:
+            _state["dir"] = _resolve(PACKAGE_DIR)
+        return _state["dir"]
+
+
+# --------------------------------------------------------------------------------------------
+# the one-line compile notice
+# --------------------------------------------------------------------------------------------
+def quiet() -> bool:
+    """True when ``COHSTATS_QUIET`` is set to anything but ``""``/``0``/``false``/``no``."""
+    return os.environ.get(ENV_QUIET, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _fit_name() -> str | None:
+    """Name of the outermost cohstats model function on the call stack (e.g. ``clearn``)."""
+    models = os.path.normcase(os.path.join(PACKAGE_DIR, "models") + os.sep)
+    name = None
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = os.path.normcase(os.path.abspath(frame.f_code.co_filename))
+        if fname.startswith(models) and not frame.f_code.co_name.startswith("_"):
+            name = frame.f_code.co_name
+        frame = frame.f_back
+    return name
+
+
+def _notice_compile() -> None:
+    """Print, once per model per process, that numba is compiling (called when numba saves)."""
+    name = _fit_name()
+    key = name or ""
+    with _lock:
+        if key in _noticed or (not name and _noticed):
+            return
+        _noticed.add(key)
+    if quiet():
+        return
+    what = f"the numerical code behind {name}()" if name else "numerical code"
+    print(f"cohstats: compiling {what} once (about 20-60 s); later runs reuse the cache -- "
+          "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
+          file=sys.stderr, flush=True)
+
+
+def jitted_functions() -> list:
+    """``(qualified name, dispatcher)`` of every numba function defined in cohstats.
+
+    Imports ``cohstats.kernels`` and every module of ``cohstats.losses`` and ``cohstats.solvers``.
+    """
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    names = ["cohstats.kernels"]
+    for pkg in ("cohstats.losses", "cohstats.solvers"):
+        mod = importlib.import_module(pkg)
+        names += [f"{pkg}.{m.name}" for m in pkgutil.iter_modules(mod.__path__)]
+    out = []
+    for name in names:
+        for attr, obj in vars(importlib.import_module(name)).items():
+            if isinstance(obj, Dispatcher) and obj.__module__ == name:
+                out.append((f"{name}.{attr}", obj))
+    return out
+
+
+def in_cache(dispatcher) -> bool:
+    """True when numba's cache holds compiled code of ``dispatcher`` (a cached numba function).
+
+    A function compiled in an earlier process counts, also when this process only loaded the
+    function that calls it.
+    """
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # no disk cache, or numba internals moved
+        return bool(dispatcher.signatures)
+
+
+# --------------------------------------------------------------------------------------------
+# the hook into numba
+# --------------------------------------------------------------------------------------------
+def _make_locator_class():
+    from numba.core import caching
+
+    class CohstatsCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """numba cache locator for functions defined in cohstats: the source-hash-keyed folder."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            rel = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), PACKAGE_DIR)
+            sub = "_" if rel in ("", ".") else rel.replace(os.sep, "_")
+            self._cache_path = os.path.join(cache_dir(), sub)
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def ensure_cache_path(self):
+            super().ensure_cache_path()
+            # numba calls this right before saving a freshly compiled function
+            _notice_compile()
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            path = os.path.normcase(os.path.abspath(py_file))
+            if not path.startswith(os.path.normcase(PACKAGE_DIR + os.sep)) or not os.path.isfile(path):
+                return None
+            if cache_dir() is None:
+                return None
+            self = cls(py_func, py_file)
+            try:
+                os.makedirs(self._cache_path, exist_ok=True)
+            except OSError:
+                return None
+            return self
+
+    CohstatsCacheLocator.__module__ = __name__
+    return CohstatsCacheLocator
+
+
+def install() -> None:
+    """Route the numba cache of every cohstats function to :func:`cache_dir`.
+
+    Called by the modules holding jitted code (``cohstats.solvers``, ``cohstats.losses``,
+    ``cohstats.kernels``) before any function is decorated; idempotent. Other packages' numba
+    functions are not affected.
+    """
+    with _lock:
+        if _state.get("installed"):
+            return
+        try:
+            from numba.core import caching
+            impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # older numba
+            classes = impl._locator_classes
+            classes.insert(0, _make_locator_class())
+        except (ImportError, AttributeError):  # pragma: no cover - numba internals moved
+            # fall back to numba's public switch: every cached function of the process goes
+            # to the hash-keyed folder (unless the user chose a folder himself)
+            from numba.core import config
+            if not config.CACHE_DIR and cache_dir() is not None:
+                config.CACHE_DIR = cache_dir()
+        _state["installed"] = True
