@@ -4,19 +4,19 @@ All methods are binary ([ZDJ], [WSL]) and work on plain arrays of decision value
 binary classifier (SVM, psi-learning, LUM, C-learning) can use them:
 
 ===============  ============================================================  ==============
-method           estimate                                                      SPEC
+method           estimate                                                      source
 ===============  ============================================================  ==============
-``"platt"``      ``1 / (1 + exp(A f + B))``, (A, B) by Platt's regularised      2.3, D38
+``"platt"``      ``1 / (1 + exp(A f + B))``, (A, B) by Platt's regularised      Platt 1999
                  cross-entropy (Newton with backtracking, Lin, Lin & Weng 2007)
-``"sollich"``    ``expit(2 f)`` for ``|f| <= 1``, else ``expit(f + sign f)``     2.4
-``"coherence"``  ``eta~(f; rho, u = 1)`` of [ZDJ] eq. (10); rho minimises the    2.2, D9
+``"sollich"``    ``expit(2 f)`` for ``|f| <= 1``, else ``expit(f + sign f)``     Sollich 2002
+``"coherence"``  ``eta~(f; rho, u = 1)`` of [ZDJ] eq. (10); rho minimises the    [ZDJ]
                  training EKL (Brent on ``log rho`` in ``[log 1e-3, log 1e2]``)
-``"bracket"``    ``(pi_lo + pi_hi) / 2`` from the signs of ``m + 1`` weighted    4.2, D12
+``"bracket"``    ``(pi_lo + pi_hi) / 2`` from the signs of ``m + 1`` weighted    [WSL]
                  classifiers on the grid ``pi_j = (j - 1)/m`` ([WSL] Alg. 1)
 ===============  ============================================================  ==============
 
 "Tuned Platt" is the Platt sigmoid on an SVM whose ``lambda`` minimises the GKL estimate
-(SPEC 2.3, D11): a tuning choice, not a different transform. ``svm`` fits offer it as
+([WSL]): a tuning choice, not a different transform. ``svm`` fits offer it as
 ``predict(type="prob", method="platt_tuned")``, which runs :meth:`SVMFit.platt_tuned
 <cohstats.models.svm.SVMFit.platt_tuned>` (a GKL search with :func:`cohstats.tuning.tune`,
 ``method="gkl", prob_args={"method": "platt"}``) once and caches the refitted SVM.
@@ -79,7 +79,7 @@ def _platt_obj(A, B, f, t):
 
 def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: float = 1e-12,
               eps: float = 1e-5) -> PlattSigmoid:
-    """Fit Platt's sigmoid to decision values ``f`` and labels ``y`` (+-1) (SPEC 2.3, D38).
+    """Fit Platt's sigmoid to decision values ``f`` and labels ``y`` (+-1).
 
     Minimises ``sum_i -[t_i log p_i + (1 - t_i) log(1 - p_i)]`` with ``p_i = 1/(1 + exp(A f_i + B))``
     and Platt's smoothed targets ``t_i = (N_+ + 1)/(N_+ + 2)`` (``y = +1``), ``1/(N_- + 2)``
@@ -150,7 +150,7 @@ def platt_prob(f, A: float, B: float) -> np.ndarray:
 
 # ============================================================================ Sollich
 def sollich_prob(f) -> np.ndarray:
-    """Sollich's SVM probability ([ZDJ] 2.3, SPEC 2.4), continuous at ``|f| = 1``.
+    """Sollich's SVM probability ([ZDJ] 2.3), continuous at ``|f| = 1``.
 
     ``expit(2 f)`` for ``|f| <= 1`` and ``expit(f + sign(f))`` otherwise.
 
@@ -177,7 +177,7 @@ def coherence_rho(f, y, *, u: float = 1.0, bounds=(1e-3, 1e2), xtol: float = 1e-
 
     ``EKL(rho) = -(1/n) sum_i [(1+y_i)/2 log eta~(f_i) + (1-y_i)/2 log(1 - eta~(f_i))]`` is
     minimised over ``log rho`` in ``[log 1e-3, log 1e2]`` by bounded Brent (tolerance ``xtol``)
-    on the stable log forms of SPEC 1.3, using the training decision values.
+    on stable log forms, using the training decision values.
 
     Examples
     --------
@@ -214,7 +214,7 @@ def bracket_grid(m: int) -> np.ndarray:
 
 
 def bracket_prob(F, m: int | None = None, grid=None) -> np.ndarray:
-    """Bracketing estimate ``(pi_lo + pi_hi)/2`` of [WSL] Algorithm 1 (SPEC 4.2, D12).
+    """Bracketing estimate ``(pi_lo + pi_hi)/2`` of [WSL] Algorithm 1.
 
     Parameters
     ----------

@@ -649,11 +649,11 @@ _PARAMS = {
     "cache_size": Real(0.0, closed="neither"), "shrinking": Bool(),
     "na_action": Options("omit", "fail"), "warn_calibration": Bool(),
 }
-SPEC = FitSpec("lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True,
+_DECLARED = FitSpec("lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True,
                probabilities=True, default_measure="class")
 
 
-@fit_function(SPEC, _PARAMS)
+@fit_function(_DECLARED, _PARAMS)
 def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf", gamma="scale",
            sigma=None, degree=3, coef0=1.0, D=None, nu=None, standardize=True, tol=5e-2, eps=1e-6,
            max_iter=None, time_limit=None, cache_size=200.0, shrinking=True, weights=None,

@@ -830,10 +830,10 @@ _PARAMS = {
 }
 # probabilities of an SVM are a calibration of its decision values: cross-validate the
 # classification error by default
-SPEC = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
+_DECLARED = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
 
 
-@fit_function(SPEC, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the "
+@fit_function(_DECLARED, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the "
                                                "elastic-net l1 share)"})
 def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale", sigma=None,
         degree: int = 3, coef0: float = 0.0, standardize: bool = True, pi=None, m=None,
@@ -1000,11 +1000,11 @@ class PsiFit(SVMFit):
 _PSI_PARAMS = {k: v for k, v in _PARAMS.items()
                if k not in ("shrinking", "path_method")}
 _PSI_PARAMS["max_dc"] = Integer(1)
-PSI_SPEC = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True,
+_PSI_DECLARED = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True,
                    default_measure="class")
 
 
-@fit_function(PSI_SPEC, _PSI_PARAMS)
+@fit_function(_PSI_DECLARED, _PSI_PARAMS)
 def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale",
               sigma=None, degree: int = 3, coef0: float = 0.0, standardize: bool = True,
               pi=None, m=None, weights=None, subset=None, tol: float = 1e-3, max_dc: int = 50,

@@ -1,12 +1,12 @@
 """Refitted LUM: the two-parameter unpenalised rescaling of a first-stage decision function.
 
-SPEC.md section 7.3 (eq (9) of [LZW]): given first-stage decision values ``f1``, solve
+The refitted LUM (eq (9) of [LZW]): given first-stage decision values ``f1``, solve
 
     (g0, g1) = argmin (1/n) sum_i w_i V_{a, c=0}( y_i (g0 + g1 f1_i) ) + (ridge/2) (g0^2 + g1^2)
 
 by Newton's method with Armijo backtracking. The LUM loss with ``c = 0`` is convex and ``C^1``
 with a one-sided second derivative (0 on the linear piece ``u < 0``); ``1e-12`` is added to the
-Hessian diagonal [D23]. Internally ``f1`` is divided by its scale ``s`` (root mean square) so
+Hessian diagonal. Internally ``f1`` is divided by its scale ``s`` (root mean square) so
 that the two coordinates are comparably conditioned; the returned ``g1`` is on the original
 scale.
 
@@ -64,7 +64,7 @@ def _refit_obj(h, y, w, a, g0, h1, ridge, inv_s2, n):
 
 @njit(cache=True, nogil=True)
 def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
-    """Newton's method with backtracking for the refitted LUM (SPEC 7.3).
+    """Newton's method with backtracking for the refitted LUM ([LZW] eq (9)).
 
     Parameters
     ----------

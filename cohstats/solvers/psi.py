@@ -1,4 +1,4 @@
-"""psi-learning by difference-of-convex programming (SPEC 4.3, decision D16).
+"""psi-learning by difference-of-convex programming ([WSL] section 4.3).
 
 ``psi(z) = psi1(z) - psi2(z)`` with ``psi1 = 2 (1 - z)_+`` and ``psi2 = 2 (-z)_+``. At the
 iterate ``f^(k)`` the concave part is linearised (subgradient ``-2 I[z < 0]``, 0 at ``z = 0``);

@@ -1,4 +1,4 @@
-"""Sequential minimal optimisation for box-constrained SVM duals (SPEC 2.1, 4.3).
+"""Sequential minimal optimisation for box-constrained SVM duals ([WSL], [RH]; libsvm's working-set selection).
 
 The solver handles the general problem
 
@@ -25,7 +25,7 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
   iteration makes two passes over the active variables instead of three (n = 1000: 10 -> 7 ms
   per fit, same iterates);
 * intercept ``b = -mean(y_i G_i)`` over free variables, else the midpoint of the feasible
-  interval (SPEC 2.1).
+  interval.
 
 The kernel is selected by the codes of :mod:`cohstats.kernels`; code ``-1`` means a precomputed
 kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=True)`` function;

@@ -1,4 +1,4 @@
-"""SMO for the λ-SVM dual ([RH] eq. 22-23; SPEC.md 6.2-6.3).
+"""SMO for the λ-SVM dual ([RH] eq. 22-23).
 
 The dual over the ``N * L`` multipliers ``alpha[i, j]`` (point ``i``, class ``j``) is
 
@@ -13,7 +13,7 @@ KKT quantities ``V_ij = y_ij F_ij - l_ij`` (``dW/dalpha_ij = -V_ij``).
 
 Exact greedy algorithm (``n_select = 1``, :func:`smo_lambda_chunk`; one iteration = one visit):
 
-1. ``(i, j) = argmax`` of the KKT violation of SPEC 6.3 / [RH] eq. 24-26 (maximal violation;
+1. ``(i, j) = argmax`` of the KKT violation of [RH] eq. 24-26 (maximal violation;
    the per-point maxima are kept in ``pv`` so the scan is O(N));
 2. fetch the kernel row ``K(x_i, .)`` from an LRU cache of ``n_slots`` rows (memory
    ``O(n_slots * N)``, never ``O(N^2 L^2)``); cached rows are stored in the solver's *position*
@@ -24,188 +24,25 @@ Exact greedy algorithm (``n_select = 1``, :func:`smo_lambda_chunk`; one iteratio
 4. one O(N L) pass updates ``F`` (stored class-major, ``(L, N)``, so the pass vectorises) and
    the per-point maximal violations; multiplier states are kept as status bits (``uint8``).
 
-With ``inner_max = 1`` this is literally the single-variable SMO of SPEC 6.3 ([D20]); the
-default ``inner_max = 2 L`` performs the same exact single-variable steps but shares one kernel
-row and one O(N L) refresh among the multipliers of a point (Pendigits subset, N = 3000:
-1.5x fewer refreshes at margin 9, the same number at margin 100).
+With ``inner_max = 1`` this is the single-variable SMO of [RH]; the default
+``inner_max = 2 L`` performs the same exact single-variable steps but shares one kernel row and
+one O(N L) refresh among the multipliers of a point.
 
-Lazy selection (default, ``n_select = 512``, ``rho = 0.5``, :func:`smo_lambda_lazy_chunk`).
-Measuring the greedy loop on Pendigits (C = 10, margin 18) gave ~47 000 visits at ~50 us CPU
-each, most of it the O(N L) violation bookkeeping, not the kernel rows (2 708 rows computed, all
-later visits hit the cache). The lazy loop recomputes all violations exactly in one pass (which
-also centres ``F``, see below), lists the (at most ``k = min(n_select, n_active // 8)``) most
-violating points of that pass whose violation is at least ``vthr = max(T_kkt, rho *`` the
-maximal violation of the pass``)`` and visits them in order, skipping a point whose *current*
-violation has fallen below ``vthr`` (it is no longer among the largest; checking costs O(L));
-the next pass comes when the list is used up. Each visit uses the point's *exact* current
-decision values, so every step is the same exact clipped Newton step -- and refreshes ``F`` only
-for the changed classes, ``F_j += d_j K(x_i, .)`` with the uncentred change ``d_j`` of ``b_ij``
-(``changed * N`` vectorised operations instead of ``L N`` with violation bookkeeping): between
-passes ``F`` is kept only up to a per-point shift common to all classes, which a visit removes
-when it reads the point's ``L`` values (``F_j - mean_j F_j``) and the exact pass removes for
-all points. Stopping is decided only on a fresh exact pass, so the KKT rule of SPEC 6.3
-(``T_kkt``) is unchanged, and so is the optimum. With fewer than 512 active points ``k = 1``:
-every visit is the exact maximal violator.
+Lazy selection (the default, ``n_select = 512``, ``rho = 0.5``, :func:`smo_lambda_lazy_chunk`):
+instead of the single most violating multiplier, each round lists up to ``n_select`` points whose
+violation is at least ``max(tol, rho * maximal violation)`` (capped at ``n_active / 8``) and
+visits them in turn with the same exact steps; the list is rebuilt when it is used up. The
+stopping rule is unchanged (maximal KKT violation below ``tol``), so the solution is the same
+to the tolerance.
 
-The ``rho`` rule was added last: without it (a fixed list of 16, every listed point still above
-``T_kkt`` visited) the dual after 2 000 / 5 000 / 20 000 visits at C=10, margin 18 was 81 120 /
-107 577 / 120 336 against 107 893 / 118 050 / 121 391 for the exact greedy loop -- the listed
-points are similar (same class, nearby) and lose most of their violation to the first visits.
-With ``rho = 0.5`` and lists of up to 256 (capped at ``n_active / 8`` = 936) the visits drop to
-52-57k (greedy: 47k) at C=10, margin 18: 0.96-1.18 s CPU against 1.44-1.58 s for the fixed
-list of 16 (C=1, margin 1: 1.68-2.03 s against 1.89-1.90 s; C=1, margin 100: 0.85 s against
-0.96 s). ``rho = 0.3`` / ``0.8``: 1.21 / 1.51 s at C=10, margin 18. Steps per visit
-(``inner_max`` 1 / 2 / 3 / 5 / 20, CPU s at C=10 m=18, C=1 m=1, C=1 m=100): 1.15 1.53 0.78 /
-1.06 1.31 0.77 / 1.00 1.48 0.83 / 1.04 1.72 0.81 / 1.07 1.82 0.86; with 2 the lazy loop also
-recomputed fewer evicted kernel rows at C=1, margin 1 (9 129 against 14 587 with 20; 4 900
-SVs, 3 498 cached rows), so the lazy kernel loop defaults to ``inner_max = 2``.
+Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
+with KKT slack larger than the current maximal violation are moved behind the active points, so
+the O(N L) refresh runs over active points only. When the active problem has converged, the
+decision values of the shrunk points are rebuilt exactly and the full problem is checked
+again, so shrinking never changes the solution.
 
-Measured (Pendigits, N = 7494, L = 10, RBF gamma = 1/16, ``T_kkt = 0.05``; CPU seconds of the
-solver, one run each on a loaded 2-core machine, wall time was about twice that):
-
-=======================================  ===========  ==================  ==================
-variant                                  C=10, m=18   C=1, m=100          C=1, m=1
-=======================================  ===========  ==================  ==================
-greedy, before (row gather per visit)    2.50 s, 47k  (3.6 s wall, 11k)   (8.2 s wall, 34k)
-greedy, position-ordered cache           2.38 s, 47k
-lazy k=4 / 8 / 16 / 32                   1.78 / 1.60 / 1.58 / 1.61 s;
-                                         55k / 65k / 77k / 89k visits
-lazy k=16 (default)                      1.58 s, 77k  0.96 s, 12k         1.90 s, 46k
-=======================================  ===========  ==================  ==================
-
-Tried and dropped (same runs): a block decomposition (top-B violators, their ``B L``
-sub-problem solved to ``tol / 2`` through the ``B x B`` kernel block, then one blocked
-refresh of all points with the B rows): B = 16 / 64 needed 94k / 320k point visits (2 652
-blocks of 64), 11-12 s wall -- the sub-problems over-solve points that the next block undoes.
-Solving each point's L-variable sub-problem to ``0.1 T_kkt`` or ``0.01 T_kkt`` (up to 100 exact
-steps) left the visit count unchanged (76k) and cost more. Second-order (WSS2-like) selection by
-the gain of the clipped Newton step did not reduce visits (76.5k vs 76.6k at C=10; 47.8k vs
-46.0k at C=1, m=1): ``G_kk = K_ii (1 - 1/L)`` is the same for every multiplier of an RBF
-kernel, so the gain differs from the violation only through clipping. More shrink events
-(every 1000 visits, up to 20, each after the maximal violation halved) still left 6 600-7 400 of
-the 7 494 points active on average (most points keep a multiplier near its KKT boundary) and
-changed CPU time by less than 10 %. Fusing the changed-class updates and the mean correction
-into one pass over the kernel row (two or three outputs per pass) made no measurable difference
-(1.49-1.57 s against 1.51-1.56 s CPU, two runs each).
-
-``benchmarks/bench_lamsvm.py`` (``lamsvm`` fit times; the two runs back to back on the same
-machine, each ratio against libsvm OvO / LinearSVC measured in the same run: libsvm 0.098 s
-before, 0.105 s after; LinearSVC 0.611 s / 0.588 s; test errors equal up to 0.15 % -- the
-solvers stop at different points within ``T_kkt``):
-
-====================  ====================  ==========================
-setting               before (greedy)       after (lazy, rho, inner 2)
-====================  ====================  ==========================
-C=1,  margin 1        3.30 s  (33.8x)       1.84 s  (17.6x)
-C=1,  margin 9        2.25 s  (23.0x)       1.02 s  (9.7x)
-C=1,  margin 18       0.96 s  (9.8x)        0.68 s  (6.5x)
-C=1,  margin 100      1.17 s  (12.0x)       0.82 s  (7.8x)
-C=1,  margin 10000    1.49 s  (15.2x)       1.04 s  (10.0x)
-C=10, margin 18       2.29 s  (23.4x)       0.95 s  (9.0x)
-C=10, margin 100      0.87 s  (8.9x)        0.77 s  (7.4x)
-linear, C=1, m 18     11.4 s  (18.7x)       2.14 s  (3.6x)
-====================  ====================  ==========================
-
-(Earlier pairs, with the fixed list of 16 and the linear kernel still on the kernel loop,
-gave 2.16 s -> 1.29 s at C=10, margin 18 and 11.8 s -> 7.87 s for the linear fit; with
-rho = 0.5 and ``inner_max = 2 L``: 2.32 s -> 1.06 s, linear 12.6 s -> 2.11 s.) The linear
-fit uses the explicit weight-vector path (:func:`smo_lambda_linear_chunk`; lists of N/32, N/8,
-N/2 points per exact pass: 3.8, 2.2, 2.7 s CPU).
-
-The issue's target (within 5x of libsvm OvO at equal accuracy, i.e. about 0.5 s at C=10,
-margin 18) was not reached then (9.0x). The conclusion drawn then -- that what is left per visit
-(about 17 us) is mostly streaming one cached kernel row of ``N`` float64 from memory plus the
-``(changed + 1)`` vector updates, and that the remaining lever is the number of visits (about
-20 per support vector; the exact greedy order needs 47k) -- was incomplete: a profile by phase
-found a third of the time in computing kernel rows, building the top-k list and permuting the
-cache; see "Memory traffic" below for the pass that reached the target.
-
-Shrinking (libsvm style, per point; on by default): every ``max(N, 1000) // 2`` iterations
-(at most 6 events between rebuilds) the points whose multipliers all sit at a bound with KKT
-slack larger than the current maximal violation are moved behind the active points (all
-point-indexed arrays are permuted, and so are the cached kernel rows), so the O(N L) refresh
-only runs over active points. When the active problem has
-converged, the decision values of the shrunk points are rebuilt exactly from the multipliers
-snapshotted at their shrink event (only the kernel rows of points that moved since are needed),
-every point becomes active again and the full problem is checked (a shrunk point that becomes
-violated meanwhile is caught there; in the runs below the iteration counts and dual objectives
-with and without shrinking were identical). Measured on Pendigits
-(N = 7494, L = 10, RBF ``gamma = 1/16``, ``T_kkt = 0.05``; C in {1, 10}, margins 18 and 100;
-three runs on a loaded 2-core machine): 0.64-1.26x the time without shrinking, about 0.85x on
-average -- a modest gain, because most points stay SVs at moderate C. (With the lazy loop the
-refreshed length averaged 6 600-7 450 of the 7 494 points.)
-
-Memory traffic (second pass on the issue's target). Profile of the lazy loop at C=10, margin 18
-(58 136 visits, 0.86 s in-process): kernel rows 0.17 s (2 856 rows at 60 us: a scalar
-``math.exp`` loop 0.10 s, per-point dot products 0.06 s), the top-k list 0.12 s (insertion into a
-sorted list of 256), permuting every cached row at the 6 shrink events 0.12 s (a full gather per
-row), the exact passes 0.06 s, the vector updates from the cached rows about 0.3 s. Changes, each
-measured against the previous state in one process (minimum of 3 runs; C=10 m=18 / C=1 m=1 /
-C=1 m=100):
-
-1. top-k by one partition plus a stable sort of the k selected (the same list as before), and a
-   shrink event replays its swaps on the cached rows (O(swaps) per row, the same rows): identical
-   visits and dual, 0.82x / 0.82x;
-2. float32 kernel-row cache (``cache_float32``, default for ``tol >= 1e-3``; as libsvm's
-   ``Qfloat``; ``F`` is still accumulated in float64): 6 996 instead of 3 498 rows fit in
-   200 MB, C=1 m=1 computes 5 211 rows instead of 9 129; 0.86x / 0.72x / 0.75x; dual
-   121 617.47 -> 121 617.65 (1.5e-6 relative), test error 1.89 % either way;
-3. ``F`` kept up to a per-point shift between exact passes (the mean-correction vector and its
-   vector update per visit are gone): 0.96x / 0.89x / 0.99x; bitwise the same visits;
-4. RBF / compact rows vectorised over the points: squared distances from ``X^T`` in blocks of 512
-   points, four features per pass, and the exponential by a Cody-Waite / Taylor loop (1 ulp
-   against ``numpy.exp``) instead of scalar ``math.exp``: 2 852 rows 0.17 s -> 0.06 s in
-   isolation (0.10 s in the solver, with the first-touch page faults of the cache memory);
-5. the list holds only points at or above ``vthr`` (the others were skipped anyway unless their
-   violation grew since the pass): 57 635 instead of 58 261 visits, 0.93x / 1.01x / 0.91x;
-6. ``n_select`` 256 -> 512: 0.93x / 0.88x / 0.97x (C=10 m=100: 1.02x).
-
-Together: 0.49x / 0.40x / 0.42x of the time before (same process, minimum of 3). What is left at
-C=10, margin 18 (about 0.45 s, timers around the phases): kernel rows 0.11 s, exact passes
-0.05 s, top-k 0.04 s, rebuild 0.02 s, shrink permutations 0.01 s, the visits 0.26 s -- of which
-streaming the rows (1.45 float32 rows of ~7 160 active points per visit, mostly from DRAM: the
-2 750 SV rows take 80 MB) costs 0.15 s in a replay of the recorded visit sequence. Visits per
-support vector are unchanged (~21).
-
-Tried and dropped in this pass: software prefetch of the next listed point's row (the
-``llvm.prefetch`` intrinsic from numba) saved 8-15 % of the row streaming in that replay (about
-0.02 s) -- not worth an intrinsic whose name follows the LLVM version. The exact pass in blocks of
-512 points (mean and centring while the block is in L1): 0.061 against 0.067 s for 1 698 passes;
-without writing the centred ``F`` back, or with ``fastmath`` (nnan) on it: no change -- left as
-is. Re-tuning after the changes (C=10 m=18): ``rho`` 0.6 / 0.7 1.04x / 1.25x, ``inner_max`` 3
-1.08x, ``n_select`` 1024 0.94x (like 512, with 59.6k visits). Restricting the refresh of
-``F_j`` to the points whose class-``j`` multiplier can still move (per-(point, class)
-shrinking) was not implemented: the row is streamed from memory whole whatever subset of ``F_j``
-is updated, ``F`` itself stays in the L2 cache, and skipping entries would need per-class point
-orders (a gather per visit) or per-class rebuilds. Pitfalls met: a 2-D slice ``XT[:, lo:hi]``
-passed to a numba function has layout 'A' and its loop did not vectorise (2.2x slower; slice
-``XT[k, lo:hi]`` inside instead); the exponential's rounding shifter is folded away when the loop
-is inlined into a ``fastmath`` caller, so the row path has no ``fastmath``.
-
-``benchmarks/bench_lamsvm.py``, two runs of the state before this pass and after it, alternated
-on the same (loaded) machine; time and the ratio to libsvm OvO / LinearSVC of the same run
-(libsvm 0.102 / 0.096 s before, 0.109 / 0.094 s after; LinearSVC 0.43 / 0.53 s and 0.57 /
-0.46 s). Test errors are unchanged except C=1, margin 1: 6.60 -> 6.55 % and C=1, margin 100:
-11.46 -> 11.49 % (different stopping points within ``T_kkt``); libsvm 2.09 %, lamsvm C=10,
-margin 18: 1.89 %. The first full-size fit of a process pays the page faults of fresh cache
-memory (C=1, margin 1: 0.87 s in one run, 0.44 s in the other).
-
-====================  ===================================  ===================================
-setting               before (run 1, run 2)                after (run 1, run 2)
-====================  ===================================  ===================================
-C=1,  margin 1        1.69 s (16.5x), 1.29 s (13.4x)       0.87 s (8.0x), 0.44 s (4.7x)
-C=1,  margin 9        0.96 s (9.4x),  1.06 s (11.0x)       0.38 s (3.4x), 0.36 s (3.8x)
-C=1,  margin 18       0.59 s (5.7x),  0.57 s (6.0x)        0.30 s (2.7x), 0.27 s (2.8x)
-C=1,  margin 100      0.86 s (8.4x),  0.80 s (8.4x)        0.45 s (4.1x), 0.30 s (3.2x)
-C=1,  margin 10000    1.00 s (9.8x),  1.02 s (10.6x)       0.38 s (3.4x), 0.34 s (3.7x)
-C=10, margin 18       0.83 s (8.1x),  0.85 s (8.8x)        0.45 s (4.1x), 0.39 s (4.2x)
-C=10, margin 100      0.54 s (5.2x),  0.53 s (5.5x)        0.27 s (2.5x), 0.25 s (2.7x)
-linear, C=1, m 18     1.94 s (4.5x),  1.93 s (3.7x)        1.67 s (2.9x), 1.66 s (3.6x)
-====================  ===================================  ===================================
-
-So the issue's target is met at C=10, margin 18 (4.1-4.2x libsvm's time, 1.89 % against
-2.09 % test error), with about 15 % to spare on this machine. (The linear fit gains only from
-the top-k selection: its lists hold N / 8 points.)
+Measurements, the comparison with libsvm and the variants tried and dropped are in
+``benchmarks/README.md`` ("lambda-SVM solver notes").
 
 Everything is float64 and deterministic, except the cached kernel values, which are float32 when
 ``tol >= 1e-3`` (``cache_float32``). The numba kernels only take arrays and scalars;
@@ -378,7 +215,7 @@ _TRUE = 4
 
 @njit(cache=True, nogil=True, inline="always")
 def _status(a, is_true, Ci, eps):
-    """Status bits of a multiplier (SPEC 6.3: ``a <= eps`` lower, ``a >= C - eps`` upper)."""
+    """Status bits of a multiplier (``a <= eps`` lower, ``a >= C - eps`` upper)."""
     s = _TRUE if is_true else 0
     if Ci <= 0.0:
         return s
@@ -412,7 +249,7 @@ def _init_status(alpha, y, Cb, eps):
 
 @njit(cache=True, nogil=True)
 def kkt_violations(Ft, alpha, y, margin, Cb, eps):
-    """(N, L) KKT violations (SPEC 6.3) from decision values ``Ft`` (L, N) and multipliers."""
+    """(N, L) KKT violations ([RH] eq. 24-26) from decision values ``Ft`` (L, N) and multipliers."""
     N, L = alpha.shape
     out = np.empty((N, L))
     for i in range(N):

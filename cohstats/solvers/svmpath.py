@@ -1,4 +1,4 @@
-"""Exact solution path of the weighted SVM in the class weight pi (SPEC 4.6, [WSL] section 4).
+"""Exact solution path of the weighted SVM in the class weight pi ([WSL] section 4).
 
 Scaled problem (case weights ``w_i``, class weights ``S_i(pi) = w_i (1 - pi)`` for ``y_i = +1``
 and ``w_i pi`` for ``y_i = -1``):
@@ -10,14 +10,14 @@ so ``alpha_i / (n lambda)`` are the C-SVM multipliers of :mod:`cohstats.solvers.
 ``C_i = S_i / (n lambda)`` and ``alpha_0 = n lambda b``.
 
 Between events the elbow multipliers and the intercept are linear in ``pi``; with elbow ``E``
-and left set ``L`` the slopes solve the bordered system (SPEC eq. 18-19, with case weights)
+and left set ``L`` the slopes solve the bordered system (with case weights)
 
     [[0, y_E'], [y_E, (K_y)_EE]] (b_0, b_E) = (sum_L w_i, (y_k sum_{i in L} w_i K_ki)_{k in E})
 
 and ``f`` moves along ``h(x) = (b_0 + sum_E b_i y_i K(x, x_i) - sum_L w_i K(x, x_i)) / (n lambda)``.
 Events: an elbow multiplier reaching 0 (to ``R``) or ``S_i(pi)`` (to ``L``), or a point of ``L``
 or ``R`` reaching ``y f = 1`` (to ``E``).  An empty elbow (only possible at the isolated ``pi``
-where ``sum_L S_i y_i = 0``) is left by the intercept jump of SPEC 4.6.  The path starts from an
+where ``sum_L S_i y_i = 0``) is left by an intercept jump.  The path starts from an
 exact SMO solve (``tol = 1e-10``) polished by solving the elbow system, tracks set membership
 explicitly, and falls back to a fresh SMO solve at the next grid point when the bordered
 system is singular or an update violates a constraint by more than ``1e-6`` (decision D15).
@@ -603,7 +603,7 @@ def _two_halves(lower, upper, threads):
 def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
             tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None,
             n_jobs: int | None = None) -> PathResult:
-    """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) (SPEC 4.6).
+    """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) ([WSL] section 4).
 
     Parameters
     ----------
@@ -656,7 +656,7 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     if code != KERNEL_CALLABLE:
         # identical (x, y) pairs are one observation with the summed weight (exactly the same
         # weighted SVM); without this the elbow system is singular whenever two copies sit on
-        # the elbow (e.g. the resampled inputs of the GKL perturbation, SPEC 4.4)
+        # the elbow (e.g. the resampled inputs of the GKL perturbation)
         key = np.column_stack([X, y])
         uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
         inv = inv.ravel()
