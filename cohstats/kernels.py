@@ -89,9 +89,13 @@ def kernel_diag(code, X, kpar):
 
 
 def _sqdist(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    xx = np.einsum("ij,ij->i", X, X)[:, None]
-    zz = np.einsum("ij,ij->i", Z, Z)[None, :]
-    d2 = xx + zz - 2.0 * (X @ Z.T)
+    """Squared Euclidean distances ``||x_i - z_j||^2`` in one (n, m) array (no temporaries)."""
+    xx = np.einsum("ij,ij->i", X, X)
+    zz = np.einsum("ij,ij->i", Z, Z)
+    d2 = X @ Z.T
+    d2 *= -2.0
+    d2 += xx[:, None]
+    d2 += zz[None, :]
     np.maximum(d2, 0.0, out=d2)
     return d2
 
@@ -271,17 +275,30 @@ class Kernel:
                 raise ValueError(
                     f"kernel callable returned shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
             return K
+        # every kernel is built in the one (n, m) array it returns: memory 8 n m bytes
         if self.code == KERNEL_LINEAR:
             return X @ Z.T
         if self.code == KERNEL_POLY:
-            return (self.kpar[0] * (X @ Z.T) + self.kpar[1]) ** self.kpar[2]
-        d2 = _sqdist(X, Z)
+            K = X @ Z.T
+            K *= self.kpar[0]
+            K += self.kpar[1]
+            np.power(K, self.kpar[2], out=K)
+            return K
+        K = _sqdist(X, Z)
         if Z is X:
-            np.fill_diagonal(d2, 0.0)
-        K = np.exp(-self.kpar[0] * d2)
+            np.fill_diagonal(K, 0.0)
         if self.code == KERNEL_COMPACT:
-            r = np.maximum(1.0 - np.sqrt(d2) / self.kpar[3], 0.0)
-            K *= r ** self.kpar[4]
+            r = np.sqrt(K)
+            r /= -self.kpar[3]
+            r += 1.0
+            np.maximum(r, 0.0, out=r)
+            np.power(r, self.kpar[4], out=r)
+            K *= -self.kpar[0]
+            np.exp(K, out=K)
+            K *= r
+            return K
+        K *= -self.kpar[0]
+        np.exp(K, out=K)
         return K
 
     def describe(self) -> str:
