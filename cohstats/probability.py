@@ -141,6 +141,48 @@ def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: floa
     return PlattSigmoid(float(A), float(B), it, converged)
 
 
+def platt_glm(f, y, level: float = 0.95):
+    """Platt's sigmoid as a binomial GLM (statsmodels): coefficients, standard errors, intervals.
+
+    The same fit as :func:`platt_fit` -- the logistic regression of Platt's smoothed targets
+    ``t_i`` on the decision values (``logit P(Y = +1) = b0 + b1 f``, so ``b0 = -B``,
+    ``b1 = -A``) -- done by ``statsmodels.api.GLM`` with a binomial family, which reports
+    the usual Wald standard errors and confidence intervals. The targets are fractional, so the
+    standard errors are those of the binomial quasi-likelihood: a statement about how precisely
+    the calibration is determined by these decision values, conditional on the classifier.
+
+    Returns
+    -------
+    DataFrame indexed ``("(Intercept)", "f")`` with ``estimate``, ``std_error``, ``z``,
+    ``p_value``, ``lower``, ``upper``; ``.attrs["result"]`` holds the statsmodels result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> f = rng.normal(size=200); y = np.where(rng.random(200) < 1 / (1 + np.exp(-2 * f)), 1, -1)
+    >>> tab = platt_glm(f, y); s = platt_fit(f, y)
+    >>> bool(abs(tab.loc["f", "estimate"] + s.A) < 1e-6)
+    True
+    """
+    import pandas as pd
+    import statsmodels.api as sm
+
+    f = _as_f(f)
+    y = _as_y(y, f.size)
+    npos = float(np.sum(y > 0))
+    nneg = float(f.size - npos)
+    t = np.where(y > 0, (npos + 1.0) / (npos + 2.0), 1.0 / (nneg + 2.0))
+    X = np.column_stack([np.ones_like(f), f])
+    res = sm.GLM(t, X, family=sm.families.Binomial()).fit(tol=1e-12, maxiter=100)
+    ci = np.asarray(res.conf_int(alpha=1.0 - level))
+    tab = pd.DataFrame({"estimate": res.params, "std_error": res.bse, "z": res.tvalues,
+                        "p_value": res.pvalues, "lower": ci[:, 0], "upper": ci[:, 1]},
+                       index=["(Intercept)", "f"])
+    tab.attrs["result"] = res
+    return tab
+
+
 def platt_prob(f, A: float, B: float) -> np.ndarray:
     """``1 / (1 + exp(A f + B))`` evaluated without overflow."""
     z = A * _as_f(f) + B

@@ -187,3 +187,26 @@ def test_path_methods_and_threads_give_the_same_bracketing():
         svm("y ~ x1 + x2", df, pi="path", path_method="fast")
     with pytest.raises(ValueError, match="n_jobs"):
         svm("y ~ x1 + x2", df, pi="path", n_jobs=0)
+
+
+def test_platt_sigmoid_as_a_statsmodels_glm():
+    """Platt's sigmoid is a binomial GLM of the smoothed targets: the same coefficients as our
+    Newton fit and as statsmodels' own GLM, with its standard errors in the summary."""
+    import statsmodels.api as sm
+
+    from cohstats.probability import platt_fit, platt_glm
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.normal(size=(150, 2)), columns=["x1", "x2"])
+    df["y"] = np.where(df.x1 - df.x2 + rng.normal(size=150) > 0, "yes", "no")
+    fit = svm("y ~ x1 + x2", df)
+    f, yy = fit.fitted_decision, fit.design.y
+    tab = platt_glm(f, yy)
+    s = platt_fit(f, yy, eps=1e-12)
+    np.testing.assert_allclose(tab["estimate"].to_numpy(), [-s.B, -s.A], atol=1e-6)
+    npos, nneg = np.sum(yy > 0), np.sum(yy < 0)
+    t = np.where(yy > 0, (npos + 1) / (npos + 2), 1 / (nneg + 2))
+    ref = sm.GLM(t, sm.add_constant(f), family=sm.families.Binomial()).fit()
+    np.testing.assert_allclose(tab["estimate"].to_numpy(), ref.params, atol=1e-6)
+    np.testing.assert_allclose(tab["std_error"].to_numpy(), ref.bse, rtol=1e-6)
+    shown = fit.summary().tables["Platt sigmoid (binomial GLM, statsmodels)"]
+    np.testing.assert_allclose(shown["estimate"].to_numpy(), tab["estimate"].to_numpy())

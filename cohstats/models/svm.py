@@ -39,7 +39,7 @@ from cohstats.exceptions import ConvergenceWarning
 from cohstats.formula import Design, build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
-                                  platt_fit, sollich_prob)
+                                  platt_fit, platt_glm, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
 from cohstats.scaling import column_scaling
@@ -350,6 +350,14 @@ class SVMFit(Fit):
             tables["Coefficients"] = pd.DataFrame(
                 {"estimate": np.concatenate([[self._intercept], self._coef])},
                 index=["(Intercept)"] + self.xnames)
+        try:
+            tables["Platt sigmoid (binomial GLM, statsmodels)"] = platt_glm(
+                self.fitted_decision, y).drop(columns="z")
+            notes.append("Platt sigmoid: logit P(y = " + repr(self.classes[1]) + ") = b0 + b1 f, "
+                         "fitted to the training decision values with Platt's smoothed targets; "
+                         "standard errors of the binomial quasi-likelihood")
+        except Exception as exc:  # pragma: no cover - report, do not fail the summary
+            notes.append(f"Platt sigmoid unavailable: {exc}")
         notes.insert(0, f"f(x) > 0 predicts {self.classes[1]!r}; a single penalty (not a path): "
                         "tune lambda_ or C with cohstats.tune.")
         if self.standardize:
