@@ -10,7 +10,7 @@ Conventions:
   (unpenalised) by the solvers unless the formula removes it (``- 1`` or ``+ 0``), in which case
   ``design.intercept`` is ``False`` and categorical predictors get full-rank coding.
 * Two classes are coded ``-1 / +1`` (float64), the second level in ``classes`` being ``+1``
-  (R's convention for ``glm``, decision D39). ``K > 2`` classes are coded ``0..K-1`` (int64).
+  (R's convention for ``glm``). ``K > 2`` classes are coded ``0..K-1`` (int64).
 * Rows with missing predictor values are dropped (``na_action="omit"``) and counted, or raise
   (``na_action="raise"``). Missing *response* values always raise: a class is never guessed.
 * ``new_X(newdata)`` rebuilds the training columns exactly and refuses unseen factor levels

@@ -142,7 +142,7 @@ def _labels_int(y, K, name="y"):
 
 # --------------------------------------------------------------------------- pointwise terms
 def _cre_terms(y01, p):
-    """-(y log p + (1-y) log(1-p)) per observation; inf on contradiction (D33)."""
+    """-(y log p + (1-y) log(1-p)) per observation; inf on contradiction."""
     return -(xlogy(y01, p) + xlogy(1.0 - y01, 1.0 - p))
 
 

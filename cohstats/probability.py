@@ -215,7 +215,7 @@ def _ekl(log_rho, f, y, u):
 
 
 def coherence_rho(f, y, *, u: float = 1.0, bounds=(1e-3, 1e2), xtol: float = 1e-8) -> float:
-    """Temperature minimising the empirical KL loss of ``eta~(f; rho, u)`` ([ZDJ] eq. 13, D9).
+    """Temperature minimising the empirical KL loss of ``eta~(f; rho, u)`` ([ZDJ] eq. 13).
 
     ``EKL(rho) = -(1/n) sum_i [(1+y_i)/2 log eta~(f_i) + (1-y_i)/2 log(1 - eta~(f_i))]`` is
     minimised over ``log rho`` in ``[log 1e-3, log 1e2]`` by bounded Brent (tolerance ``xtol``)
@@ -264,8 +264,8 @@ def bracket_prob(F, m: int | None = None, grid=None) -> np.ndarray:
         ``pi_j = (j - 1)/m``, ``j = 2..m`` (increasing ``pi``).
     m : grid size (default ``F.shape[0] + 1``), or give the interior ``grid`` explicitly.
 
-    The end classifiers are set by convention (D12): ``s(pi = 0) = +1``, ``s(pi = 1) = -1``;
-    ``f = 0`` counts as ``-1`` (D1). ``pi_lo = max{pi_j : s_j = +1}``,
+    The end classifiers are set by convention: ``s(pi = 0) = +1``, ``s(pi = 1) = -1``;
+    ``f = 0`` counts as ``-1``. ``pi_lo = max{pi_j : s_j = +1}``,
     ``pi_hi = min{pi_j : s_j = -1}`` also for non-monotone sign sequences.
 
     Examples

@@ -47,7 +47,7 @@ def _fitted(K_or_none, X, y, theta, b, kernel):
 
 def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_dc: int = 50,
            rel_tol: float = 1e-6, cache_size: float = 200.0, max_iter=None) -> PsiResult:
-    """psi-learning at penalty ``lam`` with per-observation weights ``cw = w_i S(y_i)`` (D16).
+    """psi-learning at penalty ``lam`` with per-observation weights ``cw = w_i S(y_i)``.
 
     Starts from the weighted SVM (same ``cw``, ``lam``); stops when the sign pattern
     ``delta`` repeats a previous one, when the relative decrease of the psi objective is below
@@ -87,7 +87,7 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
             quad = beta[nz] @ kernel(X[nz]) @ beta[nz]
         return float(np.sum(cw * psi_loss(y * f)) / n + 0.5 * lam * quad), f
 
-    # start: the weighted SVM at the same (pi, lambda): hinge costs cw / (n lam) (D16)
+    # start: the weighted SVM at the same (pi, lambda): hinge costs cw / (n lam)
     r = smo_solve(X, y, code=code, kpar=kernel.kpar, Kpre=Kpre, C=cw / (n * lam), tol=tol,
                   cache_size=cache_size, max_iter=max_iter)
     theta, b = r.a.copy(), r.b

@@ -20,7 +20,7 @@ or ``R`` reaching ``y f = 1`` (to ``E``).  An empty elbow (only possible at the 
 where ``sum_L S_i y_i = 0``) is left by an intercept jump.  The path starts from an
 exact SMO solve (``tol = 1e-10``) polished by solving the elbow system, tracks set membership
 explicitly, and falls back to a fresh SMO solve at the next grid point when the bordered
-system is singular or an update violates a constraint by more than ``1e-6`` (decision D15).
+system is singular or an update violates a constraint by more than ``1e-6``.
 
 Cost, measured (``benchmarks/bench_svm.py``: RBF ``gamma = 1/20``, 20 features, ``C = 1`` at
 ``pi = 1/2``, grid ``j/m``, ``m = floor(sqrt(n))``; ratios to one cold SMO fit, which is
@@ -225,7 +225,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     while g < ng:
         if n_events >= max_events:
             return g, n_events, FLAG_MAXEVENTS, n_jumps
-        # ---------------- empty elbow: intercept jump (SPEC 4.6)
+        # ---------------- empty elbow: intercept jump
         if nE == 0:
             best = -np.inf
             kbest = -1
@@ -415,7 +415,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             E[nE] = kev
             nE += 1
         last = kev
-        # ---------------- safety checks (D15)
+        # ---------------- safety checks
         for a in range(nE):
             ia = E[a]
             s_hi = _S(y[ia], w[ia], pi)
@@ -612,7 +612,7 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     nlam : ``n * lambda`` (so the C-SVM costs are ``C_i = S_i(pi) / nlam``).
     grid : increasing values in (0, 1); the path starts with an exact SMO solve at ``grid[0]``.
     weights : case weights ``w_i >= 0`` (default ones).
-    tol_path : tolerance for the initial E/L/R classification (D15).
+    tol_path : tolerance for the initial E/L/R classification.
     n_jobs : ``None``/1 follows the path once from ``grid[0]``; 2 (or -1 on a machine with two
         cores) follows the two halves of the grid in two threads (from ``n = 400``; below, one
         path), each from an exact start at its middle end: the upper half upwards, the lower half as the upward path of the

@@ -213,7 +213,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gkl_tracking", seed: int
     D = 10 if D is None else int(D)
     rep = Report(TITLE, out, name="gkl_tracking")
     rep.settings({"replications per example": reps, "seed": seed, "estimator": est[3],
-                  "grid": f"[WSL] 61-point grid (SPEC 8.2){', every sixth value' if quick else ''}: "
+                  "grid": f"[WSL] 61-point grid{', every sixth value' if quick else ''}: "
                           f"{grid.size} values in [1e-3, 1e3]",
                   "GKL estimate": f"tau = 0.5, D = {D} ({D * D} refits per lambda), common random numbers",
                   "data": "n = 1000 per replication: 100 training, 900 test points"})

@@ -1,7 +1,7 @@
 """[RH] λ-SVM: Table 2 (error and training time per margin), Figure 2 (calibration), Figure 4 (SMO time).
 
 Rodriguez-Lujan & Huerta (2015), *A Fisher consistent multiclass loss function with variable
-margin on positive examples* (SPEC.md sections 6 and 9.7).
+margin on positive examples*.
 
 * **Figure 2** -- share of random class-probability vectors ``P`` (uniform on the simplex) for
   which the minimiser of the pointwise λ-risk does not pick ``argmax P``, against the margin, for
@@ -48,7 +48,7 @@ def _datasets(quick: bool):
 
     def abalone():
         df = load("abalone6")
-        X = pd.get_dummies(df.drop(columns="y"), dtype=float)  # sex one-hot ([D28])
+        X = pd.get_dummies(df.drop(columns="y"), dtype=float)  # sex one-hot
         return X, df["y"].to_numpy()
 
     return [("Pendigit", pendigits), ("Abalone", abalone)]
@@ -57,7 +57,7 @@ def _datasets(quick: bool):
 def _standardise(Xtr, Xte):
     mu = Xtr.mean(axis=0)
     sd = Xtr.std(axis=0)
-    sd[sd == 0] = 1.0  # constant columns left unscaled ([D29])
+    sd[sd == 0] = 1.0  # constant columns left unscaled
     return (Xtr - mu) / sd, (Xte - mu) / sd
 
 
@@ -85,7 +85,7 @@ def _cv_error(Xtr, ytr, folds, margin, C, gamma_k, time_limit):
 
 
 def _folds(y, nfolds, rng):
-    """Stratified fold ids ([D8])."""
+    """Stratified fold ids."""
     f = np.empty(len(y), dtype=int)
     for c in np.unique(y):
         idx = rng.permutation(np.flatnonzero(y == c))
@@ -94,7 +94,7 @@ def _folds(y, nfolds, rng):
 
 
 def _tune(Xtr, ytr, margin, quick, rng, time_limit):
-    """CV over (C, gamma_k); ties: smaller C, then larger gamma_k ([D21], [D8])."""
+    """CV over (C, gamma_k); ties: smaller C, then larger gamma_k."""
     if quick:
         Cs, gks, nfolds = [1.0, 1e2, 1e4, 1e6], [1.0, 0.1, 0.01], 3
     else:
@@ -112,7 +112,7 @@ def _tune(Xtr, ytr, margin, quick, rng, time_limit):
                     best = (e, C, g)
 
     scan(Cs, gks)
-    if not quick:  # [D21] second stage around the coarse optimum
+    if not quick:  # second stage around the coarse optimum
         i, j = np.log10(best[1]), np.log10(best[2])
         Cs2 = sorted({k * 10 ** (i + s) for k in range(1, 10) for s in (-1, 0)})
         gs2 = sorted({k * 10 ** (j + s) for k in range(1, 10) for s in (-1, 0)})
