@@ -49,7 +49,8 @@ _LAZY = {
 }
 
 _SUBMODULES = ("formula", "results", "persist", "losses", "kernels", "metrics", "probability", "tuning",
-               "reporting", "calibration", "kernel_approx", "validation", "exceptions", "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
+               "reporting", "calibration", "kernel_approx", "validation", "exceptions", "plotting",
+               "datasets", "solvers", "models", "vignettes", "sklearn")
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 

@@ -27,7 +27,8 @@ Where the cache lives (first usable entry wins)
     If none is writable, a warning says so and numba's default behaviour applies. ``<key>`` is
     ``<installation tag>-<source hash>``: when the key changes, the folders with this
     installation's tag are deleted, and folders of other installations sharing the root only
-    once unused for 90 days, so several installations may share one root. A user who sets ``NUMBA_CACHE_LOCATOR_CLASSES``
+    once unused for 90 days, so several installations may share one root. A user who sets
+    ``NUMBA_CACHE_LOCATOR_CLASSES``
     replaces numba's cache lookup altogether and owns the cache (no guard).
 
 The first time a process compiles (rather than loads) cohstats code it prints one line to

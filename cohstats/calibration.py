@@ -121,7 +121,8 @@ def reliability(p_hat, event, bins: int = 10, strategy: str = "uniform", level: 
     mean_p, obs = s_p[keep] / n_k, ev / n_k
     lo, hi = error_ci(np.round(ev).astype(np.int64), n_k.astype(np.int64), level=level, method=interval)
     table = pd.DataFrame({"bin": b + 1, "bin_lo": edges[b], "bin_hi": edges[b + 1],
-                          "n": n_k.astype(np.int64), "events": np.round(ev).astype(np.int64), "mean_predicted": mean_p, "observed": obs,
+                          "n": n_k.astype(np.int64), "events": np.round(ev).astype(np.int64),
+                          "mean_predicted": mean_p, "observed": obs,
                           "ci_lower": np.atleast_1d(lo), "ci_upper": np.atleast_1d(hi),
                           "gap": obs - mean_p})
     ece = float(np.sum(n_k * np.abs(obs - mean_p)) / p.size)

@@ -368,7 +368,8 @@ def _code_response(y: pd.Series, classes) -> np.ndarray:
 def _check_response_na(y: pd.Series, name: str, labels) -> None:
     na = y.isna().to_numpy()
     if na.any():
-        raise ValueError(f"response {name!r} has {int(na.sum())} missing value(s) (rows {_rows_desc(np.asarray(labels)[na])}); "
+        rows = _rows_desc(np.asarray(labels)[na])
+        raise ValueError(f"response {name!r} has {int(na.sum())} missing value(s) (rows {rows}); "
                          "drop or impute them first -- cohstats never guesses a class")
 
 

@@ -23,7 +23,8 @@ import numpy as np
 from .calibration import calibration_table, plot_calibration  # noqa: F401  (moved; re-exported)
 
 __all__ = [
-    "loss_curve", "normalized_coherence", "lum_minimizer", "plot_coherence_losses", "plot_lum_losses", "plot_lum_hybrid",
+    "loss_curve", "normalized_coherence", "lum_minimizer", "plot_coherence_losses", "plot_lum_losses",
+    "plot_lum_hybrid",
     "plot_lum_minimizer", "calibration_table", "plot_calibration",
 ]
 

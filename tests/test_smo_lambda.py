@@ -219,7 +219,8 @@ def test_shrinking_rebuild_is_exact(margin, C):
 @pytest.mark.parametrize("n_select", [4, 16])
 def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
     """The lazy selection (violations recomputed every few visits, decision values kept up to a
-    per-point shift between those passes) converges to the optimum of the exact maximal-violation SMO, with exact decision values."""
+    per-point shift between those passes) converges to the optimum of the exact maximal-violation
+    SMO, with exact decision values."""
     L, N = 3, 1100   # N // 256 >= 4, so the lazy list really has several points
     X, y = _data(N, L, seed=21, p=3)
     k = make_kernel("rbf", X, gamma=0.3)

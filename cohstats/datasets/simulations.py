@@ -634,7 +634,8 @@ def make_g241d(n: int = 1500, random_state=None, balanced: bool = True,
     -1 is the pair of class +1 shifted by 2.5 in another random direction, so every cluster of
     one class overlaps a cluster of the other; then coordinates are standardized. Our
     construction fixes the two random directions (:data:`G241D_DIRECTIONS`), uses equal
-    class sizes (``balanced``, as :func:`make_g241c`) and equal component weights, centres the four means at the origin and
+    class sizes (``balanced``, as :func:`make_g241c`) and equal component weights, centres the four
+    means at the origin and
     standardizes with population standard deviations. Bayes error ``= Phi(-1.25)`` up to the
     negligible cross-cluster overlap (``bayes_error("g241d")`` computes it).
 

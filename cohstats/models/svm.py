@@ -27,7 +27,6 @@ Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``
 """
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 

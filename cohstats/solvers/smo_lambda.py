@@ -1096,7 +1096,8 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
     return {
         "alpha": alpha, "F": np.ascontiguousarray(Ft.T), "n_iter": int(counter[0]),
-        "n_steps": int(counter[1]), "refresh_work": int(counter[4]), "converged": status == "converged", "status": status,
+        "n_steps": int(counter[1]), "refresh_work": int(counter[4]),
+        "converged": status == "converged", "status": status,
         "max_violation": maxv, "primal": float(primal), "dual": float(dual),
         "kernel_rows": int(clock[1]), "n_cache_rows": n_slots, "n_shrink": int(counter[2]),
         "n_rebuild": int(counter[3]), "time": time.perf_counter() - t0,

@@ -615,7 +615,8 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     tol_path : tolerance for the initial E/L/R classification.
     n_jobs : ``None``/1 follows the path once from ``grid[0]``; 2 (or -1 on a machine with two
         cores) follows the two halves of the grid in two threads (from ``n = 400``; below, one
-        path), each from an exact start at its middle end: the upper half upwards, the lower half as the upward path of the
+        path), each from an exact start at its middle end: the upper half upwards, the lower half
+        as the upward path of the
         label-flipped problem (``y -> -y`` maps ``pi -> 1 - pi``, ``alpha -> alpha`` and
         ``alpha_0 -> -alpha_0``). Both are exact, so the result is the same up to the path's
         rounding.

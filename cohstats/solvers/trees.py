@@ -24,7 +24,8 @@ Conventions (for reproducibility): gains within a relative ``1e-10`` of each oth
 tied (so that round-off in the histogram sums, e.g. from reordering or replicating rows, does
 not decide), and among tied gains the first feature in the search order (the identity here;
 boosting draws a random order per tree from ``random_state``) and then the smallest
-threshold win (and, for the next leaf to split, the earliest created leaf); a split must leave at least ``min_leaf`` rows in each child and have a
+threshold win (and, for the next leaf to split, the earliest created leaf); a split must leave at
+least ``min_leaf`` rows in each child and have a
 gain larger than ``1e-12`` times the node's score ``sum_k G_k^2 / W``.
 
 Layout of a fitted tree (flat arrays, node 0 is the root; ``left == -1`` marks a leaf):
@@ -373,12 +374,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         # histograms: smaller child built, larger by subtraction in the parent's slot
         n_free -= 1
         snew = free[n_free]
-        if nl <= nr:
-            small = lc
-            large = rc
-        else:
-            small = rc
-            large = lc
+        small = lc if nl <= nr else rc     # histogram the smaller child, subtract for the other
         _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
         hist[slot] -= hist[snew]
         slot_of_small = snew

@@ -15,7 +15,8 @@ margin on positive examples*.
 
 ``quick=True`` (default) subsamples the training part, uses a reduced grid and 3-fold CV;
 ``quick=False`` (``--full``) runs the paper's protocol (full training part, 10-fold CV over
-``C = 10^0..10^7`` and ``gamma_k = 10^-3..10^3`` followed by a finer second-stage grid around the optimum, 5 partitions).
+``C = 10^0..10^7`` and ``gamma_k = 10^-3..10^3`` followed by a finer second-stage grid around the
+optimum, 5 partitions).
 """
 from __future__ import annotations
 
