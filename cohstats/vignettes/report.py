@@ -98,14 +98,24 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".4g", index: bool = False)
 VERDICTS = ("MATCH", "CLOSE", "OFF", "STAND-IN", "NOT COMPUTED", "NO SE")
 
 
+def _half_unit(p: float) -> float:
+    """Half a unit in the last printed decimal of ``p`` (``89.59`` -> 0.005, ``345`` -> 0.5)."""
+    text = repr(float(p))
+    if "e" in text or "E" in text:
+        return 1e-12 * max(1.0, abs(p))
+    dec = text.split(".")[1]
+    return 0.5 if dec == "0" else 0.5 * 10.0 ** -len(dec) + 1e-12
+
+
 def verdict(z: float, ours: float = np.nan, published: float = np.nan,
             stand_in: bool = False) -> str:
     """Verdict of one published cell.
 
     ``"STAND-IN"`` when our number comes from other data than the paper's; ``"NOT COMPUTED"``
     when we have no number for a published one; otherwise by ``|z|``: ``"MATCH"`` (at most 2),
-    ``"CLOSE"`` (at most 3) or ``"OFF"``. Without any standard error (``z`` undefined) an
-    exact equality is a ``"MATCH"`` (data sizes) and anything else ``"NO SE"``. A row without a
+    ``"CLOSE"`` (at most 3) or ``"OFF"``. Without any standard error (``z`` undefined) our
+    number is a ``"MATCH"`` when it rounds to the published one at the published number's
+    printed decimals (data sizes, base errors) and ``"NO SE"`` otherwise. A row without a
     published number gets ``""``.
 
     Examples
@@ -114,6 +124,8 @@ def verdict(z: float, ours: float = np.nan, published: float = np.nan,
     ['MATCH', 'CLOSE', 'OFF']
     >>> verdict(np.nan, ours=np.nan, published=0.2), verdict(1.0, stand_in=True)
     ('NOT COMPUTED', 'STAND-IN')
+    >>> verdict(np.nan, ours=89.5924, published=89.59), verdict(np.nan, ours=89.6, published=89.59)
+    ('MATCH', 'NO SE')
     """
     if stand_in:
         return "STAND-IN"
@@ -122,7 +134,7 @@ def verdict(z: float, ours: float = np.nan, published: float = np.nan,
     if not np.isfinite(ours):
         return "NOT COMPUTED"
     if not np.isfinite(z):
-        return "MATCH" if ours == published else "NO SE"
+        return "MATCH" if abs(ours - published) <= _half_unit(published) else "NO SE"
     az = abs(z)
     return "MATCH" if az <= 2 else ("CLOSE" if az <= 3 else "OFF")
 
@@ -175,11 +187,12 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
         The paper's replications per cell (a column of ``published`` or one number).
     min_se : float
         A stated minimum of our standard error (default 0).
-    stand_ins : dict, optional
+    stand_ins : dict or True, optional
         ``{published key value: our label}`` for rows computed on other data than the paper's
         (e.g. ``{"USPS (1 vs 7)": "digits 8x8 (1 vs 7) [USPS stand-in]"}``): the published row is
         shown under our label, and its difference and z are left blank (verdict STAND-IN), so
-        such rows never enter a tally against the paper.
+        such rows never enter a tally against the paper. ``True``: every row is on stand-in
+        data (e.g. a simulation reconstructed because the paper omits its parameters).
 
     Returns
     -------
@@ -227,8 +240,10 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     else:
         b["published_se"] = _column_or_value(published, published_se, "published", "published_se")
         b["_spread"] = b["published_se"] * np.sqrt(n_pub)
-    b["_stand_in"] = False
-    if stand_ins:
+    b["_stand_in"] = stand_ins is True
+    if stand_ins is True:
+        pass
+    elif stand_ins:
         if not isinstance(stand_ins, dict):
             raise TypeError(f"stand_ins must be a dict {{published label: our label}}; got "
                             f"{type(stand_ins).__name__}")
@@ -248,7 +263,9 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     out = out.sort_values(["_order_ours", "_order_pub"], na_position="last", kind="stable")
     out = out.reset_index(drop=True)
     stand = out["_stand_in"].eq(True)
-    if stand_ins:
+    if stand_ins is True:
+        stand[:] = True
+    elif stand_ins:
         stand |= out[keys].isin(list(stand_ins.values())).any(axis=1)
     floor = np.fmax(out["_spread"] / np.sqrt(out["reps"]), float(min_se))
     se_ours = np.fmax(out["ours_se"].to_numpy(dtype=float), floor.to_numpy(dtype=float))
@@ -258,14 +275,18 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     diff = (out["ours"] - out["published"]).to_numpy(dtype=float, copy=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se_comb > 0, diff / se_comb, np.nan)
-    diff[stand.to_numpy()] = np.nan
-    z[stand.to_numpy()] = np.nan
-    se_comb[stand.to_numpy()] = np.nan
+    blank = stand.to_numpy() | ~np.isfinite(diff)
+    diff[blank] = np.nan
+    z[blank] = np.nan
+    se_comb[blank] = np.nan
     out["difference"] = diff
     out["se_combined"] = se_comb
     out["z"] = z
     out["verdict"] = [verdict(zz, o, p, st) for zz, o, p, st in
                       zip(z, out["ours"], out["published"], stand)]
+    reps_v = out["reps"].to_numpy(dtype=float)
+    if np.all(np.isnan(reps_v) | (reps_v == np.round(reps_v))):
+        out["reps"] = out["reps"].round().astype("Int64")
     cols = keys + ["reps", "ours", "ours_se", "published", "published_se", "difference",
                    "se_combined", "z", "verdict"]
     return out[cols]
@@ -413,7 +434,7 @@ class Report:
         if display:
             self.table(tab, caption=f"{cap} z = difference / sqrt(published_se^2 + our_se^2), "
                                     f"{floor}. {tally_text(tab)}", floatfmt=floatfmt)
-        back = {v: k for k, v in (stand_ins or {}).items()}
+        back = {v: k for k, v in stand_ins.items()} if isinstance(stand_ins, dict) else {}
         rows = list(tab[keys].itertuples(index=False, name=None))
         rec = pd.DataFrame({
             "report": self.name, "source": source or cap, "quantity": published_value or value,
