@@ -192,6 +192,19 @@ def test_fidelity_table_on_a_synthetic_run(tmp_path):
     assert summ.loc["[ZDJ] Table 6", "STAND-IN"] == 3
     np.testing.assert_allclose(summ.loc["[ZDJ] Table 6", "within 2 SE (%)"], 100 * 2 / 3)
     assert summ.loc["all", "cells"] == len(tab)
+    # a comparison recorded with a caption only is attributed to the table whose cells it
+    # matches ([ZJLY] Table 2 here), not listed twice
+    z2 = reference("zjly2009", "table2").iloc[:2]
+    rep2 = Report("fake gboost", run_dir / "gboost_uci", name="gboost_uci")
+    rep2.compare(z2.assign(test_error_pct=z2.test_error_pct + 0.1), z2, on=["dataset", "method"],
+                 value="test_error_pct", caption="Test error (%) beside [ZJLY] Table 2")
+    rep2.write(html_too=False)
+    tab = fidelity.fidelity_table(run_dir)
+    zj = tab[tab.source == "[ZJLY] Table 2"].set_index("cell")
+    assert len(zj) == len(reference("zjly2009", "table2"))
+    assert zj.loc["Vowel | CART", "report"] == "gboost_uci"
+    assert zj.loc["Vowel | CART", "verdict"] == "NO SE"       # no SE on either side
+    assert not tab.source.str.startswith("Test error").any()
     # the command line: python -m cohstats.vignettes --fidelity --out DIR
     assert main(["--fidelity", "--out", str(run_dir)]) == 0
     md = (run_dir / "fidelity.md").read_text()

@@ -133,6 +133,15 @@ def fidelity_table(run_dir) -> pd.DataFrame:
     comp = read_comparisons(run_dir)
     pub = _published_cells()
     comp = comp[comp["published"].notna() | comp["ours"].notna()].copy()
+    # a comparison recorded without a known source (an older vignette passing only a caption)
+    # is attributed to the published table whose cell it matches, when exactly one does
+    owners: dict = {}
+    for src, q, c in zip(pub.source, pub.quantity, pub.cell):
+        owners.setdefault((q, c), set()).add(src)
+    known_src = set(pub.source)
+    comp["source"] = [s_ if s_ in known_src or len(owners.get((q, c), ())) != 1
+                      else next(iter(owners[(q, c)]))
+                      for s_, q, c in zip(comp.source, comp.quantity, comp.published_cell)]
     comp["_has"] = comp["ours"].notna()
     comp = (comp.sort_values("_has", ascending=False, kind="stable")
             .drop_duplicates(["source", "quantity", "published_cell"], keep="first"))
@@ -184,14 +193,16 @@ def fidelity_summary(tab: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _run_info(run_dir: Path) -> dict:
-    f = run_dir / "run_info.json"
-    if f.is_file():
+def _run_infos(run_dir: Path) -> list[tuple[str, dict]]:
+    """``(relative directory, run_info)`` of every runner invocation under ``run_dir``."""
+    out = []
+    for f in sorted(run_dir.rglob("run_info.json")):
         try:
-            return json.loads(f.read_text(encoding="utf-8"))
+            info = json.loads(f.read_text(encoding="utf-8"))
         except ValueError:
-            return {}
-    return {}
+            continue
+        out.append((f.parent.relative_to(run_dir).as_posix() or ".", info))
+    return out
 
 
 def write_fidelity(run_dir, to=None) -> Path:
@@ -203,11 +214,11 @@ def write_fidelity(run_dir, to=None) -> Path:
     md_path = Path(to) if to is not None else run_dir / "fidelity.md"
     md_path.parent.mkdir(parents=True, exist_ok=True)
     tab.to_csv(md_path.with_suffix(".csv"), index=False)
-    info = _run_info(run_dir)
     made = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Reproduction fidelity", ""]
-    if info:
-        lines += ["Run: " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".", ""]
+    for where, info in _run_infos(run_dir):
+        lines += [f"Run (`{where}`): " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".",
+                  ""]
     lines += [f"Table made {made} on {platform.system()} {platform.machine()}, Python "
               f"{platform.python_version()}, from the comparison files of the run.", "",
               "z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
