@@ -72,3 +72,11 @@ def test_data_check_labels_the_usps_stand_ins():
     row = t.loc["digits 8x8 (1 vs 7) [USPS stand-in]"]
     assert row["dim"] == 64 and row["n_classes"] == 2
     assert t.loc["colon", "dim"] == 2000 and t.loc["leukemia", "size_k"] == 72
+
+
+def test_zdj_lowest_method_reports_ties():
+    from cohstats.vignettes.zdj_clearn import _lowest
+
+    wide = pd.DataFrame({"HHSVM": [13.04, 2.0], "RLRM": [13.04, 3.0], "C-learning": [15.0, 1.5]},
+                        index=["colon", "leukemia"])
+    assert _lowest(wide).tolist() == ["HHSVM = RLRM", "C-learning"]

@@ -131,15 +131,20 @@ def _git_commit() -> str:
 
     import cohstats
 
+    where = Path(cohstats.__file__).parent
     try:
         res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10, cwd=Path(cohstats.__file__).parent)
+                             text=True, timeout=10, cwd=where)
+        if res.returncode != 0:
+            return ""
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "."],
+                               capture_output=True, text=True, timeout=10, cwd=where)
     except (OSError, subprocess.SubprocessError):
         return ""
-    return res.stdout.strip() if res.returncode == 0 else ""
+    return res.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
 
 
-def _write_run_info(out: Path, settings: dict, names) -> Path:
+def _write_run_info(out: Path, settings: dict, names, commit: str = "") -> Path:
     import datetime as dt
     import json
     import os
@@ -148,7 +153,7 @@ def _write_run_info(out: Path, settings: dict, names) -> Path:
     import cohstats
 
     info = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "cohstats": cohstats.__version__, "commit": _git_commit() or "unknown",
+            "cohstats": cohstats.__version__, "commit": commit or "unknown",
             "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
             "protocol": "quick" if settings.get("quick") else "full",
             **{k: v for k, v in settings.items() if k != "quick"},
@@ -171,6 +176,7 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     Path of ``index.md``.
     """
     import_errors: dict[str, str] = {}
+    commit = _git_commit()              # the code the vignettes are imported from, at the start
     mods = discover(paths, errors=import_errors)
     if not names:
         names = sorted(set(mods) | set(import_errors))
@@ -209,7 +215,7 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     settings = {"reps": reps if reps is not None else "module default",
                 "seed": seed, "n_jobs": n_jobs, "quick": quick}
     idx = _index(results, out, settings)
-    _write_run_info(out, settings, [r.name for r in results])
+    _write_run_info(out, settings, [r.name for r in results], commit)
     if verbose:
         print(f"index: {idx}")
     return idx
