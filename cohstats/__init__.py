@@ -30,11 +30,11 @@ _LAZY = {
     "psi_learn": "cohstats.models.svm",
     "lamsvm": "cohstats.models.lamsvm",
     "lum": "cohstats.models.lum",
-    "tune_lum": "cohstats.models.lum",
+    "tune_lum": "cohstats.tuning",
     "lum_refit": "cohstats.models.lum",
     "gboost_c": "cohstats.models.gboost",
     "gboost": "cohstats.models.gboost",
-    "cart": "cohstats.models.gboost",
+    "cart": "cohstats.models.cart",
     "cv": "cohstats.tuning",
     "tune": "cohstats.tuning",
     "gkl": "cohstats.tuning",
@@ -43,10 +43,13 @@ _LAZY = {
     "GKLResult": "cohstats.tuning",
     "wsl_grid": "cohstats.tuning",
     "make_folds": "cohstats.tuning",
+    "compare": "cohstats.reporting",
+    "load": "cohstats.persist",
+    "calibration": "cohstats.calibration",
 }
 
-_SUBMODULES = ("formula", "results", "losses", "kernels", "metrics", "probability", "tuning",
-               "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
+_SUBMODULES = ("formula", "results", "persist", "losses", "kernels", "metrics", "probability", "tuning",
+               "reporting", "calibration", "kernel_approx", "validation", "exceptions", "plotting", "datasets", "solvers", "models", "vignettes", "sklearn")
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 

@@ -12,7 +12,8 @@ class ConvergenceWarning(UserWarning):
 
 
 class CalibrationWarning(UserWarning):
-    """Probabilities were requested from a model whose loss does not estimate them."""
+    """A lambda-SVM margin in [RH]'s uncalibrated band ``[0, (K - 2)/2]`` (their Theorem 2): the
+    classifier need not be consistent there."""
 
 
 class DataWarning(UserWarning):

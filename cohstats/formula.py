@@ -4,7 +4,7 @@ A :class:`Design` holds everything a solver needs (``X``, coded ``y``, ``weights
 everything a result needs to speak the user's language again (``classes``, ``xnames``,
 the formulaic ``ModelSpec`` to rebuild ``X`` for new data).
 
-Conventions (SPEC.md 0.2, DESIGN.md):
+Conventions:
 
 * ``X`` is float64, C-contiguous, **without** an intercept column. The intercept is fitted
   (unpenalised) by the solvers unless the formula removes it (``- 1`` or ``+ 0``), in which case
@@ -69,6 +69,8 @@ class Design:
     intercept : whether the model has an intercept (False after ``- 1`` / ``+ 0``).
     n_dropped : rows removed before fitting; ``dropped`` says why (reason -> count).
     row_labels : index labels (of the caller's data) of the rows used.
+    rhs, frame : the formula's right-hand side and the data columns (rows used) the formulaic
+        ``spec`` was built on; :mod:`cohstats.persist` rebuilds ``spec`` from them on load.
 
     Examples
     --------
@@ -94,6 +96,8 @@ class Design:
     variables: tuple = ()  # data columns the right-hand side needs
     categorical_levels: dict = field(default_factory=dict)  # data column -> allowed levels
     weights_given: bool = False
+    rhs: str | None = None  # right-hand side as given to formulaic (after ``.`` expansion)
+    frame: Any = field(default=None, repr=False, compare=False)  # the data columns ``spec`` was built on
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -591,7 +595,38 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     return Design(X=X, y=ycode, classes=classes, xnames=xnames, yname=yname, weights=w,
                   formula=formula, intercept=intercept, n_dropped=n_dropped,
                   dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
-                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None)
+                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None,
+                  rhs=rhs, frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])])
+
+
+def _formula_columns(rhs: str, columns) -> list:
+    """Data columns the right-hand side reads, in data order (formulaic's
+    ``required_variables`` misses those inside stateful transforms such as ``poly(z, 2)``)."""
+    import ast
+
+    from formulaic import Formula
+
+    cols = set(columns)
+    used = set()
+    try:
+        terms = list(Formula(rhs))
+    except Exception:  # pragma: no cover - the design was built from this rhs
+        return list(columns)
+    for term in terms:
+        for factor in term.factors:
+            if factor.expr in cols:
+                used.add(factor.expr)
+                continue
+            try:
+                tree = ast.parse(factor.expr, mode="eval")
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id in cols:
+                    used.add(node.id)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in cols:
+                    used.add(node.value)  # Q("odd name")
+    return [c for c in columns if c in used]
 
 
 def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):

@@ -1,4 +1,4 @@
-"""Kernels shared by every kernel method (SPEC.md 0.4).
+"""Kernels shared by every kernel method.
 
 Numba functions take a kernel *code* and a float64 parameter vector
 ``kpar = [gamma, coef0, degree, D, nu]`` so that solvers stay free of Python objects:
@@ -105,21 +105,24 @@ def _subsample(X: np.ndarray, size: int, seed: int = 0) -> np.ndarray:
 
 
 def median_between(X: np.ndarray, y: np.ndarray) -> float:
-    """Median Euclidean distance between points of opposite classes (Jaakkola's heuristic, [WSL]).
+    """Median Euclidean distance between points of different classes (Jaakkola's heuristic, [WSL]).
 
-    ``y`` is coded +-1 (or any two labels; the first label present is taken as one class).
-    A class with more than ``WIDTH_SUBSAMPLE`` points is represented by a seeded random
-    subsample of that size.
+    ``y`` holds any labels with at least two distinct values (+-1 for a binary response); every
+    pair of points whose labels differ counts once. A class with more than ``WIDTH_SUBSAMPLE``
+    points is represented by a seeded random subsample of that size, so memory and time stay
+    bounded; below that size the median is exact.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     labels = np.unique(y)
-    if labels.size != 2:
-        raise ValueError("median_between needs a response with exactly two classes")
-    A = _subsample(X[y == labels[1]], WIDTH_SUBSAMPLE, seed=1)
-    B = _subsample(X[y == labels[0]], WIDTH_SUBSAMPLE, seed=2)
-    d = np.sqrt(_sqdist(A, B)).ravel()
-    med = float(np.median(d))
+    if labels.size < 2:
+        raise ValueError("median_between needs a response with at least two classes")
+    # seeds 2, 1 for the two classes of a binary response (as before), k + 1 beyond
+    groups = [_subsample(X[y == lab], WIDTH_SUBSAMPLE, seed=(2 if k == 0 else k if k == 1 else k + 1))
+              for k, lab in enumerate(labels)]
+    parts = [np.sqrt(_sqdist(groups[b], groups[a])).ravel()
+             for a in range(len(groups)) for b in range(a + 1, len(groups))]
+    med = float(np.median(np.concatenate(parts)))
     if not (med > 0 and np.isfinite(med)):
         raise ValueError(f"the median distance between the classes is {med!r} (the inputs are "
                          "constant, or so large that squared distances overflow); give gamma or "

@@ -1,7 +1,7 @@
-"""Accuracy measures for classifiers and class-probability estimates (SPEC 8.1).
+"""Accuracy measures for classifiers and class-probability estimates.
 
 All functions take array-likes and return a Python ``float``. They never clip
-probabilities (SPEC D33): an estimate of exactly 0 or 1 that contradicts the true
+probabilities: an estimate of exactly 0 or 1 that contradicts the true
 probability or the observed label gives ``inf``, and the caller decides how to report
 such degenerate cases (the papers average over the non-degenerate replications).
 
@@ -160,7 +160,7 @@ def _brier_multi_terms(y_int, P):
 
 # --------------------------------------------------------------------------- public metrics
 def error_rate(y, yhat, weights=None) -> float:
-    """Misclassification rate ``mean(y != yhat)`` (CER / TE of SPEC 8.1).
+    """Misclassification rate ``mean(y != yhat)`` (the papers' CER / TE).
 
     Parameters
     ----------
@@ -216,7 +216,7 @@ def gkl(p_true, p_hat, weights=None) -> float:
 
 
 def gkl_c(p_true, p_hat, weights=None) -> float:
-    """Comparative GKL loss ``-mean[p log p_hat + (1-p) log(1-p_hat)]`` (SPEC 4.4, D32).
+    """Comparative GKL loss ``-mean[p log p_hat + (1-p) log(1-p_hat)]`` ([WSL] section 4).
 
     This is GKL plus the (estimator-free) entropy of ``p``; it is what the "GKL" columns of
     [WSL] Tables 1-2 and [ZDJ] Table 2 report. With ``(n, K)`` matrices the multiclass form

@@ -6,8 +6,9 @@
   :func:`plot_lum_hybrid` — [LZW] Figure 2 (the ``a -> inf, c = 0`` hybrid against hinge,
   exponential and logistic losses).
 * :func:`plot_lum_minimizer` — [LZW] Figure 3 (population minimizer ``f*`` against ``p``).
-* :func:`calibration_table` / :func:`plot_calibration` — reliability diagram of probability
-  estimates with binomial intervals.
+* :func:`calibration_table` / :func:`plot_calibration` — re-exported from
+  :mod:`cohstats.calibration`, where calibration of fitted models lives
+  (:func:`cohstats.calibration.calibration`, ``fit.calibration(newdata)``).
 
 Loss values come from the single numba definition in :mod:`cohstats.losses.scalar`.
 Every function returns the matplotlib ``Figure``; nothing is shown or saved.
@@ -18,7 +19,8 @@ import math
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
+
+from .calibration import calibration_table, plot_calibration  # noqa: F401  (moved; re-exported)
 
 __all__ = [
     "loss_curve", "normalized_coherence", "lum_minimizer", "plot_coherence_losses", "plot_lum_losses", "plot_lum_hybrid",
@@ -78,7 +80,7 @@ def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
 
 
 def lum_minimizer(p, a: float, c: float) -> np.ndarray:
-    """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1, SPEC §7.2).
+    """Population minimizer ``f*(p)`` of the LUM loss ([LZW] Proposition 1).
 
     Delegates to ``cohstats.losses.lum_minimizer``: ``f* = (a R - a + c)/(1 + c)`` for
     ``p > 1/2`` and ``-(a/R - a + c)/(1 + c)`` for ``p < 1/2`` with ``R = (p/(1-p))^(1/(a+1))``;
@@ -236,106 +238,4 @@ def plot_lum_minimizer(a: float = 1.0, c_values=(0, 1, math.inf), n: int = 999):
     ax.set_title(f"LUM population minimizer, a = {a:g}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return fig
-
-
-def calibration_table(p_hat, y, n_bins: int = 10, strategy: str = "uniform",
-                      positive=1) -> pd.DataFrame:
-    """Reliability table: per bin of predicted probability, mean prediction and observed frequency.
-
-    Parameters
-    ----------
-    p_hat : array_like
-        Predicted ``P(y = positive)``.
-    y : array_like
-        Observed labels (``positive`` marks the event; e.g. +1 with -1/+1 labels) or 0/1.
-    n_bins : int
-        Number of bins.
-    strategy : {"uniform", "quantile"}
-        Equal-width bins on [0, 1] or bins with equal counts.
-
-    Returns
-    -------
-    DataFrame with ``bin_lo, bin_hi, n, mean_predicted, observed, se`` (binomial standard error
-    of the observed frequency, ``sqrt(mean_predicted (1 - mean_predicted) / n)``); empty bins
-    are dropped.
-
-    Examples
-    --------
-    >>> t = calibration_table([0.1, 0.2, 0.8, 0.9], [-1, -1, 1, 1], n_bins=2)
-    >>> t[["n", "observed"]].to_numpy().tolist()
-    [[2.0, 0.0], [2.0, 1.0]]
-    """
-    p = np.asarray(p_hat, dtype=float).ravel()
-    yy = np.asarray(y).ravel()
-    if p.shape != yy.shape:
-        raise ValueError(f"p_hat and y must have the same length; got {p.size} and {yy.size}")
-    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise ValueError("p_hat must be probabilities in [0, 1]")
-    if not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    if strategy == "uniform":
-        edges = np.linspace(0, 1, n_bins + 1)
-    elif strategy == "quantile":
-        edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
-        edges[0], edges[-1] = min(edges[0], 0.0), max(edges[-1], 1.0)
-    else:
-        raise ValueError(f"strategy must be 'uniform' or 'quantile'; got {strategy!r}")
-    event = (yy == positive).astype(float)
-    idx = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
-    rows = []
-    for b in range(len(edges) - 1):
-        m = idx == b
-        k = int(m.sum())
-        if k == 0:
-            continue
-        mp = float(p[m].mean())
-        rows.append((edges[b], edges[b + 1], float(k), mp, float(event[m].mean()),
-                     math.sqrt(max(mp * (1 - mp), 0.0) / k)))
-    return pd.DataFrame(rows, columns=["bin_lo", "bin_hi", "n", "mean_predicted", "observed", "se"])
-
-
-def plot_calibration(p_hat, y, n_bins: int = 10, strategy: str = "uniform", positive=1,
-                     label: str | None = None, ax=None, p_true=None):
-    """Reliability diagram: observed frequency against mean predicted probability per bin.
-
-    Points carry 95 % binomial intervals; a histogram of ``p_hat`` sits underneath. With
-    ``p_true`` (true probabilities, e.g. from a generator's ``return_prob``) a second set of
-    points shows the mean true probability per bin, an error-free reference.
-
-    Examples
-    --------
-    >>> from cohstats.datasets import make_wsl2
-    >>> df, p = make_wsl2(500, random_state=0, return_prob=True)
-    >>> fig = plot_calibration(p, df.y, label="true p")
-    >>> len(fig.axes)
-    2
-    """
-    plt = _plt()
-    tab = calibration_table(p_hat, y, n_bins=n_bins, strategy=strategy, positive=positive)
-    if ax is None:
-        fig, (ax, axh) = plt.subplots(2, 1, figsize=(5, 6), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 1]})
-    else:
-        fig, axh = ax.figure, None
-    ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="perfect calibration")
-    ax.errorbar(tab.mean_predicted, tab.observed, yerr=1.96 * tab.se, fmt="o-", ms=4,
-                capsize=2, label=label or "estimate")
-    if p_true is not None:
-        pt = np.asarray(p_true, float).ravel()
-        ph = np.asarray(p_hat, float).ravel()
-        edges = np.concatenate([tab.bin_lo.to_numpy(), tab.bin_hi.to_numpy()[-1:]])
-        idx = np.clip(np.searchsorted(edges, ph, side="right") - 1, 0, len(edges) - 2)
-        tp = [pt[idx == b].mean() for b in range(len(edges) - 1)]
-        ax.plot(tab.mean_predicted, tp, "s", ms=4, mfc="none", label="mean true p in bin")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("observed frequency")
-    ax.set_title("Reliability diagram")
-    ax.legend(fontsize=8, loc="upper left")
-    if axh is not None:
-        axh.hist(np.asarray(p_hat, float).ravel(), bins=np.linspace(0, 1, 41), color="0.5")
-        axh.set_xlabel("predicted probability")
-        axh.set_ylabel("count")
-        fig.tight_layout()
     return fig

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import copy
 import html
-import pickle
-from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -289,7 +287,10 @@ class Fit:
         The fitted sequence as a 1-D float array, the name of what it holds (``"lambda"``,
         ``"C"``, ``"margin"``, ``"step"``, ``"ccp_alpha"``) and the selected value. A fit is a
         *path* when the sequence has more than one value.
-    ``converged`` (bool), ``n_iter`` (int), ``classes``, ``nobs``, ``formula``, ``call``.
+    ``converged``, ``n_iter``
+        Set by every fit: a bool and an int.
+    ``classes``, ``nobs``, ``formula``, ``call``
+        The class labels in order, the number of training rows, the formula and the arguments.
 
     ``predict(newdata, type=, s=, **options)`` takes the options listed in
     ``_predict_options`` (for ``type="prob"``) and nothing else; ``s`` is validated and
@@ -448,7 +449,7 @@ class Fit:
         raise NotImplementedError(f"{type(self).__name__} has no probability estimates")
 
     def _classify(self, X: np.ndarray, s=None, **kw) -> np.ndarray:
-        """Class indices 0..K-1 from the decision values (SPEC D1: f = 0 goes to classes[0])."""
+        """Class indices 0..K-1 from the decision values (f = 0 goes to classes[0])."""
         f = self._decision(X, **({} if s is None else {"s": s}))
         if f.ndim == 1:
             return (f > 0).astype(np.int64)
@@ -547,6 +548,7 @@ class Fit:
                         f"chosen (e.g. by cross-validation), the best value may lie beyond the path; "
                         f"extend the sequence ({self._extend_hint(which)}) and check")
                     break
+        self._add_error_intervals(sm)
         n_drop = int(getattr(d, "n_dropped", 0) or 0)
         sm.info["rows dropped (missing values)"] = n_drop
         if n_drop:
@@ -556,6 +558,23 @@ class Fit:
                             + (f" ({detail})" if detail else ""))
         return sm
 
+    def _add_error_intervals(self, sm: Summary, level: float = 0.95) -> None:
+        """Give every error rate of the summary its Wilson interval (statsmodels).
+
+        The count is ``round(rate * n)`` over the ``n`` training rows; a training error is
+        optimistic as an estimate of the test error, and the interval says only how precisely
+        the rate on these rows is known.
+        """
+        from .reporting import error_ci
+
+        n = int(self.nobs)
+        for key in [k for k in sm.info if "error" in k and "interval" not in k]:
+            v = sm.info[key]
+            if isinstance(v, (float, np.floating)) and 0.0 <= float(v) <= 1.0 and n > 0:
+                lo, hi = error_ci(int(round(float(v) * n)), n, level=level, method="wilson")
+                sm.info[f"{key} {int(round(100 * level))}% interval (Wilson)"] = \
+                    f"{float(lo):.4g} .. {float(hi):.4g}"
+
     def _extend_hint(self, which: str) -> str:
         if self.path_var == "lambda":
             return "a smaller lambda_min_ratio or more lambda_ values" if which == "last" \
@@ -563,6 +582,12 @@ class Fit:
         if self.path_var == "step":
             return "more trees (n_trees)"
         return f"more {self.path_arg or self.path_var} values"
+
+    def calibration(self, newdata, **kw):
+        """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
+        (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
+        from .calibration import calibration
+        return calibration(self, newdata, **kw)
 
     def path(self) -> PathFrame:
         raise NotImplementedError(f"{type(self).__name__} was not fitted along a sequence")
@@ -592,19 +617,26 @@ class Fit:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Save the fit (pickle); :func:`cohstats.results.load` or ``Fit.load`` reads it back."""
-        with open(Path(path), "wb") as fh:
-            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        """Save the fit in cohstats' safe format (no pickle; see :mod:`cohstats.persist`).
+
+        :func:`cohstats.load` or ``Fit.load`` reads it back; predictions are bitwise identical.
+        A fit holding a user's Python function (a custom kernel) raises
+        :class:`cohstats.persist.UnsafeObjectError`.
+        """
+        from .persist import save
+        save(self, path)
 
     @classmethod
     def load(cls, path) -> "Fit":
+        """Load a fit saved with :meth:`save`; it must be an instance of this class."""
         return load(path, expected=cls)
 
 
-def load(path, expected: type | None = None) -> Fit:
-    """Load a fit saved with :meth:`Fit.save` (only load files you trust: this is pickle)."""
-    with open(Path(path), "rb") as fh:
-        obj = pickle.load(fh)
-    if expected is not None and not isinstance(obj, expected):
-        raise TypeError(f"{path} holds a {type(obj).__name__}, not a {expected.__name__}")
-    return obj
+def load(path, expected: type | None = None):
+    """Load a fit or tuner result saved with ``save()``; never runs code from the file.
+
+    Raises :class:`cohstats.persist.FormatError` (a ValueError) for a file that is not a valid
+    cohstats file. See :func:`cohstats.persist.load`.
+    """
+    from .persist import load as _load
+    return _load(path, expected=expected)

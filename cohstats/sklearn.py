@@ -105,10 +105,13 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
 
 
 class WeightedSVMClassifier(_CohstatsClassifier):
-    """Weighted binary SVM (:func:`cohstats.svm`) with the package's probability methods.
+    """Support vector machine (:func:`cohstats.svm`) with the package's probability methods.
 
-    Parameters mirror :func:`cohstats.svm`; ``prob_method`` ("platt", "sollich", "coherence",
-    "bracket", ...) selects the probability method used by ``predict_proba``.
+    Parameters mirror :func:`cohstats.svm` (libsvm's C-SVM by default, ``pi`` for the weighted
+    SVM of [WSL]; K > 2 classes one-vs-one, ``decision_function`` then has one column per pair
+    with ``decision_function_shape="ovo"``, or, by default, ``"ovr"``: the votes plus the
+    pairwise decision values squashed into ``(-1/3, 1/3)``, as ``SVC``); ``prob_method`` ("platt", "sollich",
+    "coherence", "bracket", ...) selects the probability method used by ``predict_proba``.
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights enter the dual exactly as replicated rows (``C_i = C w_i``), but SMO stops at the
@@ -122,24 +125,49 @@ class WeightedSVMClassifier(_CohstatsClassifier):
     }
 
     _fit_function = ("cohstats.models.svm", "svm")
-    _prob_params = ("prob_method",)
-    _binary_only = True
 
-    def __init__(self, kernel="rbf", C=1.0, pi=0.5, sigma=None, gamma=None, degree=3, coef0=1.0,
-                 tol=1e-3, max_iter=None, prob_method="platt"):
+    def __init__(self, kernel="rbf", C=1.0, gamma="scale", sigma=None, degree=3, coef0=0.0,
+                 standardize=True, pi=None, tol=1e-3, max_iter=None, prob_method="platt",
+                 decision_function_shape="ovr"):
         self.kernel = kernel
+        self.decision_function_shape = decision_function_shape
         self.C = C
-        self.pi = pi
-        self.sigma = sigma
         self.gamma = gamma
+        self.sigma = sigma
         self.degree = degree
         self.coef0 = coef0
+        self.standardize = standardize
+        self.pi = pi
         self.tol = tol
         self.max_iter = max_iter
         self.prob_method = prob_method
 
+    _prob_params = ("prob_method", "decision_function_shape")
+
     def _prob_kwargs(self):
         return {"method": self.prob_method} if self.prob_method is not None else {}
+
+    def decision_function(self, X):
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError("decision_function_shape must be 'ovr' or 'ovo'; got "
+                             f"{self.decision_function_shape!r}")
+        F = super().decision_function(X)
+        K = self.classes_.size
+        if K <= 2 or self.decision_function_shape == "ovo":
+            return F
+        # one-vs-rest shape from the pairwise values: votes plus the summed pairwise values
+        # mapped into (-1/3, 1/3), so that only ties in the votes are decided by them
+        votes = np.zeros((F.shape[0], K))
+        conf = np.zeros((F.shape[0], K))
+        k = 0
+        for i in range(K):
+            for j in range(i + 1, K):
+                conf[:, i] += F[:, k]
+                conf[:, j] -= F[:, k]
+                votes[:, i] += F[:, k] > 0
+                votes[:, j] += F[:, k] <= 0
+                k += 1
+        return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
 class GentleBoostCClassifier(_CohstatsClassifier):
@@ -151,15 +179,14 @@ class GentleBoostCClassifier(_CohstatsClassifier):
 
     _fit_function = ("cohstats.models.gboost", "gboost_c")
 
-    def __init__(self, T=1.0, H=100, nodes=8, shrinkage=1.0, anneal=None, init_beta="uniform",
-                 centre="increment", min_node_size=1, max_bins=255, random_state=None):
-        self.T = T
-        self.H = H
+    def __init__(self, rho=1.0, n_trees=100, nodes=8, shrinkage=0.1, anneal=None,
+                 init_beta="uniform", min_node_size=1, max_bins=255, random_state=None):
+        self.rho = rho
+        self.n_trees = n_trees
         self.nodes = nodes
         self.shrinkage = shrinkage
         self.anneal = anneal
         self.init_beta = init_beta
-        self.centre = centre
         self.min_node_size = min_node_size
         self.max_bins = max_bins
         self.random_state = random_state
@@ -203,9 +230,10 @@ class CLearnClassifier(_CohstatsClassifier):
 class LambdaSVMClassifier(_CohstatsClassifier):
     """λ-SVM (:func:`cohstats.lamsvm`): multiclass hinge loss with variable positive margin.
 
-    ``predict_proba`` is not offered: the λ-SVM loss identifies only the most likely class
-    (its population minimiser carries no probability), so :func:`cohstats.lamsvm` refuses
-    ``type="prob"`` and this wrapper has no ``predict_proba``.
+    ``predict_proba`` is not offered: the λ-SVM loss identifies only the most likely class, and
+    its probabilities are a post-hoc calibration fitted by internal cross-validation
+    (``cohstats.lamsvm(...).predict(type="prob")``), which this wrapper leaves to the formula
+    interface (or to scikit-learn's ``CalibratedClassifierCV``).
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights scale the box bounds exactly as replicated rows would (``C_i = C w_i``), but SMO
@@ -219,17 +247,17 @@ class LambdaSVMClassifier(_CohstatsClassifier):
             "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
 
-    def __init__(self, margin=None, C=1.0, kernel="rbf", gamma=None, gamma_k=None, sigma=None,
-                 degree=3, coef0=1.0, tol=5e-2, eps=1e-6, max_iter=None, time_limit=None,
-                 cache_size=200.0, shrinking=True, warn_calibration=True):
+    def __init__(self, margin=None, C=1.0, kernel="rbf", gamma="scale", sigma=None,
+                 degree=3, coef0=1.0, standardize=True, tol=5e-2, eps=1e-6, max_iter=None,
+                 time_limit=None, cache_size=200.0, shrinking=True, warn_calibration=True):
         self.margin = margin
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
-        self.gamma_k = gamma_k
         self.sigma = sigma
         self.degree = degree
         self.coef0 = coef0
+        self.standardize = standardize
         self.tol = tol
         self.eps = eps
         self.max_iter = max_iter
@@ -241,7 +269,8 @@ class LambdaSVMClassifier(_CohstatsClassifier):
     def __getattribute__(self, name):
         if name in ("predict_proba", "predict_log_proba"):
             raise AttributeError(f"LambdaSVMClassifier has no {name}: the λ-SVM loss gives no "
-                                 "class probabilities")
+                                 "class probabilities (cohstats.lamsvm(...).predict(type='prob') "
+                                 "offers a post-hoc calibration)")
         return super().__getattribute__(name)
 
 

@@ -10,6 +10,7 @@ written against.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 import matplotlib
@@ -63,8 +64,8 @@ CASES = [
     ("gboost_c-2", "gboost_c", dict(n_trees=8, nodes=4), 2),
     ("gboost_c-3", "gboost_c", dict(n_trees=8, nodes=4), 3),
     ("gboost-logit-3", "gboost", dict(loss="logit", n_trees=6, nodes=4), 3),
-    ("cart-2", "cart", dict(nfolds=3, random_state=0), 2),
-    ("cart-3", "cart", dict(nfolds=3, random_state=0), 3),
+    ("cart-2", "cart", dict(random_state=0), 2),
+    ("cart-3", "cart", dict(random_state=0), 3),
 ]
 IDS = [c[0] for c in CASES]
 FORMULA = "y ~ x1 + x2 + x3 + g"
@@ -249,9 +250,13 @@ def test_save_load_round_trip(case, tmp_path):
 
 # ============================================================================ tuners
 def _tuner_case_args(case):
+    """Fit function, data and fit arguments; a fit's own seed goes through fit_kwargs."""
     cid, name, kw, K = case
     df = BIN if K == 2 else MULTI
-    return getattr(cs, name), df, dict(kw)
+    kw = dict(kw)
+    if name in ("cart", "gboost_c", "gboost"):
+        kw["fit_kwargs"] = {"random_state": kw.pop("random_state", 0)}
+    return getattr(cs, name), df, kw
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -303,7 +308,8 @@ def test_gkl_runs_on_every_model(case):
 
 def test_tuners_in_parallel_equal_serial():
     kw = dict(nfolds=3, random_state=0, verbose=False)
-    for fn, extra in ((cs.clearn, dict(nlambda=10)), (cs.gboost_c, dict(n_trees=5, nodes=4))):
+    for fn, extra in ((cs.clearn, dict(nlambda=10)),
+                      (cs.gboost_c, dict(n_trees=5, nodes=4, fit_kwargs={"random_state": 0}))):
         a = cs.cv(fn, FORMULA, MULTI, **kw, **extra)
         b = cs.cv(fn, FORMULA, MULTI, n_jobs=2, **kw, **extra)
         np.testing.assert_array_equal(a.cvm, b.cvm)
@@ -312,7 +318,7 @@ def test_tuners_in_parallel_equal_serial():
 # ============================================================================ named regressions
 def test_cv_gboost_c_chooses_the_number_of_steps():
     res = cs.cv(cs.gboost_c, "y ~ .", MULTI.drop(columns="g"), nfolds=3, random_state=0,
-                verbose=False, n_trees=10, nodes=4)
+                verbose=False, n_trees=10, nodes=4, fit_kwargs={"random_state": 1})
     assert res.fit.path_var == "step"
     np.testing.assert_array_equal(res.lambda_, np.arange(1, 11))
     assert res.lambda_min in set(range(1, 11))
@@ -372,3 +378,23 @@ def test_unweighted_svm_is_libsvm_c_svm():
     ref = SVC(C=1.0, gamma=0.3, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(fit.predict(X, type="link").to_numpy(), ref.decision_function(X),
                                atol=1e-5)
+
+
+def test_summary_error_rates_carry_wilson_intervals():
+    from statsmodels.stats.proportion import proportion_confint
+    fit = _fit(CASES[3])                      # lum: reports its training error
+    sm = fit.summary()
+    err = sm.info["training error"]
+    lo, hi = proportion_confint(int(round(err * fit.nobs)), fit.nobs, alpha=0.05, method="wilson")
+    assert sm.info["training error 95% interval (Wilson)"] == f"{lo:.4g} .. {hi:.4g}"
+
+
+def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
+    from cohstats.tuning import parallel
+    assert parallel.progress_bar(10, "x", verbose=True) is None or parallel.in_notebook() \
+        or sys.stderr.isatty()                # under pytest stderr is captured: no bar
+    monkeypatch.setattr(parallel, "in_notebook", lambda: True)
+    bar = parallel.progress_bar(10, "x", verbose=True)
+    assert bar is not None
+    bar.close()
+    assert parallel.progress_bar(10, "x", verbose=False) is None

@@ -304,3 +304,27 @@ def test_reference_tables_all_load():
     assert {"dataset", "method", "mean_pct", "sd_pct"} <= set(t5.columns)
     with pytest.raises(ValueError, match=r"available: \('lzw2011', 'table1'\)"):
         D.reference("zdj2012", "table9")
+
+
+# ----------------------------------------------------------------------------- where the data live
+def test_data_dir_prefers_installed_package_then_checkout(tmp_path, monkeypatch):
+    from cohstats.datasets import loaders as L
+
+    # in this checkout (or an editable install) the package has no data/ and the top-level one is used
+    from pathlib import Path
+    pkg = Path(L.__file__).resolve().parents[1]
+    if not (pkg / "data").is_dir():
+        assert Path(str(L.data_dir())).resolve() == (pkg.parent / "data").resolve()
+    # an installed wheel: cohstats/data inside the package wins
+    fake_pkg = tmp_path / "site" / "cohstats"
+    (fake_pkg / "data").mkdir(parents=True)
+    (tmp_path / "site" / "data").mkdir()
+    monkeypatch.setattr(L.resources, "files", lambda name: fake_pkg)
+    assert Path(str(L.data_dir())) == fake_pkg / "data"
+    # a source checkout: <repo>/data beside the package
+    (fake_pkg / "data").rmdir()
+    assert Path(str(L.data_dir())) == tmp_path / "site" / "data"
+    # neither: the error names both places
+    (tmp_path / "site" / "data").rmdir()
+    with pytest.raises(FileNotFoundError, match="installed wheel.*source checkout"):
+        L.data_dir()

@@ -12,7 +12,7 @@ FITS = [
     ("lum", dict(lambda_=0.01, c=0.0, a=10.0)),
     ("svm", dict(C=1.0)),
     ("lamsvm", dict(C=1.0, margin=2.0, tol=1e-3)),
-    ("gboost_c", dict(H=5)),
+    ("gboost_c", dict(n_trees=5)),
 ]
 
 

@@ -1,4 +1,4 @@
-"""lamsvm(): the fitted λ-SVM machine against independent references (SPEC 6.5)."""
+"""lamsvm(): the fitted λ-SVM machine against independent references ([RH]; SPEC 6.5)."""
 import warnings
 
 import numpy as np
@@ -38,19 +38,17 @@ def test_formula_design_and_matrix_inputs_agree_and_link_sums_to_zero():
     assert list(pred) == list(np.asarray(f1.classes, dtype=object)[L1.argmax(axis=1)])
     new = df.head(7)
     assert np.allclose(f1.predict(new, type="link").to_numpy(), L1[:7])
-    # decision values for new data equal the kernel expansion of the training multipliers
-    k = make_kernel("rbf", d.X, gamma_k=1.0)
+    # decision values equal the kernel expansion of the training multipliers on the inputs
+    # standardised by numpy (sd with divisor n), with scikit-learn's gamma="scale" = 1/(p Var Z)
+    Z = (d.X - d.X.mean(0)) / d.X.std(0)
+    gam = 1.0 / (Z.shape[1] * Z.var())
+    assert gam == pytest.approx(0.5) and f1.gamma == pytest.approx(gam)
+    sq = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
     a = f1.alpha_
     B = np.where(d.y_int[:, None] == np.arange(3), a, -a)
-    F = k(d.X) @ (B - B.mean(axis=1, keepdims=True))
+    F = np.exp(-gam * sq) @ (B - B.mean(axis=1, keepdims=True))
     assert np.allclose(F, L1, atol=1e-10)
     assert (pred == df.y).mean() > 0.75
-
-
-def test_prob_is_refused_with_reason():
-    fit = lamsvm("y ~ x1 + x2", _frame(), C=1, margin=10)
-    with pytest.raises(NotImplementedError, match="inverse link"):
-        fit.predict(type="prob")
 
 
 def _bias_free_svm(K, ypm, C):
@@ -64,14 +62,16 @@ def _bias_free_svm(K, ypm, C):
 
 def test_two_classes_margin_one_is_the_bias_free_binary_svm():
     df = _frame(n=70, K=2, seed=3)
-    fit = lamsvm("y ~ x1 + x2", df, C=2.0, margin=1, kernel="rbf", gamma=0.5, tol=1e-8)
+    fit = lamsvm("y ~ x1 + x2", df, C=2.0, margin=1, kernel="rbf", gamma=0.5, tol=1e-8,
+                 standardize=False)
     d = fit.design
     f = fit.predict(type="link").to_numpy()  # binary: positive means classes[1]
     assert f.ndim == 1
     ref = _bias_free_svm(make_kernel("rbf", d.X, gamma=0.5)(d.X), np.where(d.y_int == 1, 1.0, -1.0), 2.0)
     assert np.abs(f - ref).max() < 1e-5 * max(1.0, np.abs(ref).max())
     # observation weights scale the box bound: weight 2 with C = 1 equals C = 2
-    fw = lamsvm("y ~ x1 + x2", df, C=1.0, margin=1, gamma=0.5, tol=1e-8, weights=np.full(70, 2.0))
+    fw = lamsvm("y ~ x1 + x2", df, C=1.0, margin=1, gamma=0.5, tol=1e-8, weights=np.full(70, 2.0),
+                standardize=False)
     assert np.allclose(fw.predict(type="link").to_numpy(), f, atol=1e-6)
 
 
@@ -79,12 +79,18 @@ def test_linear_kernel_coefficients_match_expansion():
     df = _frame(n=60, K=4, seed=1)
     fit = lamsvm("y ~ x1 + x2", df, C=3, margin=20, kernel="linear", tol=1e-5)
     X = fit.design.X
-    assert np.allclose(X @ fit.coef.to_numpy(), fit.predict(type="link").to_numpy(), atol=1e-8)
-    assert np.allclose(fit.intercept.to_numpy(), 0.0)
+    lin = X @ fit.coef.to_numpy() + fit.intercept.to_numpy()
+    assert np.allclose(lin, fit.predict(type="link").to_numpy(), atol=1e-8)
+    # sum-to-zero over classes holds for slopes and intercepts
+    assert np.allclose(fit.coef.to_numpy().sum(1), 0) and abs(fit.intercept.sum()) < 1e-10
+    raw = lamsvm("y ~ x1 + x2", df, C=3, margin=20, kernel=None, tol=1e-5, standardize=False)
+    assert np.allclose(raw.intercept.to_numpy(), 0.0)   # [RH] has no intercept
+    assert np.allclose(X @ raw.coef.to_numpy(), raw.predict(type="link").to_numpy(), atol=1e-8)
     rbf = lamsvm("y ~ x1 + x2", df, C=3, margin=20)
-    with pytest.raises(AttributeError, match="dual_coef"):
-        rbf.coef
-    assert rbf.dual_coef.shape == (len(rbf.support_), 4)
+    assert rbf.coef is None and rbf.intercept is None
+    dc = rbf.dual_coef
+    assert dc.shape == (len(rbf.support_), 4) and list(dc.columns) == rbf.classes
+    assert rbf.support_.dtype.kind == "i" and list(dc.index) == list(df.index[rbf.support_])
 
 
 def test_lee_margin_inactive_positive_term():
@@ -103,12 +109,12 @@ def test_reinforced_hinge_special_case_objective():
     K = 4
     df = _frame(n=60, K=K, seed=5)
     C = 2.0
-    fit = lamsvm("y ~ x1 + x2", df, C=C, margin=K - 1, tol=1e-5)
+    fit = lamsvm("y ~ x1 + x2", df, C=C, margin=K - 1, tol=1e-5, standardize=False, gamma="auto")
     F = fit.predict(type="link").to_numpy()
     yk = fit.design.y_int
     own = F[np.arange(len(yk)), yk]
     rml = 0.5 * np.maximum(K - 1 - own, 0) + 0.5 * (np.maximum(1 + F, 0).sum(axis=1) - np.maximum(1 + own, 0))
-    Kx = make_kernel("rbf", fit.design.X, gamma_k=1.0)(fit.design.X)
+    Kx = make_kernel("rbf", gamma=0.5)(fit.design.X)
     a = fit.alpha_
     B = np.where(yk[:, None] == np.arange(K), a, -a)
     Bt = B - B.mean(axis=1, keepdims=True)
@@ -168,14 +174,22 @@ def test_convergence_warning_names_max_iter():
 
 
 @pytest.mark.parametrize("kw,exc,msg", [
-    (dict(margin="big"), TypeError, "margin"),
-    (dict(C=-1.0), ValueError, "C must be > 0"),
+    (dict(margin="big"), (TypeError, ValueError), "margin"),
+    (dict(C=-1.0), ValueError, r"C=\.\.\.\) must be .*\(0, inf\)"),
     (dict(C=[1, 2], margin=[5, 6]), ValueError, "both be sequences"),
     (dict(kernel="sigmoid"), ValueError, "kernel"),
     (dict(tol=0.0), ValueError, "tol"),
     (dict(max_iter=0), ValueError, "max_iter"),
     (dict(margin=float("nan")), ValueError, "margin"),
-    (dict(gamma=1.0, gamma_k=1.0), ValueError, "at most one"),
+    (dict(gamma=1.0, sigma=1.0), ValueError, "at most one"),
+    (dict(gamma_k=1.0), TypeError, "called 'gamma'"),
+    (dict(gamma="wide"), ValueError, "gamma"),
+    (dict(kernel="linear", gamma=0.5), ValueError, "gamma/sigma"),
+    (dict(kernel=None, sigma=2.0), ValueError, "gamma/sigma"),
+    (dict(kernel="rbf", D=2.0), ValueError, "compact"),
+    (dict(C=1.0, lambda_=0.1), ValueError, "one of C and lambda_"),
+    (dict(standardize="no"), TypeError, "standardize"),
+    (dict(foo=1), TypeError, "foo"),
 ])
 def test_argument_errors(kw, exc, msg):
     with pytest.raises(exc, match=msg):
@@ -225,7 +239,7 @@ def test_save_load_round_trip_and_plot(tmp_path):
     back = type(fit).load(tmp_path / "f.pkl")
     assert np.array_equal(back.predict(df, type="link").to_numpy(), fit.predict(df, type="link").to_numpy())
     ax = fit.plot()
-    assert ax.get_xlabel() == "C"
+    assert ax.get_xlabel() == "C" and ax.get_ylabel()
     ax2 = lamsvm("y ~ x1 + x2", df, C=1).plot()
     assert ax2.patches  # histogram of the true-class decision values
 

@@ -360,14 +360,16 @@ def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
     y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 1.2, 1.0, -1.0)
     sigma, lam = 1.5, 0.02
     K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / sigma**2)
-    hard = lum(X, y, a=1000.0, c=1e4, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-10)
+    hard = lum(X, y, a=1000.0, c=1e4, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-10,
+               standardize=False)
     svc = SVC(kernel="rbf", gamma=1 / sigma**2, C=1 / (n * lam), tol=1e-10).fit(X, y)
     f_svm = svc.decision_function(X)
     rel = np.max(np.abs(hard.predict(type="link").to_numpy() - f_svm)) / np.max(np.abs(f_svm))
     assert rel < 1e-2
     # soft kernel LUM: (1/n) sum V(y (b + K beta)) + (lam/2) beta'K beta, by L-BFGS
     a, c = 5.0, 0.0
-    soft = lum(X, y, a=a, c=c, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-12)
+    soft = lum(X, y, a=a, c=c, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-12,
+               standardize=False)
 
     def obj(th):
         f = th[0] + K @ th[1:]

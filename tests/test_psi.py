@@ -55,12 +55,13 @@ def test_dc_decreases_psi_objective_and_fit_interface():
     assert r.objective == pytest.approx(h.min())
     import pandas as pd
     df = pd.DataFrame(X, columns=["x1", "x2"]).assign(y=y)
-    fit = psi_learn("y ~ x1 + x2", df, gamma=1.0, lambda_=0.01, pi=0.4, tol=1e-9)
+    fit = psi_learn("y ~ x1 + x2", df, gamma=1.0, lambda_=0.01, pi=0.4, tol=1e-9, standardize=False)
     assert fit.psi_objective == pytest.approx(r.objective, rel=1e-9)
-    base = svm("y ~ x1 + x2", df, gamma=1.0, lambda_=0.01, pi=0.4, tol=1e-9)
+    base = svm("y ~ x1 + x2", df, gamma=1.0, lambda_=0.01, pi=0.4, tol=1e-9, standardize=False)
     # the psi objective of the returned fit is no larger than that of the starting SVM
     f0 = base.fitted_decision
-    beta = base.dual_coef
+    beta = np.zeros(len(y))
+    beta[base.support_] = base.dual_coef["dual_coef"].to_numpy()
     K = kern(X)
     obj0 = np.mean(np.where(y > 0, 0.6, 0.4) * psi_loss(y * f0)) + 0.5 * 0.01 * beta @ K @ beta
     assert fit.psi_objective <= obj0 + 1e-9

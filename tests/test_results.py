@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from cohstats.formula import build_design
+from cohstats.persist import register_class
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path, load
 
 
@@ -24,6 +25,9 @@ class LinearLogitFit(Fit):
 
     def _proba(self, X, s=None):
         return 1 / (1 + np.exp(-self._decision(X, s)))
+
+
+register_class(LinearLogitFit)  # a test class: allowed in saved files in this process
 
 
 class SoftmaxFit(Fit):

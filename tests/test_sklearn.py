@@ -12,7 +12,7 @@ import cohstats  # noqa: E402
 from cohstats import sklearn as cks  # noqa: E402
 from cohstats.datasets import make_wsl2  # noqa: E402
 
-ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(H=20), cks.CLearnClassifier(),
+ESTIMATORS = [cks.WeightedSVMClassifier(), cks.GentleBoostCClassifier(n_trees=20), cks.CLearnClassifier(),
               cks.LambdaSVMClassifier(), cks.LUMClassifier()]
 
 
@@ -23,7 +23,7 @@ def test_check_estimator(estimator, check):
 
 @pytest.mark.parametrize("est,grid", [
     (cks.WeightedSVMClassifier(prob_method="platt"), {"est__C": [0.1, 10.0]}),
-    (cks.GentleBoostCClassifier(H=10), {"est__T": [0.5, 1.0]}),
+    (cks.GentleBoostCClassifier(n_trees=10), {"est__rho": [0.5, 1.0]}),
     (cks.CLearnClassifier(kernel="rbf", alpha=0.5), {"est__lam": [1e-3, 1e-2]}),
     (cks.LUMClassifier(kernel="rbf", c=0.0), {"est__lam": [1e-3, 1e-2]}),
     (cks.LambdaSVMClassifier(C=10.0), {"est__margin": [2.0, 10.0]}),

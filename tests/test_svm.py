@@ -10,7 +10,7 @@ from cohstats import ConvergenceWarning
 from cohstats.datasets import make_wsl1
 from cohstats.formula import build_design
 from cohstats.kernels import median_between
-from cohstats.models.svm import svm
+from cohstats.models.svm import psi_learn, svm
 
 
 def _df(n=120, seed=0):
@@ -24,7 +24,8 @@ def _df(n=120, seed=0):
 def test_formula_fit_matches_svc_with_class_weights(pi):
     df = _df()
     new = _df(40, seed=9)
-    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.4, C=3.0, pi=pi, tol=1e-9)
+    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.4, C=3.0, pi=pi, tol=1e-9,
+              standardize=False)
     X = df[["x1", "x2", "x3"]].to_numpy()
     yy = np.where(df.y == "yes", 1, -1)
     cw = None if pi is None else {1: 1 - pi, -1: pi}
@@ -38,15 +39,16 @@ def test_formula_fit_matches_svc_with_class_weights(pi):
 def test_lambda_cost_mapping_linear_coefficients_and_default_width():
     df = _df(100, seed=2)
     n = len(df)
-    a = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.02, pi=0.4, tol=1e-10)
-    b = svm("y ~ x1 + x2", df, kernel="linear", C=1 / (n * 0.02), pi=0.4, tol=1e-10)
+    a = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.02, pi=0.4, tol=1e-10, standardize=False)
+    b = svm("y ~ x1 + x2", df, kernel="linear", C=1 / (n * 0.02), pi=0.4, tol=1e-10,
+            standardize=False)
     np.testing.assert_allclose(a.coef.to_numpy(), b.coef.to_numpy(), atol=1e-9)
     s = SVC(kernel="linear", C=1 / (n * 0.02), class_weight={1: 0.6, -1: 0.4}, tol=1e-10).fit(
         df[["x1", "x2"]].to_numpy(), np.where(df.y == "yes", 1, -1))
     np.testing.assert_allclose(a.coef.to_numpy(), s.coef_[0], atol=1e-5)
     assert a.intercept == pytest.approx(s.intercept_[0], abs=1e-5)
     d = build_design("y ~ x1 + x2", df)
-    g = svm(d, lambda_=0.02)
+    g = svm(d, lambda_=0.02, gamma="median", standardize=False)
     assert g.kernel.sigma == pytest.approx(median_between(d.X, d.y), rel=1e-12)
     assert "Coefficients" in a.summary().tables
 
@@ -73,7 +75,7 @@ def test_bracketing_population_behaviour_example1():
     # consistent); away from the discontinuity at x1 = 0 the estimate is within 1/(2m) = 0.05.
     df, p = make_wsl1(1000, random_state=11, return_prob=True)
     tr, te = df.iloc[:600], df.iloc[600:]
-    fit = svm("y ~ x1 + x2", tr, lambda_=1e-3, pi="path", m=10)
+    fit = svm("y ~ x1 + x2", tr, lambda_=1e-3, pi="path", m=10, gamma="median", standardize=False)
     ph = fit.predict(te, type="prob").iloc[:, 1].to_numpy()
     far = np.abs(te.x1.to_numpy()) > 0.3
     assert np.mean(np.abs(ph - p[600:])[far] <= 0.05 + 1e-12) > 0.95
@@ -107,7 +109,7 @@ def test_platt_tuned_is_platt_at_the_gkl_minimising_lambda():
     gamma = float(fit.kernel.kpar[0])
     est = [float(gkl(svm, "y ~ x1 + x2", df, D=3, random_state=7, verbose=False,
                      prob_args={"method": "platt"}, kernel="rbf", gamma=gamma, lambda_=lam,
-                     pi=0.5).estimate) for lam in grid]
+                     ).estimate) for lam in grid]
     lam_best = grid[int(np.argmin(est))]
     assert res.best_params["lambda_"] == pytest.approx(lam_best)
     np.testing.assert_allclose(np.sort(res.table["score"].to_numpy()), np.sort(est), rtol=1e-10)
@@ -132,7 +134,9 @@ def test_errors_and_warnings():
         svm("y ~ x1", df, lambda_=-1.0)
     df3 = df.assign(y=np.random.default_rng(0).choice(["a", "b", "c"], len(df)))
     with pytest.raises(ValueError, match="classes"):
-        svm("y ~ x1", df3)
+        psi_learn("y ~ x1", df3)
+    with pytest.raises(ValueError, match="pi"):
+        svm("y ~ x1", df3, pi=0.3)
     with pytest.raises(ValueError, match="m"):
         svm("y ~ x1", df, pi="path", m=1)
     with warnings.catch_warnings(record=True) as rec:
@@ -146,7 +150,8 @@ def test_errors_and_warnings():
 def test_path_fit_reads_pi_half_off_the_exact_path(m):
     df = _df(90, seed=11)
     new = _df(30, seed=12)
-    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.5, C=2.0, pi="path", m=m)
+    fit = svm("y ~ x1 + x2 + x3", df, kernel="rbf", gamma=0.5, C=2.0, pi="path", m=m,
+              standardize=False)
     X = df[["x1", "x2", "x3"]].to_numpy()
     yy = np.where(df.y == "yes", 1, -1)
     s = SVC(C=2.0, gamma=0.5, class_weight={1: 0.5, -1: 0.5}, tol=1e-10).fit(X, yy)

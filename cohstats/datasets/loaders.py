@@ -1,22 +1,29 @@
-"""Loaders of the real data sets shipped in ``cohstats/data`` and of the papers' reference tables.
+"""Loaders of the real data sets shipped with cohstats and of the papers' reference tables.
 
 ``load(name)`` returns a DataFrame with the response column ``y`` (binary sets: integer labels
 ``-1``/``+1`` with the positive class documented in :data:`DATASETS`; multiclass sets: the
 original class codes); ``load_split(name)`` returns the predefined ``(train, test)`` split where
 one exists ([ZJLY] Table 1, ISLP's Khan split); ``reference(paper, table)`` returns one table of
-published numbers. Sources, licences and preprocessing: ``cohstats/data/README.md``.
+published numbers. Sources, licences and preprocessing: ``data/README.md`` of the repository
+(installed as ``cohstats/data/README.md``).
+
+Where the files are: the repository keeps one copy, in its top-level ``data/`` folder; building
+the wheel maps that folder into the package as ``cohstats/data``. :func:`data_dir` therefore looks
+first inside the installed package (a wheel) and then in ``data/`` next to the package directory
+(an editable install or a source checkout).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "gene_names",
-           "DATASETS"]
+           "DATASETS", "data_dir"]
 
 
 @dataclass(frozen=True)
@@ -143,9 +150,39 @@ def _resolve(name) -> str:
     )
 
 
+def data_dir():
+    """Folder holding the shipped data files (a path-like ``importlib.resources`` Traversable).
+
+    The installed package's ``cohstats/data`` when it exists (a wheel install), else the
+    repository's top-level ``data/`` folder beside the package (editable install, checkout).
+
+    Raises
+    ------
+    FileNotFoundError
+        When neither exists (a broken installation); the message names both places.
+
+    Examples
+    --------
+    >>> (data_dir() / "pima.csv.xz").is_file()
+    True
+    """
+    packaged = resources.files("cohstats") / "data"
+    if packaged.is_dir():
+        return packaged
+    pkg_dir = Path(str(resources.files("cohstats")))
+    repo = pkg_dir.parent / "data"
+    if repo.is_dir():
+        return repo
+    raise FileNotFoundError(
+        f"cohstats data files not found: neither {packaged} (installed wheel) nor {repo} "
+        "(source checkout) exists; reinstall cohstats (pip install cohstats, or pip install -e . "
+        "from a clone)"
+    )
+
+
 @lru_cache(maxsize=None)
 def _read_cached(file: str) -> pd.DataFrame:
-    path = resources.files("cohstats") / "data" / f"{file}.csv.xz"
+    path = data_dir() / f"{file}.csv.xz"
     with resources.as_file(path) as p:
         if file == "mushroom":
             return pd.read_csv(p, dtype=str, keep_default_na=False)
@@ -321,7 +358,7 @@ def load_split(name: str, random_state=None, n_train: int | None = None,
 
 # ----------------------------------------------------------------------------- reference tables
 def _reference_files() -> list[str]:
-    d = resources.files("cohstats") / "data" / "reference"
+    d = data_dir() / "reference"
     return sorted(p.name for p in d.iterdir() if p.name.endswith(".csv"))
 
 
@@ -341,7 +378,7 @@ def list_reference() -> list[tuple[str, str]]:
 
 
 def reference(paper: str, table: str) -> pd.DataFrame:
-    """Published numbers of one table (``cohstats/data/reference/<paper>_<table>_*.csv``).
+    """Published numbers of one table (``data/reference/<paper>_<table>_*.csv``).
 
     Parameters
     ----------
@@ -364,6 +401,6 @@ def reference(paper: str, table: str) -> pd.DataFrame:
     if len(hits) != 1:
         avail = ", ".join(f"({p!r}, {t!r})" for p, t in list_reference())
         raise ValueError(f"no reference table for paper={paper!r}, table={table!r}; available: {avail}")
-    path = resources.files("cohstats") / "data" / "reference" / hits[0]
+    path = data_dir() / "reference" / hits[0]
     with resources.as_file(path) as p:
         return pd.read_csv(p)

@@ -9,7 +9,7 @@ evaluates the true probability function at any feature matrix (array or DataFram
 generator's feature columns), and :func:`bayes_error` gives the Bayes error (closed form or
 numerical quadrature; the values quoted by the papers are in :data:`PUBLISHED_BAYES_ERROR`).
 
-The references are SPEC §9: [WSL] Wang, Shen & Liu (2008), [ZDJ] Zhang, Dai & Jordan (2012),
+The references: [WSL] Wang, Shen & Liu (2008), [ZDJ] Zhang, Dai & Jordan (2012),
 [LZW] Liu, Zhang & Wu (2011), [ZJLY] Zhang, Jordan, Li & Yeung (2009), [RH] Rodriguez-Lujan &
 Huerta (2015), and Chapelle, Schölkopf & Zien (2006) for g241c/g241d.
 """
@@ -31,7 +31,7 @@ __all__ = [
     "bayes_error", "PUBLISHED_BAYES_ERROR", "GENERATORS",
 ]
 
-#: Bayes errors quoted by the papers / SPEC §9 (for comparison with :func:`bayes_error`).
+#: Bayes errors quoted by the papers (for comparison with :func:`bayes_error`).
 PUBLISHED_BAYES_ERROR = {
     "wsl1": 0.2,
     "wsl2": 0.059,
@@ -113,7 +113,7 @@ def make_wsl1(n: int = 1000, random_state=None, flip: float = 0.2, exact_flip: b
     """[WSL] Example 1 = [ZDJ] Data 1: uniform on the unit disk, ``y = sign(x1)``, 20 % flipped.
 
     Points are uniform on the unit disk; ``y = +1`` iff ``x1 >= 0``; then the labels of exactly
-    ``round(flip * n)`` randomly chosen points are flipped (SPEC decision D31; with
+    ``round(flip * n)`` randomly chosen points are flipped (our reading of the papers; with
     ``exact_flip=False`` each label flips independently with probability ``flip``). The true
     probability used in metrics is ``p(x) = 1 - flip`` for ``x1 >= 0`` and ``flip`` otherwise;
     Bayes error ``flip`` (0.2).
@@ -165,7 +165,7 @@ def prob_wsl2(X, sd: float = _WSL2_SD) -> np.ndarray:
     """True ``P(y=+1|x)`` of [WSL] Example 2 / [ZDJ] Data 2.
 
     With ``s = sin(x1) + 1`` the two class densities of ``x2`` are ``N(+-s, sd^2)``, so
-    ``p(x) = expit(2 x2 s / sd^2)`` (the log-space form of SPEC §9.1's ratio of normal densities).
+    ``p(x) = expit(2 x2 s / sd^2)`` (the log-space form of the paper's ratio of normal densities).
 
     Examples
     --------
@@ -181,7 +181,7 @@ def make_wsl2(n: int = 1000, random_state=None, sd: float = _WSL2_SD, return_pro
     """[WSL] Example 2 = [ZDJ] Data 2: ``x2 = y (sin x1 + 1 + Z)``.
 
     ``y = +-1`` with probability 1/2, ``x1 ~ U[0, 2 pi]``, ``Z ~ N(0, sd^2)`` with ``sd = 0.1``.
-    Bayes error ``E[Phi(-(sin x1 + 1)/sd)] = 0.0590`` (quadrature; [ZDJ]/SPEC quote 0.059).
+    Bayes error ``E[Phi(-(sin x1 + 1)/sd)] = 0.0590`` (quadrature; [ZDJ] quotes 0.059).
 
     Examples
     --------
@@ -199,7 +199,7 @@ def make_wsl2(n: int = 1000, random_state=None, sd: float = _WSL2_SD, return_pro
 
 
 # ----------------------------------------------------------------------------- [LZW] 5.1
-# The extraction of [LZW] lost the means, covariances and weights of Example 5.1 (SPEC §10.3).
+# The extraction of [LZW] lost the means, covariances and weights of Example 5.1 .
 # Our choice (documented, not the paper's): equal class priors; class -1 ~ N((0, 0), I);
 # class +1 ~ 0.5 N((m, m), I) + 0.5 N((-m, -m), I), with m chosen so that the Bayes error equals
 # the published 0.1349 (m = LUM51_M below, found by root finding on the 2-D quadrature).
@@ -228,7 +228,7 @@ def make_lum51(n: int = 100, random_state=None, m: float = LUM51_M, basis: bool 
                return_prob: bool = False):
     """[LZW] Example 5.1 (reconstructed): class +1 a two-normal mixture, class -1 one normal.
 
-    The paper's mixture parameters are missing from the available text (SPEC §10.3). We use
+    The paper's mixture parameters are missing from the available text . We use
     equal priors, ``x | y=-1 ~ N((0,0), I)`` and ``x | y=+1 ~ 0.5 N((m,m), I) + 0.5 N((-m,-m), I)``
     with ``m = 1.832749``, which gives the published Bayes error 0.1349 (``bayes_error("lum51")``
     = 0.13490). The Bayes boundary ``|x1 + x2| = c`` is a pair of lines, which the quadratic
@@ -357,7 +357,7 @@ def prob_lum54(X, d: int | None = None) -> np.ndarray:
 def make_lum54(n: int = 100, random_state=None, d: int = 10, return_prob: bool = False):
     """[LZW] Example 5.4: ``N(mu 1_d, I_d)`` vs ``N(-mu 1_d, I_d)``, equal priors, Bayes error 0.22.
 
-    ``mu = Phi^{-1}(0.78) / sqrt(d) = 0.77219 / sqrt(d)`` (SPEC decision D27), so the Bayes
+    ``mu = Phi^{-1}(0.78) / sqrt(d) = 0.77219 / sqrt(d)`` (our reconstruction), so the Bayes
     error ``Phi(-mu sqrt(d)) = 0.22`` for every ``d`` (paper: ``d`` in {10, 50, 100, 200, 400}).
 
     Examples
@@ -690,7 +690,7 @@ def make_lamsvm_single_point(N: int = 264, random_state=None, probs=RH_SINGLE_PO
                              return_prob: bool = False):
     """[RH] Figures 3/4: ``N`` copies of one input point with class probabilities ``probs``.
 
-    The paper gives (0.375, 0.34, 0.28), which sum to 0.995 (SPEC §10.2); by default they are
+    The paper gives (0.375, 0.34, 0.28), which sum to 0.995; by default they are
     renormalised to (0.3769, 0.3417, 0.2814). With ``exact=True`` the label counts are
     ``N * p`` rounded by largest remainders (for N = 264: 100, 90, 74) in random order; with
     ``exact=False`` labels are drawn independently. The single feature column ``x`` is

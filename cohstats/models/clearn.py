@@ -239,11 +239,11 @@ _PARAMS = {
     "na_action": Options("omit", "raise"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "mode": NoneOr(Options("irls", "mm", "exact")),
 }
-SPEC = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,
+_DECLARED = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,
                default_measure="deviance")
 
 
-@fit_function(SPEC, _PARAMS)
+@fit_function(_DECLARED, _PARAMS)
 def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 1.0,
            alpha: float = 1.0, lambda_=None, nlambda: int = 100, lambda_min_ratio=None,
            kernel=None, gamma=None, sigma=None, degree: int = 3, coef0: float = 1.0,

@@ -1,4 +1,4 @@
-"""λ-SVM: multiclass hinge loss with a variable positive margin ([RH]; SPEC.md section 6).
+"""λ-SVM: multiclass hinge loss with a variable positive margin ([RH]).
 
 :func:`lamsvm` fits, for ``K >= 2`` classes, the Inhibitory-SVM formulation with ``mu = 1/K``
 (sum-to-zero decision functions) of the loss
@@ -6,7 +6,8 @@
     Psi_y(f) = [margin - f_y]_+ + sum_{j != y} [1 + f_j]_+ ,      sum_j f_j = 0,
 
 by solving the dual of [RH] eq. 22-23 (box ``0 <= alpha_ij <= C``, no equality constraint) with
-the SMO of :mod:`cohstats.solvers.smo_lambda`.
+the SMO of :mod:`cohstats.solvers.smo_lambda`. Class probabilities are a post-hoc calibration of
+cross-validated decision values (:meth:`LamSVMFit.calibration`), not an estimate from the loss.
 """
 from __future__ import annotations
 
@@ -17,18 +18,21 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from cohstats import ConvergenceWarning
+from cohstats.exceptions import CalibrationWarning, ConvergenceWarning
 from cohstats.formula import build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.smo_lambda import solve_lambda_svm
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
-__all__ = ["lamsvm", "LamSVMFit", "default_margin", "CalibrationWarning"]
+__all__ = ["lamsvm", "LamSVMFit", "default_margin", "CalibrationWarning", "ProbCalibration"]
 
-
-class CalibrationWarning(UserWarning):
-    """The chosen margin lies in [RH]'s uncalibrated band ``[0, (K - 2)/2]`` (Theorem 2)."""
+#: probability calibrations offered by ``predict(type="prob", method=...)``
+PROB_METHODS = ("multinomial", "coupling")
+#: the default, chosen by measurement (benchmarks/README.md, lamsvm probabilities)
+DEFAULT_PROB_METHOD = "multinomial"
 
 
 def default_margin(n_classes: int) -> float:
@@ -39,11 +43,8 @@ def default_margin(n_classes: int) -> float:
     ``(K - 1 - T_kkt, K - 1 + T_kkt)`` where several KKT patterns coexist and SMO slows down, and
     training gets faster as the margin grows. Much larger margins (100 and more, the paper's
     fastest) need a correspondingly large ``C``: with a moderate ``C`` the true-class
-    multipliers saturate at ``C`` and accuracy drops. Measured on Pendigits (7494 training rows,
-    RBF ``gamma = 1/16``, ``T_kkt = 0.05``; benchmarks/bench_lamsvm.py): at ``C = 1`` the test
-    error was 4.2 % (margin ``K - 1 = 9``), 5.1 % (18), 11.5 % (100); at ``C = 10`` 1.9 % (18)
-    and 3.1 % (100), with margin 18 training 1.7x faster than 9 at ``C = 1``. ``2 (K - 1)`` is
-    the compromise: calibrated, fast, and as accurate as the reinforced hinge ``K - 1``.
+    multipliers saturate at ``C`` and accuracy drops. ``2 (K - 1)`` is the compromise:
+    calibrated, fast, and as accurate as the reinforced hinge ``K - 1`` on Pendigits.
 
     Examples
     --------
@@ -70,6 +71,8 @@ def _real(name, v, *, positive=False, nonneg=False, allow_none=False):
 
 def _seq(name, v, **kw) -> np.ndarray:
     """A scalar or a 1-D sequence of reals as a 1-D float array."""
+    if isinstance(v, str):
+        raise TypeError(f"{name} must be a real number or a sequence of them; got {v!r}")
     if np.ndim(v) == 0:
         return np.array([_real(name, v, **kw)])
     arr = list(np.asarray(v, dtype=object).ravel())
@@ -81,56 +84,432 @@ def _seq(name, v, **kw) -> np.ndarray:
     return out
 
 
+def _bool(name, v):
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {v!r}")
+    return bool(v)
+
+
+def _width(gamma, sigma, Z, y):
+    """Resolve ``gamma`` / ``sigma`` into the numeric ``gamma`` of ``exp(-gamma ||x - x'||^2)``."""
+    if sigma is not None:
+        if not (isinstance(gamma, str) and gamma == "scale"):
+            raise ValueError("give at most one of gamma and sigma (gamma = 1/sigma^2)")
+        return 1.0 / _real("sigma", sigma, positive=True) ** 2
+    return resolve_gamma(gamma, Z, y)
+
+
+def _standardize(X, w, standardize):
+    """Weighted centre and scale (sd with divisor sum(w)); constant columns keep scale 1."""
+    p = X.shape[1]
+    if not standardize:
+        return np.zeros(p), np.ones(p)
+    ws = w / w.sum()
+    big = np.max(np.abs(X), axis=0)
+    big = np.where(big > 0, big, 1.0)
+    Xs = X / big                       # |Xs| <= 1: no overflow in the squares below
+    c = ws @ Xs
+    sd = np.sqrt(ws @ (Xs - c) ** 2)
+    scale = np.where(sd > 1e-12 * np.maximum(np.abs(c), 1e-300), sd * big, 1.0)
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    return c * big, scale
+
+
+# ============================================================================ probabilities
+def _softmax(E):
+    E = E - E.max(axis=1, keepdims=True)
+    P = np.exp(E)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def _mnl_features(F, K):
+    """The K decision values sum to zero: the first K - 1 carry all of them (the binary
+    decision value is a single column)."""
+    F = np.asarray(F, dtype=float)
+    if K == 2:
+        return F.reshape(-1, 1)
+    return F[:, :K - 1]
+
+
+def smoothed_targets(yk, K, w=None):
+    """Platt's smoothed targets generalised to ``K`` classes.
+
+    A row of class ``k`` (``n_k`` rows, weighted counts when ``w`` is given) gets target
+    ``(n_k + 1)/(n_k + K)`` for its own class and ``1/(n_k + K)`` for each other class; for
+    ``K = 2`` these are Platt's ``(N_+ + 1)/(N_+ + 2)`` and ``1/(N_- + 2)``.
+    """
+    yk = np.asarray(yk, dtype=np.int64)
+    w = np.ones(len(yk)) if w is None else np.asarray(w, dtype=float)
+    nk = np.bincount(yk, weights=w, minlength=K)
+    T = np.repeat((1.0 / (nk[yk] + K))[:, None], K, axis=1)
+    T[np.arange(len(yk)), yk] = (nk[yk] + 1.0) / (nk[yk] + K)
+    return T
+
+
+def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
+    """Multinomial logistic regression of (soft) targets ``T`` (n, K) on features ``G`` (n, d).
+
+    Minimises ``sum_i w_i [logsumexp(eta_i) - sum_k T_ik eta_ik]`` with ``eta_i0 = 0`` (class 0
+    is the reference) and ``eta_ik = a_k + G_i . B_k`` by Newton's method with backtracking,
+    stopping when the largest gradient entry is below ``tol * sum(w)`` or the Newton decrement
+    is below the float64 resolution of the objective.
+    With one-hot ``T`` this is the maximum-likelihood multinomial logit (statsmodels ``MNLogit``);
+    with smoothed targets (:func:`smoothed_targets`) the minimum exists even for separable data.
+
+    Returns ``(W, n_iter, converged)`` with ``W`` of shape ``(d + 1, K)`` (first row the
+    intercepts, first column zeros).
+    """
+    G = np.asarray(G, dtype=float)
+    T = np.asarray(T, dtype=float)
+    n, K = T.shape
+    w = np.ones(n) if w is None else np.asarray(w, dtype=float)
+    Z = np.column_stack([np.ones(n), G])
+    d1 = Z.shape[1]
+    m = K - 1
+    # start from the intercept-only fit (class shares), a well-scaled point
+    share = np.maximum(w @ T, 1e-300)
+    theta = np.zeros((d1, m))
+    theta[0] = np.log(share[1:] / share[0])
+
+    def obj(th):
+        E = np.column_stack([np.zeros(n), Z @ th])
+        mx = E.max(axis=1, keepdims=True)
+        lse = mx[:, 0] + np.log(np.exp(E - mx).sum(axis=1))
+        return float(w @ (lse - (T * E).sum(axis=1))), E
+
+    fval, E = obj(theta)
+    converged = False
+    it = 0
+    scale = max(float(w.sum()), 1.0)
+    for it in range(1, max_iter + 1):
+        P = _softmax(E)
+        R = (P - T)[:, 1:] * w[:, None]
+        g = (Z.T @ R).ravel(order="F")            # blocks by class
+        if np.max(np.abs(g)) < tol * scale:
+            converged = True
+            break
+        H = np.empty((d1 * m, d1 * m))
+        Pm = P[:, 1:]
+        for a in range(m):
+            for b in range(a, m):
+                v = w * (Pm[:, a] * ((a == b) - Pm[:, b]))
+                blk = (Z * v[:, None]).T @ Z
+                H[a * d1:(a + 1) * d1, b * d1:(b + 1) * d1] = blk
+                H[b * d1:(b + 1) * d1, a * d1:(a + 1) * d1] = blk.T
+        H[np.diag_indices_from(H)] += 1e-12 * scale
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(H, g, rcond=None)[0]
+        dth = -step.reshape((d1, m), order="F")
+        gd = float(g @ -step)
+        if -gd < 1e-16 * max(1.0, abs(fval)):
+            # the Newton decrement is below the resolution of the objective: at the optimum
+            converged = True
+            break
+        t = 1.0
+        while t > 1e-12:
+            cand = theta + t * dth
+            fc, Ec = obj(cand)
+            if fc <= fval + 1e-4 * t * gd:
+                theta, fval, E = cand, fc, Ec
+                break
+            t *= 0.5
+        else:
+            converged = np.max(np.abs(g)) < 1e-6 * scale
+            break
+    W = np.column_stack([np.zeros(d1), theta])
+    return W, it, bool(converged)
+
+
+def _platt_pair(d, pos, w):
+    """Platt's sigmoid P(pos | d) with smoothed targets (weighted), by Newton's method."""
+    from cohstats.probability import platt_fit
+    if np.allclose(w, 1.0):
+        s = platt_fit(d, np.where(pos, 1.0, -1.0))
+        return -s.A, -s.B
+    T = smoothed_targets(pos.astype(np.int64), 2, w)
+    W, _, _ = mnl_fit(d.reshape(-1, 1), T, w)
+    return W[1, 1], W[0, 1]
+
+
+def couple_pairwise(R):
+    """Class probabilities from pairwise probabilities (Wu, Lin & Weng 2004, method 2; libsvm).
+
+    ``R`` is (n, K, K) with ``R[:, a, b] = P(a | a or b)`` (``R[:, b, a] = 1 - R[:, a, b]``).
+    Minimises ``sum_a sum_{b != a} (R_ba p_a - R_ab p_b)^2`` subject to ``sum p = 1``; the
+    solution of the equality-constrained problem is non-negative (their Theorem), solved here
+    directly from its (K + 1) x (K + 1) linear system.
+    """
+    n, K, _ = R.shape
+    Q = -R.transpose(0, 2, 1) * R
+    off = ~np.eye(K, dtype=bool)
+    diag = np.where(off[None], R.transpose(0, 2, 1) ** 2, 0.0).sum(axis=2)
+    Q[:, np.arange(K), np.arange(K)] = diag
+    A = np.zeros((n, K + 1, K + 1))
+    A[:, :K, :K] = Q
+    A[:, :K, K] = 1.0
+    A[:, K, :K] = 1.0
+    rhs = np.zeros((n, K + 1))
+    rhs[:, K] = 1.0
+    p = np.linalg.solve(A, rhs[..., None])[..., 0][:, :K]
+    p = np.clip(p, 0.0, None)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+class ProbCalibration:
+    """A post-hoc probability calibration of a λ-SVM (see :meth:`LamSVMFit.calibration`).
+
+    Attributes
+    ----------
+    method : "multinomial" or "coupling".
+    s : the value of the path variable it was fitted at.
+    decision : (n, K) (or (n,) binary) cross-validated decision values of the training rows.
+    foldid : (n,) fold ids used.
+    coef : multinomial: (K, K) array (rows: intercept then the first ``K - 1`` decision values,
+        or the single binary one; columns: classes, the first a zero reference); coupling: a
+        DataFrame of Platt's ``(A, B)`` per class pair, ``P(a | a or b) = 1/(1 + exp(-(A d + B)))``
+        with ``d = f_a - f_b``.
+    """
+
+    def __init__(self, method, s, decision, foldid, coef, K, n_iter=0, converged=True):
+        self.method, self.s, self.decision, self.foldid = method, s, decision, foldid
+        self.coef, self.K, self.n_iter, self.converged = coef, K, n_iter, converged
+
+    def __call__(self, F) -> np.ndarray:
+        """(n, K) probabilities from decision values ``F`` ((n,) binary or (n, K))."""
+        K = self.K
+        if self.method == "multinomial":
+            G = _mnl_features(F, K)
+            return _softmax(np.column_stack([np.ones(G.shape[0]), G]) @ self.coef)
+        Fk = _full_F(F, K)
+        n = Fk.shape[0]
+        R = np.full((n, K, K), 0.5)
+        for (a, b), (A, B) in zip(self.coef.index, self.coef.to_numpy()):
+            z = A * (Fk[:, a] - Fk[:, b]) + B
+            r = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))),
+                         np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
+            r = np.clip(r, 1e-7, 1 - 1e-7)      # as libsvm's min_prob
+            R[:, a, b], R[:, b, a] = r, 1.0 - r
+        return couple_pairwise(R)
+
+
+def _full_F(F, K):
+    F = np.asarray(F, dtype=float)
+    if F.ndim == 1:
+        return np.column_stack([-F, F])
+    return F
+
+
+def _fit_calibration(method, F, yk, K, w):
+    if method == "multinomial":
+        W, it, conv = mnl_fit(_mnl_features(F, K), smoothed_targets(yk, K, w), w)
+        return W, it, conv
+    Fk = _full_F(F, K)
+    rows, idx = [], []
+    for a in range(K):
+        for b in range(a + 1, K):
+            m = (yk == a) | (yk == b)
+            A, B = _platt_pair(Fk[m, a] - Fk[m, b], yk[m] == a, w[m])
+            rows.append((A, B))
+            idx.append((a, b))
+    coef = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(idx, names=["a", "b"]), columns=["A", "B"])
+    return coef, 0, True
+
+
+# ============================================================================ the fit
+class _LamSVMPath(PathFrame):
+    """Per-fit statistics along the fitted sequence; ``plot()`` draws coefficient paths for a
+    linear kernel and the training error and support-point share otherwise."""
+
+    @property
+    def _constructor(self):
+        return _LamSVMPath
+
+    def plot(self, columns=None, ax=None, label=True, **kwargs):  # type: ignore[override]
+        if columns is not None or list(getattr(self, "coef_columns", []) or []):
+            return super().plot(columns=columns, ax=ax, label=label, **kwargs)
+        ax = super().plot(columns=["train_error", "sv_share"], ax=ax, label=label, **kwargs)
+        ax.set_ylabel("training error / share of support points")
+        ax.set_title("lamsvm path")
+        return ax
+
+
 class LamSVMFit(Fit):
     """A fitted λ-SVM (see :func:`lamsvm`).
 
     Attributes
     ----------
-    margin, C : the fitted values (arrays along a path).
-    kernel : the resolved :class:`cohstats.kernels.Kernel`.
-    support_ : indices (training rows) of the support points (any multiplier > 0).
-    dual_coef : DataFrame (support points x classes) of ``btilde_ij = alpha_ij y_ij - mean_j``;
-        ``f_j(x) = sum_i btilde_ij K(x_i, x)``.
-    alpha_ : (n, K) multipliers of the selected fit (the last one of a path).
+    margin, C : the fitted values (arrays along a path over them).
+    kernel : the resolved :class:`cohstats.kernels.Kernel` (acting on the standardised inputs
+        when ``standardize=True``).
+    gamma : the numeric kernel width used (None for linear and callable kernels).
+    coef, intercept : input-space coefficients and intercepts (original scale) for the linear
+        kernel; None for other kernels.
+    support_ : int positions (training rows) of the support points (any multiplier > 0 at some
+        value of the fitted sequence).
+    dual_coef : DataFrame (support points by training-row label x classes) of
+        ``btilde_ij = alpha_ij y_ij - mean_j``: ``f_j(x) = sum_i btilde_ij K(z_i, z)``.
+    alpha_ : (n, K) multipliers of the fit at the selected value.
     steps : DataFrame of per-fit solver statistics (one row per value of the sequence).
-    lambda_, s, xvar : the fitted sequence (C or margin), the selected value and its name.
+    lambda_, path_var, s : the fitted sequence (values of ``C``, ``margin`` or ``lambda_``), its
+        name and the selected value.
+    converged, n_iter : all SMO runs met the KKT tolerance; total SMO iterations.
     """
 
     method = "lamsvm"
     title = "Lambda-SVM (multiclass hinge loss with variable positive margin)"
+    _predict_options = ("method", "nfolds", "random_state")
+
+    # ------------------------------------------------------------------ s handling
+    @property
+    def xvar(self) -> str:
+        return self.path_var
+
+    def _s_value(self, s):
+        """The value of the path variable to evaluate at (``None``: the selected one); ``s`` was
+        validated by :meth:`Fit._check_s` in ``predict``/``select``/``coef_at``."""
+        if s is None:
+            return float(self.s)
+        lam = np.asarray(self.lambda_, dtype=float)
+        return float(min(max(float(s), lam.min()), lam.max()))
 
     # ------------------------------------------------------------------ prediction
     def _btilde(self, s=None):
+        s = self._s_value(s)
         if len(self.lambda_) == 1:
             return self._bt_path[0]
-        s = self.s if s is None else s
-        return interpolate_path(self.lambda_, self._bt_path, float(s))
+        return interpolate_path(self.lambda_, self._bt_path, s)
+
+    def _Z(self, X):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return np.ascontiguousarray((X - self._center) / self._scale)
 
     def _decision(self, X, s=None):
         bt = self._btilde(s)
-        Kx = self.kernel(np.ascontiguousarray(X, dtype=np.float64), self._Xsv)
+        Kx = self.kernel(self._Z(X), self._Xsv)
         F = Kx @ bt
+        if not np.all(np.isfinite(F)):
+            raise ValueError("lamsvm: non-finite decision values for these inputs (the kernel "
+                             "overflowed); check newdata for huge values or refit with "
+                             "standardize=True")
         if self.n_classes == 2:
             return F[:, 1]
         return F
 
-    def _proba(self, X, s=None, **kw):
-        raise NotImplementedError(
-            "lamsvm has no class probabilities: the lambda-SVM loss is a hinge loss whose "
-            "population minimiser is piecewise constant in P ([RH] Figure 3: it only identifies "
-            "argmax P), so no inverse link maps decision values to probabilities. Use "
-            "predict(type='class') or type='link'; for probabilities use cohstats.svm "
-            "(bracketing, K = 2) or a probability model (clearn, gboost_c, lum).")
+    def _classify(self, X, s=None, **kw):
+        if kw:
+            raise TypeError(f"predict(type='class') takes no options {sorted(kw)}")
+        f = self._decision(X, s)
+        if f.ndim == 1:
+            return (f > 0).astype(np.int64)
+        return np.argmax(f, axis=1)
+
+    def calibration(self, method=None, s=None, nfolds=5, random_state=0) -> ProbCalibration:
+        """The post-hoc probability calibration used by ``predict(type="prob")``.
+
+        Decision values of every training row are computed by ``nfolds``-fold cross-validation
+        (stratified folds from ``random_state``; each fold refits :func:`lamsvm` with the same
+        arguments at the single value ``s`` of the path variable), and a calibration map from
+        decision values to class probabilities is fitted to them:
+
+        * ``"multinomial"``: multinomial logistic regression of the class on the decision values
+          (the first ``K - 1`` of the sum-to-zero vector, with intercepts) with Platt's smoothed
+          targets generalised to ``K`` classes (:func:`smoothed_targets`), so that the fit
+          exists when the decision values separate the classes;
+        * ``"coupling"``: as libsvm's ``-b 1``: one Platt sigmoid per class pair on the
+          differences ``f_a - f_b`` of the rows of those two classes, coupled into ``K``
+          probabilities by Wu, Lin & Weng's method 2 (:func:`couple_pairwise`).
+
+        This is a calibration of the classifier, not an estimate from its loss: the λ-SVM
+        loss is a hinge loss whose population minimiser identifies only ``argmax P`` ([RH]).
+        Results are cached per ``(method, s, nfolds, random_state)``.
+        """
+        method = DEFAULT_PROB_METHOD if method is None else method
+        if method not in PROB_METHODS:
+            raise ValueError(f"method must be one of {PROB_METHODS}; got {method!r}")
+        if isinstance(nfolds, bool) or not isinstance(nfolds, numbers.Integral) or nfolds < 2:
+            raise ValueError(f"nfolds must be an integer >= 2; got {nfolds!r}")
+        if random_state is not None and (isinstance(random_state, bool)
+                                         or not isinstance(random_state, numbers.Integral)):
+            raise TypeError(f"random_state must be an int or None; got {random_state!r}")
+        s = self._s_value(self._check_s(s, "calibration"))
+        key = (method, s, int(nfolds), random_state)
+        cache = self.__dict__.setdefault("_calib", {})
+        if key in cache:
+            return cache[key]
+        F, foldid = self._cv_decision(s, int(nfolds), random_state)
+        yk = np.asarray(self.design.y_int, dtype=np.int64)
+        w = np.asarray(self.design.weights, dtype=float)
+        coef, it, conv = _fit_calibration(method, F, yk, self.n_classes, w)
+        if not conv:
+            warnings.warn("lamsvm: the multinomial calibration map did not converge (Newton "
+                          "stopped); its probabilities may be inaccurate: try method='coupling'",
+                          ConvergenceWarning, stacklevel=3)
+        cal = ProbCalibration(method, s, F, foldid, coef, self.n_classes, it, conv)
+        cache[key] = cal
+        return cal
+
+    def _cv_decision(self, s, nfolds, random_state):
+        dkey = (s, nfolds, random_state)
+        dcache = self.__dict__.setdefault("_cvdec", {})
+        if dkey in dcache:
+            return dcache[dkey]
+        from cohstats.tuning import make_folds
+        d = self.design
+        foldid = make_folds(d.y_int, nfolds, stratified=True, random_state=random_state)
+        args = dict(self._fitargs)
+        args[{"lambda": "lambda_"}.get(self.path_var, self.path_var)] = s
+        F = None
+        for k in range(int(foldid.max()) + 1):
+            tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
+            sub = d.take(tr)
+            if len(np.unique(sub.y_int)) < self.n_classes:
+                raise ValueError(f"cross-validated probabilities need every class in every "
+                                 f"training fold; a class has too few rows for nfolds={nfolds}")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CalibrationWarning)
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                ff = lamsvm(sub, warn_calibration=False, **args)
+            Fk = ff._decision(d.X[te])
+            if F is None:
+                F = np.empty((d.nobs,) + Fk.shape[1:])
+            F[te] = Fk
+        dcache[dkey] = (F, foldid)
+        return F, foldid
+
+    def _proba(self, X, s=None, method=None, nfolds=5, random_state=0):
+        cal = self.calibration(method=method, s=s, nfolds=nfolds, random_state=random_state)
+        P = cal(self._decision(X, s))
+        return P[:, 1] if self.n_classes == 2 else P
+
+    @property
+    def coef(self):
+        """Input-space coefficients on the original scale (linear kernel), else None."""
+        if getattr(self, "_coef_path", None) is None:
+            return None
+        return super().coef
+
+    @property
+    def intercept(self):
+        if getattr(self, "_coef_path", None) is None:
+            return None
+        return super().intercept
+
+    def _coef_at(self, s=None):
+        cp = getattr(self, "_coef_path", None)
+        if cp is None:
+            return None, None
+        s = self._s_value(s)
+        if len(self.lambda_) == 1:
+            return cp[0], self._intercept_path[0]
+        return interpolate_path(self.lambda_, cp, s), interpolate_path(self.lambda_, self._intercept_path, s)
 
     @property
     def dual_coef(self) -> pd.DataFrame:
         idx = self.design.row_labels
         rows = self.support_ if idx is None else np.asarray(idx)[self.support_]
-        return pd.DataFrame(self._btilde(), index=rows, columns=self.classes)
-
-    @property
-    def xvar(self) -> str:
-        return self._xvar
+        return pd.DataFrame(self._btilde(), index=pd.Index(rows), columns=self.classes)
 
     # ------------------------------------------------------------------ reporting
     def _repr_extra(self) -> str:
@@ -138,7 +517,7 @@ class LamSVMFit(Fit):
         return f"margin={st['margin']:g}, C={st['C']:g}, {int(st['n_sv'])} SV"
 
     def _k(self) -> int:
-        return int(np.argmin(np.abs(self.lambda_ - (self.lambda_[-1] if self.s is None else self.s))))
+        return int(np.argmin(np.abs(np.asarray(self.lambda_) - float(self.s))))
 
     def _step(self):
         return self.steps.iloc[self._k()]
@@ -159,8 +538,11 @@ class LamSVMFit(Fit):
             "Observations": self.nobs,
             "Classes": K,
             "Kernel": self.kernel.describe(),
+            "Standardized inputs": bool(self.standardize),
+            "Path variable": self.path_var,
             "margin": m,
             "C (box bound)": float(st["C"]),
+            "lambda_ (= 1/(n C))": 1.0 / (self.nobs * float(st["C"])),
             "Calibrated": cal,
             "Calibration domain": f"margin < 0 or margin > (K-2)/2 = {(K - 2) / 2:g} (open)",
             "Support points": int(st["n_sv"]),
@@ -177,6 +559,8 @@ class LamSVMFit(Fit):
             "Relative duality gap": float(st["gap"]),
             "Training error": float(st["train_error"]),
         }
+        if self.gamma is not None:
+            info["gamma"] = float(self.gamma)
         tables = {"Support vectors per class": self._sv_table()}
         if len(self.lambda_) > 1:
             tables["Path"] = self.steps.copy()
@@ -187,8 +571,12 @@ class LamSVMFit(Fit):
         if not bool(st["converged"]):
             notes.append(f"SMO stopped ({st['status']}) before all KKT conditions held within "
                          f"T_kkt; increase max_iter / time_limit or tol.")
-        notes.append("Decision values sum to zero over classes (inhibition mu = 1/K); no "
-                     "probability output (hinge loss).")
+        notes.append("Decision values sum to zero over classes (inhibition mu = 1/K).")
+        notes.append("Class probabilities (predict(type='prob')) are a post-hoc calibration of "
+                     "the classifier -- a map fitted to 5-fold cross-validated decision values "
+                     f"(default method '{DEFAULT_PROB_METHOD}'; 'coupling' as libsvm) -- not an "
+                     "estimate from the lambda-SVM loss, whose minimiser identifies only argmax P "
+                     "([RH]).")
         return Summary(self.title, info, tables, notes)
 
     def _sv_table(self) -> pd.DataFrame:
@@ -207,31 +595,49 @@ class LamSVMFit(Fit):
         return pd.DataFrame(rows).set_index("class")
 
     def path(self) -> PathFrame:
-        """Per-fit statistics along the fitted sequence of ``C`` or ``margin``."""
-        return PathFrame.build(self.steps.reset_index(drop=True), xvar=self._xvar,
-                               log_x=self._xvar == "C")
+        """Per-fit statistics along the fitted sequence (and the coefficients, linear kernel).
+
+        ``path().plot()`` draws the coefficient paths for a linear kernel, otherwise the
+        training error and the share of support points against the path variable."""
+        df = self.steps.reset_index(drop=True).copy()
+        df["sv_share"] = df["n_sv"] / self.nobs
+        coef_cols = []
+        cp = getattr(self, "_coef_path", None)
+        if cp is not None:
+            if cp.ndim == 2:
+                names = [str(x) for x in self.xnames]
+                for j, nm in enumerate(names):
+                    df[nm] = cp[:, j]
+            else:
+                names = []
+                for k, c in enumerate(self.classes):
+                    for j, x in enumerate(self.xnames):
+                        nm = f"{x}:{c}"
+                        df[nm] = cp[:, j, k]
+                        names.append(nm)
+            coef_cols = names
+        return _LamSVMPath.build(df, xvar=self.path_var, coef_columns=coef_cols,
+                                 log_x=self.path_var in ("C", "lambda"))
 
     def plot(self, ax=None, **kwargs):
-        """Training time and iterations against the fitted sequence (or the decision-value
-        histogram by class for a single fit)."""
+        """Training time and iterations against the fitted sequence (path fits), or the
+        histogram of the training rows' true-class decision values (single fit). Returns Axes."""
         import matplotlib.pyplot as plt
         if ax is None:
             _, ax = plt.subplots(figsize=(5, 3.5))
         if len(self.lambda_) > 1:
-            x = self.steps[self._xvar].to_numpy()
+            x = self.steps[self.path_var].to_numpy()
             ax.plot(x, self.steps["time"].to_numpy(), marker="o", label="time (s)", **kwargs)
-            ax.set_xlabel(self._xvar)
+            ax.set_xlabel(self.path_var)
             ax.set_ylabel("training time (s)")
-            if self._xvar == "C" or np.all(x > 0):
+            if self.path_var in ("C", "lambda") and np.all(x > 0):
                 ax.set_xscale("log")
             ax2 = ax.twinx()
             ax2.plot(x, self.steps["n_iter"].to_numpy(), marker="s", color="C1", label="iterations")
             ax2.set_ylabel("SMO iterations")
             ax.set_title("lamsvm path")
         else:
-            F = self.predict(type="link").to_numpy()
-            if F.ndim == 1:
-                F = np.column_stack([-F, F])
+            F = _full_F(self._decision(self.design.X), self.n_classes)
             own = F[np.arange(F.shape[0]), self.design.y_int]
             ax.hist(own, bins=40, **kwargs)
             ax.set_xlabel("f_y(x_i) (decision value of the true class)")
@@ -241,11 +647,38 @@ class LamSVMFit(Fit):
         return ax
 
 
-def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, gamma_k=None,
-           sigma=None, degree=3, coef0=1.0, D=None, nu=None, tol=5e-2, eps=1e-6, max_iter=None,
-           time_limit=None, cache_size=200.0, shrinking=True, weights=None, subset=None,
-           na_action="omit", warn_calibration=True, lambda_=None) -> LamSVMFit:
-    """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH], SPEC 6).
+_PARAMS = {
+    "margin": NoneOr(Reals(Real())), "C": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "kernel": NoneOr(AnyOf(Options("linear", "rbf", "compact", "poly"), Callable())),
+    "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
+    "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
+    "D": NoneOr(Real(0.0, closed="neither")), "nu": NoneOr(Real(0.0, closed="neither")),
+    "standardize": Bool(), "tol": Real(0.0, closed="neither"), "eps": Real(0.0),
+    "max_iter": NoneOr(Integer(1)), "time_limit": NoneOr(Real(0.0, closed="neither")),
+    "cache_size": Real(0.0, closed="neither"), "shrinking": Bool(),
+    "na_action": Options("omit", "fail"), "warn_calibration": Bool(),
+}
+SPEC = FitSpec("lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True,
+               probabilities=True, default_measure="class")
+
+
+@fit_function(SPEC, _PARAMS)
+def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf", gamma="scale",
+           sigma=None, degree=3, coef0=1.0, D=None, nu=None, standardize=True, tol=5e-2, eps=1e-6,
+           max_iter=None, time_limit=None, cache_size=200.0, shrinking=True, weights=None,
+           subset=None, na_action="omit", warn_calibration=True) -> LamSVMFit:
+    """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH]).
+
+    The fitted problem is [RH]'s Inhibitory-SVM primal (eq. 14-16)
+
+        minimise 1/2 sum_j ||w_j||^2 + C sum_i w_i sum_j eta_ij
+
+    (``eta_ij`` the slacks, ``w_i`` observation weights), i.e. ``1/2 ||w||^2 + C sum_i w_i
+    Psi_{y_i}(f(x_i))``: ``C`` is libsvm's cost. [RH] write ``C/(N L)`` in their eq. 8 and then
+    use a cost "already normalised by N and L"; that normalised cost is this ``C`` (their
+    un-normalised cost is ``C N L``). Equivalently, in glmnet's form
+    ``(1/n) sum_i w_i Psi_i + lambda_ (1/2) ||w||^2``, ``lambda_ = 1/(n C)``.
 
     Parameters
     ----------
@@ -255,24 +688,43 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     data : DataFrame (formula input) or labels (matrix input).
     margin : float or 1-D sequence, optional
         The positive margin λ of [RH] (``lambda`` in the paper). Default
-        :func:`default_margin` = ``2 (K - 1)`` (see there). Special cases:
-        ``margin = 1`` is the ISVM loss, ``margin = K - 1`` twice Liu & Yuan's reinforced hinge
-        (``gamma = 1/2``), ``margin < -1`` Lee, Lin & Wahba's loss. Margins in the uncalibrated
-        band ``[0, (K - 2)/2]`` trigger a :class:`CalibrationWarning`. A sequence fits a path
-        over the margin (sorted increasingly, warm-started).
-    C : float or 1-D sequence, default 1.0
-        Box bound of the dual (23), [RH]'s cost "already normalised by N and L" ([D20]); with
-        observation weights ``C_i = C w_i``. A sequence fits a path over ``C`` (sorted
-        increasingly; each fit starts from the previous multipliers, which stay feasible).
-        ``margin`` and ``C`` cannot both be sequences.
-    kernel : {"rbf", "compact", "linear", "poly"} or callable ``k(X, Z) -> matrix``
-        ``"compact"`` is [RH]'s compactly supported kernel
+        :func:`default_margin` = ``2 (K - 1)``. ``margin = 1`` is the ISVM loss,
+        ``margin = K - 1`` twice Liu & Yuan's reinforced hinge, ``margin < -1`` Lee, Lin &
+        Wahba's loss. Margins in the uncalibrated band ``[0, (K - 2)/2]`` trigger a
+        :class:`CalibrationWarning`. A sequence fits a path over the margin (increasing,
+        warm-started; ``path_var = "margin"``).
+    C : float or 1-D sequence, optional
+        libsvm's cost (see above; default 1 when neither ``C`` nor ``lambda_`` is given); with
+        observation weights the box bound of row ``i`` is ``C w_i`` (weights are not normalised,
+        as scikit-learn's ``sample_weight`` for ``SVC``). A sequence fits a path over
+        ``C`` (increasing; each fit starts from the previous multipliers; ``path_var = "C"``).
+    lambda_ : float or 1-D sequence, optional
+        The penalty in glmnet's normalisation, ``C = 1/(n lambda_)``; give ``C`` or ``lambda_``,
+        not both. A sequence fits a path (decreasing; ``path_var = "lambda"``). At most one of
+        ``margin``, ``C`` and ``lambda_`` may be a sequence.
+    kernel : None, {"linear", "rbf", "compact", "poly"} or callable ``k(A, B) -> matrix``
+        ``None`` and ``"linear"`` both fit the linear model (input-space coefficients in
+        ``coef``). ``"compact"`` is [RH]'s compactly supported kernel
         ``(1 - ||x - x'|| / D)_+^nu exp(-gamma ||x - x'||^2)`` with ``nu = (M + 1)/2`` and
-        ``D = sqrt(M / gamma_k)`` by default (SPEC 6.4, [D20]). A callable is evaluated once into
-        the full ``n x n`` matrix (O(n^2) memory).
-    gamma, gamma_k, sigma : kernel width; give at most one. ``gamma_k`` is [RH]'s normalised
-        width (``gamma = gamma_k / M``); default ``gamma_k = 1`` (libsvm's ``1/M``).
+        ``D = 1/sqrt(gamma)`` by default. A callable is evaluated once into the full ``n x n``
+        matrix (O(n^2) memory), on the standardised inputs when ``standardize=True``.
+    gamma : float, "scale" or "auto", default "scale"
+        Width of ``exp(-gamma ||x - x'||^2)`` (and the poly kernel's scale). ``"scale"`` is
+        scikit-learn's ``1/(p Var(X))`` over all entries of the (standardised) inputs -- ``1/p``
+        when ``standardize=True``, e1071's default. ``"auto"`` is ``1/M`` (``M`` predictors),
+        which is [RH]'s normalised width ``gamma_k = 1``: [RH] parametrise the width as
+        ``gamma = gamma_k / M``, so their grid ``gamma_k = 10^-3..10^3`` is
+        ``gamma = 10^k / M``.
+    sigma : float, optional
+        The papers' width, ``gamma = 1/sigma^2``; give ``gamma`` or ``sigma``, not both.
     degree, coef0 : polynomial kernel. D, nu : compact-kernel truncation and power.
+    standardize : bool, default True
+        Centre and scale every predictor (weighted mean and sd with divisor ``sum(w)``;
+        constant columns are only centred) before the kernel; linear-kernel coefficients are
+        reported on the original scale. e1071's ``svm()`` scales by default too. On the raw
+        breast-cancer data (30 predictors with standard deviations from 0.003 to 569) the
+        10-fold CV error at ``C = 1`` is 10.5 % unstandardised with ``gamma = 1/M`` (8.8 % with
+        ``"scale"``) and 2.5 % standardised; with the linear kernel 29.0 % against 2.1 %.
     tol : float, default 5e-2
         KKT tolerance ``T_kkt`` of [RH] eq. 24-26 (the paper's value).
     eps : float, default 1e-6
@@ -282,27 +734,34 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     time_limit : float, optional
         Seconds per fit; SMO stops with a :class:`cohstats.ConvergenceWarning` when exceeded.
     cache_size : float, default 200
-        Kernel-row cache in megabytes (memory ``O(rows * n)``); the rows are stored in float32
-        when ``tol >= 1e-3`` (as libsvm does) and in float64 for tighter tolerances.
+        Kernel-row cache in megabytes; rows are stored in float32 when ``tol >= 1e-3`` (as
+        libsvm does) and in float64 for tighter tolerances.
     shrinking : bool, default True
         libsvm-style shrinking of points whose multipliers all sit at a bound (exact rebuild
-        before stopping; see :mod:`cohstats.solvers.smo_lambda` for the measured effect).
+        before stopping).
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
     warn_calibration : bool, default True
         Emit :class:`CalibrationWarning` for margins in the uncalibrated band.
-    lambda_ : 1-D sequence, optional
-        The path protocol's name for the fitted sequence (``fit.lambda_``), used by
-        :func:`cohstats.cv` / :func:`cohstats.tune` to refit a path on every fold: values of
-        ``margin`` when ``margin`` is a sequence, otherwise values of ``C``. It replaces that
-        argument. (It is not the [RH] margin λ, which is ``margin``.)
 
     Returns
     -------
     LamSVMFit
-        ``predict(type="class" | "link")``, ``summary()`` (support vectors per class, iterations,
-        time, calibration status), ``path()``, ``plot()``. ``predict(type="prob")`` raises
-        ``NotImplementedError``: the hinge loss identifies only ``argmax P`` (its minimiser is
-        piecewise constant in ``P``), so there is no principled inverse link.
+        ``predict(type="class" | "link" | "prob", s=)``, ``summary()``, ``path()``, ``plot()``,
+        ``select(s)`` (path fits), ``calibration()``.
+
+    Notes
+    -----
+    ``predict(type="prob", method="multinomial" | "coupling", nfolds=5, random_state=0)``
+    returns post-hoc probabilities: a calibration map fitted to cross-validated decision
+    values (:meth:`LamSVMFit.calibration`). They are a calibration of the classifier, not an
+    estimate from its loss: the λ-SVM loss is a hinge loss whose population minimiser is
+    piecewise constant in ``P`` and identifies only ``argmax P`` ([RH]). The default method
+    ``"multinomial"`` was chosen by measured probability error on simulations with known class
+    probabilities (600 training rows, defaults and ``C = 10``, three replications): at
+    ``K = 3`` the two methods were within 3 % of each other in mean ``|p_hat - p|`` (coupling
+    slightly lower: 0.034 vs 0.034 on Gaussian classes, 0.056 vs 0.057 on the waveform data),
+    at ``K = 5`` the multinomial map was clearly better (0.032 vs 0.044; half the
+    Kullback-Leibler error).
 
     Examples
     --------
@@ -316,7 +775,14 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     True
     >>> float((fit.predict() == df.y).mean()) > 0.8
     True
+    >>> P = fit.predict(type="prob")
+    >>> list(P.columns), bool(np.allclose(P.sum(axis=1), 1))
+    (['a', 'b', 'c'], True)
     """
+    fitargs = dict(margin=margin, C=C, lambda_=lambda_, kernel=kernel, gamma=gamma, sigma=sigma,
+                   degree=degree, coef0=coef0, D=D, nu=nu, standardize=standardize, tol=tol,
+                   eps=eps, max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
+                   shrinking=shrinking)
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
@@ -327,18 +793,28 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     n = design.nobs
     if n < 2:
         raise ValueError(f"lamsvm needs at least two observations; got {n}")
+    if design.X.shape[1] == 0:
+        raise ValueError("lamsvm needs at least one predictor; the model has none (e.g. 'y ~ 1'): "
+                         "add predictors to the formula ('y ~ x1 + x2' or 'y ~ .')")
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
-    if lambda_ is not None:
-        if np.ndim(margin) == 1 and len(margin) > 1:
-            margin = lambda_
-        else:
-            C = lambda_
+    standardize = _bool("standardize", standardize)
+    shrinking = _bool("shrinking", shrinking)
+    warn_calibration = _bool("warn_calibration", warn_calibration)
+
     margins = _seq("margin", default_margin(K) if margin is None else margin)
-    Cs = _seq("C", C, positive=True)
+    if C is not None and lambda_ is not None:
+        raise ValueError("give one of C and lambda_ (C = 1/(n lambda_)), not both")
+    if lambda_ is not None:
+        lams = _seq("lambda_", lambda_, positive=True)
+        Cs = 1.0 / (n * lams)
+    else:
+        lams = None
+        Cs = _seq("C", 1.0 if C is None else C, positive=True)
     if len(margins) > 1 and len(Cs) > 1:
-        raise ValueError("margin and C cannot both be sequences; fit a grid with cohstats.tune")
+        raise ValueError("margin and C (or lambda_) cannot both be sequences; fit a grid with "
+                         "cohstats.tune")
     tol = _real("tol", tol, positive=True)
     eps = _real("eps", eps, nonneg=True)
     if eps >= Cs.min():
@@ -347,26 +823,60 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
                                  or max_iter < 1):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
     time_limit = _real("time_limit", time_limit, positive=True, allow_none=True)
-    if not isinstance(shrinking, (bool, np.bool_)):
-        raise TypeError(f"shrinking must be True or False; got {shrinking!r}")
     cache_size = _real("cache_size", cache_size, positive=True)
     w = np.asarray(design.weights, dtype=np.float64)
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ValueError("weights must be finite and non-negative")
-    if gamma is None and gamma_k is None and sigma is None and not callable(kernel) \
-            and str(kernel).lower() in ("rbf", "gaussian", "compact", "poly", "polynomial"):
-        gamma_k = 1.0
-    X = np.ascontiguousarray(design.X, dtype=np.float64)
-    kern = make_kernel(kernel, X, sigma=sigma, gamma=gamma, gamma_k=gamma_k, degree=degree,
-                       coef0=coef0, D=D, nu=nu)
-    Kfull = kern(X) if kern.code == KERNEL_CALLABLE else None
 
-    if len(margins) > 1:
-        xvar, seq = "margin", np.sort(margins)
+    # ---------------------------------------------------------------- kernel
+    if kernel is None:
+        kname = "linear"
+    elif callable(kernel):
+        kname = None
+    elif isinstance(kernel, str):
+        kname = kernel.lower()
     else:
-        xvar, seq = "C", np.sort(Cs)
+        raise ValueError(f"kernel must be None, 'linear', 'rbf', 'compact', 'poly' or a callable; "
+                         f"got {kernel!r}")
+    width_given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
+    if kname in ("linear",) or kname is None:
+        if width_given:
+            raise ValueError(f"gamma/sigma set the width of a kernel; kernel={kernel!r} has none: "
+                             "drop gamma and sigma or choose kernel='rbf'")
+    if (D is not None or nu is not None) and kname != "compact":
+        raise ValueError(f"D and nu belong to the compact kernel; kernel={kernel!r}: drop them or "
+                         "use kernel='compact'")
+    X = np.ascontiguousarray(design.X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("predictors contain infinite values; remove or recode those rows")
+    center, scale = _standardize(X, w, standardize)
+    Z = np.ascontiguousarray((X - center) / scale)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    if not np.all(np.isfinite(sq)) or not math.isfinite(4.0 * float(sq.max(initial=0.0))):
+        raise ValueError("predictor values are too large for the kernel (squared norms overflow "
+                         "float64); use standardize=True or rescale the predictors")
+    gam = None
+    if kname in ("rbf", "gaussian", "compact", "poly", "polynomial"):
+        gam = _width(gamma, sigma, Z, yk)
+        if not math.isfinite(gam * 4.0 * float(sq.max(initial=0.0)) + 1.0):
+            raise ValueError("gamma times the squared distances overflows float64; use "
+                             "standardize=True, rescale the predictors or choose a smaller gamma")
+    kern = make_kernel("linear" if kernel is None else kernel, Z, gamma=gam, degree=degree,
+                       coef0=coef0, D=D, nu=nu)
+    Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
+    if Kfull is not None and not np.all(np.isfinite(Kfull)):
+        raise ValueError("the kernel callable returned non-finite values on the training inputs")
+
+    if lams is not None and len(lams) > 1:
+        path_var, seq = "lambda", np.sort(lams)[::-1]
+    elif len(margins) > 1:
+        path_var, seq = "margin", np.sort(margins)
+    elif lams is not None:
+        path_var, seq = "lambda", lams
+    else:
+        path_var, seq = "C", np.sort(Cs)
     if warn_calibration:
-        bad = [m for m in (seq if xvar == "margin" else margins) if not is_calibrated(m, K)]
+        bad = [m for m in (seq if path_var == "margin" else margins) if not is_calibrated(m, K)]
         if bad:
             warnings.warn(
                 f"margin={bad[0]:g} is not classification calibrated for K={K} classes: "
@@ -377,26 +887,43 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
     alpha = None
     bt_list, rows, alphas, Cbs = [], [], [], []
     for v in seq:
-        m = float(v) if xvar == "margin" else float(margins[0])
-        c = float(v) if xvar == "C" else float(Cs[0])
+        m = float(v) if path_var == "margin" else float(margins[0])
+        if path_var == "C":
+            c = float(v)
+        elif path_var == "lambda":
+            c = 1.0 / (n * float(v))
+        else:
+            c = float(Cs[0])
         Cb = c * w
-        res = solve_lambda_svm(X, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
+        pos = Cb[Cb > 0]
+        if pos.size == 0 or not np.all(np.isfinite(Cb)) or pos.min() <= eps:
+            raise ValueError(
+                f"the box bounds C * weights range over [{pos.min() if pos.size else 0:.3g}, "
+                f"{Cb.max():.3g}] at {path_var}={v:g}; they must be finite and above eps={eps:g}: "
+                "rescale the weights (the fit depends on C * weights only) or change C / eps")
+        res = solve_lambda_svm(Z, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
                                max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
-                               shrinking=bool(shrinking), alpha0=alpha)
+                               shrinking=shrinking, alpha0=alpha)
         alpha = res["alpha"]
+        F = res["F"]
+        if not (np.all(np.isfinite(F)) and np.all(np.isfinite(alpha))
+                and math.isfinite(res["primal"]) and math.isfinite(res["dual"])):
+            raise ValueError(
+                f"lamsvm: non-finite decision values at {path_var}={v:g} (the kernel or the "
+                "objective overflowed float64); use standardize=True or rescale the predictors, "
+                "and check the weights and C")
         if not res["converged"]:
             what = {"time_limit": "time_limit", "max_iter": "max_iter"}.get(res["status"], "tol")
             warnings.warn(
-                f"lamsvm: SMO stopped ({res['status']}) at {xvar}={v:g} after {res['n_iter']} "
+                f"lamsvm: SMO stopped ({res['status']}) at {path_var}={v:g} after {res['n_iter']} "
                 f"iterations with maximal KKT violation {res['max_violation']:.3g} > tol={tol:g}; "
                 f"increase {what}" + (" or tol" if what != "tol" else ""),
                 ConvergenceWarning, stacklevel=2)
         b = np.where(yk[:, None] == np.arange(K), alpha, -alpha)
         bt = b - b.mean(axis=1, keepdims=True)
-        F = res["F"]
         pred = np.argmax(F, axis=1)
         gap = (res["primal"] - res["dual"]) / max(abs(res["primal"]), 1e-300)
-        rows.append({xvar: float(v), "margin": m, "C": c, "n_iter": res["n_iter"],
+        rows.append({path_var: float(v), "margin": m, "C": c, "n_iter": res["n_iter"],
                      "n_steps": res["n_steps"], "time": res["time"], "converged": res["converged"],
                      "status": res["status"], "max_violation": res["max_violation"],
                      "primal": res["primal"], "dual": res["dual"], "gap": gap,
@@ -408,30 +935,47 @@ def lamsvm(formula, data=None, *, margin=None, C=1.0, kernel="rbf", gamma=None, 
         alphas.append(alpha.copy())
         Cbs.append(Cb)
     steps = pd.DataFrame(rows)
-    sv = np.flatnonzero(np.any([(a > 0).any(axis=1) for a in alphas], axis=0))
-    call = {"margin": margin if margin is not None else float(margins[0]), "C": C,
-            "kernel": kernel if not callable(kernel) else kern.name, "tol": tol}
-    for k_, v_ in (("gamma", gamma), ("gamma_k", gamma_k), ("sigma", sigma), ("time_limit", time_limit)):
+    sv = np.flatnonzero(np.any([(a > 0).any(axis=1) for a in alphas], axis=0)).astype(np.int64)
+    call = {}
+    for k_, v_ in (("margin", margin), ("C", C), ("lambda_", lambda_)):
         if v_ is not None:
             call[k_] = v_
+    call["kernel"] = kernel if not callable(kernel) else kern.name
+    if gam is not None:
+        if sigma is not None:
+            call["sigma"] = sigma
+        else:
+            call["gamma"] = gamma
+    call["standardize"] = standardize
+    call["tol"] = tol
+    if time_limit is not None:
+        call["time_limit"] = time_limit
     fit = LamSVMFit(design, call)
+    fit._fitargs = fitargs
     fit.kernel = kern
-    fit._xvar = xvar
+    fit.gamma = gam
+    fit.standardize = standardize
+    fit._center, fit._scale = center, scale
+    fit.path_var = path_var
+    fit.path_arg = "lambda_" if path_var == "lambda" else path_var
     fit.lambda_ = np.asarray(seq, dtype=float)
     fit.s = float(seq[-1])
-    fit.margin = seq.copy() if xvar == "margin" else float(margins[0])
-    fit.C = seq.copy() if xvar == "C" else float(Cs[0])
+    fit.margin = seq.copy() if path_var == "margin" else float(margins[0])
+    fit.C = np.asarray(steps["C"], dtype=float) if path_var in ("C", "lambda") and len(seq) > 1 \
+        else float(steps["C"].iloc[0])
     fit.support_ = sv
-    fit._Xsv = np.ascontiguousarray(X[sv])
+    fit._Xsv = np.ascontiguousarray(Z[sv])
     fit._bt_path = np.stack([bt[sv] for bt in bt_list])
     fit._alpha_path = np.stack(alphas)
     fit._Cb_path = np.stack(Cbs)
     fit.steps = steps
     fit.converged = bool(steps["converged"].all())
     fit.n_iter = int(steps["n_iter"].sum())
+    fit._coef_path = None
     if kern.code == KERNEL_LINEAR:
-        cp = np.einsum("ip,sik->spk", fit._Xsv, fit._bt_path)
+        cp = np.einsum("ip,sik->spk", fit._Xsv, fit._bt_path) / scale[None, :, None]
+        icp = -np.einsum("p,spk->sk", center, cp)
         fit._coef_path = cp[:, :, 1] if K == 2 else cp
-        fit._intercept_path = np.zeros((len(seq),) if K == 2 else (len(seq), K))
+        fit._intercept_path = icp[:, 1] if K == 2 else icp
         fit._coef, fit._intercept = fit._coef_path[-1], fit._intercept_path[-1]
     return fit

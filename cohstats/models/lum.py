@@ -1,6 +1,6 @@
 """Large-margin unified machines (LUM) of Liu, Zhang & Wu (2011): soft to hard classification.
 
-SPEC.md section 7. The LUM loss ``V_{a,c}`` (7.1) interpolates between soft classifiers
+[LZW]. The LUM loss ``V_{a,c}`` (7.1) interpolates between soft classifiers
 (``c = 0``: logistic-like, one-to-one link between ``f`` and ``P(Y = +1 | x)``) and hard ones
 (``c -> inf``: the SVM hinge). Fits are penalised along a ``lambda`` path by the package's one
 coordinate-descent engine (:func:`cohstats.solvers.cd.cd_path` for the linear expansion,
@@ -27,7 +27,7 @@ from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr
 
 __all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "LumFit", "LUM_LAMBDA_GRID"]
 
-#: [D24] tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
+#: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
 
 _HARD_C = 1000.0   # c at or above which the LUM is indistinguishable from the SVM (7.1)
@@ -63,12 +63,12 @@ def _separable_1d(f, y, w) -> bool:
 
 def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200,
               warn: bool = True) -> dict:
-    """Refitted LUM (SPEC 7.3, eq (9) of [LZW]): ``f2 = g0 + g1 f1`` with ``c = 0``, same ``a``.
+    """Refitted LUM (eq (9) of [LZW]): ``f2 = g0 + g1 f1`` with ``c = 0``, same ``a``.
 
     Minimises ``(1/n) sum_i w_i V_{a,0}(y_i (g0 + g1 f1_i))`` without penalty by Newton's method
     with backtracking. If a threshold on ``f1`` separates the two classes the minimum is not
     attained (``|g1| -> inf``); then the penalty ``1e-6 (g0^2 + g1^2)/2`` is added and a
-    :class:`cohstats.ConvergenceWarning` is emitted [D23].
+    :class:`cohstats.ConvergenceWarning` is emitted.
 
     Parameters
     ----------
@@ -243,12 +243,13 @@ _PARAMS = {
     "standardize": Bool(), "na_action": Options("omit", "raise"),
     "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "nfolds": Integer(2),
+    "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
 }
-SPEC = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
+_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
                default_measure="deviance")
 
 
-@fit_function(SPEC, _PARAMS, renamed={
+@fit_function(_DECLARED, _PARAMS, renamed={
     "penalty": "'alpha' in cohstats (the l1 share: penalty='l2' is alpha=0, 'l1' is alpha=1)",
     "s": "chosen after fitting in cohstats: fit.select(s) or predict(..., s=)"})
 def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: int = 100,
@@ -257,8 +258,8 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
         penalty_factor=None, validation=None, refit_on: str = "train",
         tol: float = 1e-7, max_iter: int = 10000, nfolds: int = 10, random_state=0,
-        _context=None) -> "LumFit":
-    """Large-margin unified machine (LUM) along a penalty path ([LZW]; SPEC section 7).
+        kernel_approx=None, n_components: int = 300, _context=None) -> "LumFit":
+    """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
     ``lambda`` sequence (warm starts), with ``f(x) = b + x'beta`` and
@@ -299,7 +300,15 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         number or ``"scale"`` (default, ``1/(p Var X)`` as scikit-learn), ``"auto"``, ``"mean"``,
         ``"median"`` (see :func:`cohstats.kernels.resolve_gamma`). ``degree``, ``coef0``:
         polynomial kernel.
-    standardize : bool, default True. Linear expansion only: penalise the coefficients of
+    kernel_approx : None (default: the exact n x n kernel), ``"nystroem"`` or ``"rff"``: fit the
+        kernel LUM as a linear LUM on an n x ``n_components`` feature map whose inner products
+        approximate the kernel (:mod:`cohstats.kernel_approx`), in O(n r) memory -- for n
+        beyond about 10^4. With the ridge penalty and every training row a landmark the
+        Nystroem fit equals the exact kernel fit.
+    n_components : r, landmarks (Nystroem) or random features (rff); default 300. The
+        landmarks are drawn with ``random_state``.
+    standardize : bool, default True. Kernel expansions: the inputs are standardised before
+        the kernel (as e1071). Linear expansion: penalise the coefficients of
         standardised columns (glmnet); coefficients are reported on the original scale. Use
         ``False`` for the literal [LZW] objective on the raw features.
     weights, subset, na_action : passed to the design.
@@ -307,7 +316,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     validation : DataFrame (with the response) or tuple ``(X, y)``, optional. Used by
         ``refit_on="validation"`` and by ``c="tuned"``.
     refit_on : {"train", "validation"}. Sample on which the refitted-LUM scale ``(g0, g1)`` is
-        estimated (SPEC 7.3, [D23]; the paper refits on the training sample).
+        estimated (the paper refits on the training sample).
     tol, max_iter : engine tolerance and sweep limit.
     nfolds, random_state : cross-validation for ``c="tuned"`` without ``validation``.
 
@@ -352,11 +361,26 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     y = np.ascontiguousarray(design.y, dtype=np.float64)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
     n, p = X.shape
-    kern = None
+    kern = fmap = None
+    xc = xs = None
+    Xfit = X
+    if kernel_approx is not None and kernel is None:
+        raise ValueError("lum: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
     if kernel is not None:
         from cohstats.kernels import make_kernel
-        kern = make_kernel(kernel, X, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
+        if standardize:
+            xc = (w @ X) / w.sum()
+            xs = np.sqrt((w @ (X - xc) ** 2) / w.sum())
+            xs = np.where(xs > 0, xs, 1.0)
+        else:
+            xc, xs = np.zeros(p), np.ones(p)
+        Xfit = (X - xc) / xs
+        kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
                            width="scale")
+        if kernel_approx is not None:
+            from cohstats.kernel_approx import feature_map
+            fmap = feature_map(kernel_approx, kern, Xfit, n_components=n_components,
+                               random_state=random_state)
     pf = None
     if penalty_factor is not None:
         if kern is not None:
@@ -364,6 +388,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         pf = np.ascontiguousarray(penalty_factor, dtype=np.float64).ravel()
         if pf.shape != (p,) or np.any(pf < 0) or not np.all(np.isfinite(pf)):
             raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
+    Phi = fmap(Xfit) if fmap is not None else None
     if lambda_ is None:
         if kern is None:
             lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio,
@@ -372,7 +397,11 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
             lambdas = LUM_LAMBDA_GRID.copy()
     else:
         lambdas = _check_lambda(lambda_)
-    B0, B, info = _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf)
+    if Phi is not None:      # the kernel LUM as a linear LUM on the feature map
+        B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None)
+    else:
+        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol,
+                                max_iter, pf)
     call = dict(a=a, c=c, alpha=alpha)
     if lambda_ is not None:
         call["lambda_"] = lambda_
@@ -382,10 +411,14 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         call["standardize"] = standardize
     if refit_on != "train":
         call["refit_on"] = refit_on
+    if kernel_approx is not None:
+        call["kernel_approx"] = kernel_approx
+        call["n_components"] = n_components
     fit = LumFit._from_arrays(design, a=a, c=c, alpha=alpha, kernel=kern,
                               lambdas=lambdas, intercepts=B0, coefs=B, info=info,
                               standardize=standardize, tol=tol, max_iter=max_iter,
-                              refit_on=refit_on, validation=validation, call=call)
+                              refit_on=refit_on, validation=validation, call=call,
+                              scaling=(xc, xs), feature_map=fmap)
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
         warnings.warn(f"lum: the engine did not converge for {bad.size} of {lambdas.size} lambda "
@@ -446,8 +479,9 @@ class LumFit(_fit_base()):
 
     @property
     def dual_coef(self):
-        """Kernel expansions: ``beta`` of the support points at ``s`` (rows: training-row labels)."""
-        if self.kernel is None:
+        """Kernel expansions: ``beta`` of the support points at ``s`` (rows: training-row labels);
+        None for the linear model and for feature-map approximations."""
+        if self.kernel is None or self._fmap is not None:
             return None
         beta = self._beta()
         sup = np.flatnonzero(beta)
@@ -456,7 +490,7 @@ class LumFit(_fit_base()):
     @property
     def support_(self):
         """Kernel expansions: positions of the training rows with ``beta != 0`` at ``s``."""
-        if self.kernel is None:
+        if self.kernel is None or self._fmap is not None:
             return None
         return np.flatnonzero(self._beta())
 
@@ -466,11 +500,15 @@ class LumFit(_fit_base()):
     # ----------------------------------------------------------------- construction
     @classmethod
     def _from_arrays(cls, design, *, a, c, alpha, kernel, lambdas, intercepts, coefs,
-                     info, standardize, tol, max_iter, refit_on, validation, call):
+                     info, standardize, tol, max_iter, refit_on, validation, call,
+                     scaling=(None, None), feature_map=None):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
         self.a, self.c, self.alpha = a, c, alpha
         self.kernel = kernel
+        self._fmap = feature_map
+        self._xcenter, self._xscale = scaling
+        self._Ztr = None if kernel is None else (design.X - scaling[0]) / scaling[1]
         self.lambda_ = np.asarray(lambdas, dtype=np.float64)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
         self._coefs = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1)
@@ -534,7 +572,10 @@ class LumFit(_fit_base()):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if self.kernel is None:
             return X
-        return self.kernel(X, self._Xtr)
+        Z = (X - self._xcenter) / self._xscale
+        if self._fmap is not None:
+            return self._fmap(Z)
+        return self.kernel(Z, self._Ztr)
 
     def _decision(self, X, s=None):
         b, b0 = self._coef_at(s)
@@ -551,7 +592,7 @@ class LumFit(_fit_base()):
         return self._Xtr, self._ytr, self._wtr
 
     def refit(self, s=None, warn: bool = True) -> dict:
-        """The refitted-LUM scale ``(g0, g1)`` at ``lambda = s`` (SPEC 7.3).
+        """The refitted-LUM scale ``(g0, g1)`` at ``lambda = s`` ([LZW] eq (9)).
 
         Returns the dict of :func:`lum_refit` (``g0``, ``g1``, ``converged``, ``separable``...).
         """
@@ -624,6 +665,8 @@ class LumFit(_fit_base()):
                            "intercept": self._intercepts})
         if self.kernel is None:
             names = list(self.design.xnames)
+        elif self._fmap is not None:
+            names = [f"phi[{j}]" for j in range(self._coefs.shape[1])]
         else:
             names = [f"beta[{i}]" for i in range(self._coefs.shape[1])]
         coefs = pd.DataFrame(self._coefs, columns=names)
@@ -652,7 +695,8 @@ class LumFit(_fit_base()):
         info = {
             "a": self.a, "c": self.c, "regime": self.regime,
             "penalty": _penalty_name(self.alpha),
-            "expansion": "linear" if self.kernel is None else self.kernel.describe(),
+            "expansion": "linear" if self.kernel is None else (
+                self._fmap.describe() if self._fmap is not None else self.kernel.describe()),
             "n lambda fitted": int(self.lambda_.size),
             "observations": int(self._Xtr.shape[0]),
             "training error": ms["train_error"],
@@ -735,106 +779,10 @@ class LumFit(_fit_base()):
         return ax
 
 
-# --------------------------------------------------------------------------- tuned LUM
-def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda_=None,
-             validation=None, nfolds: int = 10, random_state=0, refit_on: str = "train",
-             _context=None, **kwargs) -> "LumFit":
-    """Tuned LUM (SPEC 7.5): fix ``a``, choose ``c`` in ``cs`` and ``lambda`` by validation error.
-
-    For each ``c`` the LUM path is fitted on the training sample over the ``lambda`` grid
-    ([D24]: 25 values ``10^2 .. 10^-4``) and the misclassification error is computed on the
-    ``validation`` sample (or, without one, by stratified ``nfolds``-fold cross-validation,
-    [D8]); the best ``lambda`` per ``c`` is kept (ties: larger ``lambda``), then the ``c`` with
-    the smaller error (ties: the smaller ``c``, i.e. the soft classifier [D25]).
-
-    Parameters
-    ----------
-    formula, data : as :func:`lum`.
-    a : float, default 1000 (the paper's choice).
-    cs : candidate values of ``c``, default ``(0, 10000)`` (soft versus hard).
-    lambda_ : grid, default :data:`LUM_LAMBDA_GRID`.
-    validation : DataFrame with the response, or tuple ``(X, y)``; if None, cross-validation.
-    nfolds, random_state : cross-validation folds and their seed.
-    refit_on : passed to :func:`lum` (``"validation"`` needs ``validation``).
-    **kwargs : other arguments of :func:`lum` (alpha, kernel, standardize, weights, ...).
-
-    Returns
-    -------
-    LumFit at the winning ``c`` with ``s`` = the winning ``lambda``; ``fit.tuning`` holds the
-    error of every ``(c, lambda)``, ``fit.c_selected`` the winner and ``fit.tuning_note`` says
-    which regime won.
-
-    Notes
-    -----
-    Built on :func:`cohstats.tuning.tune` (``method="holdout"`` with ``validation``, else
-    ``method="cv"``) with the grid ``{"c": cs, "lambda_": lambda_}``; one path fit per ``c``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cohstats as cs
-    >>> rng = np.random.default_rng(2)
-    >>> X = rng.normal(size=(200, 3)); y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1, -1)
-    >>> fit = cs.tune_lum(X[:100], y[:100], validation=(X[100:], y[100:]))
-    >>> fit.c_selected in (0.0, 10000.0)
-    True
-    """
-    a = float(a)
-    cs_ = sorted(float(c) for c in np.atleast_1d(cs))
-    if len(cs_) == 0:
-        raise ValueError("cs must contain at least one value of c")
-    for c in cs_:
-        _check_ac(a, c)
-    lambdas = LUM_LAMBDA_GRID.copy() if lambda_ is None else _check_lambda(lambda_)
-    if isinstance(formula, str) and _context is None:
+def tune_lum(formula, data=None, **kwargs):
+    """The tuned LUM of [LZW]; see :func:`cohstats.tuning.tune_lum` (it lives beside ``tune``)."""
+    from cohstats.tuning.tune_lum import tune_lum as _tune_lum
+    if isinstance(formula, str) and kwargs.get("_context") is None:
         from cohstats.formula import capture_context
-        _context = capture_context(1)
-    design = _to_design(formula, data, kwargs.pop("weights", None), kwargs.pop("subset", None),
-                        kwargs.pop("na_action", "omit"), _context)
-    if not design.binary:
-        raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
-                         f"response {design.yname!r} has {design.n_classes} levels")
-    if refit_on not in ("train", "validation"):
-        raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
-    if refit_on == "validation" and validation is None:
-        raise ValueError("refit_on='validation' needs the validation= sample")
-    from cohstats.tuning import tune
-    # tune(): ties go to the grid value listed first (c ascending: the soft c = 0, [D25]) and,
-    # within it, to the larger lambda [D24]; measure = misclassification error.
-    grid = {"c": cs_, "lambda_": lambdas}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", _convergence_warning())
-        if validation is not None:
-            res = tune(lum, design, grid=grid, method="holdout", validation=validation,
-                       measure="class", verbose=False, a=a, **kwargs)
-            how = "validation"
-        else:
-            res = tune(lum, design, grid=grid, method="cv", nfolds=nfolds, measure="class",
-                       random_state=random_state, verbose=False, a=a, **kwargs)
-            how = f"{nfolds}-fold CV"
-    tab = res.to_frame().rename(columns={"score": "error"})
-    rows = tab.to_dict("records")
-    best = {}
-    for c in cs_:
-        g = tab[tab["c"] == c].sort_values("lambda", ascending=False, kind="stable")
-        k = int(np.argmin(g["error"].to_numpy()))
-        best[c] = (float(g["error"].iloc[k]), float(g["lambda"].iloc[k]))
-    fit = res.best_fit
-    if refit_on == "validation":
-        fit._validation = _new_xy(design, validation)
-        fit.refit_on = "validation"
-        fit._refit_cache = {}
-    c_sel = float(res.best_params["c"])
-    err_sel, lam_sel = best[c_sel]
-    if not (fit.c == c_sel and math.isclose(fit.s, lam_sel)):   # pragma: no cover - guard
-        raise RuntimeError("tune() and the tuned-LUM table disagree; please report")
-    fit.tuning = pd.DataFrame(rows)
-    fit.c_selected = c_sel
-    fit.tuning_best = pd.DataFrame(
-        [{"c": c, "lambda": best[c][1], "error": best[c][0]} for c in cs_])
-    regime = "soft" if c_sel == 0 else ("hard" if c_sel >= _HARD_C else "intermediate")
-    fit.tuning_note = (f"tuned LUM (a = {a:g}): c = {c_sel:g} ({regime}) won by {how} error "
-                       f"{err_sel:.4f} at lambda = {lam_sel:.4g}; "
-                       + ", ".join(f"c = {c:g}: {best[c][0]:.4f}" for c in cs_))
-    fit.call = dict(getattr(fit, "call", {}) or {}, c="tuned")
-    return fit
+        kwargs["_context"] = capture_context(1)
+    return _tune_lum(formula, data, **kwargs)

@@ -1,21 +1,33 @@
-"""Weighted binary support vector machine with honest class probabilities (SPEC 2, 4).
+"""Support vector machines (libsvm's C-SVM, the weighted SVM of [WSL], one-vs-one for K classes)
+with honest class probabilities.
 
-:func:`svm` fits
+:func:`svm` fits libsvm's C-SVM
 
-    minimise (1/n) sum_i w_i S_pi(y_i) [1 - y_i f(x_i)]_+ + (lambda/2) ||h||_K^2,   f = b + h
+    minimise  (1/2) ||h||_K^2 + C sum_i w_i S_pi(y_i) [1 - y_i f(x_i)]_+,    f = b + h,
 
-with ``S_pi(+1) = 1 - pi`` and ``S_pi(-1) = pi`` ([WSL] eq. 3), i.e. the C-SVM with costs
-``C_i = w_i S_pi(y_i) / (n lambda)`` (SPEC D37), by SMO (:mod:`cohstats.solvers.smo`).
-``pi=None`` drops the class weights (``S = 1``: the ordinary SVM of [ZDJ] eq. 4, libsvm's
-C-SVM with ``C = 1/(n lambda)``). ``pi="path"`` follows the exact solution path in ``pi``
-(:mod:`cohstats.solvers.svmpath`) over the bracketing grid.
+by SMO (:mod:`cohstats.solvers.smo`). ``pi=None`` (the default) is the unweighted SVM
+(``S = 1``): the same problem, and the same decision values to the solver tolerance, as
+scikit-learn's ``SVC(C=C, gamma=gamma)`` and R e1071's ``svm(cost=C)``. A number ``pi`` gives
+the weighted SVM of [WSL] eq. (3) with ``S_pi(+1) = 1 - pi`` and ``S_pi(-1) = pi``;
+``pi="path"`` follows its exact solution path in ``pi`` (:mod:`cohstats.solvers.svmpath`)
+over the bracketing grid. In the package's penalty convention the same problem reads
+``(1/n) sum_i w_i S_pi(y_i) [1 - y_i f_i]_+ + (lambda_/2) ||h||^2`` with
+``C = 1 / (n lambda_)``.
+
+More than two classes are fitted one-vs-one, as libsvm: one binary C-SVM per pair of classes
+on the rows of those two classes, by the same SMO engine (a callable kernel is evaluated once
+and shared by the pairs; predictions evaluate one kernel block against the union of the
+support points for all pairs). Classes are predicted by voting, probabilities by pairwise
+coupling (:mod:`cohstats.coupling`) of any of the binary probability methods applied pair by
+pair.
 
 Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``,
 ``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`), and ``"platt_tuned"``
-([WSL]'s tuned Platt: ``lambda`` re-chosen by the GKL estimate, :meth:`SVMFit.platt_tuned`).
+([WSL]'s tuned Platt: ``lambda_`` re-chosen by the GKL estimate, :meth:`SVMFit.platt_tuned`).
 """
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
@@ -23,15 +35,18 @@ import numpy as np
 import pandas as pd
 
 from cohstats import ConvergenceWarning
+from cohstats.coupling import pairwise_coupling
 from cohstats.formula import Design, build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.smo import smo_solve
 from cohstats.solvers.svmpath import pi_grid_smo, pi_path
+from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
+                                 fit_function)
 
-__all__ = ["svm", "SVMFit", "psi_learn", "PsiFit"]
+__all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
 
@@ -51,47 +66,131 @@ def class_weights(y: np.ndarray, pi) -> np.ndarray:
     return np.where(y > 0, 1.0 - pi, pi)
 
 
+def _scaling(X: np.ndarray, w: np.ndarray, standardize: bool):
+    """Centre and scale (sd with divisor ``sum w``, weighted as the fit) of every column;
+    constant columns keep scale 1."""
+    p = X.shape[1]
+    if not standardize:
+        return np.zeros(p), np.ones(p)
+    ws = w.sum()
+    c = (w @ X) / ws
+    sd = np.sqrt((w @ (X - c) ** 2) / ws)
+    tiny = sd <= 1e-12 * np.maximum(1.0, np.abs(c))
+    return c, np.where(tiny, 1.0, sd)
+
+
+def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
+    """The kernel width ``gamma`` (a float) or None for kernels without one; see :func:`svm`."""
+    name = "callable" if callable(kernel) else ("linear" if kernel is None else str(kernel).lower())
+    given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
+    if name in ("linear", "callable"):
+        if given:
+            what = "sigma" if sigma is not None else "gamma"
+            raise ValueError(f"{what} is a kernel width, but kernel={kernel!r} has none: "
+                             f"drop {what}=, or use kernel='rbf' or 'poly'")
+        return None
+    if sigma is not None and not (isinstance(gamma, str) and gamma == "scale"):
+        raise ValueError("give gamma or sigma, not both (gamma = 1/sigma^2)")
+    if sigma is not None:
+        if isinstance(sigma, str):
+            if sigma != "median":
+                raise ValueError(f"sigma must be a positive number or 'median'; got {sigma!r}")
+            gamma = "median"
+        else:
+            return 1.0 / _check_pos("sigma", sigma) ** 2
+    if isinstance(gamma, str):
+        return resolve_gamma(gamma, Z, labels)
+    return _check_pos("gamma", gamma)
+
+
+def _check_s(fit, s):
+    """``s`` reaching the solver-level methods: None or the fitted value (``predict`` has
+    validated it already; the tuners pass the fitted value or nothing)."""
+    if s is not None:
+        fit._check_s(s, "_decision")
+
+
 class SVMFit(Fit):
-    """A fitted (weighted) binary SVM; see :func:`svm`.
+    """A fitted binary (weighted) SVM; see :func:`svm`.
 
     Attributes
     ----------
-    dual_coef : (n,) expansion coefficients ``beta_i = a_i y_i`` (``f = sum_i beta_i K(x_i, x) + b``).
-    alpha : (n,) C-SVM multipliers ``0 <= a_i <= C_i``.
-    support : indices of the support vectors (``a_i > 0``).
-    lambda_ : the penalty (a single value), ``cost`` the per-observation ``C_i``.
-    pi : the class weight (None, a number, or "path"); ``pi_grid`` for path fits.
+    coef : Series by term (input-space slopes on the original scale) for ``kernel=None`` or
+        ``"linear"``; None for other kernels.
+    intercept : the intercept ``b`` (on the original scale for linear kernels).
+    dual_coef : DataFrame indexed by the training-row labels of the support points, column
+        ``"dual_coef"``: ``beta_i = a_i y_i``, so ``f(x) = sum_i beta_i K(z_i, z) + b`` with
+        ``z`` the (standardised) inputs and ``f > 0`` predicting ``classes[1]``.
+    support_ : int positions of the support points among the training rows.
+    dual_alpha_ : (n,) C-SVM multipliers ``0 <= a_i <= C_i``; ``cost`` the per-row ``C_i``.
+    lambda_ : 1-D array holding the one fitted penalty (``path_var = "lambda"``); ``s`` the
+        same value; ``C`` = ``1 / (n lambda_)``.
+    pi : the class weight (None, a number, or "path"); :meth:`path` gives the pi path.
     objective : dual objective ``(1/2) a'Qa - sum a`` (as libsvm's ``obj``).
     """
 
     method = "svm"
-    title = "Weighted support vector machine"
+    title = "Support vector machine"
+    path_var = "lambda"
+    path_arg = None            # one penalty: the tuners refit it value by value
     _predict_options = ("method", "m")
 
+    _RENAMED = {"alpha": "dual_alpha_ (alpha is the elastic-net l1 share in this package)",
+                "support": "support_"}
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: name the new spelling of renamed attributes
+        if name in SVMFit._RENAMED:
+            raise AttributeError(f"svm fits have no attribute {name!r}; use "
+                                 f"{SVMFit._RENAMED[name]}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # ------------------------------------------------------------------ contract
+    @property
+    def coef(self):
+        """Input-space coefficients (Series by term) of a linear kernel; None otherwise."""
+        if self._coef is None:
+            return None
+        return pd.Series(self._coef, index=self.xnames, name="estimate")
+
+    def _row_labels(self, pos):
+        lab = self.design.row_labels
+        return pd.Index(np.asarray(lab)[pos]) if lab is not None else pd.Index(pos)
+
+    @property
+    def dual_coef(self) -> pd.DataFrame:
+        """``beta_i = a_i y_i`` of the support points (rows: training-row labels)."""
+        sv = self.support_
+        return pd.DataFrame({"dual_coef": self._beta[sv]}, index=self._row_labels(sv))
+
     # ------------------------------------------------------------------ prediction
-    def _kernel_to_train(self, X: np.ndarray, idx) -> np.ndarray:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        return self.kernel(X, self.design.X[idx])
+    def _std(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if self.standardize:
+            X = (X - self._xcenter) / self._xscale
+        return np.ascontiguousarray(X)
+
+    def _kernel_to_train(self, Z: np.ndarray, idx) -> np.ndarray:
+        return self.kernel(np.ascontiguousarray(Z, dtype=np.float64), self._Z[idx])
 
     def _decision(self, X: np.ndarray, s=None) -> np.ndarray:
-        if s is not None:
-            raise TypeError("svm fits are not penalty paths; s= is not used (the pi path is "
-                            "read with path() and method='bracket')")
+        _check_s(self, s)
         if self._coef is not None:
             return np.asarray(X, dtype=np.float64) @ self._coef + self._intercept
-        sv = self.support
-        out = np.empty(X.shape[0])
-        for lo in range(0, X.shape[0], 2048):
-            Kb = self._kernel_to_train(X[lo:lo + 2048], sv)
-            out[lo:lo + 2048] = Kb @ self.dual_coef[sv] + self._intercept
+        Z = self._std(X)
+        sv = self.support_
+        out = np.empty(Z.shape[0])
+        for lo in range(0, Z.shape[0], 2048):
+            Kb = self._kernel_to_train(Z[lo:lo + 2048], sv)
+            out[lo:lo + 2048] = Kb @ self._beta[sv] + self._b
         return out
 
     def _train_decision(self) -> np.ndarray:
         return self.fitted_decision
 
     def _grid_fits(self, m: int | None):
-        """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` at the interior
-        bracketing grid ``pi_j = j/m``, from the exact pi path."""
+        """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` (in the
+        standardised inputs) at the interior bracketing grid ``pi_j = j/m``, from the pi path."""
         res = self._get_path(m)
         return res.grid, res.A * self.design.y / res.nlam, res.A0 / res.nlam
 
@@ -99,10 +198,10 @@ class SVMFit(Fit):
         """Decision values of the weighted classifiers at the interior bracketing grid (rows)."""
         _, B, b0 = self._grid_fits(m)
         used = np.flatnonzero(np.any(B != 0.0, axis=0))
-        X = np.asarray(X, dtype=np.float64)
-        out = np.empty((B.shape[0], X.shape[0]))
-        for lo in range(0, X.shape[0], 2048):
-            Kb = self._kernel_to_train(X[lo:lo + 2048], used)
+        Z = self._std(X)
+        out = np.empty((B.shape[0], Z.shape[0]))
+        for lo in range(0, Z.shape[0], 2048):
+            Kb = self._kernel_to_train(Z[lo:lo + 2048], used)
             out[:, lo:lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
         return out
 
@@ -113,26 +212,25 @@ class SVMFit(Fit):
         return int(m)
 
     def _get_path(self, m: int | None):
-        n = self.nobs
         m = self._check_m(m)
         cache = self.__dict__.setdefault("_paths", {})
         if m not in cache:
             grid = bracket_grid(int(m))
             code = self.kernel.code
-            Kpre = self.kernel(self.design.X) if code == KERNEL_CALLABLE else None
+            Kpre = self.kernel(self._Z) if code == KERNEL_CALLABLE else None
             fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
-            cache[m] = fn(self.design.X, self.design.y, code=code, kpar=self.kernel.kpar,
-                          Kpre=Kpre, nlam=n * self.lambda_, grid=grid,
+            cache[m] = fn(self._Z, self.design.y, code=code, kpar=self.kernel.kpar,
+                          Kpre=Kpre, nlam=1.0 / self.C, grid=grid,
                           weights=self.design.weights, cache_size=self._cache_size,
                           n_jobs=getattr(self, "n_jobs", None))
         return cache[m]
 
     def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
                **kw) -> np.ndarray:
-        if s is not None:
-            raise TypeError("svm fits are not penalty paths; s= is not used")
+        _check_s(self, s)
         if kw:
-            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)}")
+            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} "
+                            "(use method= and m=)")
         method = self.prob_method if method is None else method
         if method == "platt_tuned":
             best = self.platt_tuned().best_fit
@@ -140,7 +238,7 @@ class SVMFit(Fit):
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
         if method == "bracket":
-            return bracket_prob(self._path_decision(X, m), m=(self.m if m is None else m))
+            return bracket_prob(self._path_decision(X, m), m=self._check_m(m))
         f = self._decision(X)
         if method == "platt":
             return self.platt(f)
@@ -149,13 +247,14 @@ class SVMFit(Fit):
         return coherence_prob(f, self.rho_, 1.0)
 
     def _refit_args(self) -> dict:
-        """Arguments that refit this model (same kernel, weights, pi, m) at another lambda."""
+        """Arguments that refit this model (same kernel and width, weights, pi, m, scaling) at
+        another ``lambda_``."""
         kern = self.kernel
         args = dict(self._fit_args)
         if kern.code == KERNEL_CALLABLE:
             args["kernel"] = kern.func
         else:
-            args["kernel"] = kern.name
+            args["kernel"] = self._kernel_arg
             if kern.name != "linear":
                 args["gamma"] = float(kern.kpar[0])
             if kern.name == "poly":
@@ -163,6 +262,7 @@ class SVMFit(Fit):
                 args["degree"] = int(kern.kpar[2])
         args["pi"] = 0.5 if isinstance(self.pi, str) else self.pi
         args["m"] = self.m
+        args["standardize"] = self.standardize
         return args
 
     def platt_tuned(self, grid=None, *, D: int | None = None, tau: float = 0.5,
@@ -172,10 +272,10 @@ class SVMFit(Fit):
         [WSL]'s "tuned Platt" fits Platt's sigmoid to an SVM whose ``lambda`` minimises the
         data-perturbation estimate of the generalised KL loss (eq. 9-14) *of the Platt
         probabilities*, instead of the cross-validated classification error. This refits the
-        model (same kernel and kernel width, weights, ``pi``) at every ``lambda`` of ``grid``
-        for each of the ``D`` perturbed data sets, so it costs ``len(grid) * (D + 1)`` fits; the
-        result is cached on the fit, and ``predict(type="prob", method="platt_tuned")`` uses it
-        (calling this with the defaults on first use).
+        model (same kernel and kernel width, weights, ``pi``, scaling) at every ``lambda`` of
+        ``grid`` for each of the ``D`` perturbed data sets, so it costs ``len(grid) * (D + 1)``
+        fits; the result is cached on the fit, and ``predict(type="prob",
+        method="platt_tuned")`` uses it (calling this with the defaults on first use).
 
         Parameters
         ----------
@@ -203,38 +303,48 @@ class SVMFit(Fit):
 
     @property
     def platt(self):
-        """Platt sigmoid fitted to the training decision values (SPEC 2.3, D38)."""
+        """Platt sigmoid fitted to the training decision values (Lin, Lin & Weng 2007)."""
         if "_platt" not in self.__dict__:
             self._platt = platt_fit(self.fitted_decision, self.design.y)
         return self._platt
 
     @property
     def rho_(self) -> float:
-        """Coherence temperature minimising the training EKL ([ZDJ] eq. 13, D9)."""
+        """Coherence temperature minimising the training EKL ([ZDJ] eq. 13)."""
         if "_rho" not in self.__dict__:
             self._rho = coherence_rho(self.fitted_decision, self.design.y, u=1.0)
         return self._rho
 
     # ------------------------------------------------------------------ reporting
+    def _dropped_info(self, info: dict, notes: list):
+        d = self.design
+        info["rows dropped"] = int(d.n_dropped)
+        for why, k in (d.dropped or {}).items():
+            notes.append(f"{k} row(s) dropped: {why}")
+
     def _summary(self) -> Summary:
         y = self.design.y
-        a = self.alpha
+        a = self.dual_alpha_
         free = (a > 1e-12 * np.maximum(self.cost, 1)) & (a < self.cost * (1 - 1e-12))
         info = {
-            "call": self.call_string(),
             "kernel": self.kernel.describe(),
-            "lambda": self.lambda_,
-            "C = 1/(n lambda)": 1.0 / (self.nobs * self.lambda_),
+            "s (lambda_)": float(self.lambda_[0]),
+            "C = 1/(n lambda_)": self.C,
             "pi": self.pi,
+            "standardize": self.standardize,
             "observations": self.nobs,
-            "support vectors": int(self.support.size),
+        }
+        notes = []
+        self._dropped_info(info, notes)
+        info.update({
+            "support vectors": int(self.support_.size),
             "free support vectors": int(np.sum(free)),
             "dual objective": self.objective,
             ("pi-path events" if isinstance(self.pi, str) and getattr(self, "path_method", "")
              == "exact" else "iterations"): self.n_iter,
             "converged": self.converged,
             "training error": float(np.mean((self.fitted_decision > 0) != (y > 0))),
-        }
+        })
         tables = {}
         sv = pd.DataFrame({"class": self.classes,
                            "n": [int(np.sum(y < 0)), int(np.sum(y > 0))],
@@ -246,26 +356,32 @@ class SVMFit(Fit):
             tables["Coefficients"] = pd.DataFrame(
                 {"estimate": np.concatenate([[self._intercept], self._coef])},
                 index=["(Intercept)"] + self.xnames)
-        notes = [f"f(x) > 0 predicts {self.classes[1]!r} (SPEC D1, D39)."]
-        return Summary(self.title, info, tables, notes)
+        notes.insert(0, f"f(x) > 0 predicts {self.classes[1]!r}; a single penalty (not a path): "
+                        "tune lambda_ or C with cohstats.tune.")
+        if self.standardize:
+            notes.append("inputs standardised (sd with divisor n) before the kernel"
+                         + ("; coefficients on the original scale" if self._coef is not None else ""))
+        return Summary(self.title, info, tables, notes, call=self.call_string())
 
     def _repr_extra(self) -> str:
-        return f"{self.kernel.describe()}, lambda={self.lambda_:.4g}, pi={self.pi}, SV={self.support.size}"
+        return (f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}, "
+                f"SV={self.support_.size}")
 
     def path(self, m: int | None = None) -> PathFrame:
-        """Coefficients along the bracketing grid in pi (the exact solution path, SPEC 4.6).
+        """Coefficients along the bracketing grid in pi (the exact solution path, [WSL] 4.6).
 
-        Linear kernel: intercept and slopes; other kernels: intercept and the expansion
-        coefficients ``beta_i`` (columns ``"beta[i]"``).
+        Linear kernel: intercept and slopes (original scale); other kernels: intercept and the
+        expansion coefficients ``beta_i`` (columns ``"beta[i]"``).
         """
         grid, B, b0 = self._grid_fits(m)
-        data = {"pi": grid, "(Intercept)": b0}
         if self.kernel.code == KERNEL_LINEAR:
-            W = B @ self.design.X
+            W = (B @ self._Z) / self._xscale
+            data = {"pi": grid, "(Intercept)": b0 - W @ self._xcenter}
             cols = list(self.xnames)
             for k, c in enumerate(cols):
                 data[c] = W[:, k]
         else:
+            data = {"pi": grid, "(Intercept)": b0}
             cols = [f"beta[{i}]" for i in range(self.nobs)]
             for i, c in enumerate(cols):
                 data[c] = B[:, i]
@@ -273,34 +389,238 @@ class SVMFit(Fit):
                                log_x=False)
 
     def plot(self, *args, **kwargs):
-        """The pi path of the coefficients ([WSL] Figure 1) for ``pi="path"`` fits."""
-        return self.path().plot(*args, **kwargs)
+        """The pi path of the coefficients ([WSL] Figure 1); returns the matplotlib Axes."""
+        ax = self.path().plot(*args, **kwargs)
+        ax.set_title("weighted SVM: coefficients along the pi path")
+        return ax
 
 
+class MulticlassSVMFit(SVMFit):
+    """A one-vs-one SVM for K > 2 classes; see :func:`svm`.
+
+    One binary C-SVM per pair of classes ``a < b`` (class order), fitted on the rows of the two
+    classes. Decision values ``predict(type="link")`` have one column per pair, named
+    ``"a vs b"``, positive favouring ``a`` (libsvm's and scikit-learn's
+    ``decision_function_shape="ovo"`` convention); classes are predicted by their votes (ties
+    to the class listed first, as libsvm). Probabilities couple the pairwise estimates of any
+    binary method (Wu, Lin & Weng 2004, method 2; :mod:`cohstats.coupling`).
+
+    Attributes
+    ----------
+    coef : DataFrame terms x pairs (linear kernels; original scale), else None.
+    intercept : Series by pair.
+    dual_coef : DataFrame, rows the training-row labels of the support points, one column per
+        pair (the expansion coefficient of the point in that pair's decision value; 0 when the
+        point is not a support vector of that pair).
+    support_ : sorted positions of the rows that are support vectors of at least one pair.
+    pairs : list of ``(a, b)`` class labels.
+    """
+
+    title = "Support vector machine (one-vs-one)"
+
+    @property
+    def fitted_decision(self) -> np.ndarray:
+        """Pairwise decision values of the training rows (computed on first use)."""
+        if self.__dict__.get("_fitted") is None:
+            self._fitted = self._decision(self.design.X)
+        return self._fitted
+
+    @property
+    def pair_names(self) -> list:
+        return [f"{a} vs {b}" for a, b in self.pairs]
+
+    @property
+    def coef(self):
+        if self._coef is None:
+            return None
+        return pd.DataFrame(self._coef, index=self.xnames, columns=self.pair_names)
+
+    @property
+    def intercept(self):
+        return pd.Series(self._intercept, index=self.pair_names, name="intercept")
+
+    def coef_at(self, s=None):
+        """Intercepts and coefficients (rows) by pair (columns) of a linear one-vs-one fit."""
+        self._check_s(s, "coef_at")
+        if self._coef is None:
+            raise ValueError("a kernel svm has no input-space coefficients; see dual_coef or "
+                             "predict(type='link')")
+        return pd.DataFrame(np.vstack([self._intercept[None], self._coef]),
+                            index=["(Intercept)"] + self.xnames, columns=self.pair_names)
+
+    @property
+    def dual_coef(self) -> pd.DataFrame:
+        sv = self.support_
+        return pd.DataFrame(self._beta[sv], index=self._row_labels(sv), columns=self.pair_names)
+
+    def _decision(self, X: np.ndarray, s=None) -> np.ndarray:
+        _check_s(self, s)
+        if self._coef is not None:
+            return np.asarray(X, dtype=np.float64) @ self._coef + self._intercept
+        # one kernel block against the union of the support points serves every pair
+        Z = self._std(X)
+        sv = self.support_
+        B = self._beta[sv]
+        out = np.empty((Z.shape[0], B.shape[1]))
+        for lo in range(0, Z.shape[0], 2048):
+            out[lo:lo + 2048] = self._kernel_to_train(Z[lo:lo + 2048], sv) @ B + self._bpair
+        return out
+
+    def _class_scores(self, X: np.ndarray, s=None) -> np.ndarray:
+        """Votes ``(N, K)``: pair ``(a, b)`` votes for ``a`` when its decision value is > 0."""
+        F = self._decision(X, s=s)
+        K = self.n_classes
+        votes = np.zeros((F.shape[0], K))
+        rows = np.arange(F.shape[0])
+        for k, (i, j) in enumerate(self._pair_idx):
+            win = np.where(F[:, k] > 0, i, j)
+            np.add.at(votes, (rows, win), 1.0)
+        return votes
+
+    def _classify(self, X: np.ndarray, s=None, **kw) -> np.ndarray:
+        # the first maximum of the votes: libsvm's tie rule
+        return np.argmax(self._class_scores(X, s=s), axis=1)
+
+    def _link_columns(self, k: int) -> list:
+        return self.pair_names
+
+    def pairwise_prob(self, X: np.ndarray, method: str | None = None, m: int | None = None) -> np.ndarray:
+        """``(N, n_pairs)`` estimates of ``P(Y = a | Y in {a, b}, x)`` for every pair ``(a, b)``,
+        each from the binary method ``method`` applied to that pair's SVM."""
+        method = self.prob_method if method is None else method
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+        Z = self._std(X)
+        return np.column_stack([1.0 - np.asarray(f._proba(Z, method=method, m=m), dtype=float)
+                                for f in self._pair_fits])
+
+    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
+               **kw) -> np.ndarray:
+        _check_s(self, s)
+        if kw:
+            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} "
+                            "(use method= and m=)")
+        r = self.pairwise_prob(X, method=method, m=m)
+        K = self.n_classes
+        R = np.zeros((r.shape[0], K, K))
+        for k, (i, j) in enumerate(self._pair_idx):
+            R[:, i, j] = r[:, k]
+            R[:, j, i] = 1.0 - r[:, k]
+        return pairwise_coupling(R)
+
+    def platt_tuned(self, *args, **kwargs):
+        """Tuned Platt of every pair (:meth:`SVMFit.platt_tuned` on each pairwise SVM, with the
+        same arguments); returns the list of results in pair order."""
+        return [f.platt_tuned(*args, **kwargs) for f in self._pair_fits]
+
+    @property
+    def platt(self):
+        raise AttributeError("a one-vs-one fit has one Platt sigmoid per pair: "
+                             "use predict(type='prob', method='platt')")
+
+    @property
+    def rho_(self):
+        return np.array([f.rho_ for f in self._pair_fits])
+
+    def path(self, m: int | None = None):
+        raise NotImplementedError("the pi path belongs to a binary SVM; for K > 2 classes each "
+                                  "pair has its own (used by method='bracket')")
+
+    def plot(self, ax=None, **kwargs):
+        """Training decision values of every pair, by the true class (one panel of boxes);
+        returns the matplotlib Axes."""
+        import matplotlib.pyplot as plt
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(6.4, 1.2 * len(self.pairs)), 4.2))
+        F = self.fitted_decision
+        yi = self.design.y_int
+        pos, data, ticks = [], [], []
+        for k, (i, j) in enumerate(self._pair_idx):
+            for off, c in ((-0.2, i), (0.2, j)):
+                data.append(F[yi == c, k])
+                pos.append(k + off)
+            ticks.append(self.pair_names[k])
+        ax.boxplot(data, positions=pos, widths=0.3, **kwargs)
+        ax.set_xticks(range(len(ticks)))
+        ax.set_xticklabels(ticks, rotation=30, ha="right")
+        ax.axhline(0.0, color="0.6", lw=0.6)
+        ax.set_ylabel("pairwise decision value (> 0 favours the first class)")
+        ax.set_title("one-vs-one SVM: training decision values (left box: first class)")
+        return ax
+
+    def _summary(self) -> Summary:
+        info = {
+            "kernel": self.kernel.describe(),
+            "s (lambda_)": float(self.lambda_[0]),
+            "C = 1/(n lambda_)": self.C,
+            "pi": self.pi,
+            "standardize": self.standardize,
+            "observations": self.nobs,
+        }
+        notes = []
+        self._dropped_info(info, notes)
+        yi = self.design.y_int
+        info.update({"classes": self.n_classes, "pairs (one-vs-one)": len(self.pairs),
+                     "support vectors": int(self.support_.size),
+                     "iterations (all pairs)": self.n_iter, "converged": self.converged,
+                     "training error": float(np.mean(self._classify(self.design.X) != yi))})
+        rows = []
+        for (a, b), f in zip(self.pairs, self._pair_fits):
+            rows.append({"pair": f"{a} vs {b}", "n": f.nobs, "support vectors": int(f.support_.size),
+                         "at bound": int(np.sum((f.dual_alpha_ >= f.cost) & (f.cost > 0))),
+                         "intercept": -f._b, "converged": f.converged})
+        tables = {"Pairs": pd.DataFrame(rows).set_index("pair")}
+        if self._coef is not None:
+            tables["Coefficients"] = pd.DataFrame(
+                np.vstack([self._intercept[None], self._coef]), index=["(Intercept)"] + self.xnames,
+                columns=self.pair_names)
+        notes.insert(0, "one binary SVM per pair of classes; 'a vs b' > 0 votes for a; classes by "
+                        "votes (ties to the class listed first), probabilities by pairwise coupling "
+                        "(Wu, Lin & Weng 2004)")
+        if self.standardize:
+            notes.append("inputs standardised (sd with divisor n) before the kernel")
+        return Summary(self.title, info, tables, notes, call=self.call_string())
+
+    def _repr_extra(self) -> str:
+        return (f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, "
+                f"{len(self.pairs)} pairs, SV={self.support_.size}")
+
+
+# ============================================================================ fitting
 def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, degree, coef0,
-             weights, subset, tol, prob_method, na_action, allow_path):
-    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build design and kernel."""
+             weights, subset, tol, prob_method, na_action, allow_path, standardize, binary_only):
+    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build the design,
+    the scaling and the kernel."""
+    maxk = 2 if binary_only else None
     design = formula if isinstance(formula, Design) else build_design(
-        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=2)
+        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx,
+        max_classes=maxk)
     if isinstance(formula, Design):
         if weights is not None or subset is not None:
-            design = build_design(design, weights=weights, subset=subset, max_classes=2)
-    if not design.binary:
-        raise ValueError(f"svm needs a response with two classes; got {design.n_classes}")
+            design = build_design(design, weights=weights, subset=subset, max_classes=maxk)
+    if design.n_classes < 2 or (binary_only and not design.binary):
+        raise ValueError(f"{'psi_learn' if binary_only else 'svm'} needs a response with "
+                         f"{'two' if binary_only else 'at least two'} classes; got {design.n_classes}")
     if not design.intercept:
         raise ValueError("svm always fits an unpenalised intercept; remove '- 1' / '+ 0' from the formula")
     n = design.nobs
-    y = design.y
-    if np.all(y > 0) or np.all(y < 0):
-        raise ValueError("svm needs both classes in the training data")
+    present = np.unique(design.y_int)
+    if present.size < design.n_classes:
+        missing = [design.classes[k] for k in range(design.n_classes) if k not in present]
+        raise ValueError(f"svm needs every class in the training data; no rows of class(es) {missing}")
     if C is not None and lambda_ is not None:
         raise ValueError("give C or lambda_, not both (C = 1/(n lambda_))")
     if lambda_ is not None:
         if np.ndim(lambda_) != 0:
-            raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
+            arr = np.asarray(lambda_, dtype=float).ravel()
+            if arr.size != 1:
+                raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
+            lambda_ = float(arr[0])
         lam = _check_pos("lambda_", lambda_)
+        Cval = 1.0 / (n * lam)
     else:
-        lam = 1.0 / (n * _check_pos("C", 1.0 if C is None else C))
+        Cval = _check_pos("C", 1.0 if C is None else C)
+        lam = 1.0 / (n * Cval)
     path = isinstance(pi, str)
     if path and pi != "path":
         raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
@@ -309,131 +629,89 @@ def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, deg
                 or not (0.0 <= pi <= 1.0):
             raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
         pi = float(pi)
-    if m is None:
-        m = max(2, int(math.floor(math.sqrt(n))))
-    elif not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
+        if not design.binary:
+            raise ValueError(f"pi weights the two classes of a binary response; with "
+                             f"{design.n_classes} classes use pi=None (or pi='path' for bracketing)")
+    if m is not None and not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
         raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
     if prob_method is None:
         prob_method = "bracket" if path else "platt"
     elif prob_method not in _METHODS:
         raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
     tol = _check_pos("tol", tol)
-    kern = make_kernel(kernel, design.X, y, sigma=sigma, gamma=gamma, degree=degree,
-                       coef0=coef0, width="median_between")
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise TypeError(f"standardize must be True or False; got {standardize!r}")
+    if kernel is not None and not callable(kernel) and not isinstance(kernel, str):
+        raise ValueError(f"kernel must be None (linear), 'linear', 'rbf', 'poly' or a callable; got {kernel!r}")
+    if isinstance(kernel, str) and kernel.lower() == "compact":
+        raise ValueError("kernel='compact' belongs to lamsvm; svm takes None, 'linear', 'rbf', "
+                         "'poly' or a callable")
+    xc, xs = _scaling(design.X, design.weights, bool(standardize))
+    Z = np.ascontiguousarray((design.X - xc) / xs) if standardize else design.X
+    g = _resolve_width(kernel, Z, design.y, sigma, gamma)
+    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g,
+                       degree=degree, coef0=coef0)
     if path and not allow_path:
         raise ValueError("pi='path' is the exact path of the weighted SVM; psi-learning is "
                          "fitted at each pi of the bracketing grid (give a number for pi)")
-    return design, lam, pi, path, m, prob_method, tol, kern
+    return design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs
 
 
-def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None, sigma=None,
-        gamma=None, degree: int = 3, coef0: float = 1.0, weights=None, subset=None,
-        tol: float = 1e-3, cache_size: float = 200.0, shrinking: bool = True,
-        max_iter: int | None = None, prob_method: str | None = None,
-        path_method: str = "auto", n_jobs: int | None = None, na_action: str = "omit") -> SVMFit:
-    """Weighted binary SVM (SPEC 2.1, 4.1) fitted by SMO, with probability outputs.
+def _default_m(n):
+    return max(2, int(math.floor(math.sqrt(n))))
 
-    Parameters
-    ----------
-    formula : str, Design or array
-        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with
-        labels in ``data``. The response must have two classes; the second is ``+1`` (D39).
-    data : DataFrame (or labels for matrix input).
-    kernel : ``"rbf"`` (default), ``"linear"``, ``"poly"``, or a callable ``k(X, Z)``.
-    C, lambda_ : cost or penalty, ``C = 1/(n lambda)`` (give one; default ``C = 1``). The
-        per-observation costs are ``C_i = C w_i S_pi(y_i)`` (SPEC D37).
-    pi : class weight in ``[0, 1]`` (``S(+1) = 1 - pi``, ``S(-1) = pi``); ``None`` for the
-        unweighted SVM (``S = 1``: libsvm's C-SVM); ``"path"`` to follow the exact pi path over
-        the bracketing grid ``(j - 1)/m`` (the decision function is then the one at
-        ``pi = 1/2``, read off the path: exact, and ``n_iter`` counts the path's events).
-        ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` of scikit-learn solves the same problem
-        as ``svm(..., C=C, pi=pi)``.
-    m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]).
-    sigma, gamma : Gaussian width, ``exp(-||x - x'||^2 / sigma^2)``; or libsvm's ``gamma``.
-        Default ``sigma = median_between`` (median distance between the classes, SPEC 0.4).
-    degree, coef0 : polynomial kernel.
-    weights : observation weights ``w_i`` (array or column name).
-    subset, na_action : as :func:`cohstats.formula.build_design`.
-    tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
-    cache_size : kernel-row cache in megabytes.
-    shrinking : libsvm's shrinking heuristic.
-    max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
-    prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
-        ``pi="path"``, else ``"platt"``.
-    path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
-        exact pi path, SPEC 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
-        ``"warm"`` (SMO at each grid value warm-started from its neighbour, accurate to
-        ``tol``: 2x faster at n = 100, 4x at n = 1000 in ``benchmarks/bench_svm.py``) or
-        ``"auto"`` (default: exact up to n = 2000, warm above, where the exact path's cost
-        grows as ``n^2 |elbow|``).
-    n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
-        concurrently (1.4x faster at n = 1000; the halves and the label-flip symmetry are
-        described in :func:`cohstats.solvers.svmpath.pi_path`). Default one thread.
 
-    Returns
-    -------
-    SVMFit
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from cohstats.models.svm import svm
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["x1", "x2"])
-    >>> df["y"] = np.where(df.x1 + 0.5 * rng.normal(size=80) > 0, "yes", "no")
-    >>> fit = svm("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
-    >>> fit.predict(df.head(3), type="prob", method="bracket").shape
-    (3, 2)
-    """
-    ctx = capture_context(1) if isinstance(formula, str) else None
-    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
-        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
-        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
-        prob_method=prob_method, na_action=na_action, allow_path=True)
+def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, cache_size,
+                shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg,
+                Kpre=None, warn=True) -> SVMFit:
+    """The binary (weighted) C-SVM on the (standardised) inputs ``Z``; ``Kpre`` an optional
+    precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit)."""
     n, y = design.nobs, design.y
-    if path_method not in ("exact", "warm", "auto"):
-        raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
-    from cohstats.solvers.svmpath import _n_threads
-    _n_threads(n_jobs)                                    # validate before any work
-    if path_method == "auto":
-        path_method = "exact" if n <= 2000 else "warm"
     pi_fit = 0.5 if path else pi
-    cost = design.weights * class_weights(y, pi_fit) / (n * lam)
-    Kpre = kern(design.X) if kern.code == KERNEL_CALLABLE else None
-    call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
+    cost = design.weights * class_weights(y, pi_fit) * Cval
+    code = kern.code
+    if Kpre is None and code == KERNEL_CALLABLE:
+        Kpre = kern(Z)
+    scode = KERNEL_CALLABLE if Kpre is not None else code
     fit = SVMFit(design, call)
     fit.kernel = kern
-    fit.lambda_ = lam
+    fit._kernel_arg = kernel_arg
+    fit.C = float(Cval)
+    fit.lambda_ = np.array([1.0 / (n * Cval)])
+    fit.s = float(fit.lambda_[0])
     fit.pi = pi
-    fit.m = int(m)
+    fit.m = _default_m(n) if m is None else int(m)
     fit.cost = cost
+    fit.standardize = bool(standardize)
+    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
     if path and path_method == "exact":
         # the decision function at pi = 1/2 is read off the exact path (pi = 1/2 is added to
         # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
-        grid = bracket_grid(int(m))
+        grid = bracket_grid(fit.m)
         ext = np.union1d(grid, [0.5])
-        res = pi_path(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, nlam=n * lam,
+        res = pi_path(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, nlam=1.0 / Cval,
                       grid=ext, weights=design.weights, cache_size=cache_size, n_jobs=n_jobs)
         g = int(np.flatnonzero(ext == 0.5)[0])
-        a = np.clip(res.A[g] / (n * lam), 0.0, cost)
-        b = float(res.A0[g] / (n * lam))
+        a = np.clip(res.A[g] * Cval, 0.0, cost)
+        b = float(res.A0[g] * Cval)
         if ext.size > grid.size:
             res = res._replace(grid=grid, A=np.delete(res.A, g, axis=0), A0=np.delete(res.A0, g))
-        fit.__dict__["_paths"] = {int(m): res}
+        fit.__dict__["_paths"] = {fit.m: res}
         n_iter, converged = int(res.n_events), True
+        r = None
     else:
-        r = smo_solve(design.X, y, code=kern.code, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
+        r = smo_solve(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
                       max_iter=max_iter, shrinking=shrinking, cache_size=cache_size)
-        if not r.converged:
+        if warn and not r.converged:
             warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
-                          f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=2)
+                          f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=3)
         a, b, n_iter, converged = r.a, float(r.b), r.n_iter, r.converged
-    fit.alpha = a
-    fit.dual_coef = a * y
-    fit.support = np.flatnonzero(a > 0)
-    fit._intercept = b
-    fit.n_iter = n_iter
-    fit.converged = converged
+    fit.dual_alpha_ = a
+    fit._beta = a * y
+    fit.support_ = np.flatnonzero(a > 0)
+    fit._b = b
+    fit.n_iter = int(n_iter)
+    fit.converged = bool(converged)
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
     fit.path_method = path_method
@@ -442,9 +720,15 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     # (n_jobs is left out: refits run inside tune(), whose own n_jobs parallelises the fits)
     fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
                          path_method=path_method)
-    fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
-    if path and path_method == "exact":
-        fit.fitted_decision = fit._decision(design.X) if Kpre is None else Kpre @ fit.dual_coef + b
+    if kern.code == KERNEL_LINEAR:
+        w = fit._beta @ Z
+        fit._coef = w / xs
+        fit._intercept = float(b - fit._coef @ xc)
+    else:
+        fit._coef = None
+        fit._intercept = b
+    if r is None:
+        fit.fitted_decision = (Kpre @ fit._beta + b) if Kpre is not None else fit._decision(design.X)
     else:
         fit.fitted_decision = y * (r.G + 1.0) + r.b
     # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
@@ -454,8 +738,237 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=Non
     return fit
 
 
+def _pair_design(design: Design, Z: np.ndarray, rows: np.ndarray, i: int, j: int) -> Design:
+    """The binary design of classes ``i < j`` on the standardised inputs (``j`` coded +1)."""
+    d = design.take(rows)
+    d.X = np.ascontiguousarray(Z[rows])
+    d.y = np.where(design.y_int[rows] == j, 1.0, -1.0)
+    d.classes = [design.classes[i], design.classes[j]]
+    d.formula, d.spec, d.variables, d.categorical_levels = None, None, (), {}
+    d.n_dropped, d.dropped = 0, {}
+    return d
+
+
+def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, cache_size,
+             shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg):
+    n, K = design.nobs, design.n_classes
+    yi = design.y_int
+    # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
+    # built-in kernels are computed row by row inside each pair's SMO (LRU cache of
+    # cache_size MB, as libsvm's one-vs-one): SMO touches few rows, so the whole kernel
+    # matrix up front was slower (benchmarks/README.md).
+    Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
+    fits, pairs, idx = [], [], []
+    for i in range(K):
+        for j in range(i + 1, K):
+            rows = np.flatnonzero((yi == i) | (yi == j))
+            dp = _pair_design(design, Z, rows, i, j)
+            Kp = None if Kfull is None else np.ascontiguousarray(Kfull[np.ix_(rows, rows)])
+            f = _fit_binary(dp, dp.X, np.zeros(design.p), np.ones(design.p), kern, Cval=Cval,
+                            pi=pi, path=path, m=m, prob_method=prob_method, tol=tol,
+                            cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
+                            path_method=path_method, n_jobs=n_jobs, standardize=False,
+                            call=call, kernel_arg=kernel_arg, Kpre=Kp, warn=False)
+            f._rows = rows
+            fits.append(f)
+            pairs.append((design.classes[i], design.classes[j]))
+            idx.append((i, j))
+    bad = [f"{a} vs {b}" for (a, b), f in zip(pairs, fits) if not f.converged]
+    if bad:
+        warnings.warn(f"svm: SMO stopped before tol={tol} for pair(s) {bad}; increase max_iter "
+                      "or tol", ConvergenceWarning, stacklevel=3)
+    fit = MulticlassSVMFit(design, call)
+    fit.kernel = kern
+    fit._kernel_arg = kernel_arg
+    fit.C = float(Cval)
+    fit.lambda_ = np.array([1.0 / (n * Cval)])
+    fit.s = float(fit.lambda_[0])
+    fit.pi = pi
+    fit.m = m
+    fit.standardize = bool(standardize)
+    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
+    fit.pairs, fit._pair_idx, fit._pair_fits = pairs, idx, fits
+    P = len(fits)
+    beta = np.zeros((n, P))
+    alpha = np.zeros((n, P))
+    cost = np.zeros((n, P))
+    for k, f in enumerate(fits):
+        beta[f._rows, k] = -f._beta
+        alpha[f._rows, k] = f.dual_alpha_
+        cost[f._rows, k] = f.cost
+    fit._beta, fit.dual_alpha_, fit.cost = beta, alpha, cost
+    fit.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+    fit.n_iter = int(sum(f.n_iter for f in fits))
+    fit.converged = all(f.converged for f in fits)
+    fit.prob_method = prob_method
+    fit._cache_size = float(cache_size)
+    fit.path_method = path_method
+    fit.n_jobs = n_jobs
+    fit._fit_fn = svm
+    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
+                         path_method=path_method)
+    fit.objective = np.array([f.objective for f in fits])
+    fit._bpair = np.array([-f._b for f in fits])
+    if kern.code == KERNEL_LINEAR:
+        W = np.column_stack([-f._coef for f in fits])              # slopes in Z
+        fit._coef = W / xs[:, None]
+        fit._intercept = np.array([-f._b for f in fits]) - xc @ fit._coef
+    else:
+        fit._coef = None
+        fit._intercept = np.array([-f._b for f in fits])
+    if Kfull is not None and fit._coef is None:
+        sv = fit.support_
+        fit._fitted = Kfull[:, sv] @ beta[sv] + fit._bpair
+    return fit
+
+
+_KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
+_PARAMS = {
+    "kernel": _KERNELS, "C": NoneOr(Real(0.0, closed="neither")),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
+    "sigma": AnyOf(Real(0.0, closed="neither"), Options(None, "median")),
+    "degree": Integer(1), "coef0": Real(), "standardize": Bool(),
+    "pi": AnyOf(Real(0.0, 1.0), Options(None, "path")), "m": NoneOr(Integer(2)),
+    "tol": Real(0.0, closed="neither"), "cache_size": Real(0.0, closed="neither"),
+    "shrinking": Bool(), "max_iter": NoneOr(Integer(1)), "prob_method": NoneOr(Options(*_METHODS)),
+    "path_method": Options("exact", "warm", "auto"), "na_action": Options("omit", "raise"),
+}
+# probabilities of an SVM are a calibration of its decision values: cross-validate the
+# classification error by default
+SPEC = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
+
+
+@fit_function(SPEC, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the "
+                                               "elastic-net l1 share)"})
+def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale", sigma=None,
+        degree: int = 3, coef0: float = 0.0, standardize: bool = True, pi=None, m=None,
+        weights=None, subset=None, tol: float = 1e-3, cache_size: float = 200.0,
+        shrinking: bool = True, max_iter: int | None = None, prob_method: str | None = None,
+        path_method: str = "auto", n_jobs: int | None = None, na_action: str = "omit") -> SVMFit:
+    """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
+    classes) fitted by SMO, with probability outputs.
+
+    ``svm(X, y, C=1, gamma=g, standardize=False)`` solves the problem of scikit-learn's
+    ``SVC(C=1, gamma=g)`` and gives its decision values to the solver tolerance;
+    ``standardize=True`` (the default, as R e1071's ``svm(scale=TRUE)``) corresponds to
+    ``make_pipeline(StandardScaler(), SVC(...))``.
+
+    Parameters
+    ----------
+    formula : str, Design or array
+        ``"y ~ x1 + x2"`` with ``data``; a :class:`~cohstats.formula.Design`; or a matrix with
+        labels in ``data``. Two classes: the second is coded ``+1`` (``f > 0`` predicts it).
+        K > 2 classes: one-vs-one (see :class:`MulticlassSVMFit`).
+    data : DataFrame (or labels for matrix input).
+    kernel : ``"rbf"`` (default, ``exp(-gamma ||x - x'||^2)``), ``"poly"``
+        (``(gamma <x, x'> + coef0)^degree``), ``None`` or ``"linear"`` (the linear SVM; its
+        input-space coefficients are ``coef``), or a callable ``k(X, Z) -> matrix``.
+    C, lambda_ : libsvm's cost ``C``, or the penalty ``lambda_ = 1 / (n C)`` (give one; default
+        ``C = 1``). The per-row costs are ``C_i = C w_i S_pi(y_i)``. For K > 2 every pair uses
+        the same ``C`` (as libsvm), so ``lambda_`` refers to the whole training set.
+    gamma, sigma : kernel width, ``gamma = 1 / sigma^2`` (give at most one). ``gamma`` may be a
+        number, ``"scale"`` (default: ``1 / (p Var(X))`` over all entries of the (standardised)
+        training matrix, scikit-learn's default; ``1/p`` on standardised inputs, e1071's
+        default), ``"auto"`` (``1/p``) or ``"median"``: ``sigma`` = the median distance between
+        points of different classes, the heuristic of [WSL] section 5.2
+        (:func:`cohstats.kernels.median_between`; exact up to 2 000 points per class, a seeded
+        subsample of each larger class, so memory and time stay bounded). ``sigma`` may be
+        a number or ``"median"``. A width given with a linear or callable kernel is an error.
+    degree, coef0 : polynomial kernel (libsvm's defaults 3 and 0).
+    standardize : centre and scale every predictor (sd with divisor n, weighted by
+        ``weights``) before the kernel; coefficients of linear fits are reported on the
+        original scale. Default True, as e1071's ``svm(scale=TRUE)``: a Gaussian kernel on raw
+        predictors is dominated by the columns with the largest units (on the raw
+        breast-cancer data the 10-fold CV error at the other defaults is 8 % unscaled and
+        2.5 % scaled; ``benchmarks/README.md``).
+    pi : None (default: libsvm's C-SVM), a class weight in ``[0, 1]`` (``S(+1) = 1 - pi``,
+        ``S(-1) = pi``, [WSL] eq. 3; ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` solves the
+        same problem; binary responses only), or ``"path"``: follow the exact pi path over
+        the bracketing grid ``(j - 1)/m`` (the decision function is then the weighted SVM at
+        ``pi = 1/2``, read off the path: exact, and ``n_iter`` counts the path's events; for
+        K > 2 every pair gets its path).
+    m : bracketing grid size (default ``floor(sqrt(n))``, [WSL]; for K > 2 the size of each
+        pair's rows).
+    weights : observation weights ``w_i`` (array or column name).
+    subset, na_action : as :func:`cohstats.formula.build_design`.
+    tol : SMO stopping tolerance on the maximal KKT violation (libsvm's ``eps``, 1e-3).
+    cache_size : kernel-row cache in megabytes (per pair for K > 2 classes, as libsvm; a
+        callable kernel is evaluated once on all rows and its blocks shared by the pairs).
+    shrinking : libsvm's shrinking heuristic.
+    max_iter : SMO iteration cap (default ``max(1e7, 100 n)``).
+    prob_method : default of ``predict(type="prob", method=)``: ``"bracket"`` for
+        ``pi="path"``, else ``"platt"``.
+    path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
+        exact pi path, [WSL] 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
+        ``"warm"`` (SMO at each grid value warm-started from its neighbour, accurate to
+        ``tol``) or ``"auto"`` (default: exact up to n = 2000, warm above).
+    n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
+        concurrently. Default one thread.
+
+    Returns
+    -------
+    SVMFit (two classes) or MulticlassSVMFit (K > 2). Both have one penalty, not a path:
+    ``lambda_`` is a 1-D array with that value, ``predict(s=)`` accepts only it and
+    ``select()`` refuses; tune ``lambda_`` / ``C`` with :func:`cohstats.tune`.
+
+    Probabilities
+    -------------
+    Two classes: ``method="platt"`` (Platt's sigmoid on the training decision values),
+    ``"platt_tuned"``, ``"sollich"``, ``"coherence"`` ([ZDJ]) or ``"bracket"`` ([WSL]).
+    K > 2: the same method on every pair's SVM gives ``P(a | a or b, x)``, and these are
+    coupled into K probabilities by Wu, Lin & Weng's (2004) method 2 as libsvm's ``-b 1``
+    (libsvm fits the pairwise Platt sigmoids on 5-fold cross-validated decision values; here
+    they use the training decision values, as for two classes). Coupling the bracketing
+    estimates of [WSL] is new (not in [WSL] nor in libsvm): each pairwise estimate is accurate
+    only to the grid spacing ``1/m``, and coupling propagates that resolution.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from cohstats.models.svm import svm
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["x1", "x2"])
+    >>> df["y"] = np.where(df.x1 + 0.5 * rng.normal(size=80) > 0, "yes", "no")
+    >>> fit = svm("y ~ x1 + x2", df, kernel=None, lambda_=0.05)
+    >>> fit.predict(df.head(3), type="prob", method="bracket").shape
+    (3, 2)
+    """
+    ctx = capture_context(1) if isinstance(formula, str) else None
+    design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
+        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
+        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
+        prob_method=prob_method, na_action=na_action, allow_path=True, standardize=standardize,
+        binary_only=False)
+    n = design.nobs
+    if path_method not in ("exact", "warm", "auto"):
+        raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
+    from cohstats.solvers.svmpath import _n_threads
+    _n_threads(n_jobs)                                    # validate before any work
+    if path_method == "auto":
+        path_method = "exact" if n <= 2000 else "warm"
+    kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
+    call = {"kernel": kname, **({"lambda_": lam} if lambda_ is not None else {"C": Cval})}
+    if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
+        call["gamma"] = float(kern.kpar[0])
+    if pi is not None:
+        call["pi"] = pi
+    if not standardize:
+        call["standardize"] = False
+    kernel_arg = kernel if not callable(kernel) else None
+    common = dict(Cval=Cval, pi=pi, path=path, m=m, prob_method=prob_method, tol=tol,
+                  cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
+                  path_method=path_method, n_jobs=n_jobs, standardize=bool(standardize),
+                  call=call, kernel_arg=kernel_arg)
+    if design.binary:
+        fit = _fit_binary(design, Z, xc, xs, kern, **common)
+    else:
+        fit = _fit_ovo(design, Z, xc, xs, kern, **common)
+    return fit
+
+
 class PsiFit(SVMFit):
-    """A fitted psi-learning classifier ([WSL] 4.3, SPEC D16); see :func:`psi_learn`.
+    """A fitted psi-learning classifier ([WSL] 4.3); see :func:`psi_learn`.
 
     Bracketing probabilities refit psi-learning at every interior grid value ``pi_j = j/m``
     (there is no exact path for the non-convex psi loss).
@@ -475,7 +988,7 @@ class PsiFit(SVMFit):
             b0 = np.empty(grid.size)
             for j, pj in enumerate(grid):
                 cw = self.design.weights * class_weights(y, pj)
-                r = psi_dc(self.design.X, y, kernel=self.kernel, lam=self.lambda_, cw=cw,
+                r = psi_dc(self._Z, y, kernel=self.kernel, lam=float(self.lambda_[0]), cw=cw,
                            tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
                 B[j] = r.theta * y
                 b0[j] = r.b
@@ -490,22 +1003,31 @@ class PsiFit(SVMFit):
         return sm
 
 
-def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5, m=None,
-              sigma=None, gamma=None, degree: int = 3, coef0: float = 1.0, weights=None,
-              subset=None, tol: float = 1e-3, max_dc: int = 50, cache_size: float = 200.0,
-              max_iter: int | None = None, prob_method: str | None = None,
-              na_action: str = "omit") -> PsiFit:
-    """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming (SPEC 4.3, D16).
+_PSI_PARAMS = {k: v for k, v in _PARAMS.items()
+               if k not in ("shrinking", "path_method")}
+_PSI_PARAMS["max_dc"] = Integer(1)
+PSI_SPEC = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True,
+                   default_measure="class")
+
+
+@fit_function(PSI_SPEC, _PSI_PARAMS)
+def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale",
+              sigma=None, degree: int = 3, coef0: float = 0.0, standardize: bool = True,
+              pi=None, m=None, weights=None, subset=None, tol: float = 1e-3, max_dc: int = 50,
+              cache_size: float = 200.0, max_iter: int | None = None,
+              prob_method: str | None = None, na_action: str = "omit") -> PsiFit:
+    """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming ([WSL] 4.3).
 
     Minimises ``(1/n) sum_i w_i S_pi(y_i) psi(y_i f(x_i)) + (lambda/2) ||h||_K^2`` with
     ``psi(z) = 2`` (z < 0), ``2 (1 - z)`` (0 <= z < 1), ``0`` (z >= 1). Each DC step solves the
     SVM dual with shifted bounds by SMO, starting from the weighted SVM at the same
     ``(pi, lambda)``; the iterate with the smallest psi objective is returned (a local solution:
-    the problem is non-convex).
+    the problem is non-convex). Binary responses only.
 
-    Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None),
-    plus ``max_dc`` (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``,
-    ``"coherence"``, ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
+    Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None;
+    default None, unweighted; ``gamma``/``sigma``, ``standardize`` as there), plus ``max_dc``
+    (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``, ``"coherence"``,
+    ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
 
     Examples
     --------
@@ -513,37 +1035,51 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5,
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame(rng.normal(size=(60, 2)), columns=["x1", "x2"])
     >>> df["y"] = np.where(df.x1 + 0.4 * rng.normal(size=60) > 0, 1, -1)
-    >>> fit = psi_learn("y ~ x1 + x2", df, kernel="linear", lambda_=0.05)
+    >>> fit = psi_learn("y ~ x1 + x2", df, kernel=None, lambda_=0.05)
     >>> bool(fit.psi_objective <= fit.history[0])
     True
     """
     from cohstats.solvers.psi import psi_dc
     ctx = capture_context(1) if isinstance(formula, str) else None
-    design, lam, pi, path, m, prob_method, tol, kern = _prepare(
+    design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
         formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
         gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
-        prob_method=prob_method, na_action=na_action, allow_path=False)
+        prob_method=prob_method, na_action=na_action, allow_path=False, standardize=standardize,
+        binary_only=True)
     if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
         raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
     y = design.y
+    n = design.nobs
     cw = design.weights * class_weights(y, pi)
-    r = psi_dc(design.X, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
+    r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
                cache_size=cache_size, max_iter=max_iter)
     if not r.converged:
         warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_dc} steps without a "
                       "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
                       ConvergenceWarning, stacklevel=2)
-    call = {"kernel": kernel if isinstance(kernel, str) else "callable", "lambda_": lam, "pi": pi}
+    kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
+    call = {"kernel": kname, "C": Cval}
+    if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
+        call["gamma"] = float(kern.kpar[0])
+    if pi is not None:
+        call["pi"] = pi
+    if not standardize:
+        call["standardize"] = False
     fit = PsiFit(design, call)
     fit.kernel = kern
-    fit.lambda_ = lam
+    fit._kernel_arg = kernel if not callable(kernel) else None
+    fit.C = Cval
+    fit.lambda_ = np.array([lam])
+    fit.s = lam
     fit.pi = pi
-    fit.m = int(m)
-    fit.cost = 2.0 * cw / (design.nobs * lam)
-    fit.alpha = r.theta
-    fit.dual_coef = r.theta * y
-    fit.support = np.flatnonzero(r.theta != 0)
-    fit._intercept = float(r.b)
+    fit.m = _default_m(n) if m is None else int(m)
+    fit.cost = 2.0 * cw * Cval
+    fit.standardize = bool(standardize)
+    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
+    fit.dual_alpha_ = r.theta
+    fit._beta = r.theta * y
+    fit.support_ = np.flatnonzero(r.theta != 0)
+    fit._b = float(r.b)
     fit.objective = float("nan")
     fit.psi_objective = r.objective
     fit.history = r.history
@@ -557,5 +1093,10 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, pi=0.5,
     fit._fit_fn = psi_learn
     fit._fit_args = dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
     fit.fitted_decision = r.fitted
-    fit._coef = (fit.dual_coef @ design.X) if kern.code == KERNEL_LINEAR else None
+    if kern.code == KERNEL_LINEAR:
+        fit._coef = (fit._beta @ Z) / xs
+        fit._intercept = float(fit._b - fit._coef @ xc)
+    else:
+        fit._coef = None
+        fit._intercept = fit._b
     return fit

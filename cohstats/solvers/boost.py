@@ -1,28 +1,44 @@
 """Multiclass boosting with regression trees (numba): GentleBoost.C and its baselines.
 
-One engine runs [ZJLY] Algorithm 1 (GentleBoost.C, SPEC 5.4) and the baselines of SPEC 5.5
-(D19). Each round fits, for every class ``j``, a weighted least-squares regression tree
+One engine runs [ZJLY] Algorithm 1 (GentleBoost.C) and the baselines of the paper's Table 2.
+Each round fits, for every class ``j``, a weighted least-squares regression tree
 (:mod:`cohstats.solvers.trees`, best first to ``max_leaves`` terminal nodes) to a working
-response ``z_ij`` with weights ``w_ij``:
+response ``z_ij`` with weights ``w_ij``. The engine hands the tree grower the products
+``w_ij z_ij`` and the weights ``w_ij`` (all a least-squares split search and the leaf means
+need), never ``z`` itself, so no response has to be divided out and capped:
 
-=====  ===================  ==========================================================  ========
-code   method               responses and weights                                        update
-=====  ===================  ==========================================================  ========
-0      GentleBoost.C        ``beta = beta^{c_i}(g(x_i))`` (eq 5),                        centred
-                            ``w = max(beta_j (1-beta_j), w_floor)``,
-                            ``z = T (I[j=c_i] - beta_j) / w`` clipped to ``+-z_max``
-1      MulLogitBoost        as code 0 with ``p = softmax(g)`` and ``T = 1``              centred
-2      GentleBoost.E        ``w_i = exp(-g_{c_i}(x_i))``, ``z = I[j=c_i] - 1/m``         centred
-3      AdaBoost.MH (real)   labels ``Y = 2 I[j=c_i] - 1``, ``D = exp(-Y F_j)`` (sum 1),  added
-                            leaf values ``0.5 log((W+ + eps)/(W- + eps))``, eps=1/(nm)
-=====  ===================  ==========================================================  ========
+=====  ====================  ========================================================  =======
+code   method                ``w z`` and ``w`` (``I = I[j = c_i]``)                     update
+=====  ====================  ========================================================  =======
+0      GentleBoost.C         ``w z = rho (I - beta_j)``, ``w = max(beta_j (1 - beta_j),  centred
+                             w_floor)``, ``beta = beta^{c_i}(g(x_i))`` of eq (5)
+1      MulLogitBoost         as code 0 with ``beta = softmax(g)`` and ``rho = 1``       centred
+2      GentleBoost.E         ``w = exp(-g_{c_i}(x_i))``, ``z = I - 1/m``                centred
+3      AdaBoost.MH (real)    labels ``Y = 2 I - 1``, ``w = D = exp(-Y F_j)`` (sum 1),   added
+                             leaf values ``0.5 log((W+ + eps)/(W- + eps))``, eps=1/(nm)
+4      AdaBoost.MH (discr.)  as code 3, leaf values ``sign(W+ - W-)`` and one step     added
+                             ``alpha = 0.5 log((W_right + eps)/(W_wrong + eps))`` per round
+=====  ====================  ========================================================  =======
 
-"centred" means the increments of a round are replaced by
-``((m-1)/m) (r_j - mean_l r_l)`` before they are added (SPEC D17); with ``centre_acc`` the
-literal reading of the paper is used instead: ``g <- ((m-1)/m) centre(g + r)``.
-Leaf values are multiplied by the shrinkage factor. Trees are stored as flat arrays
-indexed ``[round, class, node]``; leaf values are stored *before* centring, which is linear
-and is re-applied by the prediction functions.
+For codes 0 and 1 the leaf value ``sum w z / sum w = rho sum (I - beta_j) / sum beta_j (1 -
+beta_j)`` is the Newton step of the loss in the coordinate ``g_j`` (the diagonal of the
+Hessian of the coherence loss is ``beta_j (1 - beta_j) / rho``, see the proof of Theorem 1),
+capped at ``+-max_delta`` (codes 0-2; the cap acts on steps, not on responses, so the
+iteration keeps the minimiser of the loss as its fixed point).
+"centred" means the increments ``r`` of a round become ``((m-1)/m) (r_j - mean_l r_l)``
+(step (b) of Algorithm 1 applied to the round's fits, as in Friedman, Hastie & Tibshirani's
+multiclass LogitBoost); with two classes this is exactly the Newton step of the binary loss.
+
+**Step control.** Leaf values are multiplied by the shrinkage factor, and then the whole
+round (all ``m`` trees) by the largest ``t`` in ``1, 1/2, 1/4, ...`` for which the weighted
+training loss does not rise (beyond ``1e-14`` relative rounding); ``t = 1`` is the algorithm
+as published. The round's direction is a descent direction for every loss here (the
+centring is orthogonal to the gradient, whose rows sum to zero, and each class tree's
+contribution is ``-rho sum_leaves (sum grad)^2 / sum w``), so such a ``t > 0`` exists. The
+chosen ``t`` is folded into the stored leaf values.
+
+Trees are stored as flat arrays indexed ``[round, class, node]``; leaf values are stored
+*before* centring, which is linear and is re-applied by the prediction functions.
 """
 from __future__ import annotations
 
@@ -38,6 +54,10 @@ LOSS_COH = 0
 LOSS_LOGIT = 1
 LOSS_EXP = 2
 LOSS_MH = 3
+LOSS_MH_DISCRETE = 4
+
+_RTOL_LOSS = 1e-14     # relative rounding allowance of the step control (sums of n terms)
+_MAX_HALVINGS = 40
 
 
 # ------------------------------------------------------------------------------ loss helpers
@@ -75,12 +95,14 @@ def row_loss(loss, g, c, T):
 
 
 @njit(cache=True, nogil=True)
-def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, Wt):
-    """Working responses Z (n, m) and weights Wt (n, m) of one round for the loss code.
+def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
+    """Products ``GZ = w z`` (n, m) and weights ``Wt = w`` (n, m) of one round.
 
-    ``sw`` are observation weights (multiplying the working weights). Returns the weighted
-    mean training loss at the current margins ``G`` (a by-product of the weights; for
-    AdaBoost.MH the mean of ``exp(-Y F)`` over the ``m`` pairs of an observation).
+    ``sw`` are observation weights (multiplying both). Returns the weighted mean training
+    loss at the current margins ``G`` (for AdaBoost.MH the mean of ``exp(-Y F)`` over the
+    ``m`` pairs of an observation). With ``first and init_uniform`` the coherence and
+    multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
+    always the loss at ``G``.
     """
     n, m = G.shape
     swt = 0.0
@@ -123,12 +145,7 @@ def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, 
                 wij = b[j] * (1.0 - b[j])
                 if wij < w_floor:
                     wij = w_floor
-                zij = tz * ((1.0 if j == c else 0.0) - b[j]) / wij
-                if zij > z_max:
-                    zij = z_max
-                elif zij < -z_max:
-                    zij = -z_max
-                Z[i, j] = zij
+                GZ[i, j] = sw[i] * tz * ((1.0 if j == c else 0.0) - b[j])
                 Wt[i, j] = wij * sw[i]
     elif loss == LOSS_EXP:
         for i in range(n):
@@ -136,59 +153,98 @@ def working_response(loss, G, y, sw, T, first, init_uniform, z_max, w_floor, Z, 
             wi = math.exp(-G[i, c]) * sw[i]
             ls += wi
             for j in range(m):
-                Z[i, j] = (1.0 if j == c else 0.0) - 1.0 / m
+                GZ[i, j] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
                 Wt[i, j] = wi
     else:
         for i in range(n):
             c = y[i]
             for j in range(m):
                 yy = 1.0 if j == c else -1.0
-                Z[i, j] = yy
                 Wt[i, j] = math.exp(-yy * G[i, j]) * sw[i]
                 ls += Wt[i, j]
         for i in range(n):
+            c = y[i]
             for j in range(m):
                 Wt[i, j] /= ls
+                GZ[i, j] = Wt[i, j] if j == c else -Wt[i, j]
         ls /= m
     return ls / swt
+
+
+@njit(cache=True, nogil=True)
+def _increment(loss, r, m, out):
+    """The margin increment of a round from the class-tree outputs ``r`` (centred or added)."""
+    if loss == LOSS_MH or loss == LOSS_MH_DISCRETE:
+        for j in range(m):
+            out[j] = r[j]
+        return
+    fac = (m - 1.0) / m
+    mr = 0.0
+    for j in range(m):
+        mr += r[j]
+    mr /= m
+    for j in range(m):
+        out[j] = fac * (r[j] - mr)
+
+
+@njit(cache=True, nogil=True)
+def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
+    for j in range(m):
+        node = 0
+        while left[h, j, node] >= 0:
+            if X[i, feat[h, j, node]] <= thr[h, j, node]:
+                node = left[h, j, node]
+            else:
+                node = right[h, j, node]
+        r[j] = value[h, j, node]
 
 
 # ------------------------------------------------------------------------------ fitting
 
 
 @njit(cache=True, nogil=True)
-def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_leaf, max_depth,
-              z_max, w_floor, centre_acc, init_uniform, seed, hist,
-              feat, sbin, shi, left, right, value, n_nodes, train_err, train_loss, G):
-    """Run ``H`` rounds of boosting on binned training data.
+def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_delta,
+              max_leaves, min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
+              n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
+              step_scale, train_err, train_loss, val_loss, G, Gv):
+    """Run up to ``H`` rounds of boosting on binned training data.
 
     Parameters
     ----------
-    codes : (n, p) binned features; n_bins : (p,) bins per feature
+    codes : (n, p) binned features; n_bins : (p,) bins per feature; thresholds : (p, nb - 1)
+        bin edges of :func:`cohstats.solvers.trees.make_bins`
     y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights
     loss : method code (module docstring); Ts : (H,) temperature of each round
     shrinkage : leaf values are multiplied by this factor
+    max_delta : cap on the absolute Newton leaf values (codes 0-2), applied before shrinkage
     max_leaves, min_leaf, max_depth : tree growth limits
-    z_max, w_floor : response cap and weight floor (SPEC D17)
-    centre_acc : literal centring of the accumulated g (paper's step (b)) instead of the
-        increments; init_uniform : first round with beta = 1/m (paper) instead of eq (5)
+    w_floor : floor of the Newton weights ``beta (1 - beta)``
+    init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5)
     seed : seed of the feature search order of every tree (ties between equally good splits
         go to the first feature in that order); ``seed < 0``: natural order (smallest index)
     hist : histogram workspace (slots, p, max_bin, 3)
+    Xv, yv, swv : raw validation rows (nv, p), their classes and weights (nv may be 0)
+    n_iter_no_change, es_tol : stop when the weighted validation loss has not fallen below
+        ``best - es_tol`` for this many rounds (``n_iter_no_change <= 0`` or ``nv == 0``:
+        never)
     feat, sbin, shi, left, right : (H, m, max_nodes) int64 outputs (``shi``: end of the empty
-        bin gap above the split bin, see :func:`grow_tree`); value : (H, m, max_nodes)
-    n_nodes : (H, m) int64 output
-    train_err, train_loss : (H,) outputs, training error and mean loss after each round
-    G : (n, m) in/out, the margin vectors of the training rows (start at zero)
+        bin gap above the split bin, see :func:`grow_tree`); thr, value : (H, m, max_nodes)
+        raw-scale thresholds and leaf values (shrinkage and step size included)
+    n_nodes : (H, m) int64 output; step_scale : (H,) the accepted step size of each round
+    train_err, train_loss, val_loss : (H,) outputs after each round (weighted means)
+    G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
+        (start at the initial margins)
 
     Returns
     -------
-    (n_rounds, finite) : rounds run, and False if the margins became non-finite (the fit
-    stops at the last finite round).
+    (n_rounds, finite, best) : rounds run; False if the margins became non-finite (the fit
+    stops at the last finite round); the round (1-based) with the smallest validation loss
+    (``n_rounds`` without validation rows).
     """
     n, p = codes.shape
+    nv = Xv.shape[0]
     max_nodes = feat.shape[2]
-    Z = np.empty((n, m))
+    GZ = np.empty((n, m))
     Wt = np.empty((n, m))
     gz = np.empty((n, 1))
     w = np.empty(n)
@@ -199,10 +255,12 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
     depth = np.empty(max_nodes, np.int64)
     node_tot = np.zeros((max_nodes, 3))
     R = np.empty((n, m))
+    D = np.empty((n, m))
+    r = np.empty(m)
+    inc = np.empty(m)
     nbmax = hist.shape[2]
     shared_root = min_leaf == 1
     root = np.zeros((p, nbmax, m, 2)) if shared_root else np.zeros((1, 1, 1, 2))
-    GZ = np.empty((n, m))
     fperm = np.arange(p)
     if seed >= 0:
         np.random.seed(seed)
@@ -210,21 +268,21 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
     swt = 0.0
     for i in range(n):
         swt += sw[i]
-    fac = (m - 1.0) / m
+    swvt = 0.0
+    for i in range(nv):
+        swvt += swv[i]
+    best = 0
+    best_v = np.inf
+    since = 0
+    base = 0.0
+    Gt = np.empty((n, m))
     for h in range(H):
         T = Ts[h]
-        ls = working_response(loss, G, y, sw, T, h == 0, init_uniform, z_max, w_floor, Z, Wt)
-        if h > 0:
-            if Ts[h] == Ts[h - 1]:
-                train_loss[h - 1] = ls
-            else:  # annealing: the loss of round h - 1 uses that round's temperature
-                ls = 0.0
-                for i in range(n):
-                    ls += sw[i] * row_loss(loss, G[i], y[i], Ts[h - 1])
-                train_loss[h - 1] = ls / swt
-        for i in range(n):
-            for j in range(m):
-                GZ[i, j] = Wt[i, j] * Z[i, j]
+        if h == 0 or Ts[h] != Ts[h - 1]:
+            # responses and loss at the current margins (later rounds reuse those computed
+            # at the accepted trial of the step control; annealing: at this round's rho)
+            base = swt * working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
+                                          GZ, Wt)
         if shared_root:
             # root histograms of all m trees in one pass over the binned data
             root[:] = 0.0
@@ -234,6 +292,7 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
                     for j in range(m):
                         root[f, bb, j, 0] += GZ[i, j]
                         root[f, bb, j, 1] += Wt[i, j]
+        rsum = 0.0     # discrete AdaBoost.MH: weighted agreement sum D Y h
         for j in range(m):
             if seed >= 0:
                 fperm = np.random.permutation(p)
@@ -254,6 +313,9 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
             for t in range(nn):
                 if left[h, j, t] >= 0:
                     value[h, j, t] = 0.0
+                    f = feat[h, j, t]
+                    thr[h, j, t] = 0.5 * (thresholds[f, sbin[h, j, t]]
+                                          + thresholds[f, shi[h, j, t]])
                     continue
                 Gs = node_tot[t, 0]
                 Ws = node_tot[t, 1]
@@ -265,42 +327,67 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
                     if wm < 0.0:
                         wm = 0.0
                     v = 0.5 * math.log((wp + eps_mh) / (wm + eps_mh))
+                elif loss == LOSS_MH_DISCRETE:
+                    v = 1.0 if Gs > 0.0 else (-1.0 if Gs < 0.0 else 0.0)
+                    rsum += abs(Gs)
                 else:
                     v = Gs / Ws if Ws > 0.0 else 0.0
-                v *= shrinkage
+                    if v > max_delta:
+                        v = max_delta
+                    elif v < -max_delta:
+                        v = -max_delta
                 value[h, j, t] = v
                 for ii in range(start[t], end[t]):
                     R[rows[ii], j] = v
-        # update the margins
+        fac = shrinkage
+        if loss == LOSS_MH_DISCRETE:
+            if rsum > 1.0:
+                rsum = 1.0
+            fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
+        # the round's margin increments D, then the step control
+        for i in range(n):
+            for j in range(m):
+                r[j] = fac * R[i, j]
+            _increment(loss, r, m, inc)
+            for j in range(m):
+                D[i, j] = inc[j]
+        # trial margins G + t D; their working responses (for the next round) come with the
+        # loss, so an accepted full step costs one pass, as the unguarded algorithm does
+        tstep = 1.0
+        k = 0
+        while True:
+            for i in range(n):
+                for j in range(m):
+                    Gt[i, j] = G[i, j] + tstep * D[i, j]
+            lnew = swt * working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
+                                          GZ, Wt)
+            if lnew <= base + _RTOL_LOSS * abs(base):
+                break
+            if k >= _MAX_HALVINGS:
+                # no decrease above rounding level: the loss is at its minimum
+                tstep = 0.0
+                lnew = swt * working_response(loss, G, y, sw, T, False, init_uniform,
+                                              w_floor, GZ, Wt)
+                break
+            tstep *= 0.5
+            k += 1
+        step_scale[h] = tstep
+        fac *= tstep
+        for j in range(m):
+            for t in range(n_nodes[h, j]):
+                if left[h, j, t] < 0:
+                    value[h, j, t] *= fac
         finite = True
         for i in range(n):
-            if loss == LOSS_MH:
-                for j in range(m):
-                    G[i, j] += R[i, j]
-            else:
-                mr = 0.0
-                for j in range(m):
-                    mr += R[i, j]
-                mr /= m
-                for j in range(m):
-                    inc = fac * (R[i, j] - mr)
-                    if centre_acc:
-                        G[i, j] = fac * (G[i, j] + inc / fac)
-                    else:
-                        G[i, j] += inc
-                if centre_acc:
-                    # exact re-centring of the accumulated margins
-                    mg = 0.0
-                    for j in range(m):
-                        mg += G[i, j]
-                    mg /= m
-                    for j in range(m):
-                        G[i, j] -= mg
             for j in range(m):
+                if tstep > 0.0:
+                    G[i, j] = Gt[i, j]
                 if not math.isfinite(G[i, j]):
                     finite = False
         if not finite:
-            return h, False
+            return h, False, max(best, 1) if h > 0 else 0
+        train_loss[h] = lnew / swt
+        base = lnew
         err = 0.0
         for i in range(n):
             am = 0
@@ -310,105 +397,96 @@ def boost_fit(codes, n_bins, y, sw, m, H, loss, Ts, shrinkage, max_leaves, min_l
             if am != y[i]:
                 err += sw[i]
         train_err[h] = err / swt
-    ls = 0.0
-    for i in range(n):
-        ls += sw[i] * row_loss(loss, G[i], y[i], Ts[H - 1])
-    train_loss[H - 1] = ls / swt
-    return H, True
+        if nv > 0:
+            lv = 0.0
+            for i in range(nv):
+                _predict_round(Xv, i, h, m, feat, thr, left, right, value, r)
+                _increment(loss, r, m, inc)
+                for j in range(m):
+                    Gv[i, j] += inc[j]
+                lv += swv[i] * row_loss(loss, Gv[i], yv[i], T)
+            lv /= swvt
+            val_loss[h] = lv
+            if lv < best_v - es_tol:
+                since = 0
+            else:
+                since += 1
+            if lv < best_v:
+                best_v = lv
+                best = h + 1
+            if n_iter_no_change > 0 and since >= n_iter_no_change:
+                return h + 1, True, best
+        else:
+            best = h + 1
+    return H, True, best
 
 
 # ------------------------------------------------------------------------------ prediction
 
 
 @njit(cache=True, nogil=True)
-def _round_increment(X, i, h, m, feat, thr, left, right, value, r):
-    for j in range(m):
-        node = 0
-        while left[h, j, node] >= 0:
-            if X[i, feat[h, j, node]] <= thr[h, j, node]:
-                node = left[h, j, node]
-            else:
-                node = right[h, j, node]
-        r[j] = value[h, j, node]
-
-
-@njit(cache=True, nogil=True)
-def _apply_round(g, r, m, loss, centre_acc):
-    if loss == LOSS_MH:
-        for j in range(m):
-            g[j] += r[j]
-        return
-    fac = (m - 1.0) / m
-    mr = 0.0
-    for j in range(m):
-        mr += r[j]
-    mr /= m
-    for j in range(m):
-        inc = fac * (r[j] - mr)
-        if centre_acc:
-            g[j] = fac * (g[j] + inc / fac)
-        else:
-            g[j] += inc
-    if centre_acc:
-        mg = 0.0
-        for j in range(m):
-            mg += g[j]
-        mg /= m
-        for j in range(m):
-            g[j] -= mg
-
-
-@njit(cache=True, nogil=True)
-def boost_decision(X, n_rounds, m, loss, centre_acc, feat, thr, left, right, value):
-    """Margin vectors g(x) (n, m) after ``n_rounds`` rounds for raw ``X``."""
+def boost_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
+    """Margin vectors g(x) (n, m) after ``n_rounds`` rounds for raw ``X`` from the initial
+    margins ``g0`` (m,)."""
     n = X.shape[0]
-    G = np.zeros((n, m))
+    G = np.empty((n, m))
     r = np.empty(m)
+    inc = np.empty(m)
     for i in range(n):
+        G[i] = g0
         for h in range(n_rounds):
-            _round_increment(X, i, h, m, feat, thr, left, right, value, r)
-            _apply_round(G[i], r, m, loss, centre_acc)
+            _predict_round(X, i, h, m, feat, thr, left, right, value, r)
+            _increment(loss, r, m, inc)
+            for j in range(m):
+                G[i, j] += inc[j]
     return G
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_decision(X, n_rounds, m, loss, centre_acc, feat, thr, left, right, value):
+def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
     """Margins after every round: array (n_rounds, n, m)."""
     n = X.shape[0]
     out = np.empty((n_rounds, n, m))
     g = np.empty(m)
     r = np.empty(m)
+    inc = np.empty(m)
     for i in range(n):
-        g[:] = 0.0
+        g[:] = g0
         for h in range(n_rounds):
-            _round_increment(X, i, h, m, feat, thr, left, right, value, r)
-            _apply_round(g, r, m, loss, centre_acc)
+            _predict_round(X, i, h, m, feat, thr, left, right, value, r)
+            _increment(loss, r, m, inc)
+            for j in range(m):
+                g[j] += inc[j]
             out[h, i] = g
     return out
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_error(X, y, n_rounds, m, loss, centre_acc, Ts, feat, thr, left, right,
-                       value):
-    """Error rate and mean loss (with the round's temperature) after every round."""
+def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, value, g0):
+    """Weighted error rate and mean loss (with the round's temperature) after every round."""
     n = X.shape[0]
     err = np.zeros(n_rounds)
     ls = np.zeros(n_rounds)
     g = np.empty(m)
     r = np.empty(m)
+    inc = np.empty(m)
+    swt = 0.0
     for i in range(n):
-        g[:] = 0.0
+        swt += sw[i]
+        g[:] = g0
         for h in range(n_rounds):
-            _round_increment(X, i, h, m, feat, thr, left, right, value, r)
-            _apply_round(g, r, m, loss, centre_acc)
+            _predict_round(X, i, h, m, feat, thr, left, right, value, r)
+            _increment(loss, r, m, inc)
+            for j in range(m):
+                g[j] += inc[j]
             am = 0
             for j in range(1, m):
                 if g[j] > g[am]:
                     am = j
             if am != y[i]:
-                err[h] += 1.0
-            ls[h] += row_loss(loss, g, y[i], Ts[h])
-    return err / n, ls / n
+                err[h] += sw[i]
+            ls[h] += sw[i] * row_loss(loss, g, y[i], Ts[h])
+    return err / swt, ls / swt
 
 
 @njit(cache=True, nogil=True)
@@ -420,7 +498,7 @@ def margins_to_proba(G, loss, T):
     for i in range(n):
         if loss == LOSS_COH:
             mc_coh_prob(G[i], T, P[i])
-        elif loss == LOSS_MH:
+        elif loss == LOSS_MH or loss == LOSS_MH_DISCRETE:
             s = 0.0
             for j in range(m):
                 v = 2.0 * G[i, j]

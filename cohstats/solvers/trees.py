@@ -2,10 +2,10 @@
 
 One histogram engine grows every tree of the package:
 
-* **regression trees** for boosting ([ZJLY] Algorithm 1, SPEC D18): best-first growth to at
+* **regression trees** for boosting ([ZJLY] Algorithm 1): best-first growth to at
   most ``max_leaves`` terminal nodes, each split the one with the largest weighted
   squared-error reduction over all current leaves, leaf value the weighted mean;
-* **classification trees** (CART, SPEC D19): the same engine with the ``K`` one-hot class
+* **classification trees** (CART; Breiman et al. 1984): the same engine with the ``K`` one-hot class
   indicators as a multi-output response. For indicator responses the weighted squared-error
   reduction summed over the outputs *is* the decrease of the weighted Gini impurity
   (``sum_k W_k (1 - W_k/W) = W * Gini``), so no separate Gini code is needed. Trees are grown
@@ -465,7 +465,7 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
 
 def fit_regression_tree(codes, n_bins, thresholds, z, w, *, max_leaves=8, min_leaf=1,
                         max_depth=64, rows=None):
-    """Weighted least-squares regression tree, grown best first (SPEC D18).
+    """Weighted least-squares regression tree, grown best first.
 
     Parameters
     ----------

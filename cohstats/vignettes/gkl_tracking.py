@@ -41,7 +41,8 @@ def svm_bracketing():
     from cohstats.models.svm import svm
 
     def args(design):
-        return {"kernel": "rbf", "pi": "path", "sigma": median_between(design.X, design.y)}
+        return {"kernel": "rbf", "pi": "path", "sigma": median_between(design.X, design.y),
+                "standardize": False}
 
     return (svm, args, {"method": "bracket"},
             "weighted SVM + bracketing ([WSL] 'New'), Gaussian kernel, sigma = median_between, m = 10")

@@ -1,0 +1,335 @@
+"""CART: a single Gini classification tree pruned by cross-validated cost complexity.
+
+The baseline "CART" of [ZJLY] Table 2 (Breiman, Friedman, Olshen & Stone 1984; R's rpart).
+The weakest-link pruning sequence ``ccp_alpha_0 = 0 < ccp_alpha_1 < ...`` is the fit's path
+(``lambda_``, ``path_var = "ccp_alpha"``), and ``s`` is the value chosen by ``nfolds``-fold
+cross-validation.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from cohstats.formula import build_design, capture_context
+from cohstats.results import Fit, PathFrame, Summary
+from cohstats.solvers import trees as _t
+
+__all__ = ["cart", "CartFit"]
+
+
+# ============================================================================ validation
+def _check_int(name, v, lo, hi=None):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {v!r}")
+    v = int(v)
+    if v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be {rng}; got {v}")
+    return v
+
+
+def _check_bool(name, v):
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {v!r}")
+    return bool(v)
+
+
+def _check_renamed(fn, kwargs, renamed):
+    """Refuse leftover keyword arguments; old spellings name their replacement."""
+    if not kwargs:
+        return
+    k = sorted(kwargs)[0]
+    if k in renamed:
+        raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}: {renamed[k]}")
+    raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}")
+
+
+_RENAMED = {"alpha": "the cost-complexity parameter is now called 'ccp_alpha'"}
+
+
+def _check_alpha_value(s, what="s"):
+    if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
+        raise TypeError(f"{what} (cost-complexity parameter ccp_alpha) must be a number >= 0; "
+                        f"got {s!r}")
+    v = float(s)
+    if not (v >= 0.0) or not math.isfinite(v):
+        raise ValueError(f"{what} (cost-complexity parameter ccp_alpha) must be a finite "
+                         f"number >= 0; got {s!r}")
+    return v
+
+
+# ============================================================================ fitting
+def _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth):
+    codes, thr, nb = _t.make_bins(X[rows], max_bins, w[rows])
+    return _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size,
+                             max_depth=max_depth)
+
+
+def _cart_predict(t, X, alpha):
+    return _t.cart_leaf_index(np.ascontiguousarray(X, dtype=np.float64), t["feat"], t["thr"],
+                              t["left"], t["right"], t["prune_alpha"], float(alpha))
+
+
+def cart(formula, data=None, *, ccp_alpha=None, nfolds: int = 10, rule: str = "min",
+         min_node_size: int = 1, max_depth: int = 30, max_bins: int = 65535,
+         standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
+         random_state=None, **kwargs):
+    """A single classification tree (Gini), cost-complexity pruned by cross-validation.
+
+    The tree is grown to purity (or ``min_node_size`` / ``max_depth``), the weakest-link
+    pruning sequence ``ccp_alpha_0 = 0 < ccp_alpha_1 < ...`` is computed (tree ``T_k`` is the
+    optimal subtree for ``ccp_alpha`` in ``[ccp_alpha_k, ccp_alpha_{k+1})``), and the pruning
+    level is chosen by ``nfolds``-fold stratified cross-validation evaluated at the geometric
+    means ``sqrt(ccp_alpha_k ccp_alpha_{k+1})`` (as R's rpart), with the minimum CV error
+    (``rule="min"``; ties go to the simpler tree) or the one-standard-error rule (``"1se"``).
+
+    Parameters
+    ----------
+    formula, data : ``"y ~ x1 + x2"`` with a DataFrame, a Design, or a matrix with labels.
+    ccp_alpha : None (default: chosen by cross-validation) or a number >= 0: prune at this
+        cost-complexity parameter (the cross-validation table is still computed).
+        Cost is the weighted misclassification share of the training rows.
+    nfolds : CV folds (at least 2; reduced to the smallest class size if needed)
+    rule : ``"min"`` or ``"1se"``
+    min_node_size, max_depth : growth limits
+    max_bins : bins for the split search (default: exact for up to 65535 distinct values)
+    standardize : accepted for the package-wide interface; a tree is invariant to centring
+        and scaling its predictors, so True and False give the same fit.
+    weights, subset, na_action : as :func:`cohstats.formula.build_design`
+    random_state : seed of the CV folds
+
+    Returns
+    -------
+    CartFit
+        A path fit along the pruning sequence: ``lambda_`` the ``ccp_alpha`` values,
+        ``path_var = "ccp_alpha"``, ``s`` the selected value; ``predict(newdata, s=a)``
+        predicts with the tree pruned at ``a``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.models.cart import cart
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] > 0.3, "a", "b")
+    >>> fit = cart(X, y, random_state=0)
+    >>> fit.n_leaves, float(fit.predict(X).eq(y).mean())
+    (2, 1.0)
+    """
+    _check_renamed("cart", kwargs, _RENAMED)
+    context = capture_context(1) if isinstance(formula, str) else None
+    return _cart(formula, data, context, ccp_alpha=ccp_alpha, nfolds=nfolds, rule=rule,
+                 min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
+                 standardize=standardize, weights=weights, subset=subset,
+                 na_action=na_action, random_state=random_state)
+
+
+def _cart(formula, data, context, *, ccp_alpha=None, nfolds=10, rule="min", min_node_size=1,
+          max_depth=30, max_bins=65535, standardize=False, weights=None, subset=None,
+          na_action="omit", random_state=None, **kwargs):
+    _check_renamed("cart", kwargs, _RENAMED)
+    nfolds = _check_int("nfolds", nfolds, 2)
+    min_node_size = _check_int("min_node_size", min_node_size, 1)
+    max_depth = _check_int("max_depth", max_depth, 1)
+    max_bins = _check_int("max_bins", max_bins, 2, 65535)
+    standardize = _check_bool("standardize", standardize)
+    if ccp_alpha is not None:
+        ccp_alpha = _check_alpha_value(ccp_alpha, "ccp_alpha")
+    if rule not in ("min", "1se"):
+        raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
+    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
+                     context=context)
+    X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
+    n = len(y)
+    rows = np.arange(n)
+    full = _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth)
+    alphas = full["alphas"]
+    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 \
+        else alphas.copy()
+    from cohstats.tuning import make_folds
+
+    folds = make_folds(y, nfolds, random_state=random_state)   # stratified
+    k = int(folds.max()) + 1
+    miss = np.zeros((len(cand), n))
+    for f in range(k):
+        tr = np.flatnonzero(folds != f)
+        te = np.flatnonzero(folds == f)
+        t = _cart_tree(X, y, K, w, tr, max_bins, min_node_size, max_depth)
+        cls = np.argmax(t["counts"], axis=1)
+        for a, alpha in enumerate(cand):
+            leaf = _cart_predict(t, X[te], alpha)
+            miss[a, te] = (cls[leaf] != y[te]) * w[te]
+    cv_err = miss.sum(1) / w.sum()
+    cv_se = np.sqrt(np.maximum(cv_err * (1 - cv_err), 0) / n)
+    # ties -> the larger alpha (simpler tree)
+    best = len(cand) - 1 - int(np.argmin(cv_err[::-1]))
+    if rule == "1se":
+        ok = np.flatnonzero(cv_err <= cv_err[best] + cv_se[best])
+        best = int(ok.max())
+    call = dict(nfolds=nfolds, rule=rule)
+    if ccp_alpha is not None:
+        call["ccp_alpha"] = ccp_alpha
+    fit = CartFit(d, call)
+    fit.tree = full
+    size = np.array([_n_leaves_at(full, a) for a in alphas])
+    fit.cv_table = pd.DataFrame({"ccp_alpha": alphas, "ccp_alpha_cv": cand, "leaves": size,
+                                 "train_error": [_train_err(full, a) for a in alphas],
+                                 "cv_error": cv_err, "cv_se": cv_se})
+    fit.lambda_ = np.asarray(alphas, dtype=float).copy()
+    fit.path_var = "ccp_alpha"
+    fit.cv_index = int(best)
+    fit.s = float(alphas[best]) if ccp_alpha is None else ccp_alpha
+    fit.nfolds = k
+    fit.n_iter = 1
+    fit.converged = True
+    fit.standardize = standardize
+    return fit
+
+
+def _n_leaves_at(t, alpha):
+    left, pa = t["left"], t["prune_alpha"]
+    cnt = 0
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        if left[v] < 0 or pa[v] <= alpha:
+            cnt += 1
+        else:
+            stack += [left[v], t["right"][v]]
+    return cnt
+
+
+def _train_err(t, alpha):
+    left, pa = t["left"], t["prune_alpha"]
+    err = 0.0
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        if left[v] < 0 or pa[v] <= alpha:
+            err += t["node_err"][v]
+        else:
+            stack += [left[v], t["right"][v]]
+    return err
+
+
+class _PrunePath(PathFrame):
+    """The pruning sequence; ``plot()`` draws the error rates against ``ccp_alpha``."""
+
+    @property
+    def _constructor(self):
+        return _PrunePath
+
+    def plot(self, columns=None, ax=None, label: bool = True, **kwargs):  # type: ignore[override]
+        if columns is None:
+            columns = [c for c in ("train_error", "cv_error") if c in self.columns]
+        ax = PathFrame.plot(self, columns=columns, ax=ax, label=label, **kwargs)
+        ax.set_ylabel("error rate")
+        return ax
+
+
+class CartFit(Fit):
+    """A pruned classification tree along its pruning sequence.
+
+    Attributes
+    ----------
+    lambda_ : (k,) the cost-complexity values ``ccp_alpha`` of the pruning sequence
+        (increasing; 0 is the full tree); ``path_var = "ccp_alpha"``
+    s : the selected ``ccp_alpha`` (by cross-validation unless given to :func:`cart`)
+    cv_table : cross-validation results along the sequence
+    n_leaves : terminal nodes of the tree pruned at ``s``
+    coef, intercept, dual_coef, support_ : None (a tree has none of these)
+    """
+
+    method = "cart"
+    title = "Classification tree"
+    label = "CART"
+    dual_coef = None
+    support_ = None
+
+    @property
+    def coef(self):
+        return None
+
+    @property
+    def intercept(self):
+        return None
+
+    @property
+    def ccp_alpha(self) -> float:
+        """The selected cost-complexity parameter (``s``)."""
+        return float(self.s)
+
+    @property
+    def n_leaves(self) -> int:
+        return _n_leaves_at(self.tree, self.s)
+
+    def _alpha(self, s):
+        return float(self.s) if s is None else _check_alpha_value(s)
+
+    def _leaf(self, X, s=None):
+        return _cart_predict(self.tree, X, self._alpha(s))
+
+    def _decision(self, X, s=None):
+        P = self._proba_full(X, s)
+        return P[:, 1] - P[:, 0] if self.n_classes == 2 else P
+
+    def _proba_full(self, X, s=None):
+        c = self.tree["counts"][self._leaf(X, s)]
+        return c / c.sum(1, keepdims=True)
+
+    def _proba(self, X, s=None, **kw):
+        """Class proportions of the training observations in the leaf."""
+        if kw:
+            raise TypeError(f"cart probabilities take no extra arguments; got {sorted(kw)}")
+        P = self._proba_full(X, s)
+        return P[:, 1] if self.n_classes == 2 else P
+
+    def _classify(self, X, s=None, **kw):
+        if kw:
+            raise TypeError(f"cart predictions take no extra arguments; got {sorted(kw)}")
+        return np.argmax(self.tree["counts"][self._leaf(X, s)], axis=1)
+
+    def select(self, s) -> "CartFit":
+        """A copy pruned at ``ccp_alpha = s``."""
+        import copy
+
+        new = copy.copy(self)
+        new.s = _check_alpha_value(s)
+        return new
+
+    def path(self) -> PathFrame:
+        """Training and CV error along the pruning sequence (xvar ``ccp_alpha``)."""
+        pf = _PrunePath(self.cv_table.copy())
+        pf.xvar = "ccp_alpha"
+        pf.coef_columns = []
+        pf.log_x = False
+        return pf
+
+    def plot(self, ax=None):
+        """Cross-validated error rate against tree size (rpart's ``plotcp``); returns Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.4, 4.2))
+        t = self.cv_table
+        ax.errorbar(t["leaves"], t["cv_error"], yerr=t["cv_se"], marker="o", ms=3, lw=1)
+        ax.axvline(self.n_leaves, color="0.6", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("terminal nodes")
+        ax.set_ylabel(f"{self.nfolds}-fold CV error rate")
+        return ax
+
+    def _summary(self) -> Summary:
+        info = {"call": self.call_string(), "method": "CART (Gini, cost-complexity pruned)",
+                "classes": self.n_classes, "n": self.nobs, "predictors": self.design.p,
+                "CV folds": self.nfolds, "s (ccp_alpha)": float(self.s),
+                "terminal nodes": self.n_leaves,
+                "full tree leaves": int(self.cv_table["leaves"].iloc[0]),
+                "training error": _train_err(self.tree, self.s),
+                "rows dropped (missing values)": int(self.design.n_dropped)}
+        return Summary("CART classification tree", info, {"pruning sequence": self.cv_table})
+
+    def _repr_extra(self) -> str:
+        return f"{self.n_leaves} leaves, ccp_alpha={self.s:.4g}"

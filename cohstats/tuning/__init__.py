@@ -1,0 +1,46 @@
+"""Cross-validation, grid search and the GKL data-perturbation estimate for every fit function.
+
+* :func:`cv` -- K-fold cross-validation of any fit function, cv.glmnet style for path fits
+  (the folds reuse the full-data penalty sequence; ``lambda_min``, ``lambda_1se``).
+* :func:`gkl` -- the estimated comparative GKL loss of [WSL] eq. (9): the training
+  cross-entropy plus a Monte-Carlo covariance penalty (eq. 13) and the random-input
+  correction (eq. 14), by data perturbation.
+* :func:`tune` -- grid search over any fit arguments by cross-validation, by a hold-out
+  validation set, or by the GKL estimate.
+* :func:`wsl_grid` -- the 61-point penalty grid of [WSL].
+
+Layout: :mod:`.folds` (fold assignment), :mod:`.measures` (CV measures, built on
+:mod:`cohstats.metrics`), :mod:`.cv`, :mod:`.gkl` (the data-perturbation estimator),
+:mod:`.tune` (grid search and the tuned LUM), :mod:`.parallel` (joblib + progress bars),
+:mod:`.grids`.
+
+Every independent fit (folds, grid points, perturbation replicates) runs through joblib, so
+``n_jobs`` parallelises on one machine and ``with joblib.parallel_backend("dask"):`` runs the
+same code on a Dask cluster. All random numbers are fixed in the parent process before any
+work is dispatched (fold ids; one spawned seed per perturbation replicate), so a fixed
+``random_state`` gives the same result serially, with ``n_jobs`` workers, and on Dask.
+
+For large data on Dask, build the design once and scatter it, so that workers receive it once
+instead of with every task::
+
+    d = cohstats.build_design("y ~ .", df)
+    with joblib.parallel_backend("dask", scatter=[d]):
+        res = cv(clearn, d, measure="cre")
+
+Fit functions are called as ``fit_fn(design, **fit_args)`` with a
+:class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
+``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
+"""
+
+from __future__ import annotations
+
+from .cv import CVResult, cv
+from .folds import make_folds
+from .gkl import GKLResult, _gkl_many, _seed_seq, gkl
+from .grids import wsl_grid
+from .measures import _MEASURES
+from .tune import TuneResult, tune
+from .tune_lum import tune_lum
+
+__all__ = ["cv", "tune", "gkl", "CVResult", "TuneResult", "GKLResult", "wsl_grid", "make_folds", "tune_lum",
+           "_MEASURES", "_gkl_many", "_seed_seq"]

@@ -1,0 +1,315 @@
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..persist import Persistable
+from ._common import (_merge_fit_kwargs,
+                      _along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
+                      _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
+from .parallel import _parallel, scheduler_backend
+from .folds import _resolve_foldid
+from .measures import _Measure, _evaluate, _get_measure, _nzero_of, _outputs, _select
+
+
+class CVResult(Persistable):
+    """Result of :func:`cv`: the cross-validation curve and the selected model.
+
+    Attributes
+    ----------
+    lambda_ : ndarray or None
+        The penalty sequence (path fits) -- the full-data fit's sequence.
+    cvm, cvsd : ndarray
+        Mean cross-validated measure and its standard error at every sequence value
+        (length 1 for non-path fits). ``cvup = cvm + cvsd``, ``cvlo = cvm - cvsd``.
+    fold_values : ndarray (K, L)
+        The measure on every held-out fold.
+    lambda_min, lambda_1se : float or None
+        Value with the best mean, and the most regularised value whose mean is within one
+        standard error of the best. Ties go to the more regularised value: the
+        earlier one in the fitted sequence, i.e. the larger lambda of a decreasing penalty
+        path (the fewer steps of a boosting path).
+    fit : the full-data fit (all of its sequence).
+    best_fit : ``fit.select(lambda_min)`` for path fits, else ``fit``.
+    foldid : ndarray of fold ids, ``nfolds`` the number of folds used.
+    nzero : nonzero coefficients along the path (when the fit reports them) or None.
+    """
+
+    def __init__(self, *, measure: _Measure, lambda_, fold_values, fold_weights, foldid,
+                 fit, call: dict, fit_name: str):
+        self.measure = measure.key
+        self.measure_name = measure.name
+        self._meas = measure
+        self.lambda_ = None if lambda_ is None else np.asarray(lambda_, float)
+        self.fold_values = np.asarray(fold_values, float)
+        self.fold_weights = np.asarray(fold_weights, float)
+        self.foldid = foldid
+        self.nfolds = int(self.fold_values.shape[0])
+        self.fit = fit
+        self.call = call
+        self.fit_name = fit_name
+        F, W = self.fold_values, self.fold_weights
+        ok = ~np.isnan(F)
+        Wm = np.where(ok, W[:, None], 0.0)
+        Fz = np.where(ok, F, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.cvm = np.sum(Wm * Fz, axis=0) / np.sum(Wm, axis=0)
+            # cv.glmnet: weighted variance of the fold values about the mean, / (K - 1)
+            dev = np.where(ok, (F - self.cvm[None]) ** 2, 0.0)
+            kk = ok.sum(axis=0)
+            self.cvsd = np.sqrt(np.sum(Wm * dev, axis=0) / np.sum(Wm, axis=0) / np.maximum(kk - 1, 1))
+        self.cvsd = np.where(kk > 1, self.cvsd, np.nan)
+        self.cvup = self.cvm + self.cvsd
+        self.cvlo = self.cvm - self.cvsd
+        self.index_min, self.index_1se = _select(None, self.lambda_, self.cvm, self.cvsd,
+                                                 measure.greater_is_better)
+        L = self.cvm.shape[0]
+        self.nzero = _nzero_of(fit, L) if self.lambda_ is not None else None
+
+    # ------------------------------------------------------------------ selection
+    @property
+    def lambda_min(self):
+        if self.lambda_ is None or self.index_min is None:
+            return None
+        return float(self.lambda_[self.index_min])
+
+    @property
+    def lambda_1se(self):
+        if self.lambda_ is None or self.index_1se is None:
+            return None
+        return float(self.lambda_[self.index_1se])
+
+    @property
+    def score(self) -> float:
+        """The cross-validated measure of a non-path fit (at ``lambda_min`` for a path)."""
+        return float(self.cvm[self.index_min if self.index_min is not None else 0])
+
+    @property
+    def best_fit(self):
+        if self.lambda_ is None:
+            return self.fit
+        return self.fit.select(self.lambda_min)
+
+    @property
+    def fit_1se(self):
+        if self.lambda_ is None:
+            return self.fit
+        return self.fit.select(self.lambda_1se)
+
+    def _s(self, s):
+        if isinstance(s, str):
+            if s not in ("lambda_min", "lambda_1se"):
+                raise ValueError(f"s must be 'lambda_min', 'lambda_1se' or a number; got {s!r}")
+            return getattr(self, s)
+        return float(s)
+
+    def predict(self, newdata=None, type: str = "class", s="lambda_min", **kw):
+        """Predict with the full-data fit at ``s`` (``"lambda_min"``, ``"lambda_1se"`` or a value)."""
+        if self.lambda_ is None:
+            return self.fit.predict(newdata, type=type, **kw)
+        return self.fit.predict(newdata, type=type, s=self._s(s), **kw)
+
+    # ------------------------------------------------------------------ reporting
+    def to_frame(self) -> pd.DataFrame:
+        """The CV curve: one row per sequence value (lambda, measure, se, lower, upper, nzero)."""
+        d = {}
+        if self.lambda_ is not None:
+            d["lambda"] = self.lambda_
+        d.update({"measure": self.cvm, "se": self.cvsd, "lower": self.cvlo, "upper": self.cvup})
+        if self.nzero is not None:
+            d["nzero"] = self.nzero
+        return pd.DataFrame(d)
+
+    def _table(self) -> pd.DataFrame:
+        rows = {}
+        if self.lambda_ is None:
+            rows["fit"] = {"measure": self.cvm[0], "se": self.cvsd[0]}
+        else:
+            for lab, i in (("min", self.index_min), ("1se", self.index_1se)):
+                if i is None:
+                    continue
+                r = {"lambda": self.lambda_[i], "index": i + 1, "measure": self.cvm[i], "se": self.cvsd[i]}
+                if self.nzero is not None:
+                    r["nonzero"] = int(self.nzero[i])
+                rows[lab] = r
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def summary(self):
+        """An R-style summary (like ``print(cv.glmnet)``)."""
+        Summary = _summary_cls()
+        info = {"fit": self.fit_name, "measure": self.measure_name, "folds": self.nfolds,
+                "n": int(self.foldid.shape[0])}
+        if self.call:
+            info["arguments"] = _fmt_args(self.call)
+        notes = []
+        if self.lambda_ is not None:
+            notes.append("folds reuse the full-data lambda sequence; lambda_1se is the largest lambda "
+                         "whose mean is within one standard error of the best")
+        return Summary(f"{self.nfolds}-fold cross-validation", info, {"Selected": self._table()}, notes)
+
+    def __repr__(self) -> str:
+        if self.lambda_ is None:
+            return (f"<CVResult {self.fit_name}: {self.measure_name} = {self.cvm[0]:.4g} "
+                    f"(se {self.cvsd[0]:.3g}), {self.nfolds} folds>")
+        return (f"<CVResult {self.fit_name}: {self.measure_name}, {self.nfolds} folds, "
+                f"{self.lambda_.shape[0]} lambdas, lambda_min={self.lambda_min:.4g}, "
+                f"lambda_1se={self.lambda_1se:.4g}>")
+
+    def plot(self, ax=None, sign_lambda: int = 1):
+        """The cv.glmnet picture: mean +- SE against log(lambda), number of nonzero
+        coefficients on the top axis (when known), dotted lines at ``lambda_min`` and
+        ``lambda_1se``. Returns the matplotlib Axes."""
+        import matplotlib.pyplot as plt
+
+        if self.lambda_ is None:
+            raise ValueError("plot() needs a path fit (a lambda sequence); this CV has one score")
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        x = np.log(self.lambda_) * sign_lambda
+        ax.errorbar(x, self.cvm, yerr=self.cvsd, fmt="o", color="tab:red", ms=3.5,
+                    ecolor="darkgrey", elinewidth=1, capsize=2)
+        ax.axvline(np.log(self.lambda_min) * sign_lambda, ls=":", color="k")
+        ax.axvline(np.log(self.lambda_1se) * sign_lambda, ls=":", color="k")
+        ax.set_xlabel("log(lambda)" if sign_lambda == 1 else "-log(lambda)")
+        ax.set_ylabel(self.measure_name)
+        if self.nzero is not None:
+            top = ax.twiny()
+            top.set_xlim(ax.get_xlim())
+            k = max(1, len(x) // 8)
+            top.set_xticks(x[::k])
+            top.set_xticklabels([str(int(v)) for v in self.nzero[::k]])
+            top.set_xlabel("nonzero coefficients")
+        return ax
+
+
+def _fold_task(fit_fn, design, train, test, args, kind, lam, prob_args):
+    fit = fit_fn(design.take(train), **args)
+    X = design.X[test]
+    return _outputs(fit, X, kind, lam, prob_args)
+
+
+def _full_task(fit_fn, design, args):
+    return fit_fn(design, **args)
+
+
+def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=None):
+    """CV of several argument sets on the same folds; all fold fits in one parallel batch."""
+    if full_fits is None:
+        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
+                              "full fits")
+    K = int(foldid.max()) + 1
+    tasks, keys, lams = [], [], []
+    for j, (args, full) in enumerate(zip(arg_list, full_fits)):
+        lam = np.asarray(full.lambda_, float) if _has_path(full) else None
+        lams.append(lam)
+        fargs = dict(args) if lam is None else _along(getattr(full, "path_arg", None), args, lam)
+        for k in range(K):
+            tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
+            tasks.append((fit_fn, design, tr, te, fargs, meas.output, lam, prob_args))
+            keys.append((j, k))
+    outs = _parallel(_fold_task, tasks, n_jobs, verbose, "cv folds")
+    results = []
+    for j, (args, full) in enumerate(zip(arg_list, full_fits)):
+        L = 1 if lams[j] is None else lams[j].shape[0]
+        F = np.full((K, L), np.nan)
+        W = np.zeros(K)
+        for (jj, k), out in zip(keys, outs):
+            if jj != j:
+                continue
+            te = foldid == k
+            y, w = design.y[te], design.weights[te]
+            F[k] = _evaluate(meas, y, w, np.asarray(out), design.binary)
+            W[k] = w.sum()
+        results.append(CVResult(measure=meas, lambda_=lams[j], fold_values=F, fold_weights=W,
+                                foldid=foldid, fit=full, call=args, fit_name=fit_name))
+    return results
+
+
+def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | None = None, foldid=None,
+       stratified: bool = True, n_jobs: int | None = None, random_state=None, verbose: bool = True,
+       prob_args: dict | None = None, scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> CVResult:
+    """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
+
+    The design is built once. For path fits (a fitted ``lambda_`` sequence) the full data are
+    fitted first and every fold refits the same sequence (``lambda_=fit.lambda_``), as
+    cv.glmnet does; the held-out folds are scored along the whole path. Folds are stratified
+    by class and seeded.
+
+    Parameters
+    ----------
+    fit_fn : callable
+        A cohstats fit function (``clearn``, ``svm``, ``lum``, ...) or any function
+        ``fit_fn(design, **fit_args)`` returning a :class:`cohstats.results.Fit`.
+    formula : str, Design or array
+        Model formula with ``data``, a prebuilt Design, or a predictor matrix with the labels
+        in ``data``.
+    data : DataFrame or labels
+    nfolds : int, default 10
+        Number of folds; reduced to ``max(2, smallest class size)`` when a class is smaller.
+    measure : str, optional
+        Default: the fit function's declared measure -- the deviance (a proper scoring rule,
+        as cv.glmnet for binomial and multinomial fits) for models that estimate class
+        probabilities, misclassification error for the others (``lamsvm``, whose
+        probabilities are a post-hoc calibration, and ``cart``, whose leaf frequencies can be
+        exactly 0 or 1). ``"class"`` (misclassification error, from the decision values), ``"cre"`` / ``"ekl"``
+        (cross-entropy), ``"deviance"`` (2 x cross-entropy), ``"brier"`` / ``"mse"``, ``"mae"``
+        (``|y - p|``) or ``"auc"`` (binary; maximised; computed per fold). Probability measures
+        use ``predict(type="prob", **prob_args)``; they are not clipped, so an
+        estimate of 0 or 1 on the wrong side gives ``inf``.
+    foldid : array-like, optional
+        User fold assignment (any labels; one per observation of the design).
+    stratified : bool, default True
+    n_jobs : int, optional
+        Parallel workers for the fold fits (joblib; honours ``joblib.parallel_backend``).
+    random_state : None, int or Generator
+        Seed of the fold assignment.
+    verbose : bool
+        Progress bar on a terminal.
+    prob_args : dict, optional
+        Extra arguments of the probability method (``predict(type="prob", **prob_args)``).
+    fit_kwargs : dict, optional
+        Fit arguments whose names the tuner itself uses (``random_state``, ``nfolds``,
+        ``n_jobs``, ``verbose``), e.g. ``fit_kwargs={"random_state": 0}`` for a fit function
+        with its own seed; everything else can be given directly as ``**fit_args``.
+    scheduler : dask.distributed ``Client`` or scheduler address, optional
+        Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
+        ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
+    **fit_args
+        Passed to every fit (``weights``, ``subset``, ``na_action`` go to the design).
+
+    Returns
+    -------
+    CVResult
+
+    Examples
+    --------
+    >>> from cohstats.tuning import cv
+    >>> from cohstats.models.svm import svm
+    >>> from cohstats.datasets import make_wsl2
+    >>> df = make_wsl2(60, random_state=0)
+    >>> res = cv(svm, "y ~ x1 + x2", df, kernel="linear", lambda_=0.1, nfolds=5, random_state=1,
+    ...          verbose=False)
+    >>> res.nfolds, round(res.score, 3)          # misclassification error, one score
+    (5, 0.083)
+
+    For a path fit (``clearn``, ``lum``) the result holds the whole curve::
+
+        res = cv(clearn, "y ~ x1 + x2", df, measure="cre", random_state=1)
+        res.lambda_min, res.lambda_1se, res.plot(), res.summary()
+    """
+    _check_fit_fn(fit_fn)
+    _check_n_jobs(n_jobs)
+    ctx = _capture(1) if isinstance(formula, str) else None
+    fit_args = _merge_fit_kwargs(fit_kwargs, fit_args)
+    design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
+    meas = _get_measure(_default_measure(fit_fn) if measure is None else measure, design)
+    rng = _rng(random_state)
+    foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
+    with scheduler_backend(scheduler):
+        return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args,
+                        _fit_name(fit_fn))[0]
+
+
+# ============================================================================ GKL estimator
