@@ -30,7 +30,7 @@ def test_datasets_follow_table4_sizes():
     np.testing.assert_allclose(Xl, np.log2(Xc))
     with pytest.raises(ValueError, match="standardize must be"):
         datasets(standardize="yes")
-    X, y = ds["colon"][1](0)
+    X, _ = ds["colon"][1](0)
     assert X.shape == (62, 2000) and ds["colon"][2] == 16
 
 

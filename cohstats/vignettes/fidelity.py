@@ -219,14 +219,15 @@ def write_fidelity(run_dir, to=None) -> Path:
     for where, info in _run_infos(run_dir):
         lines += [f"Run (`{where}`): " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".",
                   ""]
-    lines += [f"Table made {made} on {platform.system()} {platform.machine()}, Python "
-              f"{platform.python_version()}, from the comparison files of the run.", "",
-              "z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
+    made_line = (f"Table made {made} on {platform.system()} {platform.machine()}, Python "
+                 f"{platform.python_version()}, from the comparison files of the run.")
+    legend = ("z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
               "paper's per-replication spread / sqrt(our replications) where the paper gives a "
               "spread. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
               "computed on other data than the paper's and is not scored; NOT COMPUTED: the run "
               "has no number for the published cell; NO SE: no standard error on either side "
-              "and the numbers differ.", "",
+              "and the numbers differ at the published precision.")
+    lines += [made_line, "", legend, "",
               "## Summary", "", markdown_table(summ, floatfmt=".1f"), "",
               "## Every published cell", "", markdown_table(tab, floatfmt=".4g"), ""]
     md_path.write_text("\n".join(lines), encoding="utf-8")

@@ -309,8 +309,8 @@ def tally_text(table: pd.DataFrame) -> str:
     """One sentence with the verdict counts of a comparison table (computed, not typed)."""
     t = tally(table)
     real = t["MATCH"] + t["CLOSE"] + t["OFF"]
-    parts = [f"{t['MATCH']} of {real} compared cells within 2 SE (MATCH), {t['CLOSE']} within "
-             f"3 SE (CLOSE), {t['OFF']} further (OFF)"]
+    parts = [(f"{t['MATCH']} of {real} compared cells within 2 SE (MATCH), {t['CLOSE']} within "
+              f"3 SE (CLOSE), {t['OFF']} further (OFF)")]
     if t["NO SE"]:
         parts.append(f"{t['NO SE']} without any standard error")
     if t["STAND-IN"]:

@@ -134,11 +134,12 @@ def _git_commit() -> str:
     where = Path(cohstats.__file__).parent
     try:
         res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10, cwd=where)
+                             text=True, timeout=10, cwd=where, check=False)
         if res.returncode != 0:
             return ""
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "."],
-                               capture_output=True, text=True, timeout=10, cwd=where)
+                               capture_output=True, text=True, timeout=10, cwd=where,
+                               check=False)
     except (OSError, subprocess.SubprocessError):
         return ""
     return res.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")

@@ -316,7 +316,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
         rep.section(f"[ZDJ] {table}: {'linear' if exp == 'linear' else 'Gaussian-kernel'} expansion")
         ours = summ[summ.expansion == exp].drop(columns="expansion")
         pub = reference("zdj2012", ref)
-        tab = rep.compare(ours, pub, on=["dataset", "method"], value="mean_pct", se="se_pct",
+        rep.compare(ours, pub, on=["dataset", "method"], value="mean_pct", se="se_pct",
                           reps="reps", published_sd="sd_pct", published_reps=20,
                           stand_ins=STAND_INS, source=f"[ZDJ] {table}",
                           caption=f"Test error (%): ours (mean over {reps} partition(s), CV ties "
