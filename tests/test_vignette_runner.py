@@ -126,6 +126,13 @@ def test_compare_table_z_uses_combined_and_floored_se():
     # a stated minimum SE
     t2 = compare_table(ours1, pub1.drop(columns="sd"), on="d", value="err", min_se=2.5)
     np.testing.assert_allclose(t2["z"], 2.0)
+    # no replication of ours (all degenerate): no floor, no overflow, not computed; an infinite
+    # mean of ours is computed and far off
+    ours3 = pd.DataFrame({"m": ["x", "y"], "v": [np.nan, np.inf], "n": [0, 3]})
+    with np.errstate(all="raise"):
+        t3 = compare_table(ours3, pub, on="m", value="v", published_se="v_se", reps="n",
+                           published_reps=100)
+    assert t3["verdict"].tolist() == ["NOT COMPUTED", "OFF"]
     with pytest.raises(ValueError, match="at most one of published_se and published_sd"):
         compare_table(ours, pub, on="m", value="v", published_se="v_se", published_sd="v_se")
 

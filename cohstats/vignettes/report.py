@@ -112,7 +112,8 @@ def verdict(z: float, ours: float = np.nan, published: float = np.nan,
     """Verdict of one published cell.
 
     ``"STAND-IN"`` when our number comes from other data than the paper's; ``"NOT COMPUTED"``
-    when we have no number for a published one; otherwise by ``|z|``: ``"MATCH"`` (at most 2),
+    when we have no number for a published one (an infinite number of ours counts as computed
+    and scores OFF); otherwise by ``|z|``: ``"MATCH"`` (at most 2),
     ``"CLOSE"`` (at most 3) or ``"OFF"``. Without any standard error (``z`` undefined) our
     number is a ``"MATCH"`` when it rounds to the published one at the published number's
     printed decimals (data sizes, base errors) and ``"NO SE"`` otherwise. A row without a
@@ -131,9 +132,9 @@ def verdict(z: float, ours: float = np.nan, published: float = np.nan,
         return "STAND-IN"
     if not np.isfinite(published):
         return ""
-    if not np.isfinite(ours):
+    if np.isnan(ours):
         return "NOT COMPUTED"
-    if not np.isfinite(z):
+    if np.isnan(z):
         return "MATCH" if abs(ours - published) <= _half_unit(published) else "NO SE"
     az = abs(z)
     return "MATCH" if az <= 2 else ("CLOSE" if az <= 3 else "OFF")
@@ -267,7 +268,8 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
         stand[:] = True
     elif stand_ins:
         stand |= out[keys].isin(list(stand_ins.values())).any(axis=1)
-    floor = np.fmax(out["_spread"] / np.sqrt(out["reps"]), float(min_se))
+    n_ours = out["reps"].where(out["reps"] > 0)          # no replication: no floor
+    floor = np.fmax(out["_spread"] / np.sqrt(n_ours), float(min_se))
     se_ours = np.fmax(out["ours_se"].to_numpy(dtype=float), floor.to_numpy(dtype=float))
     se_pub = out["published_se"].to_numpy(dtype=float, copy=True)
     se_comb = np.sqrt(np.nan_to_num(se_pub) ** 2 + np.nan_to_num(se_ours) ** 2)
@@ -275,7 +277,7 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     diff = (out["ours"] - out["published"]).to_numpy(dtype=float, copy=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se_comb > 0, diff / se_comb, np.nan)
-    blank = stand.to_numpy() | ~np.isfinite(diff)
+    blank = stand.to_numpy() | np.isnan(diff)
     diff[blank] = np.nan
     z[blank] = np.nan
     se_comb[blank] = np.nan
