@@ -157,9 +157,14 @@ def test_compare_table_excludes_stand_ins_from_differences_and_tallies(tmp_path)
     rep.compare(ours, pub, on="dataset", value="err", se="se", reps=2, published_sd="sd",
                 published_reps=20, stand_ins=st, source="[ZDJ] Table 5")
     rep.write(html_too=False)
+    rep.compare(pd.DataFrame({"dataset": ["colon"], "err": [np.nan], "n": [0]}), pub,
+                on="dataset", value="err", reps="n", source="degenerate")
+    rep.write(html_too=False)
     csv = pd.read_csv(tmp_path / "stand_in_comparisons.csv")
-    assert csv["published_cell"].tolist() == ["USPS (1 vs 7)", "colon"]
+    assert csv["published_cell"].tolist()[:2] == ["USPS (1 vs 7)", "colon"]
     assert csv["note"].iloc[0] == "stand-in data"
+    deg = csv[(csv.source == "degenerate") & (csv.cell == "colon")].iloc[0]
+    assert deg["verdict"] == "NOT COMPUTED" and deg["note"].startswith("no usable replication")
 
 
 def test_fidelity_table_on_a_synthetic_run(tmp_path):

@@ -447,8 +447,14 @@ class Report:
         for c in ("reps", "ours", "ours_se", "published", "published_se", "difference",
                   "se_combined", "z", "verdict"):
             rec[c] = tab[c].to_numpy()
-        rec["note"] = [("stand-in data" + (f"; {note}" if note else "")) if v == "STAND-IN"
-                       else note for v in tab["verdict"]]
+        def _note(v, n):
+            if v == "STAND-IN":
+                return "stand-in data" + (f"; {note}" if note else "")
+            if v == "NOT COMPUTED" and not pd.isna(n) and n == 0:
+                return "no usable replication (every one degenerate)" + (f"; {note}" if note else "")
+            return note
+
+        rec["note"] = [_note(v, n) for v, n in zip(tab["verdict"], tab["reps"])]
         self._comparisons.append(rec)
         return tab
 
