@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from cohstats.vignettes.zdj_clearn import datasets, stratified_split
+from cohstats.vignettes.zdj_clearn import STAND_INS, datasets, stratified_split
 
 
 def test_stratified_split_keeps_class_shares_and_both_classes():
@@ -18,9 +18,19 @@ def test_stratified_split_keeps_class_shares_and_both_classes():
 def test_datasets_follow_table4_sizes():
     ds = {d[0]: d for d in datasets()}
     assert len(ds) == 11
-    X, y = ds["USPS (Odd vs Even)"][1](0)
-    assert X.shape == (800, 64) and ds["USPS (Odd vs Even)"][2] == 24
-    X, y = ds["colon"][1](0)
+    odd = STAND_INS["USPS (Odd vs Even)"]
+    assert odd == "digits 8x8 (Odd vs Even) [USPS stand-in]"
+    X, y = ds[odd][1](0)
+    assert X.shape == (800, 64) and ds[odd][2] == 24
+    # scaling: pixels and genes on their own scale by default, g241 standardised
+    assert [ds[k][3] for k in (odd, "g241c", "colon", "leukemia")] == [False, True, False, False]
+    assert all(d[3] for d in datasets(standardize=True))
+    Xl, _ = {d[0]: d for d in datasets(colon_log=True)}["colon"][1](0)
+    Xc, _ = ds["colon"][1](0)
+    np.testing.assert_allclose(Xl, np.log2(Xc))
+    with pytest.raises(ValueError, match="standardize must be"):
+        datasets(standardize="yes")
+    X, _ = ds["colon"][1](0)
     assert X.shape == (62, 2000) and ds["colon"][2] == 16
 
 
@@ -28,6 +38,8 @@ def test_datasets_follow_table4_sizes():
 def test_vignette_runs_on_colon(tmp_path):
     from cohstats.vignettes.zdj_clearn import run
 
-    path = run(1, tmp_path, only=["colon"])
+    path = run(1, tmp_path, only=["colon", "USPS (1 vs 7)"])
     text = path.read_text()
     assert "colon" in text and "Table 5" in text
+    assert "| digits 8x8 (1 vs 7) [USPS stand-in] | HHSVM | 1 |" in text
+    assert "is easier" not in text

@@ -1,4 +1,5 @@
-"""``python -m cohstats.vignettes [name ...] --reps N --out DIR [--seed S] [--n-jobs J] [--full]``."""
+"""``python -m cohstats.vignettes [name ...] --reps N --out DIR [--seed S] [--n-jobs J] [--full]``
+and ``python -m cohstats.vignettes --fidelity --out DIR`` (the fidelity table of a run)."""
 import sys
 
 from .runner import main

@@ -96,7 +96,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/loss_figures", seed: int
                    "f* against p for a = 1 and c = 0, 1, inf; thick segments: the set of "
                    "minimizers at p = 1/2.")
         chk = _pointwise_risk_check()
-    rep.table(chk, caption="Closed-form minimizer (SPEC 7.2) against numerical minimization of "
+    rep.table(chk, caption="Closed-form minimizer ([LZW] Section 3) against numerical minimization of "
               "p V(f) + (1 - p) V(-f).", floatfmt=".6g")
 
     rep.section("Reliability diagram")

@@ -9,6 +9,10 @@ Command line (``python -m cohstats.vignettes``)::
 
     python -m cohstats.vignettes [name ...] --reps N --out DIR [--seed S] [--n-jobs J] [--full]
     python -m cohstats.vignettes --list
+    python -m cohstats.vignettes --fidelity --out DIR   # the fidelity table of a finished run
+
+A run also writes ``<out>/run_info.json`` (date, cohstats version and commit when known,
+machine, settings), which the fidelity table quotes.
 
 Examples
 --------
@@ -36,7 +40,7 @@ import pandas as pd
 
 __all__ = ["discover", "run_vignettes", "main", "vignette_main"]
 
-_NOT_VIGNETTES = {"report", "runner", "__main__"}
+_NOT_VIGNETTES = {"report", "runner", "fidelity", "__main__"}
 
 
 @dataclass
@@ -121,6 +125,45 @@ def _index(results: list[_Result], out: Path, settings: dict) -> Path:
     return path
 
 
+def _git_commit() -> str:
+    """The commit of the source tree cohstats is imported from, or "" outside a checkout."""
+    import subprocess
+
+    import cohstats
+
+    where = Path(cohstats.__file__).parent
+    try:
+        res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10, cwd=where, check=False)
+        if res.returncode != 0:
+            return ""
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "."],
+                               capture_output=True, text=True, timeout=10, cwd=where,
+                               check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return res.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def _write_run_info(out: Path, settings: dict, names, commit: str = "") -> Path:
+    import datetime as dt
+    import json
+    import os
+    import platform
+
+    import cohstats
+
+    info = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "cohstats": cohstats.__version__, "commit": commit or "unknown",
+            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
+            "protocol": "quick" if settings.get("quick") else "full",
+            **{k: v for k, v in settings.items() if k != "quick"},
+            "vignettes": ", ".join(names)}
+    path = out / "run_info.json"
+    path.write_text(json.dumps(info, indent=1, default=str) + "\n", encoding="utf-8")
+    return path
+
+
 def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, out="vignette_reports",
                   seed: int = 0, n_jobs: int | None = None, quick: bool = True,
                   paths: Sequence[str | Path] = (), verbose: bool = True) -> Path:
@@ -134,6 +177,7 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     Path of ``index.md``.
     """
     import_errors: dict[str, str] = {}
+    commit = _git_commit()              # the code the vignettes are imported from, at the start
     mods = discover(paths, errors=import_errors)
     if not names:
         names = sorted(set(mods) | set(import_errors))
@@ -169,8 +213,10 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
                   flush=True)
             if res.error:
                 print(res.error, file=sys.stderr)
-    idx = _index(results, out, {"reps": reps if reps is not None else "module default",
-                                "seed": seed, "n_jobs": n_jobs, "quick": quick})
+    settings = {"reps": reps if reps is not None else "module default",
+                "seed": seed, "n_jobs": n_jobs, "quick": quick}
+    idx = _index(results, out, settings)
+    _write_run_info(out, settings, [r.name for r in results], commit)
     if verbose:
         print(f"index: {idx}")
     return idx
@@ -181,6 +227,8 @@ def _parser(prog="python -m cohstats.vignettes", single: str | None = None):
     if single is None:
         ap.add_argument("names", nargs="*", help="vignettes to run (default: all)")
         ap.add_argument("--list", action="store_true", help="list the vignettes and exit")
+        ap.add_argument("--fidelity", action="store_true",
+                        help="build the fidelity table of the run in --out (runs nothing)")
         ap.add_argument("--path", action="append", default=[],
                         help="extra directory with vignette modules (repeatable)")
     ap.add_argument("--reps", type=int, default=None, help="replications (default: per vignette)")
@@ -203,6 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, tb in sorted(errs.items()):
             print(f"{name:24s} (import failed: {tb.strip().splitlines()[-1]})")
         return 0
+    if a.fidelity:
+        from .fidelity import main as fidelity_main
+
+        if a.names:
+            print("error: --fidelity reads a finished run; give no vignette names",
+                  file=sys.stderr)
+            return 2
+        return fidelity_main([a.out])
     try:
         idx = run_vignettes(a.names, reps=a.reps, out=a.out, seed=a.seed, n_jobs=a.n_jobs,
                             quick=not a.full, paths=a.path)

@@ -1,0 +1,257 @@
+"""The fidelity table: every published cell beside our number, its z and a verdict.
+
+A vignette run (``python -m cohstats.vignettes ... --out DIR``) leaves, next to every report,
+``<report>_comparisons.csv``: one row per compared cell, written by
+:meth:`cohstats.vignettes.report.Report.compare`. :func:`fidelity_table` gathers those files
+and lays them over the list of published tables (:data:`PUBLISHED`), so that a published cell
+no comparison of the run reached is listed too (verdict NOT COMPUTED). Verdicts
+(:func:`cohstats.vignettes.report.verdict`): MATCH ``|z| <= 2``, CLOSE ``|z| <= 3``, OFF,
+STAND-IN (our number comes from other data than the paper's and is never scored) and
+NOT COMPUTED; NO SE when neither side has a standard error and the numbers differ.
+``z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2)`` with our SE floored for few
+replications as :func:`cohstats.vignettes.report.compare_table` documents.
+
+Command line::
+
+    python -m cohstats.vignettes --fidelity --out DIR      # reads DIR, writes DIR/fidelity.md
+    python -m cohstats.vignettes.fidelity DIR [--to FILE]
+
+Examples
+--------
+>>> import tempfile, pandas as pd
+>>> from cohstats.vignettes.report import Report
+>>> d = tempfile.mkdtemp()
+>>> rep = Report("Demo", d)
+>>> ours = pd.DataFrame({"dataset": ["Liver"], "method": ["PLR"], "cre": [0.66], "se": [0.01]})
+>>> _ = rep.compare(ours, pd.DataFrame({"dataset": ["Liver"], "method": ["PLR"],
+...                 "cre": [0.665], "cre_se": [0.0049]}), on=["dataset", "method"],
+...                 value="cre", se="se", published_se="cre_se", reps=2, published_reps=100,
+...                 source="[WSL] Table 4")
+>>> _ = rep.write(html_too=False)
+>>> tab = fidelity_table(d)
+>>> tab.loc[tab.cell == "Liver | PLR", ["quantity", "verdict"]].values.tolist()
+[['cre', 'MATCH'], ['te', 'NOT COMPUTED']]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import platform
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .report import VERDICTS, _key_text, markdown_table, verdict
+
+__all__ = ["PUBLISHED", "fidelity_table", "fidelity_summary", "write_fidelity", "main"]
+
+#: The published result tables: ``(source, paper, table, key columns, value columns, vignette)``.
+#: ``source`` is the label the vignettes pass to ``Report.compare(source=...)``; the key
+#: columns are in the order the vignette compares on.
+PUBLISHED = (
+    ("[WSL] Table 1", "wsl2008", "table1", ("example", "classifier", "method"), ("gkl", "cre"),
+     "wsl_probability"),
+    ("[WSL] Table 2", "wsl2008", "table2", ("example", "method"), ("gkl", "te"),
+     "wsl_probability"),
+    ("[WSL] Table 3", "wsl2008", "table3", ("dataset", "classifier", "method"), ("cre",),
+     "wsl_probability"),
+    ("[WSL] Table 4", "wsl2008", "table4", ("dataset", "method"), ("cre", "te"),
+     "wsl_probability"),
+    ("[WSL] Table 5", "wsl2008", "table5", ("classifier", "method"), ("cre",),
+     "wsl_probability"),
+    ("[ZDJ] Table 2", "zdj2012", "table2", ("dataset", "method"), ("mean",),
+     "zdj_svm_probability"),
+    ("[ZDJ] Table 3", "zdj2012", "table3", ("dataset", "method"), ("mean",),
+     "zdj_svm_probability"),
+    ("[ZDJ] Table 5", "zdj2012", "table5", ("dataset", "method"), ("mean_pct",), "zdj_clearn"),
+    ("[ZDJ] Table 6", "zdj2012", "table6", ("dataset", "method"), ("mean_pct",), "zdj_clearn"),
+    ("[LZW] Table 1", "lzw2011", "table1", ("estimator", "c", "a"), ("mae",), "lum_simulations"),
+    ("[LZW] Table 2", "lzw2011", "table2", ("estimator", "c", "a"), ("mae",), "lum_simulations"),
+    ("[ZJLY] Table 2", "zjly2009", "table2", ("dataset", "method"), ("test_error_pct",),
+     "gboost_uci"),
+    ("[RH] Table 2", "rh2015", "table2", ("dataset", "lambda"), ("err_pct",), "lamsvm"),
+)
+
+_COLUMNS = ["source", "quantity", "cell", "reps", "ours", "ours_se", "published",
+            "published_se", "z", "verdict", "note", "report"]
+
+
+def _published_cells() -> pd.DataFrame:
+    from cohstats.datasets import reference
+
+    rows = []
+    for source, paper, table, keys, values, vignette in PUBLISHED:
+        try:
+            ref = reference(paper, table)
+        except ValueError:          # a reference table this installation does not ship
+            continue
+        for rd in ref.to_dict("records"):
+            cell = " | ".join(_key_text(rd[k]) for k in keys)
+            for q in values:
+                v = pd.to_numeric(pd.Series([rd.get(q)]), errors="coerce").iloc[0]
+                if pd.isna(v):
+                    continue
+                rows.append({"source": source, "quantity": q, "cell": cell,
+                             "published": float(v), "vignette": vignette})
+    return pd.DataFrame(rows, columns=["source", "quantity", "cell", "published", "vignette"])
+
+
+def read_comparisons(run_dir) -> pd.DataFrame:
+    """Every ``*_comparisons.csv`` under ``run_dir`` as one DataFrame (empty if none)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ValueError(f"run directory {str(run_dir)!r} does not exist; run the vignettes "
+                         "first (python -m cohstats.vignettes --out DIR)")
+    parts = []
+    for f in sorted(run_dir.rglob("*_comparisons.csv")):
+        d = pd.read_csv(f, dtype={"cell": str, "published_cell": str, "note": str,
+                                  "verdict": str})
+        parts.append(d)
+    if not parts:
+        return pd.DataFrame(columns=_COLUMNS + ["published_cell"])
+    out = pd.concat(parts, ignore_index=True)
+    for c in ("note", "verdict"):
+        out[c] = out[c].fillna("")
+    if "published_cell" not in out:
+        out["published_cell"] = out["cell"]
+    out["published_cell"] = out["published_cell"].fillna(out["cell"])
+    return out
+
+
+def fidelity_table(run_dir) -> pd.DataFrame:
+    """One row per published cell (and per compared cell of tables not in :data:`PUBLISHED`).
+
+    Columns: ``source`` (the published table), ``quantity``, ``cell`` (our label: stand-in
+    rows carry the stand-in data's name), ``reps``, ``ours``, ``ours_se``, ``published``,
+    ``published_se``, ``z``, ``verdict``, ``note`` and ``report`` (the report that computed it).
+    A published cell reached by several comparisons keeps the first one that has our number.
+    """
+    comp = read_comparisons(run_dir)
+    pub = _published_cells()
+    comp = comp[comp["published"].notna() | comp["ours"].notna()].copy()
+    # a comparison recorded without a known source (an older vignette passing only a caption)
+    # is attributed to the published table whose cell it matches, when exactly one does
+    owners: dict = {}
+    for src, q, c in zip(pub.source, pub.quantity, pub.cell):
+        owners.setdefault((q, c), set()).add(src)
+    known_src = set(pub.source)
+    comp["source"] = [s_ if s_ in known_src or len(owners.get((q, c), ())) != 1
+                      else next(iter(owners[(q, c)]))
+                      for s_, q, c in zip(comp.source, comp.quantity, comp.published_cell)]
+    comp["_has"] = comp["ours"].notna()
+    comp = (comp.sort_values("_has", ascending=False, kind="stable")
+            .drop_duplicates(["source", "quantity", "published_cell"], keep="first"))
+    known = set(zip(pub.source, pub.quantity, pub.cell))
+    seen_sources = set(comp.source)
+    rows = []
+    idx = comp.set_index(["source", "quantity", "published_cell"])
+    for r in pub.itertuples(index=False):
+        key = (r.source, r.quantity, r.cell)
+        if key in idx.index:
+            c = idx.loc[key]
+            if isinstance(c, pd.DataFrame):
+                c = c.iloc[0]
+            rows.append({k: c.get(k, np.nan) for k in _COLUMNS if k not in ("source", "quantity")}
+                        | {"source": r.source, "quantity": r.quantity})
+        else:
+            why = ("no comparison of this cell in the run" if r.source in seen_sources else
+                   f"no comparison with this table in the run (vignette `{r.vignette}`)")
+            rows.append({"source": r.source, "quantity": r.quantity, "cell": r.cell,
+                         "reps": np.nan, "ours": np.nan, "ours_se": np.nan,
+                         "published": r.published, "published_se": np.nan, "z": np.nan,
+                         "verdict": "NOT COMPUTED", "note": why, "report": ""})
+    extra = comp[[(s, q, c) not in known for s, q, c in
+                  zip(comp.source, comp.quantity, comp.published_cell)]]
+    extra = extra[extra["published"].notna()]
+    for _, c in extra.iterrows():
+        rows.append({k: c.get(k, np.nan) for k in _COLUMNS})
+    out = pd.DataFrame(rows, columns=_COLUMNS)
+    # verdicts from the recorded numbers (the CSV's verdict is kept for stand-ins)
+    stand = out["verdict"].eq("STAND-IN")
+    out["verdict"] = [verdict(float(z), float(o), float(p), bool(s)) for z, o, p, s in
+                      zip(out["z"], out["ours"], out["published"], stand)]
+    out["note"] = out["note"].fillna("")
+    out["report"] = out["report"].fillna("")
+    return out.reset_index(drop=True)
+
+
+def fidelity_summary(tab: pd.DataFrame) -> pd.DataFrame:
+    """Verdict counts per published table, with a total row and the share of the scored
+    (non-stand-in, computed) cells within 2 SE."""
+    rows = []
+    for src, d in list(tab.groupby("source", sort=False)) + [("all", tab)]:
+        row = {"source": src, "cells": len(d)}
+        for v in VERDICTS:
+            row[v] = int((d["verdict"] == v).sum())
+        scored = row["MATCH"] + row["CLOSE"] + row["OFF"]
+        row["within 2 SE (%)"] = 100.0 * row["MATCH"] / scored if scored else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _run_infos(run_dir: Path) -> list[tuple[str, dict]]:
+    """``(relative directory, run_info)`` of every runner invocation under ``run_dir``."""
+    out = []
+    for f in sorted(run_dir.rglob("run_info.json")):
+        try:
+            info = json.loads(f.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        out.append((f.parent.relative_to(run_dir).as_posix() or ".", info))
+    return out
+
+
+def write_fidelity(run_dir, to=None) -> Path:
+    """Write ``fidelity.md`` and ``fidelity.csv`` (into ``run_dir`` unless ``to`` names the
+    Markdown file) and return the Markdown path."""
+    run_dir = Path(run_dir)
+    tab = fidelity_table(run_dir)
+    summ = fidelity_summary(tab)
+    md_path = Path(to) if to is not None else run_dir / "fidelity.md"
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    tab.to_csv(md_path.with_suffix(".csv"), index=False)
+    made = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = ["# Reproduction fidelity", ""]
+    for where, info in _run_infos(run_dir):
+        lines += [f"Run (`{where}`): " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".",
+                  ""]
+    made_line = (f"Table made {made} on {platform.system()} {platform.machine()}, Python "
+                 f"{platform.python_version()}, from the comparison files of the run.")
+    legend = ("z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
+              "paper's per-replication spread / sqrt(our replications) where the paper gives a "
+              "spread. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
+              "computed on other data than the paper's and is not scored; NOT COMPUTED: the run "
+              "has no number for the published cell; NO SE: no standard error on either side "
+              "and the numbers differ at the published precision.")
+    lines += [made_line, "", legend, "",
+              "## Summary", "", markdown_table(summ, floatfmt=".1f"), "",
+              "## Every published cell", "", markdown_table(tab, floatfmt=".4g"), ""]
+    md_path.write_text("\n".join(lines), encoding="utf-8")
+    return md_path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cohstats.vignettes.fidelity DIR [--to FILE]``."""
+    ap = argparse.ArgumentParser(prog="python -m cohstats.vignettes.fidelity",
+                                 description="Build the fidelity table of a vignette run.")
+    ap.add_argument("run_dir", nargs="?", default="vignette_reports")
+    ap.add_argument("--to", default=None, help="Markdown file to write (default RUN_DIR/fidelity.md)")
+    a = ap.parse_args(argv)
+    try:
+        path = write_fidelity(a.run_dir, a.to)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    summ = fidelity_summary(pd.read_csv(path.with_suffix(".csv"), keep_default_na=False,
+                                        na_values=[""]).fillna({"verdict": ""}))
+    print(markdown_table(summ.tail(1), floatfmt=".1f"))
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
