@@ -481,7 +481,8 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
             tab = rep.compare(
                 ours[ours.estimator == est], pub[pub.estimator == est],
                 on=["estimator", "c", "a"], value="mae", se="se", reps="reps",
-                published_se="mae_se", published_reps=1000, source=f"[LZW] Table {pname[-1]}", stand_ins=True if reconstructed else None,
+                published_se="mae_se", published_reps=1000, source=f"[LZW] Table {pname[-1]}",
+                stand_ins=True if reconstructed else None,
                 note="reconstructed mixture: pattern only" if reconstructed else "",
                 display=not reconstructed,
                 caption=f"[LZW] Table {pname[-1]} (Example {ex}), {est}: MAE ours versus the "

@@ -1,25 +1,25 @@
 """[ZDJ] Zhang, Dai & Jordan (2012), section 5.1: class probabilities for SVM outputs.
 
 Tables 2 (test ``GKL_c``) and 3 (test error) on Data 1 and Data 2 (= [WSL] Examples 1 and 2;
-100 training / 900 test points; SPEC 9.1) for
+100 training / 900 test points) for
 
 * **PLR**: L2-penalised linear logistic regression (``clearn(loss="logistic", alpha=0)``),
   ``lambda`` by the GKL estimate (9.3);
 * **Platt** / **Tuned Platt**: Platt's sigmoid on the Gaussian SVM, ``lambda`` by 10-fold CV
-  misclassification / by the GKL estimate (SPEC 2.3, D10, D11);
+  misclassification / by the GKL estimate;
 * **WSL**: bracketing with the weighted Gaussian SVM (``m = 10``), exact pi path, ``lambda`` by
   the GKL estimate;
-* **Sollich** (SPEC 2.4) and **Ours for SVM** (coherence link with ``u = 1``, ``rho`` by the
-  training EKL, SPEC 2.2, D9) on the CV-tuned SVM (D10);
+* **Sollich** and **Ours for SVM** (coherence link with ``u = 1``, ``rho`` by the
+  training EKL) on the CV-tuned SVM;
 * **C-learning**: kernel expansion, ``rho = u = 1``, ``lambda`` and ``alpha`` by 10-fold CV
-  cross-entropy (D10), probabilities by the coherence link.
+  cross-entropy, probabilities by the coherence link.
 
 Penalty grids: [ZDJ] cites PLR, Tuned Platt and WSL from [WSL], so those three follow [WSL]'s
 protocol as :mod:`cohstats.vignettes.wsl_probability` reads it (``lambda_convention="e1071"``,
 default): [WSL] trained with R's e1071 ``svm(cost=)`` and ``stepPlr``, whose objectives sum the
 loss over the observations, so their ``lambda`` is ``n`` times ours (``lambda = lambda_WSL / n``);
 ``"spec"`` takes the grid as ``lambda`` itself. The CV-tuned SVM behind [ZDJ]'s own columns
-(Platt, Sollich, Ours for SVM) uses the grid as ``lambda`` (SPEC D10, D37) in both cases.
+(Platt, Sollich, Ours for SVM) uses the grid as ``lambda`` in both cases.
 
 Also Figure 2: the fitted ``rho`` per replication (the paper reports ranges
 [0.3402, 0.8773] for Data 1 and [0.1077, 1.3166] for Data 2). ``quick=True`` (default): a
@@ -71,7 +71,7 @@ def _rep(data, r, seed, quick, lambda_convention="e1071"):
     s0 = seed + 7919 * r
     probs, errs, extra = {}, {}, {}
 
-    # SVM tuned by CV misclassification (D10): Platt, Sollich, Ours for SVM
+    # SVM tuned by CV misclassification: Platt, Sollich, Ours for SVM
     cvr = tune(svm, d, grid={"lambda_": _grid(quick, "spec")}, method="cv", measure="class", nfolds=10,
                random_state=s0, verbose=False, m=10, **_SVM)
     f = cvr.best_fit
@@ -88,7 +88,7 @@ def _rep(data, r, seed, quick, lambda_convention="e1071"):
                **{**_SVM, "pi": "path"},
                prob_args={"method": "bracket"}, random_state=s0 + 2, verbose=False)
     probs["WSL"] = wsl.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy()
-    # PLR: linear L2-penalised logistic regression, lambda by the GKL estimate (SPEC 9.3)
+    # PLR: linear L2-penalised logistic regression, lambda by the GKL estimate
     plr = tune(clearn, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, loss="logistic",
                alpha=0.0, random_state=s0 + 3, verbose=False)
     probs["PLR"] = plr.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy()
@@ -138,15 +138,15 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
                   f"for PLR, Tuned Platt, WSL (lambda_convention={lambda_convention!r}); the "
                   "CV-tuned SVM of Platt/Sollich/Ours uses [WSL]'s grid as lambda",
                   "GKL estimate D": 4 if quick else 10, "kernel": "Gaussian, sigma = median_between",
-                  "SVM for Platt/Sollich/Ours": "lambda by 10-fold CV misclassification (D10)"})
+                  "SVM for Platt/Sollich/Ours": "lambda by 10-fold CV misclassification"})
     rep.text("Class probabilities from SVM outputs compared on [ZDJ]'s two simulations. 'Ours for "
              "SVM' is the coherence inverse link (u = 1) with rho fitted by minimising the training "
              "EKL; its error is the SVM's. The WSL column of [ZDJ] Table 3 cites [WSL]'s "
-             "psi-learning errors (SPEC 9.1); ours is the weighted-SVM bracketing estimator. "
+             "psi-learning errors; ours is the weighted-SVM bracketing estimator. "
              "When the CV-tuned SVM fits the training data closely (no training point with "
              "y f < -1), the training EKL decreases all the way to the lower end rho = 1e-3 of "
              "D9 and the link returns probabilities 0/1 beyond |f| > 1; such replications are "
-             "degenerate for GKL_c (D33) and are counted, not averaged.")
+             "degenerate for GKL_c and are counted, not averaged.")
     with rep.timed("replications"):
         res = Parallel(n_jobs=n_jobs or 1)(delayed(_rep)(dname, r, seed, quick, lambda_convention)
                                           for dname in ("Data 1", "Data 2") for r in range(reps))
@@ -171,7 +171,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
                 caption="Test GKL_c: ours (non-degenerate replications) versus [ZDJ] Table 2 "
                         "(100 replications; the paper's spread is its SE x 10).")
     rep.table(summ[["dataset", "method", "reps", "degenerate"]],
-              caption="Replications and degenerate GKL_c estimates per method (D33).")
+              caption="Replications and degenerate GKL_c estimates per method.")
     rep.section("Table 3: test error")
     rep.compare(summ, reference("zdj2012", "table3"), on=["dataset", "method"], value="cer",
                 se="cer_se", published_value="mean", published_se="sd_reported",
