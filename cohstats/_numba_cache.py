@@ -280,8 +280,9 @@ def _fit_name() -> str | None:
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.normcase(os.path.abspath(frame.f_code.co_filename))
-        if fname.startswith(models) and not frame.f_code.co_name.startswith("_"):
-            name = frame.f_code.co_name
+        code = frame.f_code.co_name
+        if fname.startswith(models) and not code.startswith(("_", "<")):
+            name = code
         frame = frame.f_back
     return name
 
