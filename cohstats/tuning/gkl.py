@@ -409,13 +409,8 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
         ``cov_term_pooled``). The remaining shortfall of ``"within"`` comes from the input
         perturbation (the covariance is conditional on ``X*``, as the paper defines it):
         with the inputs left unperturbed the same estimate is 3.21 +- 0.10 against 3.23.
-    fit_kwargs : dict, optional
-        Fit arguments whose names the tuner itself uses (``random_state``, ``nfolds``,
-        ``n_jobs``, ``verbose``), e.g. ``fit_kwargs={"random_state": 0}`` for a fit function
-        with its own seed; everything else can be given directly as ``**fit_args``.
-    scheduler : dask.distributed ``Client`` or scheduler address, optional
-        Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
-        ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
+    fit_kwargs, scheduler : as in :func:`cv` (fit arguments named like the tuner's own; a Dask
+        client or scheduler address).
     **fit_args
         Passed to every fit (e.g. ``lambda_=wsl_grid()`` for a path fit).
 

@@ -208,13 +208,8 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         ``lambda.1se`` generalised to a grid).
     tau, D, prob_args, centering : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
-    fit_kwargs : dict, optional
-        Fit arguments whose names the tuner itself uses (``random_state``, ``nfolds``,
-        ``n_jobs``, ``verbose``), e.g. ``fit_kwargs={"random_state": 0}`` for a fit function
-        with its own seed; everything else can be given directly as ``**fit_args``.
-    scheduler : dask.distributed ``Client`` or scheduler address, optional
-        Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
-        ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
+    fit_kwargs, scheduler : as in :func:`cv` (fit arguments named like the tuner's own; a Dask
+        client or scheduler address).
     **fit_args : fixed arguments of every fit.
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
