@@ -77,6 +77,16 @@ def _platt_obj(A, B, f, t):
     return float(out.sum())
 
 
+def _platt_targets(f, y):
+    """Decision values, Platt's smoothed targets and the class counts."""
+    f = _as_f(f)
+    y = _as_y(y, f.size)
+    npos = float(np.sum(y > 0))
+    nneg = float(f.size - npos)
+    t = np.where(y > 0, (npos + 1.0) / (npos + 2.0), 1.0 / (nneg + 2.0))
+    return f, t, npos, nneg
+
+
 def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: float = 1e-12,
               eps: float = 1e-5) -> PlattSigmoid:
     """Fit Platt's sigmoid to decision values ``f`` and labels ``y`` (+-1).
@@ -99,11 +109,7 @@ def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: floa
     >>> s = platt_fit(f, y); bool(s.A < 0)
     True
     """
-    f = _as_f(f)
-    y = _as_y(y, f.size)
-    npos = float(np.sum(y > 0))
-    nneg = float(f.size - npos)
-    t = np.where(y > 0, (npos + 1.0) / (npos + 2.0), 1.0 / (nneg + 2.0))
+    f, t, npos, nneg = _platt_targets(f, y)
     A, B = 0.0, math.log((nneg + 1.0) / (npos + 1.0))
     fval = _platt_obj(A, B, f, t)
     converged = False
@@ -168,11 +174,7 @@ def platt_glm(f, y, level: float = 0.95):
     import pandas as pd
     import statsmodels.api as sm
 
-    f = _as_f(f)
-    y = _as_y(y, f.size)
-    npos = float(np.sum(y > 0))
-    nneg = float(f.size - npos)
-    t = np.where(y > 0, (npos + 1.0) / (npos + 2.0), 1.0 / (nneg + 2.0))
+    f, t, _, _ = _platt_targets(f, y)
     X = np.column_stack([np.ones_like(f), f])
     res = sm.GLM(t, X, family=sm.families.Binomial()).fit(tol=1e-12, maxiter=100)
     ci = np.asarray(res.conf_int(alpha=1.0 - level))
