@@ -7,85 +7,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .. import metrics as _m
 from ..persist import Persistable
 from ._common import (_merge_fit_kwargs,
                       _EPS_P, _along, _as_design, _capture, _check_fit_fn, _check_n_jobs,
                       _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
 from .parallel import _parallel, scheduler_backend
 from .measures import _outputs, _select
-
-
-def _clip(p):
-    return np.clip(p, _EPS_P, 1.0 - _EPS_P)
-
-
-def _as_p1(P):
-    """Probability of classes[1] from a binary probability output."""
-    P = np.asarray(P, dtype=np.float64)
-    if P.ndim >= 1 and P.shape[-1] == 2 and P.ndim == 3:
-        return P[..., 1]
-    return P
-
-
-def _logit(p):
-    return np.log(p) - np.log1p(-p)
-
-
-def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None):
-    """One input perturbation l and its D response perturbations, for all sequence values.
-
-    Returns the additive sufficient statistics
-    ``A = sum_m Lambda(p*) Y* / K``, ``B = sum_m Lambda(p*) / K``, ``Ysum = sum_m Y*``,
-    ``dsum = sum_m [Delta(p0, p*, X*l) - Delta(p0, p*, X)]``, each (S, n) or (S,).
-    """
-    rng = np.random.default_rng(seed)
-    X, y = design.X, design.y
-    n = y.shape[0]
-    y01 = (y + 1.0) / 2.0
-    xmask = rng.random(n) < tau
-    xidx = rng.integers(0, n, size=n)
-    src = np.where(xmask, xidx, np.arange(n))
-    Xs = np.ascontiguousarray(X[src])
-    p0c = _clip(p0)                        # (S, n) at the original inputs
-    p0s = p0c[:, src]                      # p0 at the perturbed inputs X*l
-    Kf = tau + tau * (1.0 - tau) * (y01[None] - p0s) ** 2 / (p0s * (1.0 - p0s))
-    S = p0.shape[0]
-    A = np.zeros((S, n))
-    B = np.zeros((S, n))
-    Ysum = np.zeros((S, n))
-    dsum = np.zeros(S)
-    prob_args = prob_args or {}
-    for _ in range(D):
-        ymask = rng.random(n) < tau
-        u = rng.random(n)
-        # common random numbers: the same (ymask, u) for every sequence value
-        Ystar = np.where(ymask[None], np.where(u[None] < p0s, 1.0, -1.0), y[None])
-        P = np.empty((S, n))
-        if lam is None:
-            fit = fit_fn(design.replace(X=Xs, y=Ystar[0]), **args)
-            P[0] = _as_p1(fit._proba(X, **prob_args))
-        else:
-            # sequence values whose perturbed responses coincide share one path fit
-            groups: dict = {}
-            for s in range(S):
-                groups.setdefault(Ystar[s].tobytes(), []).append(s)
-            for idx in groups.values():
-                sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **_along(parg, args, sub))
-                P[idx] = _as_p1(_outputs(fit, X, "prob", sub, prob_args))
-        Pc = _clip(P)
-        Ps = Pc[:, src]                      # p* at the perturbed inputs
-        lam_s = _logit(Ps)
-        A += lam_s * Ystar / Kf
-        B += lam_s / Kf
-        Ysum += Ystar
-        d_star = np.mean((1.0 - p0s) * np.log1p(-Ps) + p0s * np.log(Ps), axis=1)
-        d_orig = np.mean((1.0 - p0c) * np.log1p(-Pc) + p0c * np.log(Pc), axis=1)
-        dsum += d_star - d_orig
-    # centred within this input perturbation (cov* is conditional on X*l, [WSL] eq. 11)
-    W = A - (Ysum / D) * B
-    return A, B, Ysum, W, dsum
 
 
 def _clip_rows(P):
@@ -169,33 +96,29 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
 
 
 def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, verbose, prob_args,
-              centering="within", generic=None):
-    """GKL estimates for several argument sets (each possibly a path), common random numbers."""
+              centering="within"):
+    """GKL estimates for several argument sets (each possibly a path), common random numbers.
+
+    One estimator for every number of classes: the K-class form, which for K = 2 is exactly
+    [WSL] eq. (13) in the 0/1 coding (tests/_gkl_reference.py writes the binary formula out).
+    """
     n = design.nobs
-    if generic is None:
-        generic = not design.binary
     child = seed_seq.spawn(D)
     prepared = []
     tasks, keys = [], []
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
         raw = _outputs(full, design.X, "prob", lam, prob_args)
-        if generic:
-            p0 = _as_matrix(raw, design.binary)
-            if p0.ndim != 3 or p0.shape[1] != n or p0.shape[2] != design.n_classes:
-                raise ValueError(f"the fit's probabilities have shape {np.shape(raw)}; gkl() needs an "
-                                 f"(n, {design.n_classes}) matrix of class probabilities")
-        else:
-            p0 = _as_p1(raw)
-            if p0.ndim != 2 or p0.shape[1] != n:
-                raise ValueError(f"the fit's probabilities have shape {p0.shape}; gkl() needs one "
-                                 "probability per observation (binary response)")
+        p0 = _as_matrix(raw, design.binary)
+        if p0.ndim != 3 or p0.shape[1] != n or p0.shape[2] != design.n_classes:
+            raise ValueError(f"the fit's probabilities have shape {np.shape(raw)}; gkl() needs an "
+                             f"(n, {design.n_classes}) matrix of class probabilities")
         prepared.append((lam, p0))
         for l in range(D):
             tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args,
                           getattr(full, "path_arg", None)))
             keys.append(j)
-    outs = _parallel(_gkl_task_multi if generic else _gkl_task, tasks, n_jobs, verbose, "gkl perturbations")
+    outs = _parallel(_gkl_task_multi, tasks, n_jobs, verbose, "gkl perturbations")
     res = []
     D2 = D * D
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
@@ -206,20 +129,11 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
         Ys = sum(o[2] for o in parts)
         Wc = sum(o[3] for o in parts)
         ds = sum(o[4] for o in parts)
-        if generic:
-            cov_pooled = (A - np.sum((Ys / D2) * B, axis=-1)) / (D2 - 1)
-            cov_within = Wc / (D * (D - 1))
-            p0c = _clip_rows(p0)
-            yi = design.y_int
-            egkl = np.mean(-np.log(p0c[:, np.arange(n), yi]), axis=1)
-            p0_out = p0[..., 1] if design.binary else p0
-        else:
-            # eq. (13) with the 0/1 coding ((Y*+1)/2 centred = (Y* - Ybar)/2) and no spurious +1
-            cov_pooled = (A - (Ys / D2) * B) / (2.0 * (D2 - 1))   # Ybar pooled over l and m, as printed
-            cov_within = Wc / (2.0 * D * (D - 1))                 # centred within each X*l (eq. 11)
-            y01 = (design.y + 1.0) / 2.0
-            egkl = np.mean(_m._cre_terms(y01[None], _clip(p0)), axis=1)   # eq. (6)
-            p0_out = p0
+        cov_pooled = (A - np.sum((Ys / D2) * B, axis=-1)) / (D2 - 1)   # centred over all (l, m)
+        cov_within = Wc / (D * (D - 1))                                 # within each X*l (eq. 11)
+        p0c = _clip_rows(p0)
+        egkl = np.mean(-np.log(p0c[:, np.arange(n), design.y_int]), axis=1)   # eq. (6)
+        p0_out = p0[..., 1] if design.binary else p0
         cov = cov_within if centering == "within" else cov_pooled
         d_hat = ds / (D2 - 1)                              # eq. (14)
         res.append(GKLResult(estimate=egkl + cov.mean(axis=1) + d_hat, egkl=egkl,
