@@ -43,6 +43,7 @@ import numbers
 import os
 import sys
 import threading
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -411,15 +412,27 @@ def run_interruptibly(fn, args, kwargs, name: str):
 
     def work():
         FIT_THREAD.context = context
-        try:
-            box["out"] = fn(*args, **kwargs)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller as it is
-            box["err"] = e
+        # warnings are recorded here and issued again in the caller's thread, at the caller's
+        # line, so that the user's filters and the reported location are the usual ones
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                box["out"] = fn(*args, **kwargs)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller as it is
+                box["err"] = e
+        box["warnings"] = caught
 
     t = threading.Thread(target=work, name=f"cohstats-{name}", daemon=True)
     t.start()
     while t.is_alive():
         t.join(0.05)
+    filename = frame.f_code.co_filename if frame is not None else "<cohstats>"
+    lineno = frame.f_lineno if frame is not None else 0
+    module = frame.f_globals.get("__name__", "cohstats") if frame is not None else "cohstats"
+    registry = frame.f_globals.setdefault("__warningregistry__", {}) if frame is not None else None
+    for w in box.get("warnings", ()):
+        warnings.warn_explicit(w.message, w.category, filename, lineno, module=module,
+                               registry=registry)
     if "err" in box:
         err = box.pop("err")
         raise err.with_traceback(err.__traceback__)
