@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cohstats.losses.scalar import loss_curv_bound
+from cohstats.losses.scalar import loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd import (
-    continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
-    _lambda_max_std, _objective, _path_core, _resolve_mode, _update_weights, _warn_conv,
+    _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
+    _lambda_max_std, _null_fit, _objective, _path_core, _resolve_mode, _warn_conv,
     default_mode,
 )
 
@@ -40,6 +40,12 @@ __all__ = ["cd_kernel_path", "kernel_gamma_max"]
 
 
 def _prep(K, y, w):
+    K = _square(K)
+    K, y, w = _check_xyw(K, y, w)
+    return K, y, w
+
+
+def _square(K):
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) kernel matrix; got shape {K.shape}")
@@ -47,9 +53,7 @@ def _prep(K, y, w):
         raise ValueError("K contains NaN or infinite values")
     if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(K).max())):
         raise ValueError("K must be symmetric (a kernel matrix of the training points)")
-    K = np.ascontiguousarray(0.5 * (K + K.T))
-    K, y, w = _check_xyw(K, y, w)
-    return K, y, w
+    return np.ascontiguousarray(0.5 * (K + K.T))
 
 
 def _design(K, w, intercept):
@@ -100,7 +104,7 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
     it = 0
     converged = False
     for it in range(1, max_iter + 1):
-        _update_weights(code, p1, p2, y, w, f, W, r, floor_c)
+        loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c)
         res_beta = r / n - gam * beta          # K times this is minus the beta-gradient
         res_b = r.sum() / n
         kkt = max(np.abs(K @ res_beta).max(), abs(res_b) if intercept else 0.0)
@@ -200,8 +204,10 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, y, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept), tol,
-        max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
+        Xt, y, _NO_YC, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept),
+        tol, max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_), 1)
+    b0 = b0[:, 0]
+    B = B[:, 0, :]
     intercepts = b0 - B @ m
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
                 kkt=kkts, null_objective=obj0, mode=m_)
@@ -216,11 +222,11 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     pf = np.ones(n)
     # intercept-only start
     Xt, m, xv, excl = _design(K, w, intercept)
-    from cohstats.solvers.cd import _null_fit
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    beta0, b, f, Pb = _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, True, K, excl,
-                                bool(intercept), 1e-14, 1000, xv, float(w.sum()))
+    B0, bv, F0, PB0 = _null_fit(Xt, y, _NO_YC, w, code, p1, p2, mode, Lb, floor_c, pf, True, K,
+                                excl, bool(intercept), 1e-14, 1000, xv, float(w.sum()), 1)
+    beta0, b, f, Pb = B0[0], float(bv[0]), F0[0], PB0[0]
     obj0 = _objective(code, p1, p2, y, w, f, beta0, pf, 0.0, 0.0, True, Pb)
     beta = np.zeros(n)
     B = np.zeros((ng, n))
@@ -235,10 +241,11 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
         B[k], b0[k], n_iter[k], conv[k], objs[k] = beta, b, it, ok, obj
         W = np.empty(n)
         r = np.empty(n)
-        _update_weights(code, p1, p2, y, w, b + Kb, W, r, 0.0)
+        loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
         kkts[k] = max(np.abs(K @ (r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
                 kkt=kkts, null_objective=obj0, mode=mode, solver="newton")
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return b0, B, info
+
