@@ -1,13 +1,22 @@
 """Pathwise coordinate descent for elastic-net penalised smooth margin losses (SPEC.md 3.2-3.5).
 
-One engine serves every binary margin loss of :mod:`cohstats.losses.scalar` (selected by its
-integer code) and both expansions of C-learning:
+One path driver (:func:`_path_core`: warm starts, sequential strong rule, KKT check of the
+discarded coordinates, per-``lambda`` records) serves every problem of the package's
+coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scalar`:
 
-* the **linear expansion** ``f(x) = b + x'beta`` with the elastic net
-  ``lambda * sum_j pf_j ((1 - alpha)/2 beta_j^2 + alpha |beta_j|)`` (:func:`cd_path`), and
-* the **kernel expansion** ``f(x) = b + sum_j beta_j K(x_j, x)`` with the penalty
-  ``lambda ((1 - alpha)/2 beta'K beta + alpha ||beta||_1)`` (:mod:`cohstats.solvers.cd_kernel`),
-  which differs only in the quadratic penalty matrix (``K`` instead of the identity).
+* binary margin losses with the **linear expansion** ``f(x) = b + x'beta`` and the elastic net
+  ``lambda * sum_j pf_j ((1 - alpha)/2 beta_j^2 + alpha |beta_j|)`` (:func:`cd_path`);
+* binary margin losses with the **kernel expansion** ``f(x) = b + sum_j beta_j K(x_j, x)`` and
+  the penalty ``lambda ((1 - alpha)/2 beta'K beta + alpha ||beta||_1)``
+  (:mod:`cohstats.solvers.cd_kernel`), which differs only in the quadratic penalty matrix
+  (``K`` instead of the identity);
+* the multicategory coherence loss of [ZJLY] (code ``LOSS_MCOH``) with K class margins and a
+  grouped penalty on the K coefficients of each coordinate, linear
+  (:mod:`cohstats.solvers.cd_multi`) or kernel (:func:`cohstats.solvers.cd_kernel.cd_kernel_multi_path`).
+
+Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
+work on its single row), G = K for the grouped problem (block updates of one column at a time,
+majorised with Boehning's curvature bound, the ``"mm"`` mode below applied to a group).
 
 The minimised objective is
 
