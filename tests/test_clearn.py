@@ -199,8 +199,6 @@ def test_errors(df):
         clearn("y ~ x1", df, loss="C", u=0.0)
     with pytest.raises(ValueError, match="margin u = 1"):
         clearn("g ~ x1", df, u=2.0)
-    with pytest.raises(ValueError, match="two classes"):
-        clearn("g ~ x1", df, kernel="rbf", gamma="median")
     with pytest.raises(ValueError, match="lambda_"):
         clearn("y ~ x1", df, lambda_=-1.0)
     with pytest.raises(ValueError, match="nlambda"):

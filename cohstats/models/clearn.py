@@ -307,7 +307,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``, [D7]).
     kernel : None (the primal linear model in the predictors), ``"linear"``, ``"rbf"``,
         ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training points; any
-        number of classes). ``gamma="median"`` needs two classes.
+        number of classes).
     gamma, sigma : kernel width, ``exp(-gamma ||x-x'||^2)`` with ``gamma = 1/sigma^2``; give at
         most one. ``gamma`` is a number or a named heuristic: ``"scale"`` (default,
         ``1/(p Var(X))`` as scikit-learn; ``1/p`` on standardised inputs, e1071's default),
