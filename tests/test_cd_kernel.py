@@ -138,3 +138,99 @@ def test_kernel_errors():
     K2[0, 1] += 1.0
     with pytest.raises(ValueError, match="symmetric"):
         cd_kernel_path(K2, y, None, LOSS_C, 1.0, 1.0, [0.1], 0.5)
+
+
+# --------------------------------------------------------------------------- K classes
+def _mc_data(n=30, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    W = rng.standard_normal((2, K)) * 2.0
+    y = np.argmax(X @ W + np.sin(2 * X[:, :1]) + rng.gumbel(size=(n, K)), axis=1)
+    Kmat = make_kernel("rbf", X)(X)
+    return X, y, Kmat
+
+
+def _mc_objective(Kmat, y, T, sc, lam, alpha, b, B):
+    from cohstats.losses.multiclass import coherence_loss
+    G = b + Kmat @ B
+    return sc * coherence_loss(G, y, T).mean() + lam * (
+        (1 - alpha) / 2 * np.trace(B.T @ Kmat @ B) + alpha * np.linalg.norm(B, axis=1).sum())
+
+
+def _scipy_mc_kernel(Kmat, y, T, sc, lam, alpha):
+    """Direct minimisation of the same objective by L-BFGS-B on (b, B). The row norms are
+    smoothed as sqrt(||B_j||^2 + eps^2) (which moves the objective by at most n eps lam alpha),
+    with eps decreased over warm-started stages down to n eps lam alpha = 1e-9.
+    Returns the minimiser (b, B)."""
+    from cohstats.losses.multiclass import coherence_grad, coherence_loss
+    n = Kmat.shape[0]
+    K = int(y.max()) + 1
+    eps_last = 1e-9 / (n * lam * max(alpha, 1e-3))
+
+    def fun(v, eps):
+        b, B = v[:K], v[K:].reshape(n, K)
+        G = b + Kmat @ B
+        nr = np.sqrt((B ** 2).sum(1) + eps ** 2)
+        KB = Kmat @ B
+        val = sc * coherence_loss(G, y, T).mean() + lam * (
+            (1 - alpha) / 2 * np.sum(B * KB) + alpha * nr.sum())
+        gG = sc * coherence_grad(G, y, T) / n
+        gB = Kmat @ gG + lam * ((1 - alpha) * KB + alpha * B / nr[:, None])
+        return val, np.concatenate([gG.sum(0), gB.ravel()])
+
+    v = np.zeros(K + n * K)
+    for eps in (1e-2, 1e-4, 1e-6, eps_last):
+        v = minimize(fun, v, args=(max(eps, eps_last),), jac=True, method="L-BFGS-B",
+                     options=dict(maxiter=100000, maxfun=200000, ftol=1e-16, gtol=1e-12,
+                                  maxcor=50)).x
+    return v[:K], v[K:].reshape(n, K)
+
+
+@pytest.mark.parametrize("alpha", [0.0, pytest.param(0.5, marks=pytest.mark.slow), 1.0])
+def test_multiclass_kernel_matches_scipy(alpha):
+    from cohstats.solvers.cd_kernel import cd_kernel_multi_path, kernel_multi_gamma_max
+    X, y, Kmat = _mc_data(30, 3, seed=4)
+    T, sc = 1.0, 1.0
+    gmax = kernel_multi_gamma_max(Kmat, y, None, T, alpha)
+    lams = gmax * np.array([0.5, 0.1, 0.03])
+    b, B, info = cd_kernel_multi_path(Kmat, y, None, T, lams, alpha, tol=1e-13, max_iter=200000)
+    assert info["converged"].all()
+    assert np.all(np.diff(info["df"]) >= 0) and info["df"][-1] > 0
+    np.testing.assert_allclose(B.sum(axis=2), 0, atol=1e-10)
+    np.testing.assert_allclose(b.sum(axis=1), 0, atol=1e-10)
+    if alpha > 0:
+        nz = B != 0                      # support points enter for all classes or for none
+        assert np.all(nz.all(axis=2) == nz.any(axis=2))
+    lam = lams[-1]
+    ours = _mc_objective(Kmat, y, T, sc, lam, alpha, b[-1], B[-1])
+    np.testing.assert_allclose(info["objective"][-1], ours, rtol=1e-10)
+    ref = _mc_objective(Kmat, y, T, sc, lam, alpha, *_scipy_mc_kernel(Kmat, y, T, sc, lam, alpha))
+    assert abs(ours - ref) < 1e-6
+    assert ours <= ref + 1e-8
+    assert info["kkt"][-1] < 1e-5
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0])
+@pytest.mark.parametrize("loss", ["V", "C"])
+def test_multiclass_kernel_k2_equals_binary_kernel_fit(alpha, loss):
+    from cohstats.losses.scalar import LOSS_V, closs_kappa
+    from cohstats.solvers.cd_kernel import cd_kernel_multi_path
+    from cohstats.solvers.cd_multi import binary_equivalent
+    X, y, Kmat = _mc_data(36, 2, seed=5)
+    T = 0.8
+    sc = 1.0 if loss == "V" else closs_kappa(T, 1.0)
+    lams = np.array([0.05, 0.01, 0.003])
+    bm, Bm, im = cd_kernel_multi_path(Kmat, y, None, T, lams, alpha, tol=1e-14, max_iter=200000,
+                                      loss_scale=sc)
+    eq = [binary_equivalent(lam, alpha) for lam in lams]
+    yb = np.where(y == 1, 1.0, -1.0)
+    code = LOSS_V if loss == "V" else LOSS_C
+    bb, Bb, ib = cd_kernel_path(Kmat, yb, None, code, T, 1.0, [e[0] for e in eq], eq[0][1],
+                                tol=1e-14, max_iter=200000)
+    np.testing.assert_allclose(im["objective"], ib["objective"], rtol=1e-8)
+    # decision values f = g_1 - g_0 on the training points (the coefficients of an
+    # ill-conditioned kernel are determined far less sharply than the fit)
+    fm = (bm[:, 1] - bm[:, 0])[:, None] + (Bm[:, :, 1] - Bm[:, :, 0]) @ Kmat
+    fb = bb[:, None] + Bb @ Kmat
+    np.testing.assert_allclose(fm, fb, atol=1e-4 * np.abs(fb).max())
+    np.testing.assert_allclose(Bm[:, :, 1] - Bm[:, :, 0], Bb, atol=1e-2 * np.abs(Bb).max())

@@ -149,6 +149,47 @@ def test_multiclass_probabilities_and_grouping(df):
     assert fm.coef.shape == (4, 3)
 
 
+def test_multiclass_kernel_fit(df):
+    from cohstats.losses.multiclass import coherence_loss, coherence_proba
+    from cohstats.losses.scalar import closs_kappa
+    fm = clearn("g ~ x1 + x2 + x3 + x4", df, kernel="rbf", alpha=0.5, nlambda=12)
+    assert fm.converged and fm.coef is None
+    B, b = fm._beta_at()
+    assert B.shape == (len(df), 3)
+    np.testing.assert_allclose(B.sum(axis=1), 0, atol=1e-10)
+    assert list(fm.intercept.index) == ["a", "b", "c"]
+    assert fm.intercept.sum() == pytest.approx(0.0, abs=1e-10)
+    # support points: rows of B that are nonzero (for all classes at once)
+    sup = np.flatnonzero(np.any(B != 0, axis=1))
+    assert 0 < sup.size < len(df)
+    np.testing.assert_array_equal(fm.support_, sup)
+    assert list(fm.dual_coef.columns) == ["a", "b", "c"]
+    np.testing.assert_array_equal(fm.dual_coef.to_numpy(), B[sup])
+    assert np.all(B[np.setdiff1d(np.arange(len(df)), sup)] == 0)
+    # decision values: kernel expansion over the standardised training inputs, by hand
+    X = df[["x1", "x2", "x3", "x4"]].to_numpy()
+    Z = (X - X.mean(0)) / X.std(0)
+    D2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    Kmat = np.exp(-D2 / (Z.shape[1] * Z.var()))
+    G = Kmat @ B + b
+    np.testing.assert_allclose(fm.predict(type="link").to_numpy(), G, atol=1e-8)
+    np.testing.assert_allclose(fm.predict(type="prob").to_numpy(), coherence_proba(G, 1.0),
+                               atol=1e-10)
+    # the reported objective is the documented one ([ZJLY] loss times kappa + group penalty)
+    y = pd.Categorical(df.g).codes
+    lam = fm.s
+    obj = closs_kappa(1.0, 1.0) * coherence_loss(G, y, 1.0).mean() + lam * (
+        0.25 * np.trace(B.T @ Kmat @ B) + 0.5 * np.linalg.norm(B, axis=1).sum())
+    assert fm.info["objective"][-1] == pytest.approx(obj, rel=1e-9)
+    assert fm.info["kkt"][-1] < 1e-4
+    err = np.mean(fm.predict().to_numpy() != df.g.to_numpy())
+    assert err < 1 - df.g.value_counts(normalize=True).max() - 0.1
+    new = df.head(4).copy()
+    np.testing.assert_allclose(fm.predict(new, type="prob").sum(axis=1), 1.0)
+    assert "support points" in fm.summary().info
+    assert len(fm.path()) == len(fm.lambda_)
+
+
 def test_errors(df):
     with pytest.raises(ValueError, match="loss"):
         clearn("y ~ x1", df, loss="hinge")
@@ -158,8 +199,6 @@ def test_errors(df):
         clearn("y ~ x1", df, loss="C", u=0.0)
     with pytest.raises(ValueError, match="margin u = 1"):
         clearn("g ~ x1", df, u=2.0)
-    with pytest.raises(ValueError, match="binary only"):
-        clearn("g ~ x1", df, kernel="rbf")
     with pytest.raises(ValueError, match="lambda_"):
         clearn("y ~ x1", df, lambda_=-1.0)
     with pytest.raises(ValueError, match="nlambda"):

@@ -18,7 +18,13 @@ LOSS_HINGE  hinge                  --      --      [1 - z]_+ (not differentiable
 LOSS_EXP    exponential            --      --      exp(-z)
 LOSS_LOGIT  logistic               --      --      log(1 + exp(-z)); same as LOSS_V(1, 0)
 LOSS_L      normalised L_{rho,u}   rho     u       u >= 0 (1.1); V / V(0), so C = u * L
+LOSS_MCOH   multicategory          T       s       [ZJLY]'s loss times a constant scale s (the
+            coherence (K classes)                  row functions are in :mod:`.multiclass`);
+                                                   only :func:`loss_curv_bound` is defined here
 ==========  =====================  ======  ======  =============================================
+
+These codes are the one loss-code namespace of the coordinate-descent solvers: the binary codes
+select a scalar margin loss, ``LOSS_MCOH`` selects the grouped (K-class) problem.
 
 All formulas are the stable forms of SPEC.md: they stay finite for rho in [1e-3, 1e3],
 |z| up to 1e4 and a, c up to 1e4 (and infinity for LUM). The one exception is the exponential
@@ -47,6 +53,7 @@ LOSS_HINGE = 5
 LOSS_EXP = 6
 LOSS_LOGIT = 7
 LOSS_L = 8
+LOSS_MCOH = 9   # multicategory coherence loss (not a binary margin loss; not in LOSS_CODES)
 
 LOSS_CODES = {
     "C": LOSS_C,
@@ -274,7 +281,66 @@ def loss_curv_bound(code, p1, p2):
         return 0.25
     elif code == LOSS_L:
         return 1.0 / (4.0 * p1 * coh_V0(p1, p2))
+    elif code == LOSS_MCOH:
+        # Boehning's bound: the Hessian of s C(g, c) in g is s (diag(beta) - beta beta')/T,
+        # whose largest eigenvalue is at most s/(2T)
+        return p2 / (2.0 * p1)
     return math.inf
+
+
+@njit(cache=True, nogil=True)
+def loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c):
+    """Weighted curvatures, negative gradients and mean loss at the fit ``f``, in one loop.
+
+    For every observation with ``w_i > 0`` (``z_i = y_i f_i``):
+    ``W_i = max(w_i phi''(z_i), w_i floor_c)``, ``r_i = -w_i y_i phi'(z_i)``; returns
+    ``(1/n) sum_i w_i phi(z_i)``. Observations with ``w_i = 0`` get ``W_i = r_i = 0``.
+    The coherence family (C, V, logistic) shares one exp and one log1p per observation:
+    with ``t = (u - z)/rho``, ``phi = kappa rho softplus(t)``, ``-phi' = kappa expit(t)`` and
+    ``phi'' = kappa expit(t) expit(-t) / rho``.
+    """
+    n = y.shape[0]
+    tot = 0.0
+    if code == LOSS_C or code == LOSS_V or code == LOSS_LOGIT:
+        if code == LOSS_LOGIT:
+            rho = 1.0
+            u = 0.0
+            kap = 1.0
+            vs = 1.0
+        else:
+            rho = p1
+            u = p2
+            kap = closs_kappa(p1, p2) if code == LOSS_C else 1.0
+            vs = kap * rho          # loss = vs * softplus(t)
+        for i in range(n):
+            wi = w[i]
+            if wi > 0.0:
+                t = (u - y[i] * f[i]) / rho
+                e = math.exp(-abs(t))
+                if t >= 0.0:
+                    q = 1.0 / (1.0 + e)
+                    sp = t + math.log1p(e)
+                else:
+                    q = e / (1.0 + e)
+                    sp = math.log1p(e)
+                qq = e / ((1.0 + e) * (1.0 + e))
+                W[i] = max(wi * kap * qq / rho, wi * floor_c)
+                r[i] = wi * y[i] * kap * q
+                tot += wi * vs * sp
+            else:
+                W[i] = 0.0
+                r[i] = 0.0
+        return tot / n
+    for i in range(n):
+        if w[i] > 0.0:
+            z = y[i] * f[i]
+            W[i] = max(w[i] * loss_d2(code, z, p1, p2), w[i] * floor_c)
+            r[i] = -w[i] * y[i] * loss_d1(code, z, p1, p2)
+            tot += w[i] * loss_value(code, z, p1, p2)
+        else:
+            W[i] = 0.0
+            r[i] = 0.0
+    return tot / n
 
 
 # --------------------------------------------------------------------------- links and minimisers

@@ -4,9 +4,10 @@ comparators RLRM (``loss="logistic"``) and HHSVM (``loss="hhinge"``).
 Binary responses: linear expansion ``f(x) = b + x'beta`` (pathwise coordinate descent,
 :mod:`cohstats.solvers.cd`) or kernel expansion ``f(x) = b + sum_j beta_j K(x_j, x)``
 (:mod:`cohstats.solvers.cd_kernel`). Responses with K > 2 classes: the multicategory coherence
-loss of [ZJLY] with a linear expansion and a grouped elastic net
-(:mod:`cohstats.solvers.cd_multi`). Probabilities come from the coherence inverse link
-([ZDJ] eq (10); [ZJLY] eq (8)).
+loss of [ZJLY] with a grouped elastic net and a linear (:mod:`cohstats.solvers.cd_multi`) or
+kernel (:func:`cohstats.solvers.cd_kernel.cd_kernel_multi_path`) expansion of each class
+margin. All run on the one coordinate-descent path driver of :mod:`cohstats.solvers.cd`.
+Probabilities come from the coherence inverse link ([ZDJ] eq (10); [ZJLY] eq (8)).
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from cohstats.losses.multiclass import coherence_loss, coherence_proba
 from cohstats.losses.scalar import closs_kappa
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence
-from cohstats.solvers.cd_kernel import cd_kernel_path, kernel_gamma_max
+from cohstats.solvers.cd_kernel import (cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max,
+                                        kernel_multi_gamma_max)
 from cohstats.solvers.cd_multi import cd_multi_path, multi_lambda_max
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
@@ -42,7 +44,8 @@ class CLearnFit(Fit):
     ----------
     lambda_ : fitted penalty sequence (decreasing); ``s`` : selected value (default: the last).
     coef, intercept : at ``s`` (linear expansions; K > 2: a terms x classes DataFrame).
-    dual_coef : kernel expansions: the coefficients ``beta_j`` over the training rows at ``s``.
+    dual_coef : kernel expansions: the coefficients ``beta_j`` of the support points at ``s``
+        (one column, or one per class for K > 2).
     support_ : kernel expansions: positions of the support points (``beta_j != 0``) at ``s``.
     info : solver output (iterations, convergence, objective, KKT violation per ``lambda``).
     """
@@ -70,15 +73,22 @@ class CLearnFit(Fit):
         if self._beta_path is None:
             return None
         beta, _ = self._beta_at()
-        sup = np.flatnonzero(beta)
-        return pd.DataFrame({"dual_coef": beta[sup]}, index=self._index(None, len(beta))[sup])
+        sup = self._support(beta)
+        idx = self._index(None, len(beta))[sup]
+        if beta.ndim == 2:
+            return pd.DataFrame(beta[sup], index=idx, columns=self.classes)
+        return pd.DataFrame({"dual_coef": beta[sup]}, index=idx)
+
+    @staticmethod
+    def _support(beta):
+        return np.flatnonzero(np.any(beta != 0, axis=1) if beta.ndim == 2 else beta)
 
     @property
     def support_(self) -> np.ndarray | None:
         """Kernel expansions: positions of the support points (``beta_j != 0``) at ``s``."""
         if self._beta_path is None:
             return None
-        return np.flatnonzero(self._beta_at()[0])
+        return self._support(self._beta_at()[0])
 
     @property
     def is_kernel(self) -> bool:
@@ -99,6 +109,9 @@ class CLearnFit(Fit):
     def _decision_path(self, X):
         X = np.asarray(X, dtype=np.float64)
         if self.is_kernel:
+            if self._beta_path.ndim == 3:
+                return np.einsum("mj,ljk->lmk", self._kmat(X), self._beta_path) + \
+                    self._intercept_path[:, None, :]
             return self._intercept_path[:, None] + self._beta_path @ self._kmat(X).T
         if self._coef_path.ndim == 3:
             return np.einsum("np,lpk->lnk", X, self._coef_path) + self._intercept_path[:, None, :]
@@ -193,12 +206,20 @@ class CLearnFit(Fit):
         notes = []
         if self.is_kernel:
             beta, b = self._beta_at()
-            sup = np.flatnonzero(beta)
+            sup = self._support(beta)
             info["support points"] = f"{sup.size} of {d.nobs}"
-            info["intercept"] = float(b)
-            tab = pd.DataFrame({"beta": beta[sup]}, index=pd.Index(self._index(None, d.nobs)[sup], name="row"))
-            tables["Support points (largest |beta|)"] = tab.reindex(
-                tab["beta"].abs().sort_values(ascending=False).index).head(15)
+            rows = pd.Index(self._index(None, d.nobs)[sup], name="row")
+            if beta.ndim == 2:
+                info["intercept"] = ", ".join(f"{c}: {v:.4g}" for c, v in zip(self.classes, b))
+                tab = pd.DataFrame(beta[sup], index=rows, columns=self.classes)
+                size = np.linalg.norm(beta[sup], axis=1)
+                title = "Support points (largest ||beta_j||; rows sum to zero)"
+            else:
+                info["intercept"] = float(b)
+                tab = pd.DataFrame({"beta": beta[sup]}, index=rows)
+                size = np.abs(beta[sup])
+                title = "Support points (largest |beta|)"
+            tables[title] = tab.iloc[np.argsort(-size, kind="stable")].head(15)
         elif self.n_classes > 2:
             c, b = self._coef_at()
             keep = np.any(c != 0, axis=1)
@@ -257,7 +278,16 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     along a decreasing ``lambda`` sequence, with ``phi`` the C-loss ``C_{rho,u}`` (default), the
     coherence function ``V_{rho,u}``, the logistic loss (RLRM), the huberized hinge (HHSVM,
     ``delta = 2``) or the squared hinge. Responses with more than two classes use the
-    multicategory coherence loss of [ZJLY] (temperature ``T = rho``) with a grouped penalty.
+    multicategory coherence loss of [ZJLY] (temperature ``T = rho``) with a grouped penalty:
+
+    ``(s/n) sum_i w_i C(g(x_i), c_i) + lambda sum_j [(1-alpha)/2 ||B_j||^2 + alpha ||B_j||_2]``
+
+    with class margins ``g_k(x) = b_k + x'B_{.k}`` and ``B_j`` the row of predictor ``j`` over
+    the classes; for kernel expansions ``g_k(x) = b_k + sum_j B_jk K(x_j, x)`` and the penalty is
+    ``lambda [(1-alpha)/2 tr(B'KB) + alpha sum_j ||B_j||_2]`` (the squared RKHS norms of the
+    class margins plus a group lasso that selects support points for all classes at once).
+    Rows of ``B`` and the intercepts sum to zero. ``s = kappa`` for ``loss="C"`` (so that two
+    classes give the binary C-loss, [ZDJ]) and 1 for ``loss="V"``.
 
     Parameters
     ----------
@@ -276,8 +306,8 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         ``alpha = 1e-3``, glmnet's rule) down to ``lambda_min_ratio * lambda_max``
         (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``, [D7]).
     kernel : None (the primal linear model in the predictors), ``"linear"``, ``"rbf"``,
-        ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training points; binary
-        responses only).
+        ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training points; any
+        number of classes).
     gamma, sigma : kernel width, ``exp(-gamma ||x-x'||^2)`` with ``gamma = 1/sigma^2``; give at
         most one. ``gamma`` is a number or a named heuristic: ``"scale"`` (default,
         ``1/(p Var(X))`` as scikit-learn; ``1/p`` on standardised inputs, e1071's default),
@@ -351,9 +381,6 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
                              f"loss must be 'C' or 'V'; got {loss!r}")
         if u != 1.0:
             raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={u!r}")
-        if kernel is not None:
-            raise ValueError("kernel expansions are binary only; use kernel=None for "
-                             f"{K} classes")
     lossobj = _loss_object(loss, rho, u, delta)
     w = np.asarray(design.weights, dtype=np.float64)
     X = design.X
@@ -388,12 +415,23 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         Kmat = ker(Z, Z)
         if ker.code == KERNEL_CALLABLE:
             Kmat = 0.5 * (Kmat + Kmat.T)
-        gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
-                                intercept=intercept)
+        if multiclass:
+            sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
+            fit._mc_scale = sc
+            gmax = kernel_multi_gamma_max(Kmat, design.y, w, rho, alpha, n_classes=K,
+                                          intercept=intercept, loss_scale=sc)
+        else:
+            gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
+                                    alpha, intercept=intercept)
         path_lam = _sequence(lam if lam_given else None, gmax, nlambda,
                              1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p)
-        b0, B, info = cd_kernel_path(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
-                                     path_lam, alpha, mode=mode, intercept=intercept, **kw)
+        if multiclass:
+            b0, B, info = cd_kernel_multi_path(Kmat, design.y, w, rho, path_lam, alpha,
+                                               n_classes=K, intercept=intercept, loss_scale=sc,
+                                               **kw)
+        else:
+            b0, B, info = cd_kernel_path(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
+                                         path_lam, alpha, mode=mode, intercept=intercept, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
         fit._beta_path, fit._intercept_path = B[keep], b0[keep]
         fit._coef_path = None

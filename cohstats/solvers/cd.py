@@ -1,13 +1,22 @@
 """Pathwise coordinate descent for elastic-net penalised smooth margin losses (SPEC.md 3.2-3.5).
 
-One engine serves every binary margin loss of :mod:`cohstats.losses.scalar` (selected by its
-integer code) and both expansions of C-learning:
+One path driver (:func:`_path_core`: warm starts, sequential strong rule, KKT check of the
+discarded coordinates, per-``lambda`` records) serves every problem of the package's
+coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scalar`:
 
-* the **linear expansion** ``f(x) = b + x'beta`` with the elastic net
-  ``lambda * sum_j pf_j ((1 - alpha)/2 beta_j^2 + alpha |beta_j|)`` (:func:`cd_path`), and
-* the **kernel expansion** ``f(x) = b + sum_j beta_j K(x_j, x)`` with the penalty
-  ``lambda ((1 - alpha)/2 beta'K beta + alpha ||beta||_1)`` (:mod:`cohstats.solvers.cd_kernel`),
-  which differs only in the quadratic penalty matrix (``K`` instead of the identity).
+* binary margin losses with the **linear expansion** ``f(x) = b + x'beta`` and the elastic net
+  ``lambda * sum_j pf_j ((1 - alpha)/2 beta_j^2 + alpha |beta_j|)`` (:func:`cd_path`);
+* binary margin losses with the **kernel expansion** ``f(x) = b + sum_j beta_j K(x_j, x)`` and
+  the penalty ``lambda ((1 - alpha)/2 beta'K beta + alpha ||beta||_1)``
+  (:mod:`cohstats.solvers.cd_kernel`), which differs only in the quadratic penalty matrix
+  (``K`` instead of the identity);
+* the multicategory coherence loss of [ZJLY] (code ``LOSS_MCOH``) with K class margins and a
+  grouped penalty on the K coefficients of each coordinate, linear
+  (:mod:`cohstats.solvers.cd_multi`) or kernel (:func:`cohstats.solvers.cd_kernel.cd_kernel_multi_path`).
+
+Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
+work on its single row), G = K for the grouped problem (block updates of one column at a time,
+majorised with Boehning's curvature bound, the ``"mm"`` mode below applied to a group).
 
 The minimised objective is
 
@@ -53,9 +62,10 @@ import warnings
 import numpy as np
 from numba import njit
 
+from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
 from cohstats.losses.scalar import (
-    closs_kappa, LOSS_C, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_SQHINGE, LOSS_V, LOSS_EXP,
-    loss_curv_bound, loss_d1, loss_d2, loss_value,
+    LOSS_C, LOSS_EXP, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_MCOH, LOSS_SQHINGE, LOSS_V,
+    loss_curv_bound, loss_d1, loss_d2, loss_eval_sum, loss_value,
 )
 
 MODE_IRLS = 0
@@ -220,68 +230,6 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
 
 
 @njit(cache=True, nogil=True)
-def _update_weights(code, p1, p2, y, w, f, W, r, floor_c):
-    for i in range(y.shape[0]):
-        if w[i] > 0.0:
-            z = y[i] * f[i]
-            W[i] = max(w[i] * loss_d2(code, z, p1, p2), w[i] * floor_c)
-            r[i] = -w[i] * y[i] * loss_d1(code, z, p1, p2)
-        else:
-            W[i] = 0.0
-            r[i] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def _irls_eval(code, p1, p2, y, w, f, W, r, floor_c):
-    """Curvatures W, negative gradients r and the loss sum (1/n) sum w phi at f, in one loop.
-
-    The coherence losses (C, V, logistic) share one exp and one log1p per observation.
-    """
-    n = y.shape[0]
-    tot = 0.0
-    if code == LOSS_C or code == LOSS_V or code == LOSS_LOGIT:
-        if code == LOSS_LOGIT:
-            rho = 1.0
-            u = 0.0
-            kap = 1.0
-            vs = 1.0
-        else:
-            rho = p1
-            u = p2
-            kap = closs_kappa(p1, p2) if code == LOSS_C else 1.0
-            vs = kap * rho          # loss = vs * softplus(t)
-        for i in range(n):
-            wi = w[i]
-            if wi > 0.0:
-                t = (u - y[i] * f[i]) / rho
-                e = math.exp(-abs(t))
-                if t >= 0.0:
-                    q = 1.0 / (1.0 + e)
-                    sp = t + math.log1p(e)
-                else:
-                    q = e / (1.0 + e)
-                    sp = math.log1p(e)
-                qq = e / ((1.0 + e) * (1.0 + e))
-                W[i] = max(wi * kap * qq / rho, wi * floor_c)
-                r[i] = wi * y[i] * kap * q
-                tot += wi * vs * sp
-            else:
-                W[i] = 0.0
-                r[i] = 0.0
-        return tot / n
-    for i in range(n):
-        if w[i] > 0.0:
-            z = y[i] * f[i]
-            W[i] = max(w[i] * loss_d2(code, z, p1, p2), w[i] * floor_c)
-            r[i] = -w[i] * y[i] * loss_d1(code, z, p1, p2)
-            tot += w[i] * loss_value(code, z, p1, p2)
-        else:
-            W[i] = 0.0
-            r[i] = 0.0
-    return tot / n
-
-
-@njit(cache=True, nogil=True)
 def _penalty(beta, pf, l1, l2, use_P, Pbeta):
     pen = 0.0
     for j in range(beta.shape[0]):
@@ -298,7 +246,7 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}   # reassociation for vectorised re
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
            mode, code, p1, p2, Lb, xv, prof, dst):
-    """One pass over coordinates idx[:m]; returns max_j h_j (delta_j)^2.
+    """One pass of the binary problem over coordinates idx[:m]; returns max_j h_j (delta_j)^2.
 
     ``gst[j]`` receives the smooth part of the KKT residual of coordinate j before its update
     (used by the strong rule at the next lambda). In IRLS mode with ``prof`` the intercept is
@@ -378,7 +326,7 @@ def _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
 
 @njit(cache=True, nogil=True)
 def _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones):
-    """Update the intercept; returns (delta, curvature-weighted change)."""
+    """Update the intercept of the binary problem; returns (delta, curvature-weighted change)."""
     n = y.shape[0]
     if mode == MODE_IRLS:
         sW = 0.0
@@ -409,142 +357,205 @@ def _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones):
         return d, (sw / n) * d * d
 
 
+# --------------------------------------------------------------------------- grouped problem
 @njit(cache=True, nogil=True)
-def _solve_set(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P, P, Pbeta,
-               beta, b, f, inS, intercept, thr, max_pass, xv, W, r, e, gst,
-               idxS, idxA, ones, sw):
-    """Minimise the objective over the coordinates with inS[j] (others fixed at their values).
-
-    Passes alternate glmnet-style between the whole set S and its active (nonzero) part; the
-    problem is solved when a pass over S changes no coordinate by more than the threshold.
-    In IRLS mode the curvatures and the working residual are refreshed from the current fit before
-    every pass (an inexact Newton method whose inner solve is one coordinate pass), and a pass that
-    increases the objective is halved back towards its start (up to 30 times, [D6]).
-
-    Returns (b, passes, converged).
-    """
-    p = beta.shape[0]
-    n = y.shape[0]
-    kgate = math.sqrt(thr)
-    mS = 0
-    for j in range(p):
-        if inS[j]:
-            idxS[mS] = j
-            mS += 1
-    mA = 0
-    passes = 0
-    full = True
-    irls = mode == MODE_IRLS
-    dst = np.zeros(2)
-    if irls:
-        beta_old = np.empty(p)
-        f_old = np.empty(n)
-        Pb_old = np.empty(Pbeta.shape[0])
-        obj = math.inf
-        b_old = b
-        m_old = 0
-        idx_old = idxS
-    while passes < max_pass:
-        if full:
-            idx = idxS
-            m = mS
-        else:
-            idx = idxA
-            m = mA
-        if irls:
-            # refresh curvatures/gradients; the same loop gives the objective of the last pass,
-            # which is halved back towards its start if it went up ([D6])
-            obj_new = _irls_eval(code, p1, p2, y, w, f, W, r, floor_c) + \
-                _penalty(beta, pf, l1, l2, use_P, Pbeta)
-            nh = 0
-            while obj_new > obj + 1e-12 * abs(obj) and nh < 30:
-                nh += 1
-                for k in range(m_old):
-                    j = idx_old[k]
-                    beta[j] = 0.5 * (beta[j] + beta_old[j])
-                for i in range(n):
-                    f[i] = 0.5 * (f[i] + f_old[i])
-                if use_P:
-                    for i in range(Pbeta.shape[0]):
-                        Pbeta[i] = 0.5 * (Pbeta[i] + Pb_old[i])
-                b = 0.5 * (b + b_old)
-                obj_new = _irls_eval(code, p1, p2, y, w, f, W, r, floor_c) + \
-                    _penalty(beta, pf, l1, l2, use_P, Pbeta)
-            obj = obj_new
-            for i in range(n):
-                e[i] = r[i]
-            for k in range(m):
-                beta_old[idx[k]] = beta[idx[k]]
-            f_old[:] = f
+def _gobjective(F, yc, w, T, sc, B, pf, l1, l2, use_P, PB):
+    """Objective of the grouped (K-class) problem: (s/n) sum w C(g_i, c_i) + group penalty."""
+    K, n = F.shape
+    g = np.empty(K)
+    s = 0.0
+    for i in range(n):
+        if w[i] > 0.0:
+            for k in range(K):
+                g[k] = F[k, i]
+            s += w[i] * mc_coh_loss(g, yc[i], T)
+    s *= sc / n
+    pen = 0.0
+    for j in range(B.shape[1]):
+        nn = 0.0
+        q = 0.0
+        for k in range(K):
+            nn += B[k, j] * B[k, j]
             if use_P:
-                Pb_old[:] = Pbeta
-            b_old = b
-            m_old = m
-            idx_old = idx
-        dmax = 0.0
-        if irls and intercept:
-            d, v = _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones)
-            b += d
-            dmax = v
-            sWt = 0.0
-            for i in range(n):
-                sWt += W[i]
-            dst[0] = 0.0
-            dst[1] = sWt
-        dc = _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
-                    mode, code, p1, p2, Lb, xv, irls and intercept and dst[1] > 0.0, dst)
-        if dc > dmax:
-            dmax = dc
-        if irls and intercept and dst[0] != 0.0:
-            D = dst[0]
-            for i in range(n):
-                e[i] -= W[i] * D
-                f[i] += D
-            b += D
-            v = (dst[1] / n) * D * D
-            if v > dmax:
-                dmax = v
-        elif intercept:
-            d, v = _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones)
-            b += d
-            if v > dmax:
-                dmax = v
-        passes += 1
-        if full:
-            if dmax < thr:
-                if mode == MODE_EXACT:
-                    return b, passes, True
-                # also require the KKT conditions (residuals gst from this pass) to hold to
-                # sqrt(thr): small steps alone can hide slow progress (ill-conditioned kernels)
-                kk = 0.0
-                for k in range(mS):
-                    j = idxS[k]
-                    v = _kkt_term(gst[j], l1 * pf[j], beta[j])
-                    if v > kk:
-                        kk = v
-                if kk <= kgate:
-                    return b, passes, True
-            mA = 0
-            for k in range(mS):
-                j = idxS[k]
-                if beta[j] != 0.0 or pf[j] == 0.0:
-                    idxA[mA] = j
-                    mA += 1
-            full = False
-        elif dmax < thr:
-            full = True
-    return b, passes, False
+                q += B[k, j] * PB[k, j]
+        if not use_P:
+            q = nn
+        if nn > 0.0:
+            pen += pf[j] * (0.5 * l2 * q + l1 * math.sqrt(nn))
+    return s + pen
 
 
 @njit(cache=True, nogil=True)
-def _grad_into(Xt, r, gst, beta, Pbeta, use_P, l2, pf, sel, which):
-    """gst[j] = (1/n) sum_i x_ij r_i - l2 pf_j (P beta)_j for j with sel[j] == which."""
-    n = r.shape[0]
+def _gresid(F, yc, w, T, sc, R):
+    """R[k, i] = -s w_i dC/dg_k at g_i = F[:, i] (negative gradient) = s w_i (I[k = c_i] - beta^c_k)."""
+    K, n = F.shape
+    g = np.empty(K)
+    bet = np.empty(K)
+    for i in range(n):
+        for k in range(K):
+            g[k] = F[k, i]
+        mc_coh_beta(g, yc[i], T, bet)
+        for k in range(K):
+            R[k, i] = -sc * w[i] * bet[k]
+        R[yc[i], i] += sc * w[i]
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv,
+           intercept, sw):
+    """One majorise-minimise pass of the grouped problem over rows idx[:m], then the intercepts.
+
+    The working residual is refreshed from the exact gradient; each block update is the exact
+    minimiser of the majorised objective (loss curvature bound ``Lb`` times ``xv_j``), a group
+    soft-thresholding. ``Gst[:, j]`` receives the smooth KKT residual before the update.
+    Returns (max_j h_j ||delta_j||^2, largest KKT violation seen before the updates).
+    """
+    K, n = F.shape
+    v = np.empty(K)
+    cmv = np.empty(K)
+    d = np.empty(K)
+    _gresid(F, yc, w, T, sc, R)
+    for k in range(K):
+        for i in range(n):
+            E[k, i] = R[k, i]
+    dmax = 0.0
+    kk = 0.0
+    for q in range(m):
+        j = idx[q]
+        xj = Xt[j]
+        pj = pf[j]
+        Pjj = P[j, j] if use_P else 1.0
+        H = Lb * xv[j]
+        bn = 0.0
+        for k in range(K):
+            v[k] = _dot(xj, E[k]) / n
+            bn += B[k, j] * B[k, j]
+        bn = math.sqrt(bn)
+        rn = 0.0
+        gn = 0.0
+        for k in range(K):
+            cmv[k] = (PB[k, j] - Pjj * B[k, j]) if use_P else 0.0
+            gk = v[k] - l2 * pj * (cmv[k] + Pjj * B[k, j])
+            Gst[k, j] = gk
+            gn += gk * gk
+            if bn > 0.0:
+                gk -= l1 * pj * B[k, j] / bn
+            rn += gk * gk
+        viol = math.sqrt(rn) if bn > 0.0 else max(math.sqrt(gn) - l1 * pj, 0.0)
+        if viol > kk:
+            kk = viol
+        nv = 0.0
+        for k in range(K):
+            v[k] += H * B[k, j]
+            if use_P:
+                v[k] -= l2 * pj * cmv[k]
+            nv += v[k] * v[k]
+        nv = math.sqrt(nv)
+        den = H + l2 * pj * Pjj
+        fac = 0.0
+        if nv > l1 * pj and den > 0.0:
+            fac = (1.0 - l1 * pj / nv) / den
+        ch = 0.0
+        for k in range(K):
+            nb = fac * v[k]
+            d[k] = nb - B[k, j]
+            ch += d[k] * d[k]
+            B[k, j] = nb
+        if ch > 0.0:
+            for k in range(K):
+                dk = d[k]
+                if dk != 0.0:
+                    for i in range(n):
+                        xi = xj[i]
+                        E[k, i] -= Lb * w[i] * xi * dk
+                        F[k, i] += xi * dk
+                    if use_P:
+                        Pj = P[j]
+                        for i in range(PB.shape[1]):
+                            PB[k, i] += Pj[i] * dk
+            if H * ch > dmax:
+                dmax = H * ch
+    if intercept:
+        ch = 0.0
+        mean = 0.0
+        for k in range(K):
+            se = 0.0
+            for i in range(n):
+                se += E[k, i]
+            d[k] = se / (Lb * sw)
+            mean += d[k]
+        mean /= K
+        for k in range(K):
+            d[k] -= mean
+            b[k] += d[k]
+            ch += d[k] * d[k]
+            for i in range(n):
+                F[k, i] += d[k]
+                E[k, i] -= Lb * w[i] * d[k]
+        if Lb * (sw / n) * ch > dmax:
+            dmax = Lb * (sw / n) * ch
+    return dmax, kk
+
+
+# --------------------------------------------------------------------------- shared driver
+# The coefficients are a (G, p) array B (G = 1: binary; G = K: one row of K class coefficients
+# per coordinate, kept as a column of B), the fits a (G, n) array F, the smooth KKT residuals a
+# (G, p) array Gst. Binary problems use row 0 of each as 1-D views.
+@njit(cache=True, nogil=True)
+def _objective_any(code, p1, p2, y, yc, w, F, B, pf, l1, l2, use_P, PB):
+    if code == LOSS_MCOH:
+        return _gobjective(F, yc, w, p1, p2, B, pf, l1, l2, use_P, PB)
+    return _objective(code, p1, p2, y, w, F[0], B[0], pf, l1, l2, use_P, PB[0])
+
+
+@njit(cache=True, nogil=True)
+def _resid_any(code, p1, p2, y, yc, w, F, R):
+    """Negative loss gradient in the fit, (G, n)."""
+    if code == LOSS_MCOH:
+        _gresid(F, yc, w, p1, p2, R)
+    else:
+        _neg_grad(code, p1, p2, y, w, F[0], R[0])
+
+
+@njit(cache=True, nogil=True)
+def _grad_into(Xt, R, Gst, B, PB, use_P, l2, pf, sel, which):
+    """Gst[k, j] = (1/n) sum_i x_ij R[k, i] - l2 pf_j (P B)_kj for j with sel[j] == which."""
+    G, n = R.shape
+    if G == 1:      # binary problems: 1-D rows (measurably faster when p >> n)
+        r = R[0]
+        gst = Gst[0]
+        beta = B[0]
+        Pbeta = PB[0]
+        for j in range(Xt.shape[0]):
+            if sel[j] == which:
+                g = _dot(Xt[j], r) / n
+                q = Pbeta[j] if use_P else beta[j]
+                gst[j] = g - l2 * pf[j] * q
+        return
     for j in range(Xt.shape[0]):
         if sel[j] == which:
-            g = _dot(Xt[j], r) / n
-            q = Pbeta[j] if use_P else beta[j]
-            gst[j] = g - l2 * pf[j] * q
+            for k in range(G):
+                g = _dot(Xt[j], R[k]) / n
+                q = PB[k, j] if use_P else B[k, j]
+                Gst[k, j] = g - l2 * pf[j] * q
+
+
+@njit(cache=True, nogil=True)
+def _gnorm(Gst, j):
+    if Gst.shape[0] == 1:
+        return abs(Gst[0, j])
+    s = 0.0
+    for k in range(Gst.shape[0]):
+        s += Gst[k, j] * Gst[k, j]
+    return math.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def _nz(B, j):
+    for k in range(B.shape[0]):
+        if B[k, j] != 0.0:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -558,85 +569,258 @@ def _kkt_term(g, t, bj):
 
 
 @njit(cache=True, nogil=True)
-def _kkt_violation(gst, beta, pf, l1, excl):
-    """Largest KKT violation given the smooth residuals gst (SPEC 3.5)."""
+def _kkt_j(Gst, B, j, t):
+    """KKT violation of coordinate (group) j with l1 threshold t: the distance of the smooth
+    residual Gst[:, j] from t times the subdifferential of ||B[:, j]||_2 (|.| when G = 1)."""
+    if B.shape[0] == 1:
+        return _kkt_term(Gst[0, j], t, B[0, j])
+    bn = 0.0
+    for k in range(B.shape[0]):
+        bn += B[k, j] * B[k, j]
+    if bn == 0.0:
+        return max(_gnorm(Gst, j) - t, 0.0)
+    bn = math.sqrt(bn)
+    s = 0.0
+    for k in range(B.shape[0]):
+        gk = Gst[k, j] - t * B[k, j] / bn
+        s += gk * gk
+    return math.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def _kkt_violation(Gst, B, pf, l1, excl):
+    """Largest KKT violation given the smooth residuals Gst (SPEC 3.5)."""
     kk = 0.0
-    for j in range(beta.shape[0]):
+    for j in range(B.shape[1]):
         if excl[j]:
             continue
-        v = _kkt_term(gst[j], l1 * pf[j], beta[j])
+        v = _kkt_j(Gst, B, j, l1 * pf[j])
         if v > kk:
             kk = v
     return kk
 
 
 @njit(cache=True, nogil=True)
-def _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, intercept, thr,
-              max_pass, xv, sw):
-    """Fit with only the unpenalised coordinates free (pf == 0); returns beta, b, f, Pbeta."""
+def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P, P, PB,
+               B, b, F, inS, intercept, thr, max_pass, xv, W, R, E, Gst,
+               idxS, idxA, ones, sw):
+    """Minimise the objective over the coordinates with inS[j] (others fixed at their values).
+
+    Passes alternate glmnet-style between the whole set S and its active (nonzero) part; the
+    problem is solved when a pass over S changes no coordinate by more than the threshold and
+    (IRLS and MM modes) the KKT residuals of that pass are below ``sqrt(thr)``.
+    Binary problems: in IRLS mode the curvatures and the working residual are refreshed from the
+    current fit before every pass (an inexact Newton method whose inner solve is one coordinate
+    pass), and a pass that increases the objective is halved back towards its start (up to 30
+    times, [D6]). Grouped problems: one majorise-minimise pass (:func:`_gpass`) per pass.
+
+    Updates B, b, F, PB, Gst in place; returns (passes, converged).
+    """
+    p = B.shape[1]
+    n = F.shape[1]
+    group = code == LOSS_MCOH
+    kgate = math.sqrt(thr)
+    mS = 0
+    for j in range(p):
+        if inS[j]:
+            idxS[mS] = j
+            mS += 1
+    mA = 0
+    passes = 0
+    full = True
+    irls = mode == MODE_IRLS and not group
+    beta = B[0]
+    f = F[0]
+    Pbeta = PB[0]
+    gst = Gst[0]
+    r = R[0]
+    e = E[0]
+    bb = b[0]
+    dst = np.zeros(2)
+    if irls:
+        beta_old = np.empty(p)
+        f_old = np.empty(n)
+        Pb_old = np.empty(Pbeta.shape[0])
+        obj = math.inf
+        b_old = bb
+        m_old = 0
+        idx_old = idxS
+    while passes < max_pass:
+        if full:
+            idx = idxS
+            m = mS
+        else:
+            idx = idxA
+            m = mA
+        kk = -1.0
+        if group:
+            dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F,
+                              R, E, Gst, xv, intercept, sw)
+        else:
+            if irls:
+                # refresh curvatures/gradients; the same loop gives the objective of the last
+                # pass, which is halved back towards its start if it went up ([D6])
+                obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + \
+                    _penalty(beta, pf, l1, l2, use_P, Pbeta)
+                nh = 0
+                while obj_new > obj + 1e-12 * abs(obj) and nh < 30:
+                    nh += 1
+                    for k in range(m_old):
+                        j = idx_old[k]
+                        beta[j] = 0.5 * (beta[j] + beta_old[j])
+                    for i in range(n):
+                        f[i] = 0.5 * (f[i] + f_old[i])
+                    if use_P:
+                        for i in range(Pbeta.shape[0]):
+                            Pbeta[i] = 0.5 * (Pbeta[i] + Pb_old[i])
+                    bb = 0.5 * (bb + b_old)
+                    obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + \
+                        _penalty(beta, pf, l1, l2, use_P, Pbeta)
+                obj = obj_new
+                for i in range(n):
+                    e[i] = r[i]
+                for k in range(m):
+                    beta_old[idx[k]] = beta[idx[k]]
+                f_old[:] = f
+                if use_P:
+                    Pb_old[:] = Pbeta
+                b_old = bb
+                m_old = m
+                idx_old = idx
+            dmax = 0.0
+            if irls and intercept:
+                d, v = _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones)
+                bb += d
+                dmax = v
+                sWt = 0.0
+                for i in range(n):
+                    sWt += W[i]
+                dst[0] = 0.0
+                dst[1] = sWt
+            dc = _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
+                        mode, code, p1, p2, Lb, xv, irls and intercept and dst[1] > 0.0, dst)
+            if dc > dmax:
+                dmax = dc
+            if irls and intercept and dst[0] != 0.0:
+                D = dst[0]
+                for i in range(n):
+                    e[i] -= W[i] * D
+                    f[i] += D
+                bb += D
+                v = (dst[1] / n) * D * D
+                if v > dmax:
+                    dmax = v
+            elif intercept:
+                d, v = _intercept_step(mode, code, p1, p2, y, w, f, e, W, Lb, sw, ones)
+                bb += d
+                if v > dmax:
+                    dmax = v
+            b[0] = bb
+        passes += 1
+        if full:
+            if dmax < thr:
+                if mode == MODE_EXACT:
+                    return passes, True
+                # also require the KKT conditions (residuals Gst from this pass) to hold to
+                # sqrt(thr): small steps alone can hide slow progress (ill-conditioned kernels)
+                if kk < 0.0:
+                    kk = 0.0
+                    for k in range(mS):
+                        j = idxS[k]
+                        v = _kkt_j(Gst, B, j, l1 * pf[j])
+                        if v > kk:
+                            kk = v
+                if kk <= kgate:
+                    return passes, True
+            mA = 0
+            for k in range(mS):
+                j = idxS[k]
+                if _nz(B, j) or pf[j] == 0.0:
+                    idxA[mA] = j
+                    mA += 1
+            full = False
+        elif dmax < thr:
+            full = True
+    return passes, False
+
+
+@njit(cache=True, nogil=True)
+def _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, intercept,
+              thr, max_pass, xv, sw, G):
+    """Fit with only the unpenalised coordinates free (pf == 0); returns B, b, F, PB."""
     p = Xt.shape[0]
-    n = y.shape[0]
-    beta = np.zeros(p)
-    Pbeta = np.zeros(P.shape[0] if use_P else 1)
-    f = np.zeros(n)
+    n = w.shape[0]
+    B = np.zeros((G, p))
+    PB = np.zeros((G, P.shape[0] if use_P else 1))
+    F = np.zeros((G, n))
+    b = np.zeros(G)
     inS = np.zeros(p, dtype=np.bool_)
     for j in range(p):
         inS[j] = pf[j] == 0.0 and not excl[j]
     W = np.empty(n)
-    r = np.empty(n)
-    e = np.empty(n)
-    gst = np.zeros(p)
+    R = np.empty((G, n))
+    E = np.empty((G, n))
+    Gst = np.zeros((G, p))
     idxS = np.empty(p, dtype=np.int64)
     idxA = np.empty(p, dtype=np.int64)
     ones = np.ones(n)
-    b = 0.0
-    if intercept:
+    if intercept and code != LOSS_MCOH:
         # start the intercept at its exact 1-D minimiser (robust for every loss)
-        b = _solve_1d(code, p1, p2, y, w, f, ones, 0.0, 0.0, 0.0, 0.0)
+        b[0] = _solve_1d(code, p1, p2, y, w, F[0], ones, 0.0, 0.0, 0.0, 0.0)
         for i in range(n):
-            f[i] = b
-    b, passes, conv = _solve_set(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, 0.0, 0.0,
-                                 use_P, P, Pbeta, beta, b, f, inS, intercept, thr, max_pass,
-                                 xv, W, r, e, gst, idxS, idxA, ones, sw)
-    return beta, b, f, Pbeta
+            F[0, i] = b[0]
+    _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, 0.0, 0.0, use_P, P, PB, B, b,
+               F, inS, intercept, thr, max_pass, xv, W, R, E, Gst, idxS, idxA, ones, sw)
+    return B, b, F, PB
 
 
 @njit(cache=True, nogil=True)
-def _path_core(Xt, y, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl, intercept, tol,
-               max_iter, xv, exact_kkt, cont):
+def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl, intercept,
+               tol, max_iter, xv, exact_kkt, cont, G):
+    """The one path driver: warm starts, sequential strong rule, KKT check, per-lambda records.
+
+    Serves the binary problems (``G = 1``, any scalar loss code, identity or kernel penalty
+    matrix) and the grouped K-class problem (``code = LOSS_MCOH``, ``G = K``).
+    Returns b0 (nlam, G), B (nlam, G, p), n_iter, converged, objective, kkt, null objective.
+    """
     p = Xt.shape[0]
-    n = y.shape[0]
+    n = w.shape[0]
     nlam = lambdas.shape[0]
+    group = code == LOSS_MCOH
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (Lb < math.inf and Lb > 0.0) else 1e-6
     sw = 0.0
     for i in range(n):
         sw += w[i]
-    B = np.zeros((nlam, p))
-    b0 = np.zeros(nlam)
+    Bs = np.zeros((nlam, G, p))
+    b0 = np.zeros((nlam, G))
     n_iter = np.zeros(nlam, dtype=np.int64)
     conv = np.zeros(nlam, dtype=np.bool_)
     objs = np.zeros(nlam)
     kkts = np.zeros(nlam)
     # intercept-only (plus unpenalised coordinates) fit sets the scale of the tolerance
-    beta, b, f, Pbeta = _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
-                                  intercept, 1e-3 * tol, max_iter, xv, sw)
-    obj0 = _objective(code, p1, p2, y, w, f, beta, pf, 0.0, 0.0, use_P, Pbeta)
+    if group:
+        B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P,
+                                excl, intercept, 1e-16, 100000, xv, sw, G)
+    else:
+        B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P,
+                                excl, intercept, 1e-3 * tol, max_iter, xv, sw, G)
+    obj0 = _objective_any(code, p1, p2, y, yc, w, F, B, pf, 0.0, 0.0, use_P, PB)
     thr = tol * max(obj0, 1e-10)
     W = np.empty(n)
-    r = np.empty(n)
-    e = np.empty(n)
+    R = np.empty((G, n))
+    E = np.empty((G, n))
     idxS = np.empty(p, dtype=np.int64)
     idxA = np.empty(p, dtype=np.int64)
     ones = np.ones(n)
-    gst = np.empty(p)
+    Gst = np.empty((G, p))
     inS = np.zeros(p, dtype=np.bool_)
     ever = np.zeros(p, dtype=np.bool_)
     for j in range(p):
         if pf[j] == 0.0 and not excl[j]:
             ever[j] = True
-    _neg_grad(code, p1, p2, y, w, f, r)
-    _grad_into(Xt, r, gst, beta, Pbeta, use_P, 0.0, pf, inS, False)
+    _resid_any(code, p1, p2, y, yc, w, F, R)
+    _grad_into(Xt, R, Gst, B, PB, use_P, 0.0, pf, inS, False)
     lam_prev = -1.0
     for k in range(nlam):
         lam = lambdas[k]
@@ -644,49 +828,68 @@ def _path_core(Xt, y, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl,
         l2 = lam * (1.0 - alpha)
         if lam_prev < 0.0:
             lam_prev = lam
-        # sequential strong rule (gst holds the smooth KKT residuals at the previous solution)
+        # sequential strong rule (Gst holds the smooth KKT residuals at the previous solution)
         cut = alpha * (2.0 * lam - lam_prev)
-        for j in range(p):
-            inS[j] = (not excl[j]) and (ever[j] or beta[j] != 0.0
-                                        or abs(gst[j]) >= cut * pf[j])
+        if G == 1:
+            beta = B[0]
+            gst = Gst[0]
+            for j in range(p):
+                inS[j] = (not excl[j]) and (ever[j] or beta[j] != 0.0
+                                            or abs(gst[j]) >= cut * pf[j])
+        else:
+            for j in range(p):
+                inS[j] = (not excl[j]) and (ever[j] or _nz(B, j)
+                                            or _gnorm(Gst, j) >= cut * pf[j])
         total = 0
         ok = False
         # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
         # problems first, each warm-starting the next (see cd_path's notes)
         for q in range(cont.shape[0]):
-            b, passes, ok = _solve_set(Xt, y, w, code, p1, cont[q], mode, Lb, floor_c, pf, l1,
-                                       l2, use_P, P, Pbeta, beta, b, f, inS, intercept, thr * 100.0,
-                                       max_iter - total, xv, W, r, e, gst, idxS, idxA, ones, sw)
+            passes, ok = _solve_set(Xt, y, yc, w, code, p1, cont[q], mode, Lb, floor_c, pf, l1,
+                                    l2, use_P, P, PB, B, b, F, inS, intercept, thr * 100.0,
+                                    max_iter - total, xv, W, R, E, Gst, idxS, idxA, ones, sw)
             total += passes
         while True:
-            b, passes, ok = _solve_set(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2,
-                                       use_P, P, Pbeta, beta, b, f, inS, intercept, thr,
-                                       max_iter - total, xv, W, r, e, gst, idxS, idxA, ones, sw)
+            passes, ok = _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2,
+                                    use_P, P, PB, B, b, F, inS, intercept, thr,
+                                    max_iter - total, xv, W, R, E, Gst, idxS, idxA, ones, sw)
             total += passes
             # KKT check on the coordinates outside the strong set
-            _neg_grad(code, p1, p2, y, w, f, r)
-            _grad_into(Xt, r, gst, beta, Pbeta, use_P, l2, pf, inS, False)
+            _resid_any(code, p1, p2, y, yc, w, F, R)
+            _grad_into(Xt, R, Gst, B, PB, use_P, l2, pf, inS, False)
             added = 0
+            gst = Gst[0]
             for j in range(p):
                 if not inS[j] and not excl[j]:
-                    if abs(gst[j]) > l1 * pf[j] * (1.0 + 1e-12) + 1e-300:
+                    gn = abs(gst[j]) if G == 1 else _gnorm(Gst, j)
+                    if gn > l1 * pf[j] * (1.0 + 1e-12) + 1e-300:
                         inS[j] = True
                         added += 1
             if added == 0 or total >= max_iter:
                 break
         if exact_kkt:
-            _grad_into(Xt, r, gst, beta, Pbeta, use_P, l2, pf, inS, True)
-        for j in range(p):
-            if beta[j] != 0.0:
-                ever[j] = True
-        B[k] = beta
-        b0[k] = b
+            _grad_into(Xt, R, Gst, B, PB, use_P, l2, pf, inS, True)
+        if G == 1:
+            beta = B[0]
+            Bk = Bs[k, 0]
+            for j in range(p):
+                bj = beta[j]
+                Bk[j] = bj
+                if bj != 0.0:
+                    ever[j] = True
+            b0[k, 0] = b[0]
+        else:
+            for j in range(p):
+                if _nz(B, j):
+                    ever[j] = True
+            Bs[k] = B
+            b0[k] = b
         n_iter[k] = total
         conv[k] = ok
-        objs[k] = _objective(code, p1, p2, y, w, f, beta, pf, l1, l2, use_P, Pbeta)
-        kkts[k] = _kkt_violation(gst, beta, pf, l1, excl) if exact_kkt else math.nan
+        objs[k] = _objective_any(code, p1, p2, y, yc, w, F, B, pf, l1, l2, use_P, PB)
+        kkts[k] = _kkt_violation(Gst, B, pf, l1, excl) if exact_kkt else math.nan
         lam_prev = lam
-    return b0, B, n_iter, conv, objs, kkts, obj0
+    return b0, Bs, n_iter, conv, objs, kkts, obj0
 
 
 # =========================================================================== Python layer
@@ -872,16 +1075,32 @@ def _xv(Xt, w):
     return out
 
 
-def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, use_P, P):
-    n = y.shape[0]
-    xv = _xv(Xt, w)
+def xv_of(Xt, w):
+    """Weighted mean squares ``(1/n) sum_i w_i Xt[j, i]^2`` of the rows of a prepared design."""
+    return _xv(np.ascontiguousarray(Xt), np.ascontiguousarray(w))
+
+
+_NO_YC = np.zeros(1, dtype=np.int64)
+
+
+def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, use_P, P, yc=None,
+                    G=1):
+    """lambda_max on the prepared design (see :func:`lambda_max`); grouped problems use the
+    Euclidean norm of each coordinate's K gradient entries."""
+    n = w.shape[0]
+    group = code == LOSS_MCOH
+    yc = _NO_YC if yc is None else yc
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    beta, b, f, Pbeta = _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
-                                  intercept, 1e-12, 100000, xv, float(w.sum()))
-    r = np.empty(n)
-    _neg_grad(code, p1, p2, y, w, f, r)
-    g = np.abs(Xt @ r) / n
+    B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
+                            bool(intercept), 1e-16 if group else 1e-12, 100000, xv_of(Xt, w),
+                            float(w.sum()), G)
+    R = np.empty((G, n))
+    _resid_any(code, p1, p2, y, yc, w, F, R)
+    if G == 1:
+        g = np.abs(Xt @ R[0]) / n
+    else:
+        g = np.sqrt(((Xt @ R.T / n) ** 2).sum(axis=1))
     a = max(alpha, 1e-3)
     m = (pf > 0) & ~excl
     if not np.any(m):
@@ -986,8 +1205,11 @@ def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     xv = _xv(Xt, w)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, y, w, loss_code, p1, p2, m, lam, alpha, pf, False, _EMPTY_P, excl, bool(intercept),
-        tol, max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m))
+        Xt, y, _NO_YC, w, loss_code, p1, p2, m, lam, alpha, pf, False, _EMPTY_P, excl,
+        bool(intercept), tol, max_iter, xv, bool(exact_kkt),
+        continuation_grid(loss_code, p1, p2, m), 1)
+    b0 = b0[:, 0]
+    B = B[:, 0, :]
     coefs = B / scale
     intercepts = b0 - coefs @ center if intercept else b0.copy()
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),

@@ -29,17 +29,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from cohstats.losses.scalar import loss_curv_bound
+from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd import (
-    continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
-    _lambda_max_std, _objective, _path_core, _resolve_mode, _update_weights, _warn_conv,
+    MODE_MM, _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
+    _lambda_max_std, _null_fit, _objective, _path_core, _resolve_mode, _warn_conv,
     default_mode,
 )
+from cohstats.solvers.cd_multi import _check_T, _prep as _prep_multi
 
-__all__ = ["cd_kernel_path", "kernel_gamma_max"]
+__all__ = ["cd_kernel_path", "kernel_gamma_max", "cd_kernel_multi_path", "kernel_multi_gamma_max"]
 
 
 def _prep(K, y, w):
+    K = _square(K)
+    K, y, w = _check_xyw(K, y, w)
+    return K, y, w
+
+
+def _square(K):
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) kernel matrix; got shape {K.shape}")
@@ -47,9 +54,7 @@ def _prep(K, y, w):
         raise ValueError("K contains NaN or infinite values")
     if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(K).max())):
         raise ValueError("K must be symmetric (a kernel matrix of the training points)")
-    K = np.ascontiguousarray(0.5 * (K + K.T))
-    K, y, w = _check_xyw(K, y, w)
-    return K, y, w
+    return np.ascontiguousarray(0.5 * (K + K.T))
 
 
 def _design(K, w, intercept):
@@ -100,7 +105,7 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
     it = 0
     converged = False
     for it in range(1, max_iter + 1):
-        _update_weights(code, p1, p2, y, w, f, W, r, floor_c)
+        loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c)
         res_beta = r / n - gam * beta          # K times this is minus the beta-gradient
         res_b = r.sum() / n
         kkt = max(np.abs(K @ res_beta).max(), abs(res_b) if intercept else 0.0)
@@ -200,8 +205,10 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, y, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept), tol,
-        max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
+        Xt, y, _NO_YC, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept),
+        tol, max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_), 1)
+    b0 = b0[:, 0]
+    B = B[:, 0, :]
     intercepts = b0 - B @ m
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
                 kkt=kkts, null_objective=obj0, mode=m_)
@@ -216,11 +223,11 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     pf = np.ones(n)
     # intercept-only start
     Xt, m, xv, excl = _design(K, w, intercept)
-    from cohstats.solvers.cd import _null_fit
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    beta0, b, f, Pb = _null_fit(Xt, y, w, code, p1, p2, mode, Lb, floor_c, pf, True, K, excl,
-                                bool(intercept), 1e-14, 1000, xv, float(w.sum()))
+    B0, bv, F0, PB0 = _null_fit(Xt, y, _NO_YC, w, code, p1, p2, mode, Lb, floor_c, pf, True, K,
+                                excl, bool(intercept), 1e-14, 1000, xv, float(w.sum()), 1)
+    beta0, b, f, Pb = B0[0], float(bv[0]), F0[0], PB0[0]
     obj0 = _objective(code, p1, p2, y, w, f, beta0, pf, 0.0, 0.0, True, Pb)
     beta = np.zeros(n)
     B = np.zeros((ng, n))
@@ -235,10 +242,127 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
         B[k], b0[k], n_iter[k], conv[k], objs[k] = beta, b, it, ok, obj
         W = np.empty(n)
         r = np.empty(n)
-        _update_weights(code, p1, p2, y, w, b + Kb, W, r, 0.0)
+        loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
         kkts[k] = max(np.abs(K @ (r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
     info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
                 kkt=kkts, null_objective=obj0, mode=mode, solver="newton")
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return b0, B, info
+
+
+# =========================================================================== K classes
+def _prep_mc(K, y, w, n_classes, T, loss_scale):
+    K = _square(K)
+    K, yc, w, G = _prep_multi(K, y, w, n_classes)
+    T = _check_T(T)
+    sc = float(loss_scale)
+    if not (sc > 0 and np.isfinite(sc)):
+        raise ValueError(f"loss_scale must be positive; got {loss_scale!r}")
+    return K, yc, w, G, T, sc
+
+
+def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0):
+    """Smallest penalty at which every row of the expansion coefficients is zero, for the
+    K-class kernel problem of :func:`cd_kernel_multi_path`:
+    ``max_j ||(1/n) sum_i K_ij r_i||_2 / alpha`` with ``r_i`` the negative gradient (in the K
+    margins) at the intercept-only fit (``alpha`` replaced by 1e-3 when smaller).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.solvers.cd_kernel import kernel_multi_gamma_max
+    >>> X = np.arange(6.0)[:, None]; y = np.array([0, 0, 1, 1, 2, 2])
+    >>> kernel_multi_gamma_max(np.exp(-(X - X.T) ** 2), y, None, 1.0, 1.0) > 0
+    True
+    """
+    K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
+    alpha = _check_alpha(alpha)
+    Xt, m, xv, excl = _design(K, w, intercept)
+    return _lambda_max_std(Xt, np.zeros(K.shape[0]), w, LOSS_MCOH, T, sc, alpha,
+                           np.ones(K.shape[0]), excl, bool(intercept), MODE_MM, True, K, yc=yc,
+                           G=G)
+
+
+def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7, max_iter=10000,
+                         intercept=True, loss_scale=1.0, warn=True):
+    """Multicategory kernel C-learning along a decreasing penalty path.
+
+    Minimises, for each penalty ``lambda`` of ``gammas`` in turn (warm starts),
+
+        (s/n) sum_i w_i C(g(x_i), c_i)
+            + lambda [(1 - alpha)/2 tr(B'KB) + alpha sum_j ||B_j.||_2],
+        g_k(x) = b_k + sum_j B_jk K(x_j, x),  k = 0..K-1,
+
+    with ``C`` the multicategory coherence loss of [ZJLY] (eq (6), temperature ``T``), ``s`` a
+    constant loss scale (``kappa`` of the C-loss makes K = 2 the binary C-loss, [ZDJ]),
+    ``B`` the (n, K) matrix of expansion coefficients and ``B_j.`` its row for training point
+    ``j``. The ridge part is the squared RKHS norm ``sum_k ||f_k||^2_H`` of the class functions;
+    the group-lasso part selects support points for all classes at once (a point with
+    ``B_j. != 0`` is a support point). This is the kernel form of the grouped penalty of
+    :func:`cohstats.solvers.cd_multi.cd_multi_path` (identity replaced by ``K``).
+
+    Sum-to-zero: the loss depends on ``g`` only through differences, so it is unchanged by
+    ``B_j. -> B_j. + t_j 1``; both penalty terms are minimised over such shifts at centred rows
+    (for positive definite ``K``), so solutions satisfy ``sum_k B_jk = 0`` and
+    ``sum_k b_k = 0``.
+
+    Binary reduction: for K = 2 the fit equals the binary kernel fit
+    (:func:`cd_kernel_path`, loss V with ``rho = T, u = 1`` or loss C with ``s = kappa``) at
+    ``binary_equivalent(lambda, alpha)`` with ``beta = B_.1 - B_.0`` (see
+    :mod:`cohstats.solvers.cd_multi`).
+
+    Algorithm: block coordinate descent over the rows of ``B`` with Böhning's bound on the loss
+    curvature, on the shared path driver of :mod:`cohstats.solvers.cd` (strong rules, KKT
+    checks, warm starts); the columns of ``K`` are centred internally as in
+    :func:`cd_kernel_path`. Pure ridge (``alpha = 0``) runs the same coordinate descent, which
+    is slow for ill-conditioned kernels; small positive ``alpha`` is faster.
+
+    Parameters
+    ----------
+    K : (n, n) symmetric kernel matrix of the training points
+    y : (n,) integer class codes 0..K-1
+    w : (n,) nonnegative observation weights (normalised to mean 1) or None
+    T : temperature (``rho``) of the coherence loss
+    gammas : penalties, best decreasing
+    alpha : group-lasso share in [0, 1]
+    n_classes : number of classes (default ``max(y) + 1``)
+    tol, max_iter, intercept, warn : as :func:`cd_kernel_path`
+    loss_scale : the constant ``s``
+
+    Returns
+    -------
+    intercepts : (ngam, K) array (rows sum to zero), for the uncentred expansion
+    betas : (ngam, n, K) array of expansion coefficients (rows sum to zero)
+    info : dict ``n_iter``, ``converged``, ``objective``, ``df`` (support points), ``kkt``,
+        ``null_objective``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.solvers.cd_kernel import cd_kernel_multi_path, kernel_multi_gamma_max
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((45, 2)); y = np.digitize(X[:, 0], [-0.5, 0.5])
+    >>> K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    >>> gmax = kernel_multi_gamma_max(K, y, None, 1.0, 0.5)
+    >>> b, B, info = cd_kernel_multi_path(K, y, None, 1.0, gmax * np.array([1.0, 0.05]), 0.5)
+    >>> B.shape, int(info["df"][0]), bool(abs(B[1].sum(axis=1)).max() < 1e-12)
+    ((2, 45, 3), 0, True)
+    """
+    K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
+    alpha = _check_alpha(alpha)
+    gam = _check_lambdas(gammas)
+    tol, max_iter = _check_tol(tol, max_iter)
+    n = K.shape[0]
+    Xt, m, xv, excl = _design(K, w, intercept)
+    b0, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
+        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, MODE_MM, gam, alpha, np.ones(n), True, K, excl,
+        bool(intercept), tol, max_iter, xv, True, np.zeros(0), G)
+    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))       # (ngam, n, K)
+    intercepts = b0 - np.einsum("j,ljk->lk", m, Bs)
+    df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
+    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts,
+                null_objective=obj0)
+    if warn and not np.all(conv):
+        _warn_conv(gam, conv, max_iter, name="lambda")
+    return intercepts, Bs, info

@@ -32,289 +32,23 @@ Algorithm: block coordinate descent over predictors with the majorisation of Bö
 Hessian of ``C`` in ``g`` is ``(diag(beta^c) - beta^c beta^c')/T <= I/(2T)``): before every pass
 the working residual is refreshed from the exact gradient, each block update is the exact
 minimiser of the majorised objective (a group soft-thresholding), so the objective decreases
-monotonically. Strong rules, active sets, warm starts and the convergence test (coefficient steps
-plus a KKT gate) are those of :mod:`cohstats.solvers.cd`.
+monotonically. The problem runs on the one path driver of :mod:`cohstats.solvers.cd` (loss code
+``LOSS_MCOH``, groups of size K): strong rules, active sets, warm starts, KKT checks and the
+convergence test (coefficient steps plus a KKT gate) are shared with the binary problems.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit
 
-from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
-from cohstats.solvers.cd import (_check_alpha, _check_lambdas, _check_pf, _check_tol, _warn_conv,
-                                 standardize_design)
+from cohstats.losses.scalar import LOSS_MCOH
+from cohstats.solvers.cd import (MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
+                                 _check_tol, _lambda_max_std, _path_core, _warn_conv,
+                                 standardize_design, xv_of)
 
 __all__ = ["cd_multi_path", "multi_lambda_max", "binary_equivalent"]
 
-
-@njit(cache=True, nogil=True)
-def _mobjective(G, yc, w, T, sc, B, pf, l1, l2):
-    n, K = G.shape
-    s = 0.0
-    for i in range(n):
-        if w[i] > 0.0:
-            s += w[i] * mc_coh_loss(G[i], yc[i], T)
-    s *= sc / n
-    pen = 0.0
-    for j in range(B.shape[0]):
-        nn = 0.0
-        for k in range(K):
-            nn += B[j, k] * B[j, k]
-        if nn > 0.0:
-            pen += pf[j] * (0.5 * l2 * nn + l1 * math.sqrt(nn))
-    return s + pen
-
-
-@njit(cache=True, nogil=True)
-def _mresid(G, yc, w, T, sc, R, tmp):
-    """R_i = -s w_i dC/dg (negative gradient) = s w_i (onehot(c_i) - beta^{c_i})."""
-    n, K = G.shape
-    for i in range(n):
-        mc_coh_beta(G[i], yc[i], T, tmp)
-        for k in range(K):
-            R[i, k] = -sc * w[i] * tmp[k]
-        R[i, yc[i]] += sc * w[i]
-
-
-@njit(cache=True, nogil=True)
-def _mgrad(Xt, R, j, out):
-    n, K = R.shape
-    for k in range(K):
-        out[k] = 0.0
-    xj = Xt[j]
-    for i in range(n):
-        xi = xj[i]
-        if xi != 0.0:
-            for k in range(K):
-                out[k] += xi * R[i, k]
-    for k in range(K):
-        out[k] /= n
-
-
-@njit(cache=True, nogil=True)
-def _msolve(Xt, yc, w, T, sc, Lb, pf, l1, l2, B, b, G, inS, intercept, thr, max_pass, xv, R, E,
-            gnorm, idxS, idxA, v, tmp):
-    p, n = Xt.shape
-    K = G.shape[1]
-    mS = 0
-    for j in range(p):
-        if inS[j]:
-            idxS[mS] = j
-            mS += 1
-    mA = 0
-    passes = 0
-    full = True
-    sw = 0.0
-    for i in range(n):
-        sw += w[i]
-    kgate = math.sqrt(thr)
-    while passes < max_pass:
-        if full:
-            idx = idxS
-            m = mS
-        else:
-            idx = idxA
-            m = mA
-        _mresid(G, yc, w, T, sc, R, tmp)
-        for i in range(n):
-            for k in range(K):
-                E[i, k] = R[i, k]
-        dmax = 0.0
-        kk = 0.0
-        for q in range(m):
-            j = idx[q]
-            _mgrad(Xt, E, j, v)
-            H = Lb * xv[j]
-            # KKT residual before the update (for the gate) and strong-rule statistic
-            rn = 0.0
-            bn = 0.0
-            for k in range(K):
-                bn += B[j, k] * B[j, k]
-            bn = math.sqrt(bn)
-            for k in range(K):
-                gk = v[k] - l2 * pf[j] * B[j, k]
-                if bn > 0.0:
-                    gk -= l1 * pf[j] * B[j, k] / bn
-                rn += gk * gk
-            rn = math.sqrt(rn)
-            gg = 0.0
-            for k in range(K):
-                gg += v[k] * v[k]
-            gnorm[j] = math.sqrt(gg)
-            viol = rn if bn > 0.0 else max(gnorm[j] - l1 * pf[j], 0.0)
-            if viol > kk:
-                kk = viol
-            # group soft-thresholding of the majorised problem
-            nv = 0.0
-            for k in range(K):
-                v[k] += H * B[j, k]
-                nv += v[k] * v[k]
-            nv = math.sqrt(nv)
-            den = H + l2 * pf[j]
-            fac = 0.0
-            if nv > l1 * pf[j] and den > 0.0:
-                fac = (1.0 - l1 * pf[j] / nv) / den
-            ch = 0.0
-            for k in range(K):
-                nb = fac * v[k]
-                d = nb - B[j, k]
-                tmp[k] = d
-                ch += d * d
-                B[j, k] = nb
-            if ch > 0.0:
-                xj = Xt[j]
-                for i in range(n):
-                    xi = xj[i]
-                    if xi != 0.0:
-                        c = Lb * w[i] * xi
-                        for k in range(K):
-                            E[i, k] -= c * tmp[k]
-                            G[i, k] += xi * tmp[k]
-                if H * ch > dmax:
-                    dmax = H * ch
-        if intercept:
-            ch = 0.0
-            for k in range(K):
-                se = 0.0
-                for i in range(n):
-                    se += E[i, k]
-                tmp[k] = se / (Lb * sw)
-            mean = 0.0
-            for k in range(K):
-                mean += tmp[k]
-            mean /= K
-            for k in range(K):
-                tmp[k] -= mean
-                b[k] += tmp[k]
-                ch += tmp[k] * tmp[k]
-            for i in range(n):
-                for k in range(K):
-                    G[i, k] += tmp[k]
-                    E[i, k] -= Lb * w[i] * tmp[k]
-            if Lb * (sw / n) * ch > dmax:
-                dmax = Lb * (sw / n) * ch
-        passes += 1
-        if full:
-            if dmax < thr and kk <= kgate:
-                return passes, True
-            mA = 0
-            for q in range(mS):
-                j = idxS[q]
-                nz = False
-                for k in range(K):
-                    if B[j, k] != 0.0:
-                        nz = True
-                if nz or pf[j] == 0.0:
-                    idxA[mA] = j
-                    mA += 1
-            full = False
-        elif dmax < thr:
-            full = True
-    return passes, False
-
-
-@njit(cache=True, nogil=True)
-def _mpath(Xt, yc, w, K, T, sc, lambdas, alpha, pf, excl, intercept, tol, max_iter, xv):
-    p, n = Xt.shape
-    nlam = lambdas.shape[0]
-    Lb = sc / (2.0 * T)
-    B = np.zeros((p, K))
-    b = np.zeros(K)
-    G = np.zeros((n, K))
-    R = np.zeros((n, K))
-    E = np.zeros((n, K))
-    gnorm = np.zeros(p)
-    idxS = np.empty(p, dtype=np.int64)
-    idxA = np.empty(p, dtype=np.int64)
-    v = np.empty(K)
-    tmp = np.empty(K)
-    inS = np.zeros(p, dtype=np.bool_)
-    ever = np.zeros(p, dtype=np.bool_)
-    for j in range(p):
-        inS[j] = pf[j] == 0.0 and not excl[j]
-        ever[j] = inS[j]
-    # null fit (intercepts and unpenalised predictors)
-    _msolve(Xt, yc, w, T, sc, Lb, pf, 0.0, 0.0, B, b, G, inS, intercept, 1e-16, 100000, xv, R,
-            E, gnorm, idxS, idxA, v, tmp)
-    obj0 = _mobjective(G, yc, w, T, sc, B, pf, 0.0, 0.0)
-    thr = tol * max(obj0, 1e-10)
-    _mresid(G, yc, w, T, sc, R, tmp)
-    for j in range(p):
-        _mgrad(Xt, R, j, v)
-        s = 0.0
-        for k in range(K):
-            s += v[k] * v[k]
-        gnorm[j] = math.sqrt(s)
-    Bs = np.zeros((nlam, p, K))
-    bs = np.zeros((nlam, K))
-    n_iter = np.zeros(nlam, dtype=np.int64)
-    conv = np.zeros(nlam, dtype=np.bool_)
-    objs = np.zeros(nlam)
-    kkts = np.zeros(nlam)
-    lam_prev = -1.0
-    for q in range(nlam):
-        lam = lambdas[q]
-        l1 = lam * alpha
-        l2 = lam * (1.0 - alpha)
-        if lam_prev < 0.0:
-            lam_prev = lam
-        cut = alpha * (2.0 * lam - lam_prev)
-        for j in range(p):
-            inS[j] = (not excl[j]) and (ever[j] or gnorm[j] >= cut * pf[j])
-        total = 0
-        ok = False
-        while True:
-            passes, ok = _msolve(Xt, yc, w, T, sc, Lb, pf, l1, l2, B, b, G, inS, intercept, thr,
-                                 max_iter - total, xv, R, E, gnorm, idxS, idxA, v, tmp)
-            total += passes
-            _mresid(G, yc, w, T, sc, R, tmp)
-            added = 0
-            for j in range(p):
-                if not inS[j] and not excl[j]:
-                    _mgrad(Xt, R, j, v)
-                    s = 0.0
-                    for k in range(K):
-                        s += v[k] * v[k]
-                    gnorm[j] = math.sqrt(s)
-                    if gnorm[j] > l1 * pf[j] * (1.0 + 1e-12) + 1e-300:
-                        inS[j] = True
-                        added += 1
-            if added == 0 or total >= max_iter:
-                break
-        # exact KKT violation over all predictors
-        kk = 0.0
-        for j in range(p):
-            if excl[j]:
-                continue
-            _mgrad(Xt, R, j, v)
-            bn = 0.0
-            for k in range(K):
-                bn += B[j, k] * B[j, k]
-            bn = math.sqrt(bn)
-            s = 0.0
-            gg = 0.0
-            for k in range(K):
-                gk = v[k] - l2 * pf[j] * B[j, k]
-                gg += v[k] * v[k]
-                if bn > 0.0:
-                    gk -= l1 * pf[j] * B[j, k] / bn
-                s += gk * gk
-            gnorm[j] = math.sqrt(gg)
-            viol = math.sqrt(s) if bn > 0.0 else max(math.sqrt(gg) - l1 * pf[j], 0.0)
-            if viol > kk:
-                kk = viol
-            if bn > 0.0:
-                ever[j] = True
-        Bs[q] = B
-        bs[q] = b
-        n_iter[q] = total
-        conv[q] = ok
-        objs[q] = _mobjective(G, yc, w, T, sc, B, pf, l1, l2)
-        kkts[q] = kk
-        lam_prev = lam
-    return bs, Bs, n_iter, conv, objs, kkts, obj0
 
 
 def _prep(X, y, w, K):
@@ -371,8 +105,8 @@ def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_fac
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    xv = np.einsum("ji,ji,i->j", Xt, Xt, w) / X.shape[0]
-    return _multi_lmax_from_null(Xt, yc, w, K, T, float(loss_scale), alpha, pf, excl, intercept, xv)
+    return _lambda_max_std(Xt, np.zeros(X.shape[0]), w, LOSS_MCOH, T, float(loss_scale), alpha,
+                           pf, excl, bool(intercept), MODE_MM, False, _EMPTY_P, yc=yc, G=K)
 
 
 def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1e-7,
@@ -419,9 +153,10 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     n, p = X.shape
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    xv = np.einsum("ji,ji,i->j", Xt, Xt, w) / n
-    bs, Bs, n_iter, conv, objs, kkts, obj0 = _mpath(Xt, yc, w, K, T, sc, lam, alpha, pf, excl,
-                                                    bool(intercept), tol, max_iter, xv)
+    bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
+        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, MODE_MM, lam, alpha, pf, False, _EMPTY_P, excl,
+        bool(intercept), tol, max_iter, xv_of(Xt, w), True, np.zeros(0), K)
+    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))     # (nlam, p, K)
     coefs = Bs / scale[None, :, None]
     intercepts = bs - np.einsum("p,lpk->lk", center, coefs) if intercept else bs.copy()
     df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
@@ -430,44 +165,6 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     if warn and not np.all(conv):
         _warn_conv(lam, conv, max_iter)
     return intercepts, coefs, info
-
-
-@njit(cache=True, nogil=True)
-def _null_grad(Xt, yc, w, K, T, sc, pf, excl, intercept, xv):
-    p, n = Xt.shape
-    B = np.zeros((p, K))
-    b = np.zeros(K)
-    G = np.zeros((n, K))
-    R = np.zeros((n, K))
-    E = np.zeros((n, K))
-    gnorm = np.zeros(p)
-    idxS = np.empty(p, dtype=np.int64)
-    idxA = np.empty(p, dtype=np.int64)
-    v = np.empty(K)
-    tmp = np.empty(K)
-    inS = np.zeros(p, dtype=np.bool_)
-    for j in range(p):
-        inS[j] = pf[j] == 0.0 and not excl[j]
-    Lb = sc / (2.0 * T)
-    _msolve(Xt, yc, w, T, sc, Lb, pf, 0.0, 0.0, B, b, G, inS, intercept, 1e-16, 100000, xv, R, E,
-            gnorm, idxS, idxA, v, tmp)
-    _mresid(G, yc, w, T, sc, R, tmp)
-    for j in range(p):
-        _mgrad(Xt, R, j, v)
-        s = 0.0
-        for k in range(K):
-            s += v[k] * v[k]
-        gnorm[j] = math.sqrt(s)
-    return gnorm
-
-
-def _multi_lmax_from_null(Xt, yc, w, K, T, sc, alpha, pf, excl, intercept, xv):
-    g = _null_grad(Xt, yc, w, K, T, sc, pf, excl, bool(intercept), xv)
-    m = (pf > 0) & ~excl
-    if not np.any(m):
-        return math.inf
-    val = float(np.max(g[m] / (max(alpha, 1e-3) * pf[m])))
-    return val if val > 0 else 1e-10
 
 
 def binary_equivalent(lam, alpha):
