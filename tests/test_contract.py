@@ -53,6 +53,7 @@ CASES = [
     ("clearn-linear-2", "clearn", dict(nlambda=15), 2),
     ("clearn-rbf-2", "clearn", dict(kernel="rbf", nlambda=10), 2),
     ("clearn-linear-3", "clearn", dict(nlambda=10), 3),
+    ("clearn-rbf-3", "clearn", dict(kernel="rbf", nlambda=8), 3),
     ("lum-linear-2", "lum", dict(nlambda=12), 2),
     ("lum-rbf-2", "lum", dict(kernel="rbf", lambda_=[1.0, 0.1, 0.01]), 2),
     ("svm-rbf-2", "svm", dict(), 2),

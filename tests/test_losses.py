@@ -191,14 +191,16 @@ def test_logistic_special_cases():
         np.testing.assert_allclose(getattr(v, m)(z), getattr(lg, m)(z), rtol=1e-14, atol=1e-300)
     np.testing.assert_allclose(coherence_link(z, 1.0, 0.0), sp_expit(z), rtol=1e-14)
     e = np.linspace(0.01, 0.99, 99)
-    np.testing.assert_allclose(coherence_minimizer(e, rho=1.7, u=0.0), 1.7 * np.log(e / (1 - e)), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(coherence_minimizer(e, rho=1.7, u=0.0), 1.7 * np.log(e / (1 - e)),
+                               rtol=1e-12, atol=1e-13)
 
 
 @SET
 @given(z=zs, rho=rhos, u=upos)
 def test_C_is_kappa_V_and_u_L(z, rho, u):
     """SPEC 3.1 at the loss level: C = kappa V (value and both derivatives), C = u L, L_{rho,1} = C_{rho,1}."""
-    kappa = u / (rho * math.log1p(math.exp(u / rho))) if u / rho < 700 else u / (u + rho * math.log1p(math.exp(-u / rho)))
+    kappa = (u / (rho * math.log1p(math.exp(u / rho))) if u / rho < 700
+             else u / (u + rho * math.log1p(math.exp(-u / rho))))
     C, V, L = get_loss("C", rho=rho, u=u), get_loss("V", rho=rho, u=u), get_loss("L", rho=rho, u=u)
     for m in ("value", "d1", "d2"):
         a, b = getattr(C, m)(z), kappa * getattr(V, m)(z)

@@ -50,7 +50,8 @@ def test_binary_case_matches_binary_form_and_grid():
     for lam in (-3.0, -0.5, 0.3, 1.0, 4.0):
         for p1 in (0.1, 0.45, 0.7, 0.95):
             P = np.array([p1, 1 - p1])
-            r_bin = p1 * (np.maximum(lam - t, 0) + np.maximum(1 - t, 0)) + (1 - p1) * (np.maximum(lam + t, 0) + np.maximum(1 + t, 0))
+            r_bin = (p1 * (np.maximum(lam - t, 0) + np.maximum(1 - t, 0))
+                     + (1 - p1) * (np.maximum(lam + t, 0) + np.maximum(1 + t, 0)))
             np.testing.assert_allclose(lamsvm_pointwise_risk(np.stack([t, -t], 1), P, lam), r_bin, rtol=1e-13)
             f, unique = lamsvm_minimizer(P, lam)
             assert lamsvm_pointwise_risk(f, P, lam) <= r_bin.min() + 1e-12

@@ -169,7 +169,8 @@ def test_theorem3_temperature_limits(seed, K):
     S = mc.S_loss(G, y)
     for T in (1e3, 1e6):
         C = mc.coherence_loss(G, y, T)
-        rng_e = np.array([np.ptp([(1 + G[i, j] - G[i, y[i]]) if j != y[i] else 0.0 for j in range(K)]) for i in range(6)])
+        rng_e = np.array([np.ptp([(1 + G[i, j] - G[i, y[i]]) if j != y[i] else 0.0 for j in range(K)])
+                          for i in range(6)])
         excess = C - T * math.log(K) - S
         fp = 1e-15 * T * 10
         assert np.all(excess >= -fp) and np.all(excess <= rng_e**2 / (8 * T) + fp)

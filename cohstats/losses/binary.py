@@ -16,14 +16,14 @@ name        loss                                        parameters (defaults)
 "L"         normalised coherence ``L_{rho,u} = V/V(0)``  rho=1, u=1 (u >= 0)
 "logistic"  ``log(1 + exp(-z))``                        --
 "hinge"     ``[1 - z]_+``                               --
-"hhinge"    huberized hinge (SPEC 3.7)                  delta=2
+"hhinge"    huberized hinge                  delta=2
 "sqhinge"   ``[1 - z]_+^2``                             --
 "lum"       LUM ``V_{a,c}`` [LZW] eq (2)                 a=1000, c=0 (a, c may be inf)
 "exp"       ``exp(-z)``                                 --
 ==========  ==========================================  ===========================
 
-The default of ``"V"`` is ``u = 0`` so that ``get_loss("V")`` is the logistic loss (RLRM of
-SPEC 3.7); pass ``u=1`` for the paper's C-learning loss without the C-normalisation.
+The default of ``"V"`` is ``u = 0`` so that ``get_loss("V")`` is the logistic loss (the RLRM of
+[ZDJ]); pass ``u=1`` for the paper's C-learning loss without the C-normalisation.
 """
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ def coherence_L(z, rho=1.0, u=1.0):
 
 
 def coherence_link(f, rho=1.0, u=1.0):
-    """Coherence inverse link ``eta~(f)`` of [ZDJ] eq (10) (SPEC 1.3).
+    """Coherence inverse link ``eta~(f)`` of [ZDJ] eq (10).
 
     ``eta~(f) = w2 / (w1 + w2)`` with ``w1 = expit((u - f)/rho)``, ``w2 = expit((u + f)/rho)``;
     it is the class probability whose population minimiser (:func:`coherence_minimizer`) is f.
@@ -267,7 +267,7 @@ def coherence_link(f, rho=1.0, u=1.0):
 def coherence_log_link(f, rho=1.0, u=1.0):
     """``(log eta~(f), log(1 - eta~(f)))`` of the coherence link, stable in log space.
 
-    Use this for log-likelihoods (e.g. the EKL criterion of SPEC 2.2) where ``eta~`` may round
+    Use this for log-likelihoods (e.g. the EKL criterion of [ZDJ] eq. 13) where ``eta~`` may round
     to 0 or 1.
 
     Examples
@@ -282,7 +282,7 @@ def coherence_log_link(f, rho=1.0, u=1.0):
 
 
 def coherence_minimizer(eta, rho=1.0, u=1.0):
-    """Population minimiser ``f*(eta)`` of the coherence loss ([ZDJ] eq (9), stable SPEC 1.3).
+    """Population minimiser ``f*(eta)`` of the coherence loss ([ZDJ] eq (9), in a stable form).
 
     Minimises ``eta V(f) + (1 - eta) V(-f)`` (the same f for the C-loss). ``f*(0) = -inf``,
     ``f*(1) = +inf``; ``u = 0`` gives ``rho logit(eta)``.
@@ -308,7 +308,7 @@ def _lum_params(a, c):
 
 
 def lum_loss(z, a=1000.0, c=0.0):
-    """LUM loss ``V_{a,c}(z)`` of [LZW] eq (2) (SPEC 7.1); ``a > 0``, ``c >= 0`` (inf allowed).
+    """LUM loss ``V_{a,c}(z)`` of [LZW] eq (2); ``a > 0``, ``c >= 0`` (inf allowed).
 
     ``1 - z`` for ``z < c/(1+c)``, else ``(1/(1+c)) (a / ((1+c) z - c + a))^a``;
     ``c = inf`` is the hinge, ``a = c = 1`` is DWD.
@@ -324,7 +324,7 @@ def lum_loss(z, a=1000.0, c=0.0):
 
 
 def lum_link(f, a=1000.0, c=0.0):
-    """LUM inverse link ``p(f)`` of [LZW] eq (8) (SPEC 7.2).
+    """LUM inverse link ``p(f)`` of [LZW] eq (8).
 
     Flat at 1/2 on ``|f| <= c/(1+c)``; ``expit((a+1) log1p(((1+c)|f| - c)/a))`` (signed)
     outside. Undefined for ``c = inf`` (the hinge has no inverse link): raises ValueError.
@@ -342,7 +342,7 @@ def lum_link(f, a=1000.0, c=0.0):
 
 
 def lum_minimizer(p, a=1000.0, c=0.0):
-    """LUM population minimiser ``f*(p)`` ([LZW] Proposition 1, SPEC 7.2); 0 at ``p = 1/2``.
+    """LUM population minimiser ``f*(p)`` ([LZW] Proposition 1); 0 at ``p = 1/2``.
 
     At ``p = 1/2`` every ``f`` in ``[-c/(1+c), c/(1+c)]`` is optimal and 0 is returned;
     ``c = inf`` gives ``sign(p - 1/2)``.
@@ -639,7 +639,8 @@ class MarginLoss:
         """Pointwise (conditional) risk ``eta phi(f) + (1 - eta) phi(-f)``."""
         e = _prob("eta", eta)
         f_ = _arr("f", f)
-        out = e * _run_loss(_VALUE, self.code, f_, self.p1, self.p2) + (1.0 - e) * _run_loss(_VALUE, self.code, -f_, self.p1, self.p2)
+        out = (e * _run_loss(_VALUE, self.code, f_, self.p1, self.p2)
+               + (1.0 - e) * _run_loss(_VALUE, self.code, -f_, self.p1, self.p2))
         return _out(out, f, eta)
 
 

@@ -1,4 +1,4 @@
-"""The lambda-SVM multiclass hinge loss of [RH] (SPEC 6.1) and its classification calibration.
+"""The lambda-SVM multiclass hinge loss of [RH] and its classification calibration.
 
 For K classes, a sum-to-zero decision vector ``f`` and true class ``y`` (0-based), with the
 positive margin ``margin`` (the paper's lambda):

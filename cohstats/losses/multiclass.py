@@ -1,4 +1,4 @@
-"""Multicategory coherence loss of [ZJLY] (SPEC 5.1-5.3) and related multiclass margin losses.
+"""Multicategory coherence loss of [ZJLY] and related multiclass margin losses.
 
 A margin vector ``g = (g_1..g_K)`` (rows of ``G``; sum-to-zero is the identifiability
 convention -- every function here is invariant to adding a constant to a row) and a class
@@ -102,7 +102,7 @@ def mc_coh_beta(g, c, T, out):
 
 @njit(cache=True, nogil=True)
 def mc_coh_prob(g, T, out):
-    """Class probabilities of eq (8) for one row g (stable form of SPEC 5.2), into ``out``.
+    """Class probabilities of eq (8) for one row g (in a stable form), into ``out``.
 
     ``M_c = logsumexp_l (1 + g_l + g_c - I[l = c])/T``, ``P_c = exp(M_c - logsumexp_j M_j)``.
     """

@@ -7,17 +7,17 @@ the vectorised numpy API in :mod:`cohstats.losses` loops over these same functio
 exactly one definition of each formula.
 
 ==========  =====================  ======  ======  =============================================
-code        loss                   p1      p2      notes (SPEC.md section)
+code        loss                   p1      p2      notes
 ==========  =====================  ======  ======  =============================================
-LOSS_C      C-loss C_{rho,u}       rho     u       u > 0 (1.1); u * V / V(0)
+LOSS_C      C-loss C_{rho,u}       rho     u       u > 0; u * V / V(0)
 LOSS_V      coherence V_{rho,u}    rho     u       u >= 0; rho = 1, u = 0 is the logistic loss
 LOSS_HHINGE huberized hinge        delta   --      once differentiable, curvature bound 1/delta
 LOSS_SQHINGE squared hinge          --      --      [1 - z]_+^2
-LOSS_LUM    LUM V_{a,c}            a       c       a, c may be +inf (7.1)
+LOSS_LUM    LUM V_{a,c}            a       c       a, c may be +inf
 LOSS_HINGE  hinge                  --      --      [1 - z]_+ (not differentiable at 1)
 LOSS_EXP    exponential            --      --      exp(-z)
 LOSS_LOGIT  logistic               --      --      log(1 + exp(-z)); same as LOSS_V(1, 0)
-LOSS_L      normalised L_{rho,u}   rho     u       u >= 0 (1.1); V / V(0), so C = u * L
+LOSS_L      normalised L_{rho,u}   rho     u       u >= 0; V / V(0), so C = u * L
 LOSS_MCOH   multicategory          T       s       [ZJLY]'s loss times a constant scale s (the
             coherence (K classes)                  row functions are in :mod:`.multiclass`);
                                                    only :func:`loss_curv_bound` is defined here
@@ -26,7 +26,7 @@ LOSS_MCOH   multicategory          T       s       [ZJLY]'s loss times a constan
 These codes are the one loss-code namespace of the coordinate-descent solvers: the binary codes
 select a scalar margin loss, ``LOSS_MCOH`` selects the grouped (K-class) problem.
 
-All formulas are the stable forms of SPEC.md: they stay finite for rho in [1e-3, 1e3],
+All formulas are written in stable forms: they stay finite for rho in [1e-3, 1e3],
 |z| up to 1e4 and a, c up to 1e4 (and infinity for LUM). The one exception is the exponential
 loss, whose true value exp(-z) exceeds the float64 range for z < -709.78; it returns +inf there.
 
@@ -359,7 +359,7 @@ def logit(p):
 
 @njit(cache=True)
 def coh_log_eta(f, rho, u):
-    """(log eta~(f), log(1 - eta~(f))) of the coherence inverse link, eq (10), SPEC 1.3.
+    """(log eta~(f), log(1 - eta~(f))) of the coherence inverse link, eq (10), in a stable form.
 
     eta~ = w2 / (w1 + w2) with w1 = expit((u - f)/rho), w2 = expit((u + f)/rho), in log space.
     """
@@ -379,9 +379,9 @@ def coh_eta(f, rho, u):
 
 @njit(cache=True)
 def coh_fstar(eta, rho, u):
-    """Population minimiser f*(eta) of the coherence loss (eq (9)) in a stable form of SPEC 1.3.
+    """Population minimiser f*(eta) of the coherence loss (eq (9)) in a stable form.
 
-    With s = |2 eta - 1| and r = sqrt(s^2 + 4 eta (1 - eta) exp(-2u/rho)), SPEC 1.3 gives
+    With s = |2 eta - 1| and r = sqrt(s^2 + 4 eta (1 - eta) exp(-2u/rho)), one finds
     f* = u + rho (log(s + r) - log(2(1 - eta))) for eta >= 1/2 and
     f* = -u + rho (log(2 eta) - log(s + r)) for eta < 1/2. Writing log(s + r) = -u/rho + D with
     x = s e^{u/rho} and D = log(x + sqrt(x^2 + 4 eta (1 - eta))) (evaluated in log space from
@@ -408,7 +408,7 @@ def coh_fstar(eta, rho, u):
 
 @njit(cache=True)
 def lum_eta(f, a, c):
-    """LUM inverse link p(f) (eq (8), SPEC 7.2): 1/2 on |f| <= c/(1+c), stable elsewhere.
+    """LUM inverse link p(f) (eq (8)): 1/2 on |f| <= c/(1+c), stable elsewhere.
 
     Not defined for c = inf (hinge); returns nan there.
     """
@@ -428,7 +428,7 @@ def lum_eta(f, a, c):
 
 @njit(cache=True)
 def lum_fstar(p, a, c):
-    """LUM population minimiser f*(p) (Proposition 1, SPEC 7.2); 0 at p = 1/2.
+    """LUM population minimiser f*(p) (Proposition 1); 0 at p = 1/2.
 
     f* = sign(l) (a expm1(|l|/(a+1)) + c)/(1+c) with l = logit(p) (the stable form of
     (a R - a + c)/(1+c), R = (p/(1-p))^(1/(a+1))); a = inf gives (|l| + c)/(1+c) in sign(l);

@@ -1,4 +1,4 @@
-"""``clearn()``: C-learning with the elastic net ([ZDJ] section 4; SPEC.md 3, 5), and its
+"""``clearn()``: C-learning with the elastic net ([ZDJ] section 4), and its
 comparators RLRM (``loss="logistic"``) and HHSVM (``loss="hhinge"``).
 
 Binary responses: linear expansion ``f(x) = b + x'beta`` (pathwise coordinate descent,
@@ -304,7 +304,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     nlambda, lambda_min_ratio : default sequence: ``nlambda`` values from ``lambda_max`` (the
         smallest value with all coefficients zero; for ``alpha < 1e-3`` the value at
         ``alpha = 1e-3``, glmnet's rule) down to ``lambda_min_ratio * lambda_max``
-        (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``, [D7]).
+        (``1e-4`` if n > p else ``1e-2``; kernel expansions: ``1e-3``,).
     kernel : None (the primal linear model in the predictors), ``"linear"``, ``"rbf"``,
         ``"poly"`` or a callable ``k(X, Z)`` (kernel expansion over the training points; any
         number of classes).
@@ -314,7 +314,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         ``"auto"`` (``1/p``), ``"mean"`` (sigma = the mean pairwise distance, [ZDJ] 5.2's
         choice, used by the [ZDJ] vignette) or ``"median"`` (sigma = the median distance
         between the classes). ``degree``, ``coef0``: polynomial kernel.
-    delta : huberized-hinge parameter (default 2, [D7b]).
+    delta : huberized-hinge parameter (default 2,).
     standardize : linear: penalise standardised predictors (glmnet), coefficients reported on
         the original scale; kernel: standardise the inputs before computing the kernel.
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.

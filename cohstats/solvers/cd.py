@@ -1,4 +1,4 @@
-"""Pathwise coordinate descent for elastic-net penalised smooth margin losses (SPEC.md 3.2-3.5).
+"""Pathwise coordinate descent for elastic-net penalised smooth margin losses.
 
 One path driver (:func:`_path_core`: warm starts, sequential strong rule, KKT check of the
 discarded coordinates, per-``lambda`` records) serves every problem of the package's
@@ -26,18 +26,18 @@ Three coordinate-update modes
 -----------------------------
 ``"irls"`` (MODE_IRLS)
     Quadratic approximation with the exact curvature ``w_i phi''(y_i f_i)`` of the selected loss
-    ([D4]), minimised by inner coordinate descent, then re-expanded (Newton / IRLS outer loop) with
-    the step-halving safeguard of [D6] that makes the objective monotone. Curvatures are floored at
+    (), minimised by inner coordinate descent, then re-expanded (Newton / IRLS outer loop) with
+    the step-halving safeguard of that makes the objective monotone. Curvatures are floored at
     ``1e-6`` times the global curvature bound so that the inner problem stays well posed; the
     floor changes the step, not the fixed point. Default for the C-, V- and logistic losses and the
     squared hinge.
 ``"mm"`` (MODE_MM)
     Coordinate-wise majorisation-minimisation: each coordinate step uses the exact gradient of
     the loss at the current fit and the constant curvature bound ``L = loss_curv_bound`` (for the
-    huberized hinge ``1/delta``, [ZDJ] 3.7 / [D7b]). Monotone without line search. Default for the
+    huberized hinge ``1/delta``, [ZDJ] 3.7 /). Monotone without line search. Default for the
     huberized hinge.
 ``"exact"`` (MODE_EXACT)
-    Exact coordinate minimisation ([D22], SPEC 7.4): each one-dimensional convex ``C^1`` problem is
+    Exact coordinate minimisation (): each one-dimensional convex ``C^1`` problem is
     solved by safeguarded Newton / bisection on its monotone derivative, with the ``l1`` part
     handled by a subgradient test at zero (soft-thresholding). Needed for losses whose curvature is
     zero on a piece and huge elsewhere (LUM with large ``c``); default for LUM, usable for all.
@@ -589,7 +589,7 @@ def _kkt_j(Gst, B, j, t):
 
 @njit(cache=True, nogil=True)
 def _kkt_violation(Gst, B, pf, l1, excl):
-    """Largest KKT violation given the smooth residuals Gst (SPEC 3.5)."""
+    """Largest KKT violation given the smooth residuals Gst."""
     kk = 0.0
     for j in range(B.shape[1]):
         if excl[j]:
@@ -612,7 +612,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
     Binary problems: in IRLS mode the curvatures and the working residual are refreshed from the
     current fit before every pass (an inexact Newton method whose inner solve is one coordinate
     pass), and a pass that increases the objective is halved back towards its start (up to 30
-    times, [D6]). Grouped problems: one majorise-minimise pass (:func:`_gpass`) per pass.
+    times,). Grouped problems: one majorise-minimise pass (:func:`_gpass`) per pass.
 
     Updates B, b, F, PB, Gst in place; returns (passes, converged).
     """
@@ -659,7 +659,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
         else:
             if irls:
                 # refresh curvatures/gradients; the same loop gives the objective of the last
-                # pass, which is halved back towards its start if it went up ([D6])
+                # pass, which is halved back towards its start if it went up ()
                 obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + \
                     _penalty(beta, pf, l1, l2, use_P, Pbeta)
                 nh = 0
@@ -1040,7 +1040,7 @@ _EMPTY_P = np.zeros((1, 1))
 
 def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None,
                intercept=True):
-    """Smallest ``lambda`` at which every penalised coefficient is zero (SPEC 3.5).
+    """Smallest ``lambda`` at which every penalised coefficient is zero.
 
     ``lambda_max = max_j |(1/n) sum_i x_ij r_i| / (alpha pf_j)`` with ``r_i`` the negative
     gradient at the intercept-only fit (plus the unpenalised coordinates) and ``x_ij`` the

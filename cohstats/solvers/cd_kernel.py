@@ -1,11 +1,11 @@
-"""Kernel-expansion C-learning: [ZDJ] Algorithm 1 along a penalty path (SPEC.md 3.3, 3.5, D6, D7).
+"""Kernel-expansion C-learning: [ZDJ] Algorithm 1 along a penalty path.
 
 Minimises, for each ``gamma`` of a decreasing sequence (warm starts),
 
     (1/n) sum_i w_i phi(y_i f(x_i)) + gamma ((1 - alpha)/2 beta'K beta + alpha ||beta||_1),
     f(x) = b + sum_j beta_j K(x_j, x),
 
-with the coordinate updates of SPEC 3.3 (the engine of :mod:`cohstats.solvers.cd` with the
+with the coordinate updates of [ZDJ] (the engine of :mod:`cohstats.solvers.cd` with the
 penalty matrix ``K`` in place of the identity). The points with ``beta_j != 0`` are the support
 points. The columns of ``K`` are centred (weighted) internally, which leaves the solution
 unchanged (the intercept is unpenalised) and decouples the intercept from the coefficients;
@@ -21,8 +21,8 @@ direct (n+1)-dimensional linear solve instead of coordinate descent: the Gaussia
 severely ill-conditioned (eigenvalues down to 1e-10 are common), and coordinate descent in
 ``beta`` then needs thousands of passes to reach the optimum although each Newton step costs
 only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate descent to exploit.
-This is the quadratic approximation of SPEC 3.2 solved exactly (the inner loop of Algorithm 1
-run to convergence) with the step-halving safeguard of [D6]; ``solver="cd"`` forces Algorithm 1.
+This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
+run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _design(K, w, intercept):
 
 
 def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
-    """Smallest ``gamma`` with ``beta = 0`` (SPEC 3.5): ``max_j |(1/n) sum_i K_ij g_i^0| / alpha``.
+    """Smallest ``gamma`` with ``beta = 0``: ``max_j |(1/n) sum_i K_ij g_i^0| / alpha``.
 
     ``g^0`` is the negative gradient at the intercept-only fit. For ``alpha < 1e-3`` (no finite
     value exists for the pure ridge) the value at ``alpha = 1e-3`` is returned (glmnet's rule).

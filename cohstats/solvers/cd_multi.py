@@ -1,4 +1,4 @@
-"""Multiclass C-learning: the multicategory coherence loss of [ZJLY] (SPEC.md 5.1) with a linear
+"""Multiclass C-learning: the multicategory coherence loss of [ZJLY] with a linear
 expansion and a grouped elastic net, along a decreasing ``lambda`` path.
 
 Model: class margins ``g_k(x) = b_k + x'B_{.k}``, ``k = 0..K-1``, and the objective
@@ -17,7 +17,7 @@ for all classes or for none (glmnet's ``type.multinomial = "grouped"``). A plain
 lasso would make the constraint an extra restriction that changes the solution. The intercepts
 are centred too (``sum_k b_k = 0``), which leaves the loss unchanged.
 
-Binary reduction (SPEC 5.3.1). With K = 2, ``g = (-f/2, f/2)`` and the second class coded
+Binary reduction. With K = 2, ``g = (-f/2, f/2)`` and the second class coded
 ``y = +1``, the loss is ``s V_{T,1}(y f)`` and ``B_j = (-beta_j/2, beta_j/2)``, so the penalty is
 ``lambda ((1-alpha)/4 beta_j^2 + alpha/sqrt(2) |beta_j|)``. Hence the K = 2 fit at
 ``(lambda, alpha)`` equals the binary fit (:func:`cohstats.solvers.cd.cd_path`, loss V with
