@@ -315,10 +315,8 @@ class SVMFit(Fit):
         for why, k in (d.dropped or {}).items():
             notes.append(f"{k} row(s) dropped: {why}")
 
-    def _summary(self) -> Summary:
-        y = self.design.y
-        a = self.dual_alpha_
-        free = (a > 1e-12 * np.maximum(self.cost, 1)) & (a < self.cost * (1 - 1e-12))
+    def _summary_head(self):
+        """The summary facts every SVM fit shares (binary and one-vs-one), and the notes list."""
         info = {
             "kernel": self.kernel.describe(),
             "s (lambda_)": float(self.lambda_[0]),
@@ -329,6 +327,13 @@ class SVMFit(Fit):
         }
         notes = []
         self._dropped_info(info, notes)
+        return info, notes
+
+    def _summary(self) -> Summary:
+        y = self.design.y
+        a = self.dual_alpha_
+        free = (a > 1e-12 * np.maximum(self.cost, 1)) & (a < self.cost * (1 - 1e-12))
+        info, notes = self._summary_head()
         info.update({
             "support vectors": int(self.support_.size),
             "free support vectors": int(np.sum(free)),
@@ -550,16 +555,7 @@ class MulticlassSVMFit(SVMFit):
         return ax
 
     def _summary(self) -> Summary:
-        info = {
-            "kernel": self.kernel.describe(),
-            "s (lambda_)": float(self.lambda_[0]),
-            "C = 1/(n lambda_)": self.C,
-            "pi": self.pi,
-            "standardize": self.standardize,
-            "observations": self.nobs,
-        }
-        notes = []
-        self._dropped_info(info, notes)
+        info, notes = self._summary_head()
         yi = self.design.y_int
         info.update({"classes": self.n_classes, "pairs (one-vs-one)": len(self.pairs),
                      "support vectors": int(self.support_.size),
