@@ -85,3 +85,25 @@ def test_kernel_approx_needs_a_kernel():
     with pytest.raises(ValueError, match="kernel_approx"):
         cs.lum(X, y, kernel="rbf", kernel_approx="random")
     assert isinstance(pd.DataFrame(X), pd.DataFrame)
+
+
+def test_clearn_on_a_full_nystroem_map_equals_the_exact_kernel_fit():
+    """Ridge penalty (alpha = 0): lambda/2 ||w||^2 on Phi with Phi Phi' = K is the kernel
+    problem's lambda/2 beta'K beta, so the full-rank Nystroem fit equals the exact kernel fit."""
+    X, y = _data(60, seed=7)
+    kw = dict(kernel="rbf", gamma=0.8, alpha=0.0, lambda_=[0.05, 0.01], tol=1e-12, max_iter=100000)
+    exact = cs.clearn(X, y, **kw)
+    approx = cs.clearn(X, y, kernel_approx="nystroem", n_components=60, **kw)
+    Xn = np.random.default_rng(3).normal(size=(9, 2))
+    for s in (0.05, 0.01):
+        np.testing.assert_allclose(approx.predict(Xn, type="link", s=s).to_numpy(),
+                                   exact.predict(Xn, type="link", s=s).to_numpy(), atol=1e-5)
+    assert approx.coef is None and approx.dual_coef is None
+    assert "nystroem" in str(approx.summary())
+    # three classes: a moderate rank tracks the exact multiclass kernel fit
+    y3 = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)]
+    kw3 = dict(kernel="rbf", gamma=0.8, lambda_=[0.05], alpha=0.0, tol=1e-11, max_iter=200000)
+    e3 = cs.clearn(X, y3, **kw3)
+    a3 = cs.clearn(X, y3, kernel_approx="nystroem", n_components=60, **kw3)
+    np.testing.assert_allclose(a3.predict(Xn, type="prob").to_numpy(),
+                               e3.predict(Xn, type="prob").to_numpy(), atol=1e-4)

@@ -94,20 +94,36 @@ class CLearnFit(Fit):
     def is_kernel(self) -> bool:
         return self._beta_path is not None
 
+    @property
+    def coef(self):
+        """Input-space coefficients at ``s``; None for kernel expansions and feature maps."""
+        if getattr(self, "_fmap", None) is not None:
+            return None
+        return super().coef
+
     # ------------------------------------------------------------------ decision values
     def _kmat(self, X):
         Z = (np.asarray(X, dtype=np.float64) - self._xcenter) / self._xscale
         return self._kernel(Z, self._Xtrain)
+
+    def _features(self, X):
+        """The inputs of the linear engine: X, or its low-rank kernel feature map."""
+        X = np.asarray(X, dtype=np.float64)
+        if getattr(self, "_fmap", None) is not None:
+            return self._fmap((X - self._fxc) / self._fxs)
+        return X
 
     def _decision(self, X, s=None):
         if self.is_kernel:
             beta, b = self._beta_at(s)
             return self._kmat(X) @ beta + b
         c, b = self._coef_at(s)
-        return np.asarray(X, dtype=np.float64) @ c + b
+        return self._features(X) @ c + b
 
     def _decision_path(self, X):
         X = np.asarray(X, dtype=np.float64)
+        if not self.is_kernel:
+            X = self._features(X)
         if self.is_kernel:
             if self._beta_path.ndim == 3:
                 return np.einsum("mj,ljk->lmk", self._kmat(X), self._beta_path) + \
@@ -160,13 +176,15 @@ class CLearnFit(Fit):
         data = {"lambda": self.lambda_, "df": self.info["df"],
                 "train_loss": self._train_loss(F), "train_error": self._train_error(F)}
         cols = []
+        names = self.xnames if getattr(self, "_fmap", None) is None else \
+            [f"phi[{j}]" for j in range(self._coef_path.shape[1])]
         if not self.is_kernel:
             if self._coef_path.ndim == 2:
-                for j, name in enumerate(self.xnames):
+                for j, name in enumerate(names):
                     data[name] = self._coef_path[:, j]
                     cols.append(name)
             else:
-                for j, name in enumerate(self.xnames):
+                for j, name in enumerate(names):
                     for k, c in enumerate(self.classes):
                         key = f"{name}:{c}"
                         data[key] = self._coef_path[:, j, k] + 0.0
@@ -193,7 +211,8 @@ class CLearnFit(Fit):
         elif self.loss == "hhinge":
             info["delta"] = self.delta
         info.update({
-            "expansion": "linear" if not self.is_kernel else f"kernel {self._kernel.describe()}",
+            "expansion": ("linear" if not self.is_kernel else f"kernel {self._kernel.describe()}")
+            if getattr(self, "_fmap", None) is None else self._fmap.describe(),
             "alpha (l1 share)": self.alpha,
             "lambda range": f"{self.lambda_.max():.4g} .. {self.lambda_.min():.4g} ({len(self.lambda_)} values)",
             "observations": d.nobs, "classes": ", ".join(map(str, self.classes)),
@@ -220,6 +239,11 @@ class CLearnFit(Fit):
                 size = np.abs(beta[sup])
                 title = "Support points (largest |beta|)"
             tables[title] = tab.iloc[np.argsort(-size, kind="stable")].head(15)
+        elif getattr(self, "_fmap", None) is not None:
+            c, b = self._coef_at()
+            nz = int(np.count_nonzero(np.any(c.reshape(c.shape[0], -1) != 0, axis=1)))
+            info["nonzero feature coefficients"] = f"{nz} of {c.shape[0]}"
+            info["intercept"] = float(b) if np.ndim(b) == 0 else ", ".join(f"{v:.4g}" for v in b)
         elif self.n_classes > 2:
             c, b = self._coef_at()
             keep = np.any(c != 0, axis=1)
@@ -259,6 +283,7 @@ _PARAMS = {
     "coef0": Real(), "delta": Real(0.0, closed="neither"), "standardize": Bool(),
     "na_action": Options("omit", "raise"), "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1), "mode": NoneOr(Options("irls", "mm", "exact")),
+    "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
 }
 _DECLARED = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,
                default_measure="deviance")
@@ -270,7 +295,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
            kernel=None, gamma=None, sigma=None, degree: int = 3, coef0: float = 1.0,
            delta: float = 2.0, standardize: bool = True, weights=None, subset=None,
            na_action: str = "omit", penalty_factor=None, tol: float = 1e-7, max_iter: int = 10000,
-           mode=None) -> CLearnFit:
+           mode=None, kernel_approx=None, n_components: int = 300, random_state=0) -> CLearnFit:
     """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
 
     Minimises ``(1/n) sum_i w_i phi(y_i f(x_i)) + lambda [(1-alpha)/2 ||beta||^2 + alpha ||beta||_1]``
@@ -322,6 +347,13 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     tol, max_iter : convergence threshold (relative to the null objective) and maximum
         coordinate passes per ``lambda``.
     mode : coordinate update: None (automatic), ``"irls"``, ``"mm"`` or ``"exact"``.
+    kernel_approx : None (default: the exact n x n kernel) or ``"nystroem"`` / ``"rff"``: fit the
+        kernel model as a linear one on an n x ``n_components`` feature map whose inner products
+        approximate the kernel (:mod:`cohstats.kernel_approx`), in O(n r) memory. The ridge part
+        of the penalty then equals the kernel's ``beta'K beta`` (exactly when every training row
+        is a landmark); the l1 part acts on the feature coefficients, not on expansion
+        coefficients over the training points.
+    n_components, random_state : r (landmarks or random features) and the seed that draws them.
 
     Returns
     -------
@@ -399,6 +431,28 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     fit._beta_path = None
     fit._mc_scale = 1.0
     kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
+    fit._fmap = None
+    if kernel_approx is not None:
+        if kernel is None:
+            raise ValueError("clearn: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
+        if penalty_factor is not None:
+            raise ValueError("penalty_factor applies to linear expansions only")
+        from cohstats.kernel_approx import feature_map
+        from cohstats.scaling import column_scaling
+        xc, xs = column_scaling(X, w, standardize)
+        Z = (X - xc) / xs
+        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree,
+                          coef0=coef0, width="scale")
+        fit._fmap = feature_map(kernel_approx, ker, Z, n_components=n_components,
+                                random_state=random_state)
+        fit._fxc, fit._fxs, fit._kernel = xc, xs, ker
+        X = fit._fmap(Z)                 # the linear engine on the feature map, unstandardised
+        p = X.shape[1]
+        kernel = None
+        standardize_fit = False
+        call["kernel_approx"] = kernel_approx
+    else:
+        standardize_fit = standardize
 
     if kernel is not None:
         if penalty_factor is not None:
@@ -439,21 +493,21 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     elif multiclass:
         sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
         fit._mc_scale = sc
-        lmax = multi_lambda_max(X, design.y, w, rho, alpha, K=K, standardize=standardize,
+        lmax = multi_lambda_max(X, design.y, w, rho, alpha, K=K, standardize=standardize_fit,
                                 penalty_factor=penalty_factor, intercept=intercept, loss_scale=sc)
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
         b0, B, info = cd_multi_path(X, design.y, w, rho, path_lam, alpha, K=K,
-                                    standardize=standardize, penalty_factor=penalty_factor,
+                                    standardize=standardize_fit, penalty_factor=penalty_factor,
                                     intercept=intercept, loss_scale=sc, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
         fit._coef_path, fit._intercept_path = B[keep], b0[keep]
     else:
         lmax = lambda_max(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
-                          standardize=standardize, penalty_factor=penalty_factor,
+                          standardize=standardize_fit, penalty_factor=penalty_factor,
                           intercept=intercept)
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
         b0, B, info = cd_path(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, path_lam,
-                              alpha, standardize=standardize, penalty_factor=penalty_factor,
+                              alpha, standardize=standardize_fit, penalty_factor=penalty_factor,
                               intercept=intercept, mode=mode, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
         fit._coef_path, fit._intercept_path = B[keep], b0[keep]
