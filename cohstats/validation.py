@@ -389,7 +389,7 @@ def _interruptible() -> bool:
     return os.environ.get("COHSTATS_INTERRUPTIBLE", "1") != "0"
 
 
-def run_interruptibly(fn, args, kwargs, name: str):
+def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
     """Run a fit in a worker thread so that Ctrl-C returns control at once.
 
     The numba solvers release the GIL, so the main thread keeps waiting in short slices and
@@ -398,6 +398,9 @@ def run_interruptibly(fn, args, kwargs, name: str):
     result object, so no state is left half-changed (its CPU time is not returned early).
     Only calls from the main thread are moved (nested calls run directly); set the
     environment variable ``COHSTATS_INTERRUPTIBLE=0`` to run every fit in the calling thread.
+    With ``verbose=True`` a ``tqdm.auto`` line (a terminal or a notebook) shows the fit's
+    elapsed time while it runs; the numba solvers report no fraction done, so it is a clock,
+    not a percentage.
     """
     if not _interruptible() or threading.current_thread() is not threading.main_thread():
         return fn(*args, **kwargs)
@@ -424,8 +427,18 @@ def run_interruptibly(fn, args, kwargs, name: str):
 
     t = threading.Thread(target=work, name=f"cohstats-{name}", daemon=True)
     t.start()
-    while t.is_alive():
-        t.join(0.05)
+    bar = None
+    if verbose:
+        from cohstats.tuning.parallel import progress_bar
+        bar = progress_bar(None, f"{name}: fitting", True, bar_format="{desc} ({elapsed} elapsed)")
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            if bar is not None:
+                bar.refresh()
+    finally:
+        if bar is not None:
+            bar.close()
     filename = frame.f_code.co_filename if frame is not None else "<cohstats>"
     lineno = frame.f_lineno if frame is not None else 0
     module = frame.f_globals.get("__name__", "cohstats") if frame is not None else "cohstats"
@@ -453,6 +466,8 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
         sig = inspect.signature(fn)
         accepted = {k for k, p in sig.parameters.items()
                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not k.startswith("_")}
+        own_verbose = "verbose" in sig.parameters
+        accepted.add("verbose")          # every fit function takes verbose= (a progress line)
         # a function with **kwargs checks its extra keywords itself (e.g. gboost(loss="cart"))
         open_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
         private = {k for k in sig.parameters if k.startswith("_")}
@@ -477,7 +492,9 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
                 c = params.get(k)
                 if c is not None:
                     c.check(f"{name}({k}=...)", v)
-            return run_interruptibly(fn, args, kwargs, name)
+            verbose = kwargs.get("verbose", False) if own_verbose else kwargs.pop("verbose", False)
+            Bool().check(f"{name}(verbose=...)", verbose)
+            return run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
 
         TRANSPARENT_CODES.add(wrapper.__code__)
         wrapper.spec = spec

@@ -399,3 +399,17 @@ def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
     assert bar is not None
     bar.close()
     assert parallel.progress_bar(10, "x", verbose=False) is None
+
+
+@pytest.mark.parametrize("name", ["clearn", "lum", "svm", "lamsvm", "gboost_c", "gboost", "cart"])
+def test_every_fit_function_takes_verbose(name, monkeypatch, capsys):
+    from cohstats.tuning import parallel
+    fn = getattr(cs, name)
+    df = BIN if name == "lum" else MULTI
+    with pytest.raises(TypeError, match="verbose"):
+        fn(FORMULA, df, verbose="yes")
+    monkeypatch.setattr(parallel, "in_notebook", lambda: True)   # where a bar is shown
+    fit = fn(FORMULA, df, verbose=True)
+    out = capsys.readouterr()
+    assert f"{name}: fitting" in out.out + out.err
+    assert isinstance(fit, cs.Fit)

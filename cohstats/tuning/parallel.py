@@ -17,10 +17,10 @@ def in_notebook() -> bool:
     return shell is not None and hasattr(shell, "kernel")
 
 
-def progress_bar(total: int, desc: str, verbose: bool):
+def progress_bar(total, desc: str, verbose: bool, **tqdm_kw):
     """A ``tqdm.auto`` bar (a widget in notebooks), or None when ``verbose`` is off or nobody is
     watching (stderr is neither a terminal nor a notebook)."""
-    if not verbose or total <= 1:
+    if not verbose or (total is not None and total <= 1):
         return None
     interactive = in_notebook() or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
     if not interactive:
@@ -30,7 +30,7 @@ def progress_bar(total: int, desc: str, verbose: bool):
     except ImportError:  # pragma: no cover
         return None
     kw = {} if in_notebook() else {"file": sys.stderr}
-    return tqdm(total=total, desc=desc, leave=False, **kw)
+    return tqdm(total=total, desc=desc, leave=False, **kw, **tqdm_kw)
 
 
 def _parallel(func, tasks, n_jobs, verbose, desc):
