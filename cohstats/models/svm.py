@@ -72,6 +72,18 @@ def _scaling(X: np.ndarray, w: np.ndarray, standardize: bool):
     return column_scaling(X, w, standardize)
 
 
+def _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter):
+    """The solver settings a fitted SVM keeps (binary and one-vs-one) for refits and probabilities."""
+    fit.prob_method = prob_method
+    fit._cache_size = float(cache_size)
+    fit.path_method = path_method
+    fit.n_jobs = n_jobs
+    fit._fit_fn = svm
+    # (n_jobs is left out: refits run inside tune(), whose own n_jobs parallelises the fits)
+    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
+                         path_method=path_method)
+
+
 def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
     """The kernel width ``gamma`` (a float) or None for kernels without one; see :func:`svm`."""
     name = "callable" if callable(kernel) else ("linear" if kernel is None else str(kernel).lower())
@@ -709,14 +721,7 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
     fit._b = b
     fit.n_iter = int(n_iter)
     fit.converged = bool(converged)
-    fit.prob_method = prob_method
-    fit._cache_size = float(cache_size)
-    fit.path_method = path_method
-    fit.n_jobs = n_jobs
-    fit._fit_fn = svm
-    # (n_jobs is left out: refits run inside tune(), whose own n_jobs parallelises the fits)
-    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
-                         path_method=path_method)
+    _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter)
     if kern.code == KERNEL_LINEAR:
         w = fit._beta @ Z
         fit._coef = w / xs
@@ -797,13 +802,7 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
     fit.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
     fit.n_iter = int(sum(f.n_iter for f in fits))
     fit.converged = all(f.converged for f in fits)
-    fit.prob_method = prob_method
-    fit._cache_size = float(cache_size)
-    fit.path_method = path_method
-    fit.n_jobs = n_jobs
-    fit._fit_fn = svm
-    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
-                         path_method=path_method)
+    _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter)
     fit.objective = np.array([f.objective for f in fits])
     fit._bpair = np.array([-f._b for f in fits])
     if kern.code == KERNEL_LINEAR:
