@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from cohstats.losses.scalar import LOSS_LOGIT  # noqa: E402
-from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence  # noqa: E402
+from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence  # noqa: E402
 
 ALPHA = 0.5
 
@@ -155,7 +155,7 @@ def fresh_process_times():
         sys.path.insert(0, %r)
         import cohstats.losses
         t1 = time.perf_counter()
-        from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence
+        from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence
         t2 = time.perf_counter()
         rng = np.random.default_rng(0)
         X = rng.standard_normal((200, 20)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
@@ -239,7 +239,7 @@ def main(argv=None):
               f"{t_ours / t_sk:11.2f} {t_saga:11.2f} {t_ours / t_saga:10.3f} {diff:18.2e}")
         sys.stdout.flush()
     print()
-    print("ours: cohstats.solvers.cd.cd_path (IRLS mode, tol=1e-7, no exact-KKT pass), 100 lambdas;")
+    print("ours: cohstats.solvers.cd.path.cd_path (IRLS mode, tol=1e-7, no exact-KKT pass), 100 lambdas;")
     print("glmnet: same lambdas passed to glmnet(family='binomial', alpha=0.5) in R (time inside R);")
     print("skglm: ProxNewton(tol=1e-7, warm starts) on standardised X over the same 100 lambdas;")
     print("saga: LogisticRegression(elasticnet, saga, warm starts, tol=1e-4) over every 5th lambda")

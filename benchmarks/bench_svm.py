@@ -30,8 +30,8 @@ def main(argv=None):
     from sklearn.svm import SVC
 
     from cohstats.kernels import KERNEL_RBF
-    from cohstats.solvers.smo import smo_solve
-    from cohstats.solvers.svmpath import pi_grid_smo, pi_path
+    from cohstats.solvers.svm.smo import smo_solve
+    from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
 
     t0 = time.perf_counter()
     Xw, yw = _data(60)

@@ -316,7 +316,7 @@ def jitted_functions() -> list:
     names = ["cohstats.kernels"]
     for pkg in ("cohstats.losses", "cohstats.solvers"):
         mod = importlib.import_module(pkg)
-        names += [f"{pkg}.{m.name}" for m in pkgutil.iter_modules(mod.__path__)]
+        names += [m.name for m in pkgutil.walk_packages(mod.__path__, prefix=f"{pkg}.")]
     out = []
     for name in names:
         for attr, obj in vars(importlib.import_module(name)).items():

@@ -1,4 +1,4 @@
-"""Tests of the pathwise coordinate-descent engine (cohstats/solvers/cd.py) against independent
+"""Tests of the pathwise coordinate-descent engine (cohstats/solvers/cd/path.py) against independent
 references: scikit-learn, scipy.optimize on the same objective, closed-form KKT conditions."""
 import math
 
@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 
 from cohstats.losses.scalar import (LOSS_C, LOSS_HHINGE, LOSS_LOGIT, LOSS_LUM, LOSS_SQHINGE,
                                     LOSS_V, closs_kappa, loss_d1, loss_value)
-from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence, standardize_design
+from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence, standardize_design
 
 TIGHT = 1e-13
 

@@ -1,4 +1,4 @@
-"""Kernel-expansion C-learning (cohstats/solvers/cd_kernel.py) against scipy.optimize, the KKT
+"""Kernel-expansion C-learning (cohstats/solvers/cd/kernel.py) against scipy.optimize, the KKT
 conditions of SPEC 3.5 and an exact SVM (scikit-learn's libsvm) in the rho -> 0 limit."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from scipy.optimize import minimize
 
 from cohstats.kernels import make_kernel
 from cohstats.losses.scalar import LOSS_C, LOSS_LOGIT, LOSS_LUM, loss_d1, loss_value
-from cohstats.solvers.cd_kernel import cd_kernel_path, kernel_gamma_max
+from cohstats.solvers.cd.kernel import cd_kernel_path, kernel_gamma_max
 
 
 def _data(n=40, seed=0):
@@ -188,7 +188,7 @@ def _scipy_mc_kernel(Kmat, y, T, sc, lam, alpha):
 
 @pytest.mark.parametrize("alpha", [0.0, pytest.param(0.5, marks=pytest.mark.slow), 1.0])
 def test_multiclass_kernel_matches_scipy(alpha):
-    from cohstats.solvers.cd_kernel import cd_kernel_multi_path, kernel_multi_gamma_max
+    from cohstats.solvers.cd.kernel import cd_kernel_multi_path, kernel_multi_gamma_max
     X, y, Kmat = _mc_data(30, 3, seed=4)
     T, sc = 1.0, 1.0
     gmax = kernel_multi_gamma_max(Kmat, y, None, T, alpha)
@@ -214,8 +214,8 @@ def test_multiclass_kernel_matches_scipy(alpha):
 @pytest.mark.parametrize("loss", ["V", "C"])
 def test_multiclass_kernel_k2_equals_binary_kernel_fit(alpha, loss):
     from cohstats.losses.scalar import LOSS_V, closs_kappa
-    from cohstats.solvers.cd_kernel import cd_kernel_multi_path
-    from cohstats.solvers.cd_multi import binary_equivalent
+    from cohstats.solvers.cd.kernel import cd_kernel_multi_path
+    from cohstats.solvers.cd.multi import binary_equivalent
     X, y, Kmat = _mc_data(36, 2, seed=5)
     T = 0.8
     sc = 1.0 if loss == "V" else closs_kappa(T, 1.0)

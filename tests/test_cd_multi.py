@@ -1,4 +1,4 @@
-"""Multiclass coherence-loss path (cohstats/solvers/cd_multi.py): K = 2 reduction to the binary
+"""Multiclass coherence-loss path (cohstats/solvers/cd/multi.py): K = 2 reduction to the binary
 fit (SPEC 5.3.1), scipy.optimize on the same objective, KKT and sum-to-zero."""
 
 import numpy as np
@@ -7,8 +7,8 @@ from scipy.optimize import minimize
 
 from cohstats.losses.multiclass import coherence_grad, coherence_loss
 from cohstats.losses.scalar import LOSS_C, LOSS_V, closs_kappa
-from cohstats.solvers.cd import cd_path
-from cohstats.solvers.cd_multi import binary_equivalent, cd_multi_path, multi_lambda_max
+from cohstats.solvers.cd.path import cd_path
+from cohstats.solvers.cd.multi import binary_equivalent, cd_multi_path, multi_lambda_max
 
 
 def _data(n=90, p=4, K=3, seed=0):

@@ -7,7 +7,7 @@ from scipy.special import logsumexp, softmax
 from cohstats.formula import build_design
 from cohstats.models.cart import cart
 from cohstats.models.gboost import gboost, gboost_c
-from cohstats.solvers import boost as B
+from cohstats.solvers.trees import boost as B
 
 
 # ----------------------------------------------------------------------------- references

@@ -133,7 +133,7 @@ def test_refit_separable_guard_warns():
 
 # --------------------------------------------------------------------------- fits
 try:
-    import cohstats.solvers.cd  # noqa: F401  (the coordinate-descent engine, branch clearn)
+    import cohstats.solvers.cd.path  # noqa: F401  (the coordinate-descent engine, branch clearn)
     _ENGINE = True
 except ImportError:  # pragma: no cover - only before the engine is merged
     _ENGINE = False
@@ -416,7 +416,7 @@ def test_p_greater_than_n_ridge_uses_representer_form_exactly():
     engine for a soft LUM, and the SVM limit (c = 1e4) agrees with libsvm on the same problem."""
     from sklearn.svm import SVC
 
-    from cohstats.solvers.cd import cd_path, standardize_design
+    from cohstats.solvers.cd.path import cd_path, standardize_design
     from cohstats.losses.scalar import LOSS_LUM
 
     rng = np.random.default_rng(7)
@@ -460,7 +460,7 @@ def test_hard_lum_reports_convergence_honestly():
     assert fit.converged == bool(conv[-1])
     # the soft LUM reaches the same objective as exact coordinate minimisation
     from cohstats.losses.scalar import LOSS_LUM
-    from cohstats.solvers.cd import cd_path
+    from cohstats.solvers.cd.path import cd_path
     lam = np.asarray(fit.lambda_)[:8]
     soft = lum(X, y, a=1000.0, c=0.0, lambda_=lam, tol=1e-9)
     _, _, ex = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lam, 0.0, standardize=True,

@@ -92,7 +92,7 @@ def test_hash_follows_jitted_sources_only(pkg_copy):
     base = nc.source_hash(str(pkg_copy))
     assert base == nc.source_hash(str(pkg_copy))  # deterministic
     files = {os.path.relpath(f, pkg_copy).replace(os.sep, "/") for f in nc.source_files(str(pkg_copy))}
-    assert {"losses/scalar.py", "losses/binary.py", "solvers/cd.py", "kernels.py",
+    assert {"losses/scalar.py", "losses/binary.py", "solvers/cd/path.py", "kernels.py",
             "exceptions.py"} <= files  # exceptions.py: imported by a jitted module
     assert not any(f.startswith(("models/", "vignettes/")) for f in files)
 

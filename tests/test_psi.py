@@ -6,8 +6,8 @@ from scipy.optimize import minimize
 
 from cohstats.kernels import KERNEL_LINEAR, make_kernel
 from cohstats.models.svm import psi_learn, svm
-from cohstats.solvers.psi import psi_dc, psi_loss
-from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svm.psi import psi_dc, psi_loss
+from cohstats.solvers.svm.smo import smo_solve
 
 
 def _data(n, seed):

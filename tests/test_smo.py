@@ -5,7 +5,7 @@ from scipy.optimize import minimize
 from sklearn.svm import SVC
 
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, KERNEL_RBF, make_kernel
-from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svm.smo import smo_solve
 
 
 def _data(n, d=3, seed=0):

@@ -5,7 +5,7 @@ from scipy.optimize import minimize
 
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel
 from cohstats.losses.lamsvm import lamsvm_loss
-from cohstats.solvers.smo_lambda import solve_lambda_svm
+from cohstats.solvers.svm.smo_lambda import solve_lambda_svm
 
 
 def _data(N, L, seed, p=2):
@@ -261,7 +261,7 @@ def test_linear_weight_vector_path_reaches_the_exact_greedy_optimum():
 def test_vectorised_exp_and_kernel_rows():
     """The kernel rows of the solver (blocked distances, vectorised exp) equal the kernel matrix
     used for prediction; the exp agrees with numpy's to 2 ulp and is 0 below -708."""
-    from cohstats.solvers.smo_lambda import _exp_nonpos, _fill_row
+    from cohstats.solvers.svm.smo_lambda import _exp_nonpos, _fill_row
     rng = np.random.default_rng(3)
     x = -np.concatenate([rng.random(2000) * 2, rng.random(2000) * 800, [0.0, -0.0, 5e-324, 707.9,
                                                                           708.0, 708.5, 1e300]])

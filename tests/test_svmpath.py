@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from cohstats.kernels import KERNEL_LINEAR, KERNEL_RBF, make_kernel
-from cohstats.solvers.smo import smo_solve
-from cohstats.solvers.svmpath import path_decision, pi_path
+from cohstats.solvers.svm.smo import smo_solve
+from cohstats.solvers.svm.svmpath import path_decision, pi_path
 
 
 def _wsl1(n, seed):
@@ -81,7 +81,7 @@ def test_duplicated_points_are_merged_exactly():
 
 
 def test_warm_started_grid_agrees_with_exact_path():
-    from cohstats.solvers.svmpath import pi_grid_smo
+    from cohstats.solvers.svm.svmpath import pi_grid_smo
     X, y = _wsl1(90, 8)
     kpar = np.array([1.0, 0, 0, 0, 0.0])
     grid = np.arange(1, 9) / 9
@@ -119,7 +119,7 @@ def test_two_half_paths_equal_the_single_path():
 
 
 def test_repair_equality_restores_the_constraint_inside_the_box():
-    from cohstats.solvers.svmpath import _repair_equality
+    from cohstats.solvers.svm.svmpath import _repair_equality
     rng = np.random.default_rng(3)
     for _ in range(200):
         n = int(rng.integers(2, 30))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from cohstats.solvers.trees import (apply_bins, cc_prune_sequence, fit_class_tree,
+from cohstats.solvers.trees.grow import (apply_bins, cc_prune_sequence, fit_class_tree,
                                     fit_regression_tree, make_bins, predict_tree)
 
 

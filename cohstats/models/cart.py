@@ -15,7 +15,7 @@ import pandas as pd
 
 from cohstats.formula import build_design, capture_context
 from cohstats.results import Fit, PathFrame, Summary
-from cohstats.solvers import trees as _t
+from cohstats.solvers.trees import grow as _t
 from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
 
 __all__ = ["cart", "CartFit"]

@@ -2,11 +2,11 @@
 comparators RLRM (``loss="logistic"``) and HHSVM (``loss="hhinge"``).
 
 Binary responses: linear expansion ``f(x) = b + x'beta`` (pathwise coordinate descent,
-:mod:`cohstats.solvers.cd`) or kernel expansion ``f(x) = b + sum_j beta_j K(x_j, x)``
-(:mod:`cohstats.solvers.cd_kernel`). Responses with K > 2 classes: the multicategory coherence
-loss of [ZJLY] with a grouped elastic net and a linear (:mod:`cohstats.solvers.cd_multi`) or
-kernel (:func:`cohstats.solvers.cd_kernel.cd_kernel_multi_path`) expansion of each class
-margin. All run on the one coordinate-descent path driver of :mod:`cohstats.solvers.cd`.
+:mod:`cohstats.solvers.cd.path`) or kernel expansion ``f(x) = b + sum_j beta_j K(x_j, x)``
+(:mod:`cohstats.solvers.cd.kernel`). Responses with K > 2 classes: the multicategory coherence
+loss of [ZJLY] with a grouped elastic net and a linear (:mod:`cohstats.solvers.cd.multi`) or
+kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`) expansion of each class
+margin. All run on the one coordinate-descent path driver of :mod:`cohstats.solvers.cd.path`.
 Probabilities come from the coherence inverse link ([ZDJ] eq (10); [ZJLY] eq (8)).
 """
 from __future__ import annotations
@@ -22,10 +22,10 @@ from cohstats.losses.binary import get_loss
 from cohstats.losses.multiclass import coherence_loss, coherence_proba
 from cohstats.losses.scalar import closs_kappa
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
-from cohstats.solvers.cd import cd_path, lambda_max, lambda_sequence
-from cohstats.solvers.cd_kernel import (cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max,
+from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence
+from cohstats.solvers.cd.kernel import (cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max,
                                         kernel_multi_gamma_max)
-from cohstats.solvers.cd_multi import cd_multi_path, multi_lambda_max
+from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 

@@ -19,8 +19,8 @@ import pandas as pd
 from cohstats.formula import Design, build_design, capture_context
 from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
 from cohstats.results import Fit, PathFrame, Summary
-from cohstats.solvers import boost as _b
-from cohstats.solvers import trees as _t
+from cohstats.solvers.trees import boost as _b
+from cohstats.solvers.trees import grow as _t
 from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
 
 __all__ = ["gboost", "gboost_c", "GBoostFit"]

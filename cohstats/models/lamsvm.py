@@ -6,7 +6,7 @@
     Psi_y(f) = [margin - f_y]_+ + sum_{j != y} [1 + f_j]_+ ,      sum_j f_j = 0,
 
 by solving the dual of [RH] eq. 22-23 (box ``0 <= alpha_ij <= C``, no equality constraint) with
-the SMO of :mod:`cohstats.solvers.smo_lambda`. Class probabilities are a post-hoc calibration of
+the SMO of :mod:`cohstats.solvers.svm.smo_lambda`. Class probabilities are a post-hoc calibration of
 cross-validated decision values (:meth:`LamSVMFit.calibration`), not an estimate from the loss.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolv
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.scaling import column_scaling
-from cohstats.solvers.smo_lambda import solve_lambda_svm
+from cohstats.solvers.svm.smo_lambda import solve_lambda_svm
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 

@@ -3,8 +3,8 @@
 [LZW]. The LUM loss ``V_{a,c}`` (7.1) interpolates between soft classifiers
 (``c = 0``: logistic-like, one-to-one link between ``f`` and ``P(Y = +1 | x)``) and hard ones
 (``c -> inf``: the SVM hinge). Fits are penalised along a ``lambda`` path by the package's one
-coordinate-descent engine (:func:`cohstats.solvers.cd.cd_path` for the linear expansion,
-:func:`cohstats.solvers.cd_kernel.cd_kernel_path` for kernels). Probabilities come from the LUM
+coordinate-descent engine (:func:`cohstats.solvers.cd.path.cd_path` for the linear expansion,
+:func:`cohstats.solvers.cd.kernel.cd_kernel_path` for kernels). Probabilities come from the LUM
 inverse link (7.2) or, by default, from the refitted LUM (7.3). ``c="tuned"`` gives the tuned
 LUM of 7.5.
 
@@ -21,7 +21,7 @@ import pandas as pd
 
 from cohstats.losses.binary import lum_link  # the one LUM inverse link (re-exported here)
 from cohstats.losses.scalar import LOSS_LUM
-from cohstats.solvers.lum_refit import lum_refit_newton
+from cohstats.solvers.cd.lum_refit import lum_refit_newton
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 
@@ -180,7 +180,7 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
     is the value for ``alpha = 1e-3`` and, because the LUM/SVM solutions of interest need
     little shrinkage, the default ratio is ``1e-6`` then (documented in :func:`lum`).
     """
-    from cohstats.solvers.cd import lambda_max
+    from cohstats.solvers.cd.path import lambda_max
     n, p = X.shape
     a_eff = max(alpha, 1e-3)
     lmax = float(lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize,
@@ -207,8 +207,8 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         # (1/n) sum w_i V(y_i (b + z_i' w_std)) + lambda/2 ||w_std||^2 exactly when beta
         # minimises the kernel problem with K = Z Z' (the solution lies in the row space of Z),
         # so coordinate descent runs over n kernel coefficients instead of p >> n slopes.
-        from cohstats.solvers.cd import standardize_design
-        from cohstats.solvers.cd_kernel import cd_kernel_path
+        from cohstats.solvers.cd.path import standardize_design
+        from cohstats.solvers.cd.kernel import cd_kernel_path
         wn = np.ascontiguousarray(w / np.mean(w), dtype=np.float64)
         Zt, center, scale, excl = standardize_design(X, wn, standardize=standardize, intercept=True)
         Zt = np.asarray(Zt)
@@ -221,7 +221,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         _kkt_gate(info, tol)
         return np.asarray(b0, dtype=np.float64), np.ascontiguousarray(B), info
     if kern is None:
-        from cohstats.solvers.cd import cd_path
+        from cohstats.solvers.cd.path import cd_path
         # soft and intermediate LUMs: IRLS coordinate steps reach the optimum of exact coordinate
         # minimisation, with the engine's KKT gate, about 100x faster; near the hinge limit
         # (c >= 1000) neither mode is fast and exact minimisation stalls less often
@@ -231,7 +231,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
                               standardize=standardize, tol=tol, max_iter=max_iter,
                               penalty_factor=penalty_factor, intercept=True, mode=mode)
     else:
-        from cohstats.solvers.cd_kernel import cd_kernel_path
+        from cohstats.solvers.cd.kernel import cd_kernel_path
         K = np.ascontiguousarray(kern(X), dtype=np.float64)
         b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
@@ -294,7 +294,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
 
-    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd` (exact coordinate
+    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path` (exact coordinate
     minimisation for the LUM loss). With the ridge penalty and more columns than rows
     (``p > n``), the same problem is solved in its n-dimensional representer form
     (``beta = Z' theta`` for standardised inputs ``Z``, kernel ``Z Z'``), which is exact and much

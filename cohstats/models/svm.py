@@ -5,11 +5,11 @@ with honest class probabilities.
 
     minimise  (1/2) ||h||_K^2 + C sum_i w_i S_pi(y_i) [1 - y_i f(x_i)]_+,    f = b + h,
 
-by SMO (:mod:`cohstats.solvers.smo`). ``pi=None`` (the default) is the unweighted SVM
+by SMO (:mod:`cohstats.solvers.svm.smo`). ``pi=None`` (the default) is the unweighted SVM
 (``S = 1``): the same problem, and the same decision values to the solver tolerance, as
 scikit-learn's ``SVC(C=C, gamma=gamma)`` and R e1071's ``svm(cost=C)``. A number ``pi`` gives
 the weighted SVM of [WSL] eq. (3) with ``S_pi(+1) = 1 - pi`` and ``S_pi(-1) = pi``;
-``pi="path"`` follows its exact solution path in ``pi`` (:mod:`cohstats.solvers.svmpath`)
+``pi="path"`` follows its exact solution path in ``pi`` (:mod:`cohstats.solvers.svm.svmpath`)
 over the bracketing grid. In the package's penalty convention the same problem reads
 ``(1/n) sum_i w_i S_pi(y_i) [1 - y_i f_i]_+ + (lambda_/2) ||h||^2`` with
 ``C = 1 / (n lambda_)``.
@@ -40,9 +40,9 @@ from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolv
 from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
                                   platt_fit, platt_glm, sollich_prob)
 from cohstats.results import Fit, PathFrame, Summary
-from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svm.smo import smo_solve
 from cohstats.scaling import column_scaling
-from cohstats.solvers.svmpath import pi_grid_smo, pi_path
+from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 
@@ -939,7 +939,7 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
     n = design.nobs
     if path_method not in ("exact", "warm", "auto"):
         raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
-    from cohstats.solvers.svmpath import _n_threads
+    from cohstats.solvers.svm.svmpath import _n_threads
     _n_threads(n_jobs)                                    # validate before any work
     if path_method == "auto":
         path_method = "exact" if n <= 2000 else "warm"
@@ -977,7 +977,7 @@ class PsiFit(SVMFit):
         m = self._check_m(m)
         cache = self.__dict__.setdefault("_psi_grid", {})
         if m not in cache:
-            from cohstats.solvers.psi import psi_dc
+            from cohstats.solvers.svm.psi import psi_dc
             grid = bracket_grid(m)
             y = self.design.y
             B = np.empty((grid.size, self.nobs))
@@ -1035,7 +1035,7 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     >>> bool(fit.psi_objective <= fit.history[0])
     True
     """
-    from cohstats.solvers.psi import psi_dc
+    from cohstats.solvers.svm.psi import psi_dc
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
         formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,

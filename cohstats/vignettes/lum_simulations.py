@@ -97,7 +97,7 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
     from cohstats.exceptions import ConvergenceWarning
     from cohstats.losses.scalar import LOSS_LOGIT
     from cohstats.models.lum import lum, lum_link, lum_refit
-    from cohstats.solvers.cd import cd_path
+    from cohstats.solvers.cd.path import cd_path
 
     rows = []
     have_p = pte is not None

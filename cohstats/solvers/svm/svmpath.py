@@ -6,7 +6,7 @@ and ``w_i pi`` for ``y_i = -1``):
     min  sum_i S_i(pi) xi_i + (1 / (2 n lambda)) alpha' K_y alpha
     f(x) = (alpha_0 + sum_i alpha_i y_i K(x, x_i)) / (n lambda),   0 <= alpha_i <= S_i(pi)
 
-so ``alpha_i / (n lambda)`` are the C-SVM multipliers of :mod:`cohstats.solvers.smo` with
+so ``alpha_i / (n lambda)`` are the C-SVM multipliers of :mod:`cohstats.solvers.svm.smo` with
 ``C_i = S_i / (n lambda)`` and ``alpha_0 = n lambda b``.
 
 Between events the elbow multipliers and the intercept are linear in ``pi``; with elbow ``E``
@@ -41,7 +41,7 @@ per step: ``h`` sums the weight change of every point in ``L``), so neighbouring
 are not close in KKT terms and a warm solve still needs about half a cold solve's
 iterations (550 against 1 000 at n = 1000). What did pay: SMO reading the precomputed kernel
 matrix in place, shrinking from the 100th iteration of a warm solve, and the cheaper SMO
-iteration of :mod:`cohstats.solvers.smo` (18x -> 7x). The exact path's arithmetic floor
+iteration of :mod:`cohstats.solvers.svm.smo` (18x -> 7x). The exact path's arithmetic floor
 (``|E| (n + |E|)`` per event at vectorised speed) is about 10x a libsvm-speed fit at
 ``n = 1000``; [WSL]'s "all weighted SVMs for about the cost of one fit" holds against a
 generic ``O(n^3)`` QP solve, not against SMO, so the issue's "< 3x one SMO fit" for all
@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.smo import (cache_new, get_row, gram_matrix, n_cache_rows, smo_solve,
+from cohstats.solvers.svm.smo import (cache_new, get_row, gram_matrix, n_cache_rows, smo_solve,
                                   sq_norms)
 
 R_SET = 0

@@ -7,7 +7,7 @@ the convex subproblem with ``C_i = 2 w_i S(y_i) / (n lambda)``, ``d_i = C_i I[y_
     min (1/2)||h||^2 + sum_i C_i (1 - y_i f_i)_+ + sum_i d_i y_i f_i
 
 has the SMO dual with shifted bounds ``-d_i <= theta_i <= C_i - d_i`` (linear term ``-1``),
-``f = sum_i theta_i y_i K(x_i, .) + b``, solved by :func:`cohstats.solvers.smo.smo_solve`.
+``f = sum_i theta_i y_i K(x_i, .) + b``, solved by :func:`cohstats.solvers.svm.smo.smo_solve`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.smo import smo_solve
+from cohstats.solvers.svm.smo import smo_solve
 
 
 class PsiResult(NamedTuple):

@@ -5,7 +5,7 @@ Minimises, for each ``gamma`` of a decreasing sequence (warm starts),
     (1/n) sum_i w_i phi(y_i f(x_i)) + gamma ((1 - alpha)/2 beta'K beta + alpha ||beta||_1),
     f(x) = b + sum_j beta_j K(x_j, x),
 
-with the coordinate updates of [ZDJ] (the engine of :mod:`cohstats.solvers.cd` with the
+with the coordinate updates of [ZDJ] (the engine of :mod:`cohstats.solvers.cd.path` with the
 penalty matrix ``K`` in place of the identity). The points with ``beta_j != 0`` are the support
 points. The columns of ``K`` are centred (weighted) internally, which leaves the solution
 unchanged (the intercept is unpenalised) and decouples the intercept from the coefficients;
@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
-from cohstats.solvers.cd import (
+from cohstats.solvers.cd.path import (
     MODE_MM, _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
     _lambda_max_std, _null_fit, _objective, _path_core, _resolve_mode, _warn_conv,
     default_mode,
 )
-from cohstats.solvers.cd_multi import _check_T, _prep as _prep_multi
+from cohstats.solvers.cd.multi import _check_T, _prep as _prep_multi
 
 __all__ = ["cd_kernel_path", "kernel_gamma_max", "cd_kernel_multi_path", "kernel_multi_gamma_max"]
 
@@ -75,7 +75,7 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_kernel import kernel_gamma_max
+    >>> from cohstats.solvers.cd.kernel import kernel_gamma_max
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
     >>> K = np.exp(-(X - X.T) ** 2)
     >>> kernel_gamma_max(K, y, None, 7, 0.0, 0.0, 1.0) > 0
@@ -164,7 +164,7 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
     alpha : l1 share ``omega`` of the penalty, in [0, 1]
     tol : convergence threshold relative to the intercept-only objective
     max_iter : maximum coordinate passes per ``gamma``
-    mode : None/"auto", "irls", "mm" or "exact" (see :mod:`cohstats.solvers.cd`)
+    mode : None/"auto", "irls", "mm" or "exact" (see :mod:`cohstats.solvers.cd.path`)
     solver : "auto" (damped Newton for ``alpha = 0`` and a loss with finite curvature bound,
         coordinate descent), "cd" ([ZDJ] Algorithm 1 always) or "newton"
     intercept : fit an unpenalised intercept
@@ -180,7 +180,7 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_kernel import cd_kernel_path, kernel_gamma_max
+    >>> from cohstats.solvers.cd.kernel import cd_kernel_path, kernel_gamma_max
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((40, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
     >>> K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
@@ -271,7 +271,7 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_kernel import kernel_multi_gamma_max
+    >>> from cohstats.solvers.cd.kernel import kernel_multi_gamma_max
     >>> X = np.arange(6.0)[:, None]; y = np.array([0, 0, 1, 1, 2, 2])
     >>> kernel_multi_gamma_max(np.exp(-(X - X.T) ** 2), y, None, 1.0, 1.0) > 0
     True
@@ -300,7 +300,7 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     ``j``. The ridge part is the squared RKHS norm ``sum_k ||f_k||^2_H`` of the class functions;
     the group-lasso part selects support points for all classes at once (a point with
     ``B_j. != 0`` is a support point). This is the kernel form of the grouped penalty of
-    :func:`cohstats.solvers.cd_multi.cd_multi_path` (identity replaced by ``K``).
+    :func:`cohstats.solvers.cd.multi.cd_multi_path` (identity replaced by ``K``).
 
     Sum-to-zero: the loss depends on ``g`` only through differences, so it is unchanged by
     ``B_j. -> B_j. + t_j 1``; both penalty terms are minimised over such shifts at centred rows
@@ -310,10 +310,10 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     Binary reduction: for K = 2 the fit equals the binary kernel fit
     (:func:`cd_kernel_path`, loss V with ``rho = T, u = 1`` or loss C with ``s = kappa``) at
     ``binary_equivalent(lambda, alpha)`` with ``beta = B_.1 - B_.0`` (see
-    :mod:`cohstats.solvers.cd_multi`).
+    :mod:`cohstats.solvers.cd.multi`).
 
     Algorithm: block coordinate descent over the rows of ``B`` with Böhning's bound on the loss
-    curvature, on the shared path driver of :mod:`cohstats.solvers.cd` (strong rules, KKT
+    curvature, on the shared path driver of :mod:`cohstats.solvers.cd.path` (strong rules, KKT
     checks, warm starts); the columns of ``K`` are centred internally as in
     :func:`cd_kernel_path`. Pure ridge (``alpha = 0``) runs the same coordinate descent, which
     is slow for ill-conditioned kernels; small positive ``alpha`` is faster.
@@ -340,7 +340,7 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_kernel import cd_kernel_multi_path, kernel_multi_gamma_max
+    >>> from cohstats.solvers.cd.kernel import cd_kernel_multi_path, kernel_multi_gamma_max
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((45, 2)); y = np.digitize(X[:, 0], [-0.5, 0.5])
     >>> K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))

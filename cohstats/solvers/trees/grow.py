@@ -35,7 +35,7 @@ Layout of a fitted tree (flat arrays, node 0 is the root; ``left == -1`` marks a
 Example
 -------
 >>> import numpy as np
->>> from cohstats.solvers.trees import make_bins, fit_regression_tree, predict_tree
+>>> from cohstats.solvers.trees.grow import make_bins, fit_regression_tree, predict_tree
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(200, 3)); z = (X[:, 0] > 0) + 0.1 * rng.normal(size=200)
 >>> codes, thr, nb = make_bins(X, 255)

@@ -8,11 +8,11 @@ coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scal
   ``lambda * sum_j pf_j ((1 - alpha)/2 beta_j^2 + alpha |beta_j|)`` (:func:`cd_path`);
 * binary margin losses with the **kernel expansion** ``f(x) = b + sum_j beta_j K(x_j, x)`` and
   the penalty ``lambda ((1 - alpha)/2 beta'K beta + alpha ||beta||_1)``
-  (:mod:`cohstats.solvers.cd_kernel`), which differs only in the quadratic penalty matrix
+  (:mod:`cohstats.solvers.cd.kernel`), which differs only in the quadratic penalty matrix
   (``K`` instead of the identity);
 * the multicategory coherence loss of [ZJLY] (code ``LOSS_MCOH``) with K class margins and a
   grouped penalty on the K coefficients of each coordinate, linear
-  (:mod:`cohstats.solvers.cd_multi`) or kernel (:func:`cohstats.solvers.cd_kernel.cd_kernel_multi_path`).
+  (:mod:`cohstats.solvers.cd.multi`) or kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`).
 
 Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
 work on its single row), G = K for the grouped problem (block updates of one column at a time,
@@ -1051,7 +1051,7 @@ def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_fact
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd import lambda_max
+    >>> from cohstats.solvers.cd.path import lambda_max
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
     >>> round(lambda_max(X, y, None, 7, 0.0, 0.0, 1.0), 6)   # logistic: |mean(x_std * y/2)|
     0.447214
@@ -1115,7 +1115,7 @@ def lambda_sequence(lam_max, nlambda=100, lambda_min_ratio=None, n=None, p=None)
 
     Examples
     --------
-    >>> from cohstats.solvers.cd import lambda_sequence
+    >>> from cohstats.solvers.cd.path import lambda_sequence
     >>> lambda_sequence(1.0, 3, 1e-2)
     array([1.  , 0.1 , 0.01])
     """
@@ -1186,7 +1186,7 @@ def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd import cd_path, lambda_max
+    >>> from cohstats.solvers.cd.path import cd_path, lambda_max
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((50, 3)); y = np.where(X[:, 0] + rng.standard_normal(50) > 0, 1.0, -1.0)
     >>> lm = lambda_max(X, y, None, 7, 0.0, 0.0, 1.0)

@@ -622,7 +622,7 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     shrink_every, shrink_first : shrink every ``shrink_every`` iterations (default
         ``min(n, 1000)``, libsvm's) and first after ``shrink_first`` (default
         ``shrink_every + 1``). A warm start close to the solution gains from shrinking early
-        (:func:`cohstats.solvers.svmpath.pi_grid_smo` uses 100 and 200): its few hundred
+        (:func:`cohstats.solvers.svm.svmpath.pi_grid_smo` uses 100 and 200): its few hundred
         iterations would otherwise all scan every variable.
     cache_size : kernel-row cache in megabytes.
 

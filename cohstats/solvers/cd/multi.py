@@ -20,7 +20,7 @@ are centred too (``sum_k b_k = 0``), which leaves the loss unchanged.
 Binary reduction. With K = 2, ``g = (-f/2, f/2)`` and the second class coded
 ``y = +1``, the loss is ``s V_{T,1}(y f)`` and ``B_j = (-beta_j/2, beta_j/2)``, so the penalty is
 ``lambda ((1-alpha)/4 beta_j^2 + alpha/sqrt(2) |beta_j|)``. Hence the K = 2 fit at
-``(lambda, alpha)`` equals the binary fit (:func:`cohstats.solvers.cd.cd_path`, loss V with
+``(lambda, alpha)`` equals the binary fit (:func:`cohstats.solvers.cd.path.cd_path`, loss V with
 ``rho = T, u = 1`` (s = 1) or loss C (s = kappa)) at
 
     lambda_b = lambda ((1 - alpha)/2 + alpha/sqrt(2)),
@@ -32,7 +32,7 @@ Algorithm: block coordinate descent over predictors with the majorisation of Bö
 Hessian of ``C`` in ``g`` is ``(diag(beta^c) - beta^c beta^c')/T <= I/(2T)``): before every pass
 the working residual is refreshed from the exact gradient, each block update is the exact
 minimiser of the majorised objective (a group soft-thresholding), so the objective decreases
-monotonically. The problem runs on the one path driver of :mod:`cohstats.solvers.cd` (loss code
+monotonically. The problem runs on the one path driver of :mod:`cohstats.solvers.cd.path` (loss code
 ``LOSS_MCOH``, groups of size K): strong rules, active sets, warm starts, KKT checks and the
 convergence test (coefficient steps plus a KKT gate) are shared with the binary problems.
 """
@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH
-from cohstats.solvers.cd import (MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
+from cohstats.solvers.cd.path import (MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
                                  _check_tol, _lambda_max_std, _path_core, _warn_conv,
                                  standardize_design, xv_of)
 
@@ -95,7 +95,7 @@ def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_fac
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_multi import multi_lambda_max
+    >>> from cohstats.solvers.cd.multi import multi_lambda_max
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]]); y = np.array([0, 0, 1, 1, 2, 2])
     >>> multi_lambda_max(X, y, None, 1.0, 1.0) > 0
     True
@@ -122,7 +122,7 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     lambdas : penalties, best decreasing
     alpha : l1 (group-lasso) share in [0, 1]
     K : number of classes (default ``max(y) + 1``)
-    standardize, tol, max_iter, penalty_factor, intercept : as :func:`cohstats.solvers.cd.cd_path`
+    standardize, tol, max_iter, penalty_factor, intercept : as :func:`cohstats.solvers.cd.path.cd_path`
     loss_scale : constant ``s`` multiplying the loss (see the module docstring)
 
     Returns
@@ -135,7 +135,7 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     Examples
     --------
     >>> import numpy as np
-    >>> from cohstats.solvers.cd_multi import cd_multi_path
+    >>> from cohstats.solvers.cd.multi import cd_multi_path
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((90, 3)); y = np.digitize(X[:, 0], [-0.5, 0.5])
     >>> b, B, info = cd_multi_path(X, y, None, 1.0, [0.05], 0.5)

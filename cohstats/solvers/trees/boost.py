@@ -2,7 +2,7 @@
 
 One engine runs [ZJLY] Algorithm 1 (GentleBoost.C) and the baselines of the paper's Table 2.
 Each round fits, for every class ``j``, a weighted least-squares regression tree
-(:mod:`cohstats.solvers.trees`, best first to ``max_leaves`` terminal nodes) to a working
+(:mod:`cohstats.solvers.trees.grow`, best first to ``max_leaves`` terminal nodes) to a working
 response ``z_ij`` with weights ``w_ij``. The engine hands the tree grower the products
 ``w_ij z_ij`` and the weights ``w_ij`` (all a least-squares split search and the leaf means
 need), never ``z`` itself, so no response has to be divided out and capped:
@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_coh_prob, mc_lmult
-from cohstats.solvers.trees import grow_tree
+from cohstats.solvers.trees.grow import grow_tree
 
 LOSS_COH = 0
 LOSS_LOGIT = 1
@@ -212,7 +212,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     Parameters
     ----------
     codes : (n, p) binned features; n_bins : (p,) bins per feature; thresholds : (p, nb - 1)
-        bin edges of :func:`cohstats.solvers.trees.make_bins`
+        bin edges of :func:`cohstats.solvers.trees.grow.make_bins`
     y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights
     loss : method code (module docstring); Ts : (H,) temperature of each round
     shrinkage : leaf values are multiplied by this factor

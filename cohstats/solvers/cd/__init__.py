@@ -1,0 +1,8 @@
+"""The coordinate-descent family: one elastic-net path driver for smooth margin losses.
+
+* :mod:`.path` -- the path driver (warm starts, sequential strong rule, KKT check, per-``lambda``
+  records) and the binary problems (C-loss, LUM, logistic, hinge smoothing ...);
+* :mod:`.kernel` -- kernel expansions ([ZDJ] Algorithm 1) on the same driver;
+* :mod:`.multi` -- the multicategory coherence loss of [ZJLY] with grouped coefficients;
+* :mod:`.lum_refit` -- the two-parameter refit of the LUM ([LZW] eq. (9)), a damped Newton solve.
+"""
