@@ -924,6 +924,14 @@ def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_it
             "n_iter": int(it), "objective": float(F), "separable": bool(separable)}
 
 
+def _class_codes(y, binary):
+    """Class codes 0..K-1 (a binary design codes its classes -1/+1)."""
+    y = np.asarray(y)
+    if binary:
+        return (y > 0).astype(np.int64)
+    return np.ascontiguousarray(y).astype(np.int64)
+
+
 def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, standardize,
                penalty_factor, validation, refit_on, tol, max_iter):
     """The angle-based multicategory LUM for a response with K > 2 levels (see :func:`lum`)."""
@@ -933,7 +941,7 @@ def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, stand
                          f"response {design.yname!r} has {design.n_classes} levels: use a large "
                          f"finite c (e.g. c=1000) for a hard multicategory LUM")
     X = np.ascontiguousarray(design.X, dtype=np.float64)
-    y = np.ascontiguousarray(design.y).astype(np.int64)
+    y = _class_codes(design.y, design.binary)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
     K = int(design.n_classes)
     if np.unique(y).size < K:
@@ -1034,7 +1042,9 @@ class LumMultiFit(_fit_base()):
         self.refit_on = refit_on
         self._validation = None if validation is None else _new_xy(design, validation)
         if self._validation is not None:
-            self._validation = (self._validation[0], self._validation[1].astype(np.int64))
+            self._validation = (self._validation[0],
+                                _class_codes(self._validation[1], design.binary))
+        self._ycodes = _class_codes(design.y, design.binary)
         self._refit_cache = {}
         self.s = float(self.lambda_[-1])
         return self
@@ -1103,7 +1113,7 @@ class LumMultiFit(_fit_base()):
             Xr, yr = self._validation
             return Xr, yr, np.ones(yr.shape[0])
         d = self.design
-        return d.X, np.asarray(d.y).astype(np.int64), np.asarray(d.weights, dtype=np.float64)
+        return d.X, self._ycodes, np.asarray(d.weights, dtype=np.float64)
 
     def refit(self, s=None, warn: bool = True) -> dict:
         """The refitted-LUM map ``f2 = g0 + g1 f`` at ``lambda = s`` (:func:`lum_refit_angle`)."""
@@ -1152,7 +1162,7 @@ class LumMultiFit(_fit_base()):
     def _train_error(self, U):
         d = self.design
         w = np.asarray(d.weights, dtype=np.float64)
-        return np.average(np.argmax(U, axis=-1) != np.asarray(d.y), axis=-1, weights=w)
+        return np.average(np.argmax(U, axis=-1) != self._ycodes, axis=-1, weights=w)
 
     def path(self):
         """PathFrame: one row per lambda with df, objective, training error, iterations and the
