@@ -233,9 +233,12 @@ def test_iris_fit_with_class_named_columns():
         warnings.simplefilter("ignore")
         fit = cs.lum("Species ~ .", data=df)
         P = fit.predict(df, type="prob")
-        P2 = fit.predict(df, type="prob", method="lum")
+        P2 = fit.predict(df, type="prob", method="refit")
     classes = ["setosa", "versicolor", "virginica"]
     assert isinstance(fit, LumMultiFit) and fit.converged
+    # c = 0: the default is the inverse link of the fitted LUM
+    F = df.iloc[:, :4].to_numpy() @ fit.coef_simplex.to_numpy()[1:] + fit.coef_simplex.to_numpy()[0]
+    np.testing.assert_allclose(P.to_numpy(), angle_lum_proba(F, 1000.0, 0.0), atol=1e-12)
     for Q in (P, P2):
         assert list(Q.columns) == classes
         np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)

@@ -54,6 +54,10 @@ def simplex_vertices_nb(K):
     """The (K, K-1) matrix whose rows are the simplex vertices W_1..W_K (module docstring)."""
     km1 = K - 1
     W = np.empty((K, km1))
+    if K == 2:                    # (1, -1) exactly (the general formula rounds the second)
+        W[0, 0] = 1.0
+        W[1, 0] = -1.0
+        return W
     r = 1.0 / math.sqrt(km1)
     a = -(1.0 + math.sqrt(K)) / (km1 * math.sqrt(km1))
     b = math.sqrt(K / km1)

@@ -8,7 +8,13 @@ coordinate-descent engine (:func:`cohstats.solvers.cd.path.cd_path` for the line
 inverse link (7.2) or, by default, from the refitted LUM (7.3). ``c="tuned"`` gives the tuned
 LUM of 7.5.
 
-Public functions: :func:`lum`, :func:`tune_lum`, :func:`lum_link`, :func:`lum_refit`.
+Responses with K > 2 classes are fitted by the angle-based multicategory LUM (C. Zhang and
+Y. Liu, *Multicategory angle-based large-margin classification*, Biometrika 101 (2014)
+625-640) with the LUM loss, on the same engine (:mod:`cohstats.solvers.cd.angle`); its
+probabilities come from the inverse link derived in :mod:`cohstats.losses.angle`.
+
+Public functions: :func:`lum`, :func:`tune_lum`, :func:`lum_link`, :func:`lum_refit`,
+:func:`lum_refit_angle`.
 """
 from __future__ import annotations
 
@@ -291,6 +297,28 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     paper's ridge ``(lambda/2)||beta||^2``), or ``f(x) = b + sum_j beta_j K(x_j, x)`` and
     ``J = (lambda/2) beta'K beta`` for a kernel. The intercept is never penalised.
 
+    More than two classes (angle-based multicategory LUM; Zhang & Liu 2014): the K classes
+    are coded by the vertices ``W_1..W_K`` of a regular simplex in ``R^{K-1}`` (unit vectors
+    summing to zero, :func:`cohstats.losses.angle.simplex_vertices`; ``classes[k]`` is
+    ``W_{k+1}``), ``f(x) = b + B'x`` in ``R^{K-1}`` and the objective is
+    ``(1/n) sum_i w_i V_{a,c}(<f(x_i), W_{y_i}>) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||^2 +
+    alpha ||B_j||)`` with ``B_j`` the row of predictor ``j`` (a grouped penalty, invariant under
+    rotations of the simplex, so a predictor enters for all classes at once). The predicted
+    class maximises the class margin ``u_k = <f, W_k>``; ``coef`` and ``intercept`` are those
+    of the class margins (terms x classes, rows summing to zero; ``fit.coef_simplex`` gives
+    ``B`` itself). With K = 2 the coding is ``W = (1, -1)`` and the model is the binary LUM.
+    Linear expansion only; ``c`` must be finite. Probabilities: from the stationarity of the
+    population risk, ``sum_j p_j V'(u_j) W_j = 0``, and ``sum_j W_j = 0`` being the vertices'
+    only linear relation, ``p_j`` is proportional to ``1/|V'(u_j)|``
+    (:func:`cohstats.losses.angle.angle_lum_proba`, computed in log space). This inverse link
+    recovers ``p`` at the population minimiser for every finite ``c``; for ``c > 0`` it is
+    flat wherever several margins lie below ``c/(1+c)``, so, as for two classes, the soft LUM
+    (``c = 0``) is the one for probabilities. ``predict(type="prob", method=)``: ``"lum"``
+    (the inverse link; default for ``c = 0``, where it measured more accurate than the refit)
+    or ``"refit"`` (default for ``c > 0``: ``f2 = g0 + g1 f`` refitted with ``c = 0``,
+    :func:`lum_refit_angle`, the K-class form of [LZW] eq (9)). ``c="tuned"`` is for two
+    classes; choose ``c`` for K > 2 with :func:`cohstats.tune`.
+
     Special cases: ``c = 0`` soft (``a -> inf``: the hinge/exponential hybrid, logistic link);
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
@@ -305,8 +333,8 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     ----------
     formula : str, Design, or array X
         ``"y ~ x1 + x2"`` with ``data``; a :class:`cohstats.formula.Design`; or ``X`` with the
-        labels passed as ``data``. The response must have exactly two levels; the second level
-        (in the order of ``classes``) is coded +1 and probabilities refer to it.
+        labels passed as ``data``. Two levels: the second level (in the order of ``classes``) is
+        coded +1. More levels: the angle-based multicategory LUM (above).
     data : DataFrame or labels.
     a : float > 0, default 1000. LUM shape (``np.inf`` allowed).
     c : float >= 0 or "tuned", default 0. ``c = 0`` soft, large ``c`` hard; ``"tuned"`` chooses
@@ -346,7 +374,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
 
     Returns
     -------
-    LumFit
+    LumFit (two classes) or LumMultiFit (K > 2 classes)
 
     Examples
     --------
@@ -359,6 +387,11 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     >>> p = fit.predict(df.head(3), type="prob")          # refitted-LUM probabilities
     >>> bool(np.allclose(p.sum(axis=1), 1.0))
     True
+    >>> df["z"] = pd.cut(df.x1 - df.x2 + rng.normal(size=200), [-9, -0.7, 0.7, 9],
+    ...                  labels=["low", "mid", "high"])
+    >>> mfit = cs.lum("z ~ x1 + x2", df)                  # K = 3: angle-based LUM
+    >>> list(mfit.predict(df.head(2), type="prob").columns)
+    ['low', 'mid', 'high']
     """
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
@@ -1007,9 +1040,9 @@ class LumMultiFit(_fit_base()):
     a, c, alpha : loss and penalty parameters; lambda_ : fitted sequence (decreasing); s :
         selected lambda; converged, n_iter : engine diagnostics at ``s``.
 
-    ``predict(type="link")`` gives the class margins; ``type="prob"`` the refitted-LUM
-    probabilities (default, ``method="refit"``) or those of the fitted LUM's inverse link
-    (``method="lum"``).
+    ``predict(type="link")`` gives the class margins; ``type="prob"`` the probabilities of the
+    fitted LUM's inverse link (``method="lum"``, the default for the soft LUM ``c = 0``) or of
+    the refitted LUM (``method="refit"``, the default for ``c > 0``); see :func:`lum`.
     """
 
     method = "lum"
@@ -1124,11 +1157,20 @@ class LumMultiFit(_fit_base()):
             self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn)
         return self._refit_cache[key]
 
-    def _proba(self, X, s=None, method: str = "refit"):
+    @property
+    def default_method(self) -> str:
+        """The default probability method: ``"lum"`` (inverse link) for the soft LUM
+        (``c = 0``), ``"refit"`` (refitted LUM) for ``c > 0``."""
+        return "lum" if self.c == 0 else "refit"
+
+    def _proba(self, X, s=None, method: str | None = None):
         from cohstats.losses.angle import angle_lum_proba
+        if method is None:
+            method = self.default_method
         if method not in ("refit", "lum"):
-            raise ValueError(f"method must be 'refit' (refitted LUM, default) or 'lum' (the "
-                             f"inverse link of the fitted LUM); got method={method!r}")
+            raise ValueError(f"method must be 'lum' (the inverse link of the fitted LUM; default "
+                             f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
+                             f"method={method!r}")
         f = self._f(self._X_checked(X), s)
         if method == "lum":
             return angle_lum_proba(f, self.a, self.c)
@@ -1139,7 +1181,7 @@ class LumMultiFit(_fit_base()):
     def _X_checked(X):
         return np.ascontiguousarray(X, dtype=np.float64)
 
-    def _proba_path(self, X, method: str = "refit"):
+    def _proba_path(self, X, method: str | None = None):
         X = self._X_checked(X)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -1222,9 +1264,10 @@ class LumMultiFit(_fit_base()):
             notes.append(f"refit unavailable: {exc}")
         if self.standardize:
             notes.append("penalty applied to standardised predictors; coefficients on the original scale")
-        if self.c > 0:
-            notes.append("c > 0: the inverse link (method='lum') is flat wherever several class "
-                         "margins lie below c/(1+c); the default method='refit' refits with c = 0")
+        notes.append(f"probabilities: method={self.default_method!r} by default ("
+                     + ("the inverse link of the soft LUM" if self.c == 0 else
+                        "c > 0: the inverse link is flat wherever several class margins lie below "
+                        "c/(1+c), so the default refits with c = 0") + ")")
         return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})",
                        info, tables, notes)
 
