@@ -273,6 +273,8 @@ def test_bad_input_is_named():
         cs.lum(X, y, kernel="rbf", lambda_=0.1)
     with pytest.raises(ValueError, match="c = inf"):
         cs.lum(X, y, c=np.inf, lambda_=0.1)
+    with pytest.raises(ValueError, match="two classes"):
+        cs.lum(X, y, c="tuned")
     fit = cs.lum(X, y, lambda_=[0.1, 0.01])
     with pytest.raises(ValueError, match="method"):
         fit.predict(X, type="prob", method="platt")

@@ -76,8 +76,10 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
     design = _to_design(formula, data, kwargs.pop("weights", None), kwargs.pop("subset", None),
                         kwargs.pop("na_action", "omit"), _context)
     if not design.binary:
-        raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
-                         f"response {design.yname!r} has {design.n_classes} levels")
+        raise ValueError(f"the tuned LUM of [LZW] (c='tuned') is defined for two classes; the "
+                         f"response {design.yname!r} has {design.n_classes} levels: fit the "
+                         f"angle-based LUM with a number c and choose it with "
+                         f"cs.tune(cs.lum, ..., grid={{'c': [...]}})")
     if refit_on not in ("train", "validation"):
         raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
     if refit_on == "validation" and validation is None:
