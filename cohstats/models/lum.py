@@ -307,7 +307,9 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     class maximises the class margin ``u_k = <f, W_k>``; ``coef`` and ``intercept`` are those
     of the class margins (terms x classes, rows summing to zero; ``fit.coef_simplex`` gives
     ``B`` itself). With K = 2 the coding is ``W = (1, -1)`` and the model is the binary LUM.
-    Linear expansion only; ``c`` must be finite. Probabilities: from the stationarity of the
+    Linear expansion only; ``c`` must be finite, and for large ``c`` (100 and more) the block
+    steps, majorised with the LUM's curvature bound ``(a+1)(1+c)/a``, converge slowly (raise
+    ``max_iter``; unconverged lambdas are reported by a warning). Probabilities: from the stationarity of the
     population risk, ``sum_j p_j V'(u_j) W_j = 0``, and ``sum_j W_j = 0`` being the vertices'
     only linear relation, ``p_j`` is proportional to ``1/|V'(u_j)|``
     (:func:`cohstats.losses.angle.angle_lum_proba`, computed in log space). This inverse link
