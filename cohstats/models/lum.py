@@ -31,8 +31,8 @@ from cohstats.solvers.cd.lum_refit import lum_refit_newton
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 
-__all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "lum_refit_angle", "LumFit", "LumMultiFit",
-           "LUM_LAMBDA_GRID"]
+__all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "lum_refit_angle", "refit_coef_table", "LumFit",
+           "LumMultiFit", "LUM_LAMBDA_GRID"]
 
 #: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
@@ -88,7 +88,10 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
 
     Returns
     -------
-    dict with ``g0``, ``g1``, ``converged``, ``n_iter``, ``objective``, ``separable``.
+    dict with ``g0``, ``g1``, ``converged``, ``n_iter``, ``objective``, ``separable`` and
+    ``cov``, the 2 x 2 sandwich covariance of ``(g0, g1)`` (Huber's M-estimation covariance;
+    the refit is not a likelihood fit, so a GLM's model-based errors would describe another
+    model). :func:`refit_coef_table` turns it into a table with intervals.
 
     Examples
     --------
@@ -127,8 +130,59 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
     if not ok and warn:
         warnings.warn(f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} "
                       "iterations; increase max_iter", _convergence_warning(), stacklevel=2)
+    cov = np.full((2, 2), np.nan) if separable else _refit_sandwich(f1, y, w, a, g0, g1)
     return {"g0": float(g0), "g1": float(g1), "converged": bool(ok), "n_iter": int(it),
-            "objective": float(F), "separable": separable}
+            "objective": float(F), "separable": separable, "cov": cov}
+
+
+def _refit_sandwich(f1, y, w, a, g0, g1):
+    """Sandwich covariance ``A^-1 B A^-1`` of the refit ``(g0, g1)`` as an M-estimator.
+
+    The refit minimises ``sum_i w_i V(y_i (g0 + g1 f1_i))``, not a likelihood (the LUM loss with
+    ``c = 0`` is linear for negative margins), so the model-based covariance of a GLM does not
+    apply; the estimating equations ``sum_i w_i psi_i = 0`` with
+    ``psi_i = V'(m_i) y_i (1, f1_i)`` give ``A = sum_i w_i V''(m_i) x_i x_i'`` and
+    ``B = sum_i w_i^2 V'(m_i)^2 x_i x_i'`` (Huber's sandwich, the ``HC0`` covariance of
+    statsmodels). NaN when ``A`` is singular (no margin on the curved piece of the loss) and
+    for separable first stages (the refit then has no minimiser).
+    """
+    from cohstats.losses import get_loss
+
+    loss = get_loss("lum", a=a, c=0.0)
+    m = y * (g0 + g1 * f1)
+    d1 = loss.d1(m)
+    d2 = loss.d2(m)
+    Z = np.column_stack([np.ones_like(f1), f1])
+    A = (Z * (w * d2)[:, None]).T @ Z
+    B = (Z * (w * w * d1 * d1)[:, None]).T @ Z
+    try:
+        Ai = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return np.full((2, 2), np.nan)
+    if not np.all(np.isfinite(Ai)) or np.linalg.cond(A) > 1e14:
+        return np.full((2, 2), np.nan)
+    return Ai @ B @ Ai
+
+
+def refit_coef_table(r: dict, level: float = 0.95) -> pd.DataFrame:
+    """The refitted-LUM scale ``(g0, g1)`` as a coefficient table with sandwich standard errors.
+
+    Columns ``coef``, ``std err``, ``z``, ``P>|z|`` and the Wald interval at ``level`` (the
+    layout of statsmodels' summaries). The standard errors are the M-estimation (sandwich)
+    errors of :func:`lum_refit` (the refit minimises the LUM loss, not a likelihood).
+    """
+    from scipy import stats
+
+    est = np.array([r["g0"], r["g1"]])
+    se = np.sqrt(np.diag(np.asarray(r["cov"], dtype=np.float64)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
+    q = stats.norm.ppf(0.5 + level / 2)
+    lo_name, hi_name = f"[{(1 - level) / 2:g}", f"{(1 + level) / 2:g}]"
+    return pd.DataFrame({"coef": est, "std err": se, "z": z,
+                         "P>|z|": 2 * stats.norm.sf(np.abs(z)),
+                         lo_name: est - q * se, hi_name: est + q * se},
+                        index=["g0 (intercept)", "g1 (scale of f1)"])
 
 
 # --------------------------------------------------------------------------- validation
@@ -772,12 +826,13 @@ class LumFit(_fit_base()):
         notes = []
         try:
             r = self.refit(warn=False)
-            tables["refit"] = pd.DataFrame({"estimate": [r["g0"], r["g1"]]},
-                                           index=["g0", "g1"])
+            tables["refit"] = refit_coef_table(r)
             notes.append(f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
                          f"f2 = {r['g0']:.4g} + {r['g1']:.4g} f"
                          + ("; first stage separates the sample (1e-6 ridge added)"
-                            if r["separable"] else ""))
+                            if r["separable"] else
+                            "; standard errors: sandwich (M-estimation), the refit minimises "
+                            "the LUM loss, not a likelihood"))
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.tuning is not None:
