@@ -41,6 +41,7 @@ _PARAMS = {
     "init_beta": Options("uniform", "loss"), "min_node_size": Integer(1),
     "max_depth": NoneOr(Integer(1)), "max_bins": Integer(2, 65535), "w_floor": Real(0.0),
     "max_delta_step": NoneOr(Real(0.0, closed="neither")),
+    "lambda_l2": Real(0.0), "subsample": Real(0.0, 1.0, closed="right"),
     "validation_fraction": NoneOr(Real(0.0, 1.0, closed="neither")),
     "n_iter_no_change": NoneOr(Integer(1)), "tol": Real(0.0), "standardize": Bool(),
     "na_action": Options("omit", "raise"),
@@ -68,6 +69,15 @@ def _check_pos(name, v, allow_inf=False):
     v = float(v)
     if not (v > 0) or (not allow_inf and not math.isfinite(v)):
         raise ValueError(f"{name} must be a positive finite number; got {v}")
+    return v
+
+
+def _check_nonneg(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {v!r}")
+    v = float(v)
+    if not (v >= 0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number >= 0; got {v}")
     return v
 
 
@@ -113,7 +123,7 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
            n_trees: int = 100, nodes: int = 8, shrinkage: float = DEFAULT_SHRINKAGE,
            anneal=None, init: str | None = None, init_beta: str = "uniform",
            min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255, w_floor: float = 1e-10,
-           max_delta_step: float | None = 4.0,
+           max_delta_step: float | None = 4.0, lambda_l2: float = 0.0, subsample: float = 1.0,
            validation_fraction: float | None = None, n_iter_no_change: int | None = None,
            tol: float = 1e-4, standardize: bool = False, weights=None, subset=None,
            na_action: str = "omit", random_state=None, **kwargs):
@@ -226,8 +236,8 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
     return _gboost(formula, data, context, loss=loss, rho=rho, n_trees=n_trees, nodes=nodes,
                    shrinkage=shrinkage, anneal=anneal, init=init, init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step,
-                   validation_fraction=validation_fraction,
+                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
+                   subsample=subsample, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
                    weights=weights, subset=subset, na_action=na_action,
                    random_state=random_state)
@@ -238,6 +248,7 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
              shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init: str | None = None,
              init_beta: str = "uniform", min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,
              w_floor: float = 1e-10, max_delta_step: float | None = 4.0,
+             lambda_l2: float = 0.0, subsample: float = 1.0,
              validation_fraction: float | None = None,
              n_iter_no_change: int | None = None, tol: float = 1e-4,
              standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
@@ -304,8 +315,8 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
                    nodes=nodes, shrinkage=shrinkage, anneal=anneal, init=init,
                    init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step,
-                   validation_fraction=validation_fraction,
+                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
+                   subsample=subsample, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
                    weights=weights, subset=subset, na_action=na_action,
                    random_state=random_state)
@@ -313,7 +324,7 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
 
 def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, anneal, init,
             init_beta, min_node_size, max_depth, max_bins, w_floor, max_delta_step,
-            validation_fraction,
+            lambda_l2, subsample, validation_fraction,
             n_iter_no_change, tol, standardize, weights, subset, na_action, random_state):
     if not isinstance(loss, str) or loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
@@ -328,6 +339,14 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step",
                                                                        max_delta_step, True)
     standardize = _check_bool("standardize", standardize)
+    lambda_l2 = _check_nonneg("lambda_l2", lambda_l2)
+    subsample = _check_pos("subsample", subsample)
+    if subsample > 1.0:
+        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); "
+                         f"got {subsample}")
+    if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
+        raise ValueError(f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
+                         f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}")
     if n_iter_no_change is not None:
         n_iter_no_change = _check_int("n_iter_no_change", n_iter_no_change, 1)
         if validation_fraction is None:
@@ -357,6 +376,10 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
         call["anneal"] = anneal if np.ndim(anneal) == 0 else "schedule"
     if init_beta != "uniform":
         call["init_beta"] = init_beta
+    if lambda_l2 != 0.0:
+        call["lambda_l2"] = lambda_l2
+    if subsample != 1.0:
+        call["subsample"] = subsample
     call["init"] = init
     if validation_fraction is not None:
         call["validation_fraction"] = validation_fraction
@@ -383,7 +406,7 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     return _fit_boost(d, code, label, Ts, n_trees, nodes, shrinkage, init_beta == "uniform",
                       init == "prior", min_node_size, max_depth, max_bins, w_floor, max_delta_step,
                       call, seed, val,
-                      n_iter_no_change or 0, tol, standardize)
+                      n_iter_no_change or 0, tol, standardize, lambda_l2, subsample)
 
 
 def _initial_margins(code, y, sw, m, rho):
@@ -405,7 +428,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
                min_node_size,
                max_depth, max_bins, w_floor, max_delta_step, call, seed, val,
                n_iter_no_change, tol,
-               standardize):
+               standardize, lambda_l2=0.0, subsample=1.0):
     m = d.n_classes
     if m < 2:
         raise ValueError(f"the response needs at least two classes; got {d.classes!r}")
@@ -454,7 +477,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
         codes, n_bins, np.ascontiguousarray(thresholds), y, sw, m, H, code, Ts, shrinkage,
         max_delta_step, nodes, min_node_size, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
         n_iter_no_change, tol, feat, sbin, shi, thr, left, right, value, n_nodes, step_scale,
-        train_err, train_loss, val_loss, G, Gv)
+        train_err, train_loss, val_loss, G, Gv, lambda_l2, subsample)
     if rounds == 0:
         raise FloatingPointError(f"{label}: the margins became non-finite in the first round; "
                                  f"check the weights and predictors for extreme values")
@@ -470,6 +493,8 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
     fit.n_trees = int(rounds)
     fit.nodes = nodes
     fit.shrinkage = shrinkage
+    fit.lambda_l2 = lambda_l2
+    fit.subsample = subsample
     fit.standardize = standardize
     fit._trees = dict(feat=feat[:rounds], thr=thr[:rounds], left=left[:rounds],
                       right=right[:rounds], value=value[:rounds], n_nodes=n_nodes[:rounds])

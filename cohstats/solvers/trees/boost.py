@@ -104,6 +104,14 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
     always the loss at ``G``.
     """
+    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt,
+                             np.empty(G.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, Lrow):
+    """:func:`working_response`, also writing every row's weighted loss into ``Lrow`` (n,)
+    (AdaBoost.MH: ``sum_j exp(-Y_ij F_ij) sw_i / m``, before the normalisation of ``D``)."""
     n, m = G.shape
     swt = 0.0
     for i in range(n):
@@ -134,7 +142,9 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
                 if j != jm:
                     s_ex += b[j]
             s = 1.0 + s_ex
-            ls += sw[i] * tz * (mx + math.log1p(s_ex))
+            li = sw[i] * tz * (mx + math.log1p(s_ex))
+            Lrow[i] = li
+            ls += li
             if first and init_uniform:
                 for j in range(m):
                     b[j] = 1.0 / m
@@ -151,6 +161,7 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
         for i in range(n):
             c = y[i]
             wi = math.exp(-G[i, c]) * sw[i]
+            Lrow[i] = wi
             ls += wi
             for j in range(m):
                 GZ[i, j] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
@@ -158,10 +169,13 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     else:
         for i in range(n):
             c = y[i]
+            li = 0.0
             for j in range(m):
                 yy = 1.0 if j == c else -1.0
                 Wt[i, j] = math.exp(-yy * G[i, j]) * sw[i]
                 ls += Wt[i, j]
+                li += Wt[i, j]
+            Lrow[i] = li / m
         for i in range(n):
             c = y[i]
             for j in range(m):
@@ -203,10 +217,25 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
 
 
 @njit(cache=True, nogil=True)
+def _draw_bag(n, ns, bag):
+    """``ns`` of the ``n`` row indices, uniformly without replacement, in increasing order
+    (selection sampling, Knuth's Algorithm S) into ``bag[:ns]``."""
+    need = ns
+    k = 0
+    for i in range(n):
+        if np.random.random() * (n - i) < need:
+            bag[k] = i
+            k += 1
+            need -= 1
+            if need == 0:
+                break
+
+
+@njit(cache=True, nogil=True)
 def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_delta,
               max_leaves, min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
               n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
-              step_scale, train_err, train_loss, val_loss, G, Gv):
+              step_scale, train_err, train_loss, val_loss, G, Gv, lam=0.0, subsample=1.0):
     """Run up to ``H`` rounds of boosting on binned training data.
 
     Parameters
@@ -221,7 +250,8 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     w_floor : floor of the Newton weights ``beta (1 - beta)``
     init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5)
     seed : seed of the feature search order of every tree (ties between equally good splits
-        go to the first feature in that order); ``seed < 0``: natural order (smallest index)
+        go to the first feature in that order) and of the row subsamples; ``seed < 0``:
+        natural order (smallest index), subsamples drawn with seed 0
     hist : histogram workspace (slots, p, max_bin, 3)
     Xv, yv, swv : raw validation rows (nv, p), their classes and weights (nv may be 0)
     n_iter_no_change, es_tol : stop when the weighted validation loss has not fallen below
@@ -234,6 +264,15 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     train_err, train_loss, val_loss : (H,) outputs after each round (weighted means)
     G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
         (start at the initial margins)
+    lam : L2 penalty on the leaf values of codes 0-2 (the penalised Newton step
+        ``sum g / (sum h + lam)`` of XGBoost and LightGBM, with ``g``, ``h`` the gradient
+        and Hessian of the loss; for the coherence loss ``h = beta (1 - beta) / rho``, so
+        the tree sees ``rho lam`` beside its weights ``beta (1 - beta)``)
+    subsample : share of the rows that grow each round's trees (Friedman's stochastic
+        gradient boosting): ``round(subsample n)`` rows drawn without replacement every
+        round; the leaf values come from those rows, the margins of all rows are updated,
+        and the step control uses the loss of the drawn rows (for which the round's trees
+        are a descent direction). 1: every row, every round.
 
     Returns
     -------
@@ -246,6 +285,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     max_nodes = feat.shape[2]
     GZ = np.empty((n, m))
     Wt = np.empty((n, m))
+    Lrow = np.empty(n)
     gz = np.empty((n, 1))
     w = np.empty(n)
     rows = np.empty(n, np.int64)
@@ -264,6 +304,15 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     fperm = np.arange(p)
     if seed >= 0:
         np.random.seed(seed)
+    ns = int(subsample * n + 0.5)
+    if ns < 1:
+        ns = 1
+    if ns > n:
+        ns = n
+    use_bag = ns < n
+    bag = np.arange(n)
+    if use_bag and seed < 0:
+        np.random.seed(0)
     eps_mh = 1.0 / (n * m)
     swt = 0.0
     for i in range(n):
@@ -274,19 +323,27 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     best = 0
     best_v = np.inf
     since = 0
-    base = 0.0
+    lfull = 0.0
     Gt = np.empty((n, m))
     for h in range(H):
         T = Ts[h]
+        lam_t = lam * T if loss == LOSS_COH else lam
         if h == 0 or Ts[h] != Ts[h - 1]:
             # responses and loss at the current margins (later rounds reuse those computed
             # at the accepted trial of the step control; annealing: at this round's rho)
-            base = swt * working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
-                                          GZ, Wt)
+            lfull = swt * _working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
+                                            GZ, Wt, Lrow)
+        base = lfull
+        if use_bag:
+            _draw_bag(n, ns, bag)
+            base = 0.0
+            for k in range(ns):
+                base += Lrow[bag[k]]
         if shared_root:
             # root histograms of all m trees in one pass over the binned data
             root[:] = 0.0
-            for i in range(n):
+            for k in range(ns):
+                i = bag[k]
                 for f in range(p):
                     bb = codes[i, f]
                     for j in range(m):
@@ -299,16 +356,17 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             for i in range(n):
                 w[i] = Wt[i, j]
                 gz[i, 0] = GZ[i, j]
-                rows[i] = i
+            for k in range(ns):
+                rows[k] = bag[k]
             if shared_root:
                 for f in range(p):
                     for bb in range(nbmax):
                         hist[0, f, bb, 0] = root[f, bb, j, 0]
                         hist[0, f, bb, 1] = root[f, bb, j, 1]
                         hist[0, f, bb, 2] = 0.0
-            nn = grow_tree(codes, n_bins, gz, w, rows, n, max_leaves, min_leaf, max_depth, True,
+            nn = grow_tree(codes, n_bins, gz, w, rows, ns, max_leaves, min_leaf, max_depth, True,
                            hist, buf, feat[h, j], sbin[h, j], shi[h, j], left[h, j], right[h, j],
-                           start, end, depth, node_tot, fperm, shared_root)
+                           start, end, depth, node_tot, fperm, shared_root, lam_t)
             n_nodes[h, j] = nn
             for t in range(nn):
                 if left[h, j, t] >= 0:
@@ -331,16 +389,35 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                     v = 1.0 if Gs > 0.0 else (-1.0 if Gs < 0.0 else 0.0)
                     rsum += abs(Gs)
                 else:
-                    v = Gs / Ws if Ws > 0.0 else 0.0
+                    v = Gs / (Ws + lam_t) if Ws > 0.0 else 0.0
                     if v > max_delta:
                         v = max_delta
                     elif v < -max_delta:
                         v = -max_delta
                 value[h, j, t] = v
-                for ii in range(start[t], end[t]):
-                    R[rows[ii], j] = v
+                if not use_bag:
+                    for ii in range(start[t], end[t]):
+                        R[rows[ii], j] = v
+            if use_bag:
+                # every row (drawn or not) through the tree, on the training bins
+                for i in range(n):
+                    t = 0
+                    while left[h, j, t] >= 0:
+                        if codes[i, feat[h, j, t]] <= sbin[h, j, t]:
+                            t = left[h, j, t]
+                        else:
+                            t = right[h, j, t]
+                    R[i, j] = value[h, j, t]
         fac = shrinkage
         if loss == LOSS_MH_DISCRETE:
+            if use_bag:
+                # the agreement of the drawn rows, relative to their share of D
+                wb = 0.0
+                for k in range(ns):
+                    for j in range(m):
+                        wb += Wt[bag[k], j]
+                if wb > 0.0:
+                    rsum /= wb
             if rsum > 1.0:
                 rsum = 1.0
             fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
@@ -359,15 +436,20 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             for i in range(n):
                 for j in range(m):
                     Gt[i, j] = G[i, j] + tstep * D[i, j]
-            lnew = swt * working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
-                                          GZ, Wt)
+            lfull = swt * _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
+                                            GZ, Wt, Lrow)
+            lnew = lfull
+            if use_bag:
+                lnew = 0.0
+                for kk in range(ns):
+                    lnew += Lrow[bag[kk]]
             if lnew <= base + _RTOL_LOSS * abs(base):
                 break
             if k >= _MAX_HALVINGS:
                 # no decrease above rounding level: the loss is at its minimum
                 tstep = 0.0
-                lnew = swt * working_response(loss, G, y, sw, T, False, init_uniform,
-                                              w_floor, GZ, Wt)
+                lfull = swt * _working_response(loss, G, y, sw, T, False, init_uniform,
+                                                w_floor, GZ, Wt, Lrow)
                 break
             tstep *= 0.5
             k += 1
@@ -386,8 +468,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                     finite = False
         if not finite:
             return h, False, max(best, 1) if h > 0 else 0
-        train_loss[h] = lnew / swt
-        base = lnew
+        train_loss[h] = lfull / swt
         err = 0.0
         for i in range(n):
             am = 0
