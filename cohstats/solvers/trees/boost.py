@@ -104,14 +104,16 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
     always the loss at ``G``.
     """
-    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt,
+    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ.T, Wt.T,
                              np.empty(G.shape[0]))
 
 
 @njit(cache=True, nogil=True)
 def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, Lrow):
-    """:func:`working_response`, also writing every row's weighted loss into ``Lrow`` (n,)
-    (AdaBoost.MH: ``sum_j exp(-Y_ij F_ij) sw_i / m``, before the normalisation of ``D``)."""
+    """:func:`working_response` with the outputs class-major, ``GZ[j, i]`` and ``Wt[j, i]``
+    (m, n) (so that each class tree reads its responses contiguously), also writing every
+    row's weighted loss into ``Lrow`` (n,) (AdaBoost.MH: ``sum_j exp(-Y_ij F_ij) sw_i / m``,
+    before the normalisation of ``D``)."""
     n, m = G.shape
     swt = 0.0
     for i in range(n):
@@ -155,8 +157,8 @@ def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, L
                 wij = b[j] * (1.0 - b[j])
                 if wij < w_floor:
                     wij = w_floor
-                GZ[i, j] = sw[i] * tz * ((1.0 if j == c else 0.0) - b[j])
-                Wt[i, j] = wij * sw[i]
+                GZ[j, i] = sw[i] * tz * ((1.0 if j == c else 0.0) - b[j])
+                Wt[j, i] = wij * sw[i]
     elif loss == LOSS_EXP:
         for i in range(n):
             c = y[i]
@@ -164,23 +166,23 @@ def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, L
             Lrow[i] = wi
             ls += wi
             for j in range(m):
-                GZ[i, j] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
-                Wt[i, j] = wi
+                GZ[j, i] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
+                Wt[j, i] = wi
     else:
         for i in range(n):
             c = y[i]
             li = 0.0
             for j in range(m):
                 yy = 1.0 if j == c else -1.0
-                Wt[i, j] = math.exp(-yy * G[i, j]) * sw[i]
-                ls += Wt[i, j]
-                li += Wt[i, j]
+                Wt[j, i] = math.exp(-yy * G[i, j]) * sw[i]
+                ls += Wt[j, i]
+                li += Wt[j, i]
             Lrow[i] = li / m
         for i in range(n):
             c = y[i]
             for j in range(m):
-                Wt[i, j] /= ls
-                GZ[i, j] = Wt[i, j] if j == c else -Wt[i, j]
+                Wt[j, i] /= ls
+                GZ[j, i] = Wt[j, i] if j == c else -Wt[j, i]
         ls /= m
     return ls / swt
 
@@ -283,19 +285,17 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     n, p = codes.shape
     nv = Xv.shape[0]
     max_nodes = feat.shape[2]
-    GZ = np.empty((n, m))
-    Wt = np.empty((n, m))
+    # class-major responses: the tree of class j reads GZ[j] and Wt[j] in place
+    GZ = np.empty((m, n))
+    Wt = np.empty((m, n))
     Lrow = np.empty(n)
-    gz = np.empty((n, 1))
-    w = np.empty(n)
     rows = np.empty(n, np.int64)
     buf = np.empty(n, np.int64)
     start = np.empty(max_nodes, np.int64)
     end = np.empty(max_nodes, np.int64)
     depth = np.empty(max_nodes, np.int64)
     node_tot = np.zeros((max_nodes, 3))
-    R = np.empty((n, m))
-    D = np.empty((n, m))
+    R = np.empty((m, n))
     r = np.empty(m)
     inc = np.empty(m)
     nbmax = hist.shape[2]
@@ -324,15 +324,18 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     best_v = np.inf
     since = 0
     lfull = 0.0
+    # current and trial margins; an accepted trial becomes current by swapping the buffers
+    Gc = G
     Gt = np.empty((n, m))
+    swapped = False
     for h in range(H):
         T = Ts[h]
         lam_t = lam * T if loss == LOSS_COH else lam
         if h == 0 or Ts[h] != Ts[h - 1]:
             # responses and loss at the current margins (later rounds reuse those computed
             # at the accepted trial of the step control; annealing: at this round's rho)
-            lfull = swt * _working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
-                                            GZ, Wt, Lrow)
+            lfull = swt * _working_response(loss, Gc, y, sw, T, h == 0, init_uniform,
+                                            w_floor, GZ, Wt, Lrow)
         base = lfull
         if use_bag:
             _draw_bag(n, ns, bag)
@@ -347,15 +350,14 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 for f in range(p):
                     bb = codes[i, f]
                     for j in range(m):
-                        root[f, bb, j, 0] += GZ[i, j]
-                        root[f, bb, j, 1] += Wt[i, j]
+                        root[f, bb, j, 0] += GZ[j, i]
+                        root[f, bb, j, 1] += Wt[j, i]
         rsum = 0.0     # discrete AdaBoost.MH: weighted agreement sum D Y h
         for j in range(m):
             if seed >= 0:
                 fperm = np.random.permutation(p)
-            for i in range(n):
-                w[i] = Wt[i, j]
-                gz[i, 0] = GZ[i, j]
+            w = Wt[j]
+            gz = GZ[j].reshape((n, 1))
             for k in range(ns):
                 rows[k] = bag[k]
             if shared_root:
@@ -397,7 +399,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 value[h, j, t] = v
                 if not use_bag:
                     for ii in range(start[t], end[t]):
-                        R[rows[ii], j] = v
+                        R[j, rows[ii]] = v
             if use_bag:
                 # every row (drawn or not) through the tree, on the training bins
                 for i in range(n):
@@ -407,7 +409,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                             t = left[h, j, t]
                         else:
                             t = right[h, j, t]
-                    R[i, j] = value[h, j, t]
+                    R[j, i] = value[h, j, t]
         fac = shrinkage
         if loss == LOSS_MH_DISCRETE:
             if use_bag:
@@ -415,27 +417,24 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 wb = 0.0
                 for k in range(ns):
                     for j in range(m):
-                        wb += Wt[bag[k], j]
+                        wb += Wt[j, bag[k]]
                 if wb > 0.0:
                     rsum /= wb
             if rsum > 1.0:
                 rsum = 1.0
             fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
-        # the round's margin increments D, then the step control
-        for i in range(n):
-            for j in range(m):
-                r[j] = fac * R[i, j]
-            _increment(loss, r, m, inc)
-            for j in range(m):
-                D[i, j] = inc[j]
-        # trial margins G + t D; their working responses (for the next round) come with the
-        # loss, so an accepted full step costs one pass, as the unguarded algorithm does
+        # the step control: trial margins G + t D (D the round's increments); their working
+        # responses (for the next round) come with the loss, so an accepted full step costs
+        # one pass, as the unguarded algorithm does
         tstep = 1.0
         k = 0
         while True:
             for i in range(n):
                 for j in range(m):
-                    Gt[i, j] = G[i, j] + tstep * D[i, j]
+                    r[j] = fac * R[j, i]
+                _increment(loss, r, m, inc)
+                for j in range(m):
+                    Gt[i, j] = Gc[i, j] + tstep * inc[j]
             lfull = swt * _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
                                             GZ, Wt, Lrow)
             lnew = lfull
@@ -448,7 +447,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             if k >= _MAX_HALVINGS:
                 # no decrease above rounding level: the loss is at its minimum
                 tstep = 0.0
-                lfull = swt * _working_response(loss, G, y, sw, T, False, init_uniform,
+                lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform,
                                                 w_floor, GZ, Wt, Lrow)
                 break
             tstep *= 0.5
@@ -459,24 +458,25 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             for t in range(n_nodes[h, j]):
                 if left[h, j, t] < 0:
                     value[h, j, t] *= fac
+        if tstep > 0.0:
+            Gc, Gt = Gt, Gc
+            swapped = not swapped
         finite = True
-        for i in range(n):
-            for j in range(m):
-                if tstep > 0.0:
-                    G[i, j] = Gt[i, j]
-                if not math.isfinite(G[i, j]):
-                    finite = False
-        if not finite:
-            return h, False, max(best, 1) if h > 0 else 0
-        train_loss[h] = lfull / swt
         err = 0.0
         for i in range(n):
             am = 0
-            for j in range(1, m):
-                if G[i, j] > G[i, am]:
+            for j in range(m):
+                if not math.isfinite(Gc[i, j]):
+                    finite = False
+                if j > 0 and Gc[i, j] > Gc[i, am]:
                     am = j
             if am != y[i]:
                 err += sw[i]
+        if not finite:
+            if swapped:
+                G[:, :] = Gc
+            return h, False, max(best, 1) if h > 0 else 0
+        train_loss[h] = lfull / swt
         train_err[h] = err / swt
         if nv > 0:
             lv = 0.0
@@ -496,9 +496,13 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 best_v = lv
                 best = h + 1
             if n_iter_no_change > 0 and since >= n_iter_no_change:
+                if swapped:
+                    G[:, :] = Gc
                 return h + 1, True, best
         else:
             best = h + 1
+    if swapped:
+        G[:, :] = Gc
     return H, True, best
 
 
