@@ -109,6 +109,118 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
 
 
 @njit(cache=True, nogil=True)
+def _row_response(loss, g, c, swi, T, uniform, w_floor, b, GZ, Wt, i):
+    """Working response of row ``i`` (margins ``g``, class ``c``, weight ``swi``) for codes
+    0-2 into ``GZ[:, i]``, ``Wt[:, i]``; returns the row's weighted loss (``b`` scratch)."""
+    m = g.shape[0]
+    if loss == LOSS_EXP:
+        wi = math.exp(-g[c]) * swi
+        for j in range(m):
+            GZ[j, i] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
+            Wt[j, i] = wi
+        return wi
+    tz = T if loss == LOSS_COH else 1.0
+    gc = g[c]
+    # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
+    # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
+    mx = -np.inf
+    jm = 0
+    for j in range(m):
+        if loss == LOSS_COH:
+            e = 0.0 if j == c else (1.0 + g[j] - gc) / T
+        else:
+            e = g[j] - gc
+        b[j] = e
+        if e > mx:
+            mx = e
+            jm = j
+    s_ex = 0.0
+    for j in range(m):
+        b[j] = math.exp(b[j] - mx)
+        if j != jm:
+            s_ex += b[j]
+    s = 1.0 + s_ex
+    li = swi * tz * (mx + math.log1p(s_ex))
+    if uniform:
+        for j in range(m):
+            b[j] = 1.0 / m
+    else:
+        for j in range(m):
+            b[j] /= s
+    for j in range(m):
+        wij = b[j] * (1.0 - b[j])
+        if wij < w_floor:
+            wij = w_floor
+        GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - b[j])
+        Wt[j, i] = wij * swi
+    return li
+
+
+@njit(cache=True, nogil=True)
+def _err_finite(G, y, sw):
+    """Weighted count of rows whose largest margin (first on ties) is not their class, and
+    whether every margin is finite."""
+    n, m = G.shape
+    err = 0.0
+    finite = True
+    for i in range(n):
+        am = 0
+        for j in range(m):
+            if not math.isfinite(G[i, j]):
+                finite = False
+            if j > 0 and G[i, j] > G[i, am]:
+                am = j
+        if am != y[i]:
+            err += sw[i]
+    return err, finite
+
+
+@njit(cache=True, nogil=True)
+def _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow):
+    """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred or added increments of the
+    tree outputs ``fac R``, R class-major (m, n)) with the working responses at ``Gt`` and
+    the error count, in one pass over the rows.
+
+    Returns (weighted mean loss at ``Gt`` as :func:`working_response`, weighted error count,
+    all margins finite). AdaBoost.MH normalises its weights over all rows, so for it the
+    responses take a second pass.
+    """
+    n, m = Gc.shape
+    r = np.empty(m)
+    inc = np.empty(m)
+    b = np.empty(m)
+    mh = loss == LOSS_MH or loss == LOSS_MH_DISCRETE
+    swt = 0.0
+    for i in range(n):
+        swt += sw[i]
+    ls = 0.0
+    err = 0.0
+    finite = True
+    for i in range(n):
+        for j in range(m):
+            r[j] = fac * R[j, i]
+        _increment(loss, r, m, inc)
+        am = 0
+        for j in range(m):
+            v = Gc[i, j] + tstep * inc[j]
+            Gt[i, j] = v
+            if not math.isfinite(v):
+                finite = False
+            if j > 0 and v > Gt[i, am]:
+                am = j
+        if am != y[i]:
+            err += sw[i]
+        if not mh:
+            li = _row_response(loss, Gt[i], y[i], sw[i], T, False, w_floor, b, GZ, Wt, i)
+            Lrow[i] = li
+            ls += li
+    if mh:
+        return _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor, GZ, Wt,
+                                 Lrow), err, finite
+    return ls / swt, err, finite
+
+
+@njit(cache=True, nogil=True)
 def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, Lrow):
     """:func:`working_response` with the outputs class-major, ``GZ[j, i]`` and ``Wt[j, i]``
     (m, n) (so that each class tree reads its responses contiguously), also writing every
@@ -120,54 +232,12 @@ def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, L
         swt += sw[i]
     b = np.empty(m)
     ls = 0.0
-    if loss == LOSS_COH or loss == LOSS_LOGIT:
-        tz = T if loss == LOSS_COH else 1.0
+    if loss != LOSS_MH and loss != LOSS_MH_DISCRETE:
+        uniform = first and init_uniform
         for i in range(n):
-            c = y[i]
-            gc = G[i, c]
-            # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
-            # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
-            mx = -np.inf
-            jm = 0
-            for j in range(m):
-                if loss == LOSS_COH:
-                    e = 0.0 if j == c else (1.0 + G[i, j] - gc) / T
-                else:
-                    e = G[i, j] - gc
-                b[j] = e
-                if e > mx:
-                    mx = e
-                    jm = j
-            s_ex = 0.0
-            for j in range(m):
-                b[j] = math.exp(b[j] - mx)
-                if j != jm:
-                    s_ex += b[j]
-            s = 1.0 + s_ex
-            li = sw[i] * tz * (mx + math.log1p(s_ex))
+            li = _row_response(loss, G[i], y[i], sw[i], T, uniform, w_floor, b, GZ, Wt, i)
             Lrow[i] = li
             ls += li
-            if first and init_uniform:
-                for j in range(m):
-                    b[j] = 1.0 / m
-            else:
-                for j in range(m):
-                    b[j] /= s
-            for j in range(m):
-                wij = b[j] * (1.0 - b[j])
-                if wij < w_floor:
-                    wij = w_floor
-                GZ[j, i] = sw[i] * tz * ((1.0 if j == c else 0.0) - b[j])
-                Wt[j, i] = wij * sw[i]
-    elif loss == LOSS_EXP:
-        for i in range(n):
-            c = y[i]
-            wi = math.exp(-G[i, c]) * sw[i]
-            Lrow[i] = wi
-            ls += wi
-            for j in range(m):
-                GZ[j, i] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
-                Wt[j, i] = wi
     else:
         for i in range(n):
             c = y[i]
@@ -429,14 +499,9 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
         tstep = 1.0
         k = 0
         while True:
-            for i in range(n):
-                for j in range(m):
-                    r[j] = fac * R[j, i]
-                _increment(loss, r, m, inc)
-                for j in range(m):
-                    Gt[i, j] = Gc[i, j] + tstep * inc[j]
-            lfull = swt * _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
-                                            GZ, Wt, Lrow)
+            lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor,
+                                     Gt, GZ, Wt, Lrow)
+            lfull = swt * lt
             lnew = lfull
             if use_bag:
                 lnew = 0.0
@@ -449,6 +514,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 tstep = 0.0
                 lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform,
                                                 w_floor, GZ, Wt, Lrow)
+                err, finite = _err_finite(Gc, y, sw)
                 break
             tstep *= 0.5
             k += 1
@@ -461,17 +527,6 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
         if tstep > 0.0:
             Gc, Gt = Gt, Gc
             swapped = not swapped
-        finite = True
-        err = 0.0
-        for i in range(n):
-            am = 0
-            for j in range(m):
-                if not math.isfinite(Gc[i, j]):
-                    finite = False
-                if j > 0 and Gc[i, j] > Gc[i, am]:
-                    am = j
-            if am != y[i]:
-                err += sw[i]
         if not finite:
             if swapped:
                 G[:, :] = Gc
