@@ -136,8 +136,10 @@ def _row_response(loss, g, c, swi, T, uniform, w_floor, b, GZ, Wt, i):
             jm = j
     s_ex = 0.0
     for j in range(m):
-        b[j] = math.exp(b[j] - mx)
-        if j != jm:
+        if j == jm:
+            b[j] = 1.0      # exp(0)
+        else:
+            b[j] = math.exp(b[j] - mx)
             s_ex += b[j]
     s = 1.0 + s_ex
     li = swi * tz * (mx + math.log1p(s_ex))

@@ -344,13 +344,14 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         nl = 0
         nr = 0
         for ii in range(s, e):
+            # branch-free (the side is unpredictable): write both, advance one; position
+            # s + nl <= ii has already been read
             i = rows[ii]
-            if codes[i, f] <= b:
-                rows[s + nl] = i
-                nl += 1
-            else:
-                buf[nr] = i
-                nr += 1
+            go = np.int64(codes[i, f] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
         for r in range(nr):
             rows[s + nl + r] = buf[r]
         lc = n_nodes
