@@ -161,3 +161,20 @@ def test_option_errors():
         gboost("y ~ c", d, loss="adaboost_mh", lambda_l2=1.0)
     with pytest.raises(TypeError, match="lambda_l2"):
         gboost_c("y ~ c", d, lambda_l2="big")
+
+
+# ----------------------------------------------------------------------------- inverse link
+def test_probabilities_use_the_temperature_of_the_step_predicted():
+    """predict(type="prob", s=k) is eq (8) at the margins after k steps with that step's rho
+    (annealed fit), also inside cv's staged predictions."""
+    from test_gboost_loss import prob_coh
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 2))
+    y = np.array(list("abc"))[np.argmax(X @ rng.normal(size=(2, 3)) + rng.gumbel(size=(150, 3)), 1)]
+    fit = gboost_c(X, y, n_trees=8, rho=1.5, anneal=0.5, random_state=0)
+    for k in (1, 4, 8):
+        G = fit._margins(X[:5], k)
+        ref = np.array([prob_coh(g, fit.rhos[k - 1]) for g in G])
+        np.testing.assert_allclose(fit.predict(X[:5], type="prob", s=k).to_numpy(), ref,
+                                   rtol=1e-10)
+        np.testing.assert_allclose(fit._proba_path(X[:5])[k - 1], ref, rtol=1e-10)
