@@ -514,8 +514,6 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
     fit.n_trees = int(rounds)
     fit.nodes = nodes
     fit.shrinkage = shrinkage
-    fit.lambda_l2 = lambda_l2
-    fit.subsample = subsample
     fit.standardize = standardize
     fit._trees = dict(feat=feat[:rounds], thr=thr[:rounds], left=left[:rounds],
                       right=right[:rounds], value=value[:rounds], n_nodes=n_nodes[:rounds])
