@@ -40,6 +40,7 @@ _PARAMS = {
     "init_beta": Options("uniform", "loss"), "min_node_size": Integer(1),
     "max_depth": NoneOr(Integer(1)), "max_bins": Integer(2, 65535), "w_floor": Real(0.0),
     "max_delta_step": NoneOr(Real(0.0, closed="neither")),
+    "lambda_l2": Real(0.0), "subsample": Real(0.0, 1.0, closed="right"),
     "validation_fraction": NoneOr(Real(0.0, 1.0, closed="neither")),
     "n_iter_no_change": NoneOr(Integer(1)), "tol": Real(0.0), "standardize": Bool(),
     "na_action": Options("omit", "raise"),
@@ -67,6 +68,15 @@ def _check_pos(name, v, allow_inf=False):
     v = float(v)
     if not (v > 0) or (not allow_inf and not math.isfinite(v)):
         raise ValueError(f"{name} must be a positive finite number; got {v}")
+    return v
+
+
+def _check_nonneg(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {v!r}")
+    v = float(v)
+    if not (v >= 0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number >= 0; got {v}")
     return v
 
 
@@ -112,7 +122,7 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
            n_trees: int = 100, nodes: int = 8, shrinkage: float = DEFAULT_SHRINKAGE,
            anneal=None, init: str | None = None, init_beta: str = "uniform",
            min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255, w_floor: float = 1e-10,
-           max_delta_step: float | None = 4.0,
+           max_delta_step: float | None = 4.0, lambda_l2: float = 0.0, subsample: float = 1.0,
            validation_fraction: float | None = None, n_iter_no_change: int | None = None,
            tol: float = 1e-4, standardize: bool = False, weights=None, subset=None,
            na_action: str = "omit", random_state=None, **kwargs):
@@ -161,6 +171,26 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
         margins downhill, and the cap is inactive near the minimiser (where the steps are
         small), so the boosting still converges to the minimiser of its loss. Capping the
         responses themselves does not: see :func:`gboost_c`.
+    lambda_l2 : L2 penalty on the leaf values (XGBoost's ``lambda``, LightGBM's
+        ``lambda_l2``): every leaf takes the penalised Newton step ``-sum g / (sum h +
+        lambda_l2)`` (``g``, ``h`` the gradient and Hessian of the loss in the class margin;
+        for the coherence loss ``h = beta (1 - beta) / rho``) and the splits maximise the
+        matching decrease ``sum_leaves (sum g)^2 / (sum h + lambda_l2)``. It shortens the
+        steps of leaves with little weight, not the fixed point: the boosting still
+        converges to the minimiser of its loss. With ``weights`` the penalty is relative to
+        the weights rescaled (by a power of two) to a geometric mean of about one. Not for
+        AdaBoost.MH, whose leaves are log-ratios. Default 0 (no penalty): on simulated
+        logistic truths (the ``gboost_uci`` vignette) ``lambda_l2 = 10`` lowered the mean
+        absolute error of the 8-leaf probabilities by 2-3 % (1.4-2.2 standard errors of
+        the paired difference), too little to make it the default.
+    subsample : share of the rows that grow each round's trees (Friedman's stochastic
+        gradient boosting; gbm's ``bag.fraction``, LightGBM's ``bagging_fraction``): every
+        round ``round(subsample * n)`` rows are drawn without replacement (seeded by
+        ``random_state``), the trees and their leaf values come from those rows, the
+        margins of all rows are updated, and the step control keeps the loss of the drawn
+        rows from rising. Default 1 (every row; the paper's algorithm): in the vignette's
+        simulations ``subsample = 0.5`` helped on a linear logit and hurt on a non-linear
+        one.
     validation_fraction, n_iter_no_change, tol : early stopping (scikit-learn's names).
         Given ``n_iter_no_change``, a stratified share ``validation_fraction`` (default 0.1)
         of the rows is held out, the trees are fitted to the rest, and boosting stops once
@@ -174,9 +204,10 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
     subset, na_action : as :func:`cohstats.formula.build_design`.
     random_state : seed (int, Generator or None) of the order in which each tree searches the
         features (among exactly tied splits the first feature in that order wins, as in
-        scikit-learn's trees) and of the validation split. ``None`` draws fresh entropy
-        (fits then differ only in such ties); ``-1`` searches in column order (and splits
-        with seed 0). ``loss="cart"`` uses it for the CV folds.
+        scikit-learn's trees), of the row subsamples (``subsample < 1``) and of the
+        validation split. ``None`` draws fresh entropy (fits then differ only in such ties,
+        and in the subsamples); ``-1`` searches in column order (and draws subsamples and
+        splits with seed 0). ``loss="cart"`` uses it for the CV folds.
 
     Returns
     -------
@@ -225,8 +256,8 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
     return _gboost(formula, data, context, loss=loss, rho=rho, n_trees=n_trees, nodes=nodes,
                    shrinkage=shrinkage, anneal=anneal, init=init, init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step,
-                   validation_fraction=validation_fraction,
+                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
+                   subsample=subsample, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
                    weights=weights, subset=subset, na_action=na_action,
                    random_state=random_state)
@@ -237,6 +268,7 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
              shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init: str | None = None,
              init_beta: str = "uniform", min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,
              w_floor: float = 1e-10, max_delta_step: float | None = 4.0,
+             lambda_l2: float = 0.0, subsample: float = 1.0,
              validation_fraction: float | None = None,
              n_iter_no_change: int | None = None, tol: float = 1e-4,
              standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
@@ -303,8 +335,8 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
                    nodes=nodes, shrinkage=shrinkage, anneal=anneal, init=init,
                    init_beta=init_beta,
                    min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step,
-                   validation_fraction=validation_fraction,
+                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
+                   subsample=subsample, validation_fraction=validation_fraction,
                    n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
                    weights=weights, subset=subset, na_action=na_action,
                    random_state=random_state)
@@ -312,7 +344,7 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
 
 def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, anneal, init,
             init_beta, min_node_size, max_depth, max_bins, w_floor, max_delta_step,
-            validation_fraction,
+            lambda_l2, subsample, validation_fraction,
             n_iter_no_change, tol, standardize, weights, subset, na_action, random_state):
     if not isinstance(loss, str) or loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
@@ -327,6 +359,14 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step",
                                                                        max_delta_step, True)
     standardize = _check_bool("standardize", standardize)
+    lambda_l2 = _check_nonneg("lambda_l2", lambda_l2)
+    subsample = _check_pos("subsample", subsample)
+    if subsample > 1.0:
+        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); "
+                         f"got {subsample}")
+    if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
+        raise ValueError(f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
+                         f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}")
     if n_iter_no_change is not None:
         n_iter_no_change = _check_int("n_iter_no_change", n_iter_no_change, 1)
         if validation_fraction is None:
@@ -356,6 +396,10 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
         call["anneal"] = anneal if np.ndim(anneal) == 0 else "schedule"
     if init_beta != "uniform":
         call["init_beta"] = init_beta
+    if lambda_l2 != 0.0:
+        call["lambda_l2"] = lambda_l2
+    if subsample != 1.0:
+        call["subsample"] = subsample
     call["init"] = init
     if validation_fraction is not None:
         call["validation_fraction"] = validation_fraction
@@ -382,7 +426,7 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     return _fit_boost(d, code, label, Ts, n_trees, nodes, shrinkage, init_beta == "uniform",
                       init == "prior", min_node_size, max_depth, max_bins, w_floor, max_delta_step,
                       call, seed, val,
-                      n_iter_no_change or 0, tol, standardize)
+                      n_iter_no_change or 0, tol, standardize, lambda_l2, subsample)
 
 
 def _initial_margins(code, y, sw, m, rho):
@@ -404,7 +448,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
                min_node_size,
                max_depth, max_bins, w_floor, max_delta_step, call, seed, val,
                n_iter_no_change, tol,
-               standardize):
+               standardize, lambda_l2=0.0, subsample=1.0):
     m = d.n_classes
     if m < 2:
         raise ValueError(f"the response needs at least two classes; got {d.classes!r}")
@@ -453,7 +497,7 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
         codes, n_bins, np.ascontiguousarray(thresholds), y, sw, m, H, code, Ts, shrinkage,
         max_delta_step, nodes, min_node_size, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
         n_iter_no_change, tol, feat, sbin, shi, thr, left, right, value, n_nodes, step_scale,
-        train_err, train_loss, val_loss, G, Gv)
+        train_err, train_loss, val_loss, G, Gv, lambda_l2, subsample)
     if rounds == 0:
         raise FloatingPointError(f"{label}: the margins became non-finite in the first round; "
                                  f"check the weights and predictors for extreme values")

@@ -15,8 +15,10 @@ much the test error moves under implementation choices the paper leaves open (te
 first-round weights, exact split search, the package's default shrinkage) and the mean over
 steps 51-100 (the paper says the methods are stable after about 50 steps), so that the
 comparison with the paper's single numbers can be judged against that variability. A last
-section checks the probabilities of GentleBoost.C on a logistic-truth simulation
-(reliability diagram).
+section checks the probabilities of GentleBoost.C on two logistic-truth simulations, a
+linear and a non-linear logit, against C-learning and MulLogitBoost, under the options that
+regularise the trees (leaf penalty, row subsampling, leaf size, tree size, temperature), with
+reliability diagrams.
 """
 from __future__ import annotations
 
@@ -95,56 +97,170 @@ def _sensitivity(name, key, seed, H):
     return rows
 
 
-def _logistic_truth(n, rng):
+PROB_N, PROB_NTEST, PROB_REPS_MIN = 2000, 10_000, 8
+PROB_TRUTHS = {
+    "linear": "logit(p) = 1.2 x1 - 0.8 x2 + 0.5 x3 (x4 unrelated)",
+    "non-linear": "logit(p) = 1.5 sin(1.5 x1) + 1.5 I[x2 > 0.3] - 0.75 + 0.8 x1 x3 (x4 unrelated)",
+}
+# (label, loss or "clearn", fit arguments); boosting at the default shrinkage 0.1 with the
+# number of steps chosen by 5-fold CV of the deviance (cs.cv), as a user would fit it
+PROB_SETTINGS = [
+    ("C-learning (linear, lambda by CV)", "clearn", {}),
+    ("GentleBoost.C, 8 leaves (defaults)", "coherence", {}),
+    ("GentleBoost.C, 8 leaves, lambda_l2 = 10", "coherence", {"lambda_l2": 10.0}),
+    ("GentleBoost.C, 8 leaves, subsample = 0.5", "coherence", {"subsample": 0.5}),
+    ("GentleBoost.C, 8 leaves, min_node_size = 50", "coherence", {"min_node_size": 50}),
+    ("GentleBoost.C, 8 leaves, rho = 2", "coherence", {"rho": 2.0}),
+    ("GentleBoost.C, stumps", "coherence", {"nodes": 2}),
+    ("GentleBoost.C, stumps, subsample = 0.5", "coherence", {"nodes": 2, "subsample": 0.5}),
+    ("MulLogitBoost, 8 leaves", "logit", {}),
+    ("MulLogitBoost, stumps", "logit", {"nodes": 2}),
+    ("GentleBoost.C, paper protocol (100 steps, shrinkage 1)", "paper", {}),
+]
+
+
+def _truth(kind, n, rng):
+    """``n`` rows of the binary simulation ``kind`` (four standard normal predictors) and
+    the true P(y = "b" | x)."""
     X = rng.normal(size=(n, 4))
-    p = 1.0 / (1.0 + np.exp(-(1.2 * X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2])))
-    y = np.where(rng.random(n) < p, "b", "a")
+    if kind == "linear":
+        eta = 1.2 * X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2]
+    else:
+        eta = (1.5 * np.sin(1.5 * X[:, 0]) + 1.5 * (X[:, 1] > 0.3) - 0.75
+               + 0.8 * X[:, 0] * X[:, 2])
+    p = 1.0 / (1.0 + np.exp(-eta))
     d = pd.DataFrame(X, columns=["x1", "x2", "x3", "x4"])
-    d["y"] = y
+    d["y"] = np.where(rng.random(n) < p, "b", "a")
     return d, p
 
 
-def _reliability(seed):
-    """GentleBoost.C and LogitBoost probabilities against the truth (binary logistic model)."""
-    import matplotlib.pyplot as plt
+def _prob_one(kind, rep):
+    """Every setting of ``PROB_SETTINGS`` on one draw: mean |p-hat - p| on fresh data at the
+    CV-chosen step and, for boosting, at the best step in hindsight (the limit of the step
+    choice). Returns the rows and the default fits (for the reliability diagram)."""
+    import warnings
 
-    from cohstats.models.gboost import gboost
+    import cohstats as cs
 
-    rng = np.random.default_rng(10_000 + seed)
-    train, _ = _logistic_truth(2000, rng)
-    test, p = _logistic_truth(20_000, rng)
-    fits = {
-        "GentleBoost.C, shrinkage 0.1, early stopping": dict(loss="coherence", n_trees=500,
-                                                             n_iter_no_change=30,
-                                                             validation_fraction=0.2),
-        "MulLogitBoost, shrinkage 0.1, early stopping": dict(loss="logit", n_trees=500,
-                                                             n_iter_no_change=30,
-                                                             validation_fraction=0.2),
-        "GentleBoost.C, paper protocol (100 steps, shrinkage 1)": dict(loss="coherence",
-                                                                       n_trees=100,
-                                                                       shrinkage=1.0),
-    }
-    rows = []
-    fig, ax = plt.subplots(figsize=(5.2, 5.0))
-    ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
-    for label, kw in fits.items():
-        fit = gboost("y ~ .", train, random_state=seed, **kw)
+    rng = np.random.default_rng([20_000, rep, 0 if kind == "linear" else 1])
+    train, _ = _truth(kind, PROB_N, rng)
+    test, p = _truth(kind, PROB_NTEST, rng)
+    rows, keep = [], {}
+    for label, loss, kw in PROB_SETTINGS:
+        t0 = time.perf_counter()
+        best = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if loss == "clearn":
+                fit = cs.cv(cs.clearn, "y ~ .", train, nfolds=5, random_state=rep,
+                            verbose=False).best_fit
+            elif loss == "paper":
+                fit = cs.gboost_c("y ~ .", train, n_trees=100, shrinkage=1.0, random_state=rep)
+            else:
+                n_trees = 600 if kw.get("nodes") == 2 else 300
+                res = cs.cv(cs.gboost, "y ~ .", train, nfolds=5, random_state=rep,
+                            verbose=False, fit_kwargs={"random_state": rep}, loss=loss,
+                            n_trees=n_trees, **kw)
+                fit = res.best_fit
+                staged = res.fit._proba_path(res.fit._X(test))
+                best = float(np.min(np.mean(np.abs(staged - p[None, :]), axis=1)))
         ph = fit.predict(test, type="prob")["b"].to_numpy()
-        rows.append({"fit": label, "step used": int(fit.s),
-                     "mean |p-hat - p|": float(np.mean(np.abs(ph - p)))})
-        order = np.argsort(ph)
-        bins = np.array_split(order, 20)
-        ax.plot([ph[b].mean() for b in bins], [p[b].mean() for b in bins], marker="o", ms=3,
-                lw=1, label=label)
-    ax.set_xlabel("predicted probability of class b")
-    ax.set_ylabel("mean true probability of class b")
-    ax.legend(frameon=False, fontsize=7)
-    tab = pd.DataFrame(rows)
-    text = ("Binary logistic truth, P(b | x) = expit(1.2 x1 - 0.8 x2 + 0.5 x3) with four "
-            "standard normal predictors (x4 unrelated), 2 000 training points. The "
-            "probabilities of GentleBoost.C are the coherence inverse link (eq (8)) at the "
-            "fitted margins; a calibrated fit follows the diagonal.")
-    return {"table": tab, "figure": fig, "text": text}
+        rows.append({"truth": kind, "rep": rep, "setting": label,
+                     "mae": float(np.mean(np.abs(ph - p))), "mae_best_step": best,
+                     "step": int(fit.s) if loss not in ("clearn",) else np.nan,
+                     "seconds": time.perf_counter() - t0})
+        if rep == 0 and label in ("C-learning (linear, lambda by CV)",
+                                  "GentleBoost.C, 8 leaves (defaults)"):
+            keep[label] = (fit, test, p, ph)
+    return rows, keep
+
+
+def _probabilities(reps, n_jobs):
+    """The logistic-truth simulations: table of mean |p-hat - p| (mean and se over draws),
+    reliability diagrams of the first draw."""
+    import matplotlib.pyplot as plt
+    from joblib import Parallel, delayed
+
+    tasks = [(k, r) for k in PROB_TRUTHS for r in range(reps)]
+    if n_jobs is not None and n_jobs != 1:
+        out = Parallel(n_jobs=n_jobs)(delayed(_prob_one)(*t) for t in tasks)
+    else:
+        out = [_prob_one(*t) for t in tasks]
+    df = pd.DataFrame([r for rows, _ in out for r in rows])
+    g = df.groupby(["truth", "setting"], sort=False)
+    tab = g.agg(mae=("mae", "mean"), sd=("mae", "std"), draws=("mae", "size"),
+                mae_best_step=("mae_best_step", "mean"), step=("step", "mean")).reset_index()
+    tab["se"] = tab["sd"] / np.sqrt(tab["draws"])
+    ref = tab[tab["setting"].str.startswith("C-learning")].set_index("truth")["mae"]
+    tab["ratio_to_clearn"] = tab["mae"] / tab["truth"].map(ref)
+    tab = tab[["truth", "setting", "mae", "se", "ratio_to_clearn", "mae_best_step", "step",
+               "draws"]]
+    # paired differences against the default GentleBoost.C and MulLogitBoost
+    wide = df.pivot_table(index=["truth", "rep"], columns="setting", values="mae")
+    dflt = "GentleBoost.C, 8 leaves (defaults)"
+    pair = []
+    for kind in PROB_TRUTHS:
+        w = wide.loc[kind]
+        for lab in w.columns:
+            if lab == dflt:
+                continue
+            dd = w[lab] - w[dflt]
+            pair.append({"truth": kind, "setting": lab, "minus default": dd.mean(),
+                         "se": dd.std() / np.sqrt(len(dd))})
+    pair = pd.DataFrame(pair)
+    figs = []
+    for kind in PROB_TRUTHS:
+        keep = [k for (kk, r), (_, k) in zip(tasks, out) if kk == kind and r == 0][0]
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+        for label, (fit, test, p, ph) in keep.items():
+            fit.calibration(test, bins=10, strategy="quantile").plot(ax=axes[0])
+            order = np.argsort(ph)
+            bins = np.array_split(order, 20)
+            axes[1].plot([ph[b].mean() for b in bins], [p[b].mean() for b in bins],
+                         marker="o", ms=3, lw=1, label=label)
+        axes[0].set_title(f"{kind} truth: observed frequency")
+        axes[1].plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
+        axes[1].set_title(f"{kind} truth: mean true probability")
+        axes[1].set_xlabel("predicted probability of class b")
+        axes[1].set_ylabel("mean true P(b | x) in the bin")
+        axes[1].legend(frameon=False, fontsize=7)
+        figs.append((kind, fig))
+    return tab, pair, figs, df
+
+
+def _prob_text(ptab, ppair):
+    """The reading of the probability tables (every number from the tables)."""
+    lin = ptab[ptab["truth"] == "linear"].set_index("setting")
+    nl = ptab[ptab["truth"] == "non-linear"].set_index("setting")
+    dflt = "GentleBoost.C, 8 leaves (defaults)"
+    boosts = lin.index[lin.index.str.startswith("GentleBoost.C") & ~lin.index.str.contains("paper")]
+    bst = lin.loc[boosts, "mae"].idxmin()
+    met = lin.loc[bst, "ratio_to_clearn"] <= 1.5
+    pp = ppair.set_index(["truth", "setting"])
+    mlb = [pp.loc[(k, "MulLogitBoost, 8 leaves")] for k in PROB_TRUTHS]
+    txt = (f"On the linear truth the best GentleBoost.C setting ({bst}) has "
+           f"{lin.loc[bst, 'mae']:.4f} against C-learning's {lin.iloc[0]['mae']:.4f} "
+           f"({lin.loc[bst, 'ratio_to_clearn']:.2f} times; the defaults "
+           f"{lin.loc[dflt, 'ratio_to_clearn']:.2f} times), so the issue's target of 1.5 times "
+           f"is {'met' if met else 'not met by any setting tried here'}. ")
+    if not met:
+        txt += ("A sum of trees approximates a smooth linear logit by steps, and with "
+                f"{PROB_N} rows the piecewise-constant fit costs more than the correctly "
+                "specified linear model; LightGBM, measured on other draws of the same "
+                "simulation with its number of rounds chosen by 5-fold CV, is not closer "
+                "(benchmarks/README.md). ")
+    txt += (f"The step chosen by CV costs {lin.loc[dflt, 'mae'] - lin.loc[dflt, 'mae_best_step']:.4f} "
+            f"(linear) and {nl.loc[dflt, 'mae'] - nl.loc[dflt, 'mae_best_step']:.4f} "
+            "(non-linear) against the best step in hindsight (mae_best_step). "
+            f"On the non-linear truth C-learning is misspecified ({nl.iloc[0]['mae']:.4f}) and "
+            f"the default GentleBoost.C gives {nl.loc[dflt, 'mae']:.4f}. MulLogitBoost with "
+            f"the same trees differs from the default GentleBoost.C by "
+            f"{mlb[0]['minus default']:+.4f} +- {mlb[0]['se']:.4f} (linear) and "
+            f"{mlb[1]['minus default']:+.4f} +- {mlb[1]['se']:.4f} (non-linear; negative: "
+            "MulLogitBoost more accurate). The coherence loss at rho = 1 is a smoothed hinge, "
+            "whose probability estimates are less efficient than the multinomial "
+            "likelihood's; a larger rho moves it towards the likelihood (the rho = 2 rows).")
+    return txt
 
 
 def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int = 0,
@@ -281,18 +397,35 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
     rep.table(pd.DataFrame([r for rows in sens for r in rows]),
               caption="GentleBoost.C test error (%) after 100 steps, mean over steps 51-100 and "
                       "minimum, under one change at a time.", floatfmt=".2f")
-    rep.section("Probabilities: a logistic-truth simulation")
+    rep.section("Probabilities: logistic-truth simulations")
     t0 = time.perf_counter()
-    rel = _reliability(seed)
-    rep.timing("reliability simulation", time.perf_counter() - t0)
-    rep.text(rel["text"])
-    rep.table(rel["table"], caption="Mean |p-hat - p| on 20 000 fresh points (true class-2 "
-                                    "probability p), with the step chosen on a validation "
-                                    "fraction of 0.2 (early stopping), and at the last of "
-                                    "the 100 steps of the paper's protocol.", floatfmt=".4f")
-    rep.figure(rel["figure"], "gboost_reliability",
-               "Reliability diagram: mean true probability against the predicted "
-               "probability (20 bins of equal count) on fresh data.")
+    preps = max(reps, PROB_REPS_MIN)
+    ptab, ppair, pfigs, _ = _probabilities(preps, n_jobs)
+    rep.timing("probability simulations", time.perf_counter() - t0)
+    rep.text(f"Binary truths with four standard normal predictors, {PROB_N} training rows, "
+             f"{PROB_NTEST} fresh test rows, {preps} draws: "
+             + "; ".join(f"**{k}**: {v}" for k, v in PROB_TRUTHS.items()) + ". "
+             "Every boosting fit uses the default shrinkage 0.1 and the number of steps "
+             "chosen by 5-fold cross-validation of the deviance (`cs.cv`, up to 300 steps, "
+             "600 for stumps); C-learning (the linear coherence model, lambda by 5-fold CV) "
+             "is the reference of the issue's target (within 1.5 times its error). "
+             "GentleBoost.C's probabilities are the coherence inverse link, eq (8), at the "
+             "fitted margins with the fit's rho.")
+    rep.table(ptab, caption="Mean |p-hat - p| on fresh data (mean over draws, se = sd / "
+                            "sqrt(draws)); ratio_to_clearn = mae / C-learning's mae on the "
+                            "same truth; mae_best_step = the error at the best step in "
+                            "hindsight (what a perfect choice of the number of steps would "
+                            "give); step = mean chosen step.", floatfmt=".4f")
+    rep.table(ppair, caption="Paired differences of mean |p-hat - p| against GentleBoost.C "
+                             "with its defaults (negative: better), mean and se over the "
+                             "draws.", floatfmt=".4f")
+    rep.text(_prob_text(ptab, ppair))
+    for kind, fig in pfigs:
+        rep.figure(fig, f"gboost_reliability_{kind.replace('-', '')}",
+                   f"Reliability diagrams, {kind} truth, first draw: left, observed class "
+                   "frequency against the predicted probability (deciles of the predictions, "
+                   "`fit.calibration(test).plot()`); right, the mean true probability in 20 "
+                   "bins of equal count.")
 
     rep.section("Reading the comparison")
     ok = gbc.loc[gbc["within_1pt_or_better"], "dataset"].tolist()

@@ -104,69 +104,157 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
     always the loss at ``G``.
     """
+    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ.T, Wt.T,
+                             np.empty(G.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def _row_response(loss, g, c, swi, T, uniform, w_floor, b, GZ, Wt, i):
+    """Working response of row ``i`` (margins ``g``, class ``c``, weight ``swi``) for codes
+    0-2 into ``GZ[:, i]``, ``Wt[:, i]``; returns the row's weighted loss (``b`` scratch)."""
+    m = g.shape[0]
+    if loss == LOSS_EXP:
+        wi = math.exp(-g[c]) * swi
+        for j in range(m):
+            GZ[j, i] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
+            Wt[j, i] = wi
+        return wi
+    tz = T if loss == LOSS_COH else 1.0
+    gc = g[c]
+    # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
+    # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
+    mx = -np.inf
+    jm = 0
+    for j in range(m):
+        if loss == LOSS_COH:
+            e = 0.0 if j == c else (1.0 + g[j] - gc) / T
+        else:
+            e = g[j] - gc
+        b[j] = e
+        if e > mx:
+            mx = e
+            jm = j
+    s_ex = 0.0
+    for j in range(m):
+        if j == jm:
+            b[j] = 1.0      # exp(0)
+        else:
+            b[j] = math.exp(b[j] - mx)
+            s_ex += b[j]
+    s = 1.0 + s_ex
+    li = swi * tz * (mx + math.log1p(s_ex))
+    if uniform:
+        for j in range(m):
+            b[j] = 1.0 / m
+    else:
+        for j in range(m):
+            b[j] /= s
+    for j in range(m):
+        wij = b[j] * (1.0 - b[j])
+        if wij < w_floor:
+            wij = w_floor
+        GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - b[j])
+        Wt[j, i] = wij * swi
+    return li
+
+
+@njit(cache=True, nogil=True)
+def _err_finite(G, y, sw):
+    """Weighted count of rows whose largest margin (first on ties) is not their class, and
+    whether every margin is finite."""
+    n, m = G.shape
+    err = 0.0
+    finite = True
+    for i in range(n):
+        am = 0
+        for j in range(m):
+            if not math.isfinite(G[i, j]):
+                finite = False
+            if j > 0 and G[i, j] > G[i, am]:
+                am = j
+        if am != y[i]:
+            err += sw[i]
+    return err, finite
+
+
+@njit(cache=True, nogil=True)
+def _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow):
+    """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred or added increments of the
+    tree outputs ``fac R``, R class-major (m, n)) with the working responses at ``Gt`` and
+    the error count, in one pass over the rows.
+
+    Returns (weighted mean loss at ``Gt`` as :func:`working_response`, weighted error count,
+    all margins finite). AdaBoost.MH normalises its weights over all rows, so for it the
+    responses take a second pass.
+    """
+    n, m = Gc.shape
+    r = np.empty(m)
+    inc = np.empty(m)
+    b = np.empty(m)
+    mh = loss == LOSS_MH or loss == LOSS_MH_DISCRETE
+    swt = 0.0
+    for i in range(n):
+        swt += sw[i]
+    ls = 0.0
+    err = 0.0
+    finite = True
+    for i in range(n):
+        for j in range(m):
+            r[j] = fac * R[j, i]
+        _increment(loss, r, m, inc)
+        am = 0
+        for j in range(m):
+            v = Gc[i, j] + tstep * inc[j]
+            Gt[i, j] = v
+            if not math.isfinite(v):
+                finite = False
+            if j > 0 and v > Gt[i, am]:
+                am = j
+        if am != y[i]:
+            err += sw[i]
+        if not mh:
+            li = _row_response(loss, Gt[i], y[i], sw[i], T, False, w_floor, b, GZ, Wt, i)
+            Lrow[i] = li
+            ls += li
+    if mh:
+        return _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor, GZ, Wt,
+                                 Lrow), err, finite
+    return ls / swt, err, finite
+
+
+@njit(cache=True, nogil=True)
+def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, Lrow):
+    """:func:`working_response` with the outputs class-major, ``GZ[j, i]`` and ``Wt[j, i]``
+    (m, n) (so that each class tree reads its responses contiguously), also writing every
+    row's weighted loss into ``Lrow`` (n,) (AdaBoost.MH: ``sum_j exp(-Y_ij F_ij) sw_i / m``,
+    before the normalisation of ``D``)."""
     n, m = G.shape
     swt = 0.0
     for i in range(n):
         swt += sw[i]
     b = np.empty(m)
     ls = 0.0
-    if loss == LOSS_COH or loss == LOSS_LOGIT:
-        tz = T if loss == LOSS_COH else 1.0
+    if loss != LOSS_MH and loss != LOSS_MH_DISCRETE:
+        uniform = first and init_uniform
         for i in range(n):
-            c = y[i]
-            gc = G[i, c]
-            # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
-            # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
-            mx = -np.inf
-            jm = 0
-            for j in range(m):
-                if loss == LOSS_COH:
-                    e = 0.0 if j == c else (1.0 + G[i, j] - gc) / T
-                else:
-                    e = G[i, j] - gc
-                b[j] = e
-                if e > mx:
-                    mx = e
-                    jm = j
-            s_ex = 0.0
-            for j in range(m):
-                b[j] = math.exp(b[j] - mx)
-                if j != jm:
-                    s_ex += b[j]
-            s = 1.0 + s_ex
-            ls += sw[i] * tz * (mx + math.log1p(s_ex))
-            if first and init_uniform:
-                for j in range(m):
-                    b[j] = 1.0 / m
-            else:
-                for j in range(m):
-                    b[j] /= s
-            for j in range(m):
-                wij = b[j] * (1.0 - b[j])
-                if wij < w_floor:
-                    wij = w_floor
-                GZ[i, j] = sw[i] * tz * ((1.0 if j == c else 0.0) - b[j])
-                Wt[i, j] = wij * sw[i]
-    elif loss == LOSS_EXP:
-        for i in range(n):
-            c = y[i]
-            wi = math.exp(-G[i, c]) * sw[i]
-            ls += wi
-            for j in range(m):
-                GZ[i, j] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
-                Wt[i, j] = wi
+            li = _row_response(loss, G[i], y[i], sw[i], T, uniform, w_floor, b, GZ, Wt, i)
+            Lrow[i] = li
+            ls += li
     else:
         for i in range(n):
             c = y[i]
+            li = 0.0
             for j in range(m):
                 yy = 1.0 if j == c else -1.0
-                Wt[i, j] = math.exp(-yy * G[i, j]) * sw[i]
-                ls += Wt[i, j]
+                Wt[j, i] = math.exp(-yy * G[i, j]) * sw[i]
+                ls += Wt[j, i]
+                li += Wt[j, i]
+            Lrow[i] = li / m
         for i in range(n):
             c = y[i]
             for j in range(m):
-                Wt[i, j] /= ls
-                GZ[i, j] = Wt[i, j] if j == c else -Wt[i, j]
+                Wt[j, i] /= ls
+                GZ[j, i] = Wt[j, i] if j == c else -Wt[j, i]
         ls /= m
     return ls / swt
 
@@ -203,10 +291,25 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
 
 
 @njit(cache=True, nogil=True)
+def _draw_bag(n, ns, bag):
+    """``ns`` of the ``n`` row indices, uniformly without replacement, in increasing order
+    (selection sampling, Knuth's Algorithm S) into ``bag[:ns]``."""
+    need = ns
+    k = 0
+    for i in range(n):
+        if np.random.random() * (n - i) < need:
+            bag[k] = i
+            k += 1
+            need -= 1
+            if need == 0:
+                break
+
+
+@njit(cache=True, nogil=True)
 def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_delta,
               max_leaves, min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
               n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
-              step_scale, train_err, train_loss, val_loss, G, Gv):
+              step_scale, train_err, train_loss, val_loss, G, Gv, lam=0.0, subsample=1.0):
     """Run up to ``H`` rounds of boosting on binned training data.
 
     Parameters
@@ -221,7 +324,8 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     w_floor : floor of the Newton weights ``beta (1 - beta)``
     init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5)
     seed : seed of the feature search order of every tree (ties between equally good splits
-        go to the first feature in that order); ``seed < 0``: natural order (smallest index)
+        go to the first feature in that order) and of the row subsamples; ``seed < 0``:
+        natural order (smallest index), subsamples drawn with seed 0
     hist : histogram workspace (slots, p, max_bin, 3)
     Xv, yv, swv : raw validation rows (nv, p), their classes and weights (nv may be 0)
     n_iter_no_change, es_tol : stop when the weighted validation loss has not fallen below
@@ -234,6 +338,15 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     train_err, train_loss, val_loss : (H,) outputs after each round (weighted means)
     G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
         (start at the initial margins)
+    lam : L2 penalty on the leaf values of codes 0-2 (the penalised Newton step
+        ``sum g / (sum h + lam)`` of XGBoost and LightGBM, with ``g``, ``h`` the gradient
+        and Hessian of the loss; for the coherence loss ``h = beta (1 - beta) / rho``, so
+        the tree sees ``rho lam`` beside its weights ``beta (1 - beta)``)
+    subsample : share of the rows that grow each round's trees (Friedman's stochastic
+        gradient boosting): ``round(subsample n)`` rows drawn without replacement every
+        round; the leaf values come from those rows, the margins of all rows are updated,
+        and the step control uses the loss of the drawn rows (for which the round's trees
+        are a descent direction). 1: every row, every round.
 
     Returns
     -------
@@ -244,18 +357,17 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     n, p = codes.shape
     nv = Xv.shape[0]
     max_nodes = feat.shape[2]
-    GZ = np.empty((n, m))
-    Wt = np.empty((n, m))
-    gz = np.empty((n, 1))
-    w = np.empty(n)
+    # class-major responses: the tree of class j reads GZ[j] and Wt[j] in place
+    GZ = np.empty((m, n))
+    Wt = np.empty((m, n))
+    Lrow = np.empty(n)
     rows = np.empty(n, np.int64)
     buf = np.empty(n, np.int64)
     start = np.empty(max_nodes, np.int64)
     end = np.empty(max_nodes, np.int64)
     depth = np.empty(max_nodes, np.int64)
     node_tot = np.zeros((max_nodes, 3))
-    R = np.empty((n, m))
-    D = np.empty((n, m))
+    R = np.empty((m, n))
     r = np.empty(m)
     inc = np.empty(m)
     nbmax = hist.shape[2]
@@ -264,6 +376,15 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     fperm = np.arange(p)
     if seed >= 0:
         np.random.seed(seed)
+    ns = int(subsample * n + 0.5)
+    if ns < 1:
+        ns = 1
+    if ns > n:
+        ns = n
+    use_bag = ns < n
+    bag = np.arange(n)
+    if use_bag and seed < 0:
+        np.random.seed(0)
     eps_mh = 1.0 / (n * m)
     swt = 0.0
     for i in range(n):
@@ -274,41 +395,52 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
     best = 0
     best_v = np.inf
     since = 0
-    base = 0.0
+    lfull = 0.0
+    # current and trial margins; an accepted trial becomes current by swapping the buffers
+    Gc = G
     Gt = np.empty((n, m))
+    swapped = False
     for h in range(H):
         T = Ts[h]
+        lam_t = lam * T if loss == LOSS_COH else lam
         if h == 0 or Ts[h] != Ts[h - 1]:
             # responses and loss at the current margins (later rounds reuse those computed
             # at the accepted trial of the step control; annealing: at this round's rho)
-            base = swt * working_response(loss, G, y, sw, T, h == 0, init_uniform, w_floor,
-                                          GZ, Wt)
+            lfull = swt * _working_response(loss, Gc, y, sw, T, h == 0, init_uniform,
+                                            w_floor, GZ, Wt, Lrow)
+        base = lfull
+        if use_bag:
+            _draw_bag(n, ns, bag)
+            base = 0.0
+            for k in range(ns):
+                base += Lrow[bag[k]]
         if shared_root:
             # root histograms of all m trees in one pass over the binned data
             root[:] = 0.0
-            for i in range(n):
+            for k in range(ns):
+                i = bag[k]
                 for f in range(p):
                     bb = codes[i, f]
                     for j in range(m):
-                        root[f, bb, j, 0] += GZ[i, j]
-                        root[f, bb, j, 1] += Wt[i, j]
+                        root[f, bb, j, 0] += GZ[j, i]
+                        root[f, bb, j, 1] += Wt[j, i]
         rsum = 0.0     # discrete AdaBoost.MH: weighted agreement sum D Y h
         for j in range(m):
             if seed >= 0:
                 fperm = np.random.permutation(p)
-            for i in range(n):
-                w[i] = Wt[i, j]
-                gz[i, 0] = GZ[i, j]
-                rows[i] = i
+            w = Wt[j]
+            gz = GZ[j].reshape((n, 1))
+            for k in range(ns):
+                rows[k] = bag[k]
             if shared_root:
                 for f in range(p):
                     for bb in range(nbmax):
                         hist[0, f, bb, 0] = root[f, bb, j, 0]
                         hist[0, f, bb, 1] = root[f, bb, j, 1]
                         hist[0, f, bb, 2] = 0.0
-            nn = grow_tree(codes, n_bins, gz, w, rows, n, max_leaves, min_leaf, max_depth, True,
+            nn = grow_tree(codes, n_bins, gz, w, rows, ns, max_leaves, min_leaf, max_depth, True,
                            hist, buf, feat[h, j], sbin[h, j], shi[h, j], left[h, j], right[h, j],
-                           start, end, depth, node_tot, fperm, shared_root)
+                           start, end, depth, node_tot, fperm, shared_root, lam_t)
             n_nodes[h, j] = nn
             for t in range(nn):
                 if left[h, j, t] >= 0:
@@ -331,43 +463,60 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                     v = 1.0 if Gs > 0.0 else (-1.0 if Gs < 0.0 else 0.0)
                     rsum += abs(Gs)
                 else:
-                    v = Gs / Ws if Ws > 0.0 else 0.0
+                    v = Gs / (Ws + lam_t) if Ws > 0.0 else 0.0
                     if v > max_delta:
                         v = max_delta
                     elif v < -max_delta:
                         v = -max_delta
                 value[h, j, t] = v
-                for ii in range(start[t], end[t]):
-                    R[rows[ii], j] = v
+                if not use_bag:
+                    for ii in range(start[t], end[t]):
+                        R[j, rows[ii]] = v
+            if use_bag:
+                # every row (drawn or not) through the tree, on the training bins
+                for i in range(n):
+                    t = 0
+                    while left[h, j, t] >= 0:
+                        if codes[i, feat[h, j, t]] <= sbin[h, j, t]:
+                            t = left[h, j, t]
+                        else:
+                            t = right[h, j, t]
+                    R[j, i] = value[h, j, t]
         fac = shrinkage
         if loss == LOSS_MH_DISCRETE:
+            if use_bag:
+                # the agreement of the drawn rows, relative to their share of D
+                wb = 0.0
+                for k in range(ns):
+                    for j in range(m):
+                        wb += Wt[j, bag[k]]
+                if wb > 0.0:
+                    rsum /= wb
             if rsum > 1.0:
                 rsum = 1.0
             fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
-        # the round's margin increments D, then the step control
-        for i in range(n):
-            for j in range(m):
-                r[j] = fac * R[i, j]
-            _increment(loss, r, m, inc)
-            for j in range(m):
-                D[i, j] = inc[j]
-        # trial margins G + t D; their working responses (for the next round) come with the
-        # loss, so an accepted full step costs one pass, as the unguarded algorithm does
+        # the step control: trial margins G + t D (D the round's increments); their working
+        # responses (for the next round) come with the loss, so an accepted full step costs
+        # one pass, as the unguarded algorithm does
         tstep = 1.0
         k = 0
         while True:
-            for i in range(n):
-                for j in range(m):
-                    Gt[i, j] = G[i, j] + tstep * D[i, j]
-            lnew = swt * working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor,
-                                          GZ, Wt)
+            lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor,
+                                     Gt, GZ, Wt, Lrow)
+            lfull = swt * lt
+            lnew = lfull
+            if use_bag:
+                lnew = 0.0
+                for kk in range(ns):
+                    lnew += Lrow[bag[kk]]
             if lnew <= base + _RTOL_LOSS * abs(base):
                 break
             if k >= _MAX_HALVINGS:
                 # no decrease above rounding level: the loss is at its minimum
                 tstep = 0.0
-                lnew = swt * working_response(loss, G, y, sw, T, False, init_uniform,
-                                              w_floor, GZ, Wt)
+                lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform,
+                                                w_floor, GZ, Wt, Lrow)
+                err, finite = _err_finite(Gc, y, sw)
                 break
             tstep *= 0.5
             k += 1
@@ -377,25 +526,14 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             for t in range(n_nodes[h, j]):
                 if left[h, j, t] < 0:
                     value[h, j, t] *= fac
-        finite = True
-        for i in range(n):
-            for j in range(m):
-                if tstep > 0.0:
-                    G[i, j] = Gt[i, j]
-                if not math.isfinite(G[i, j]):
-                    finite = False
+        if tstep > 0.0:
+            Gc, Gt = Gt, Gc
+            swapped = not swapped
         if not finite:
+            if swapped:
+                G[:, :] = Gc
             return h, False, max(best, 1) if h > 0 else 0
-        train_loss[h] = lnew / swt
-        base = lnew
-        err = 0.0
-        for i in range(n):
-            am = 0
-            for j in range(1, m):
-                if G[i, j] > G[i, am]:
-                    am = j
-            if am != y[i]:
-                err += sw[i]
+        train_loss[h] = lfull / swt
         train_err[h] = err / swt
         if nv > 0:
             lv = 0.0
@@ -415,9 +553,13 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                 best_v = lv
                 best = h + 1
             if n_iter_no_change > 0 and since >= n_iter_no_change:
+                if swapped:
+                    G[:, :] = Gc
                 return h + 1, True, best
         else:
             best = h + 1
+    if swapped:
+        G[:, :] = Gc
     return H, True, best
 
 

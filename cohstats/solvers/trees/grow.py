@@ -176,11 +176,13 @@ def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
 
 
 @njit(cache=True, nogil=True)
-def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm):
+def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
     ``tot`` (K + 2,) receives the node totals. Returns (gain, feature, bin); gain is -1 when
-    no admissible split exists.
+    no admissible split exists. ``lam >= 0`` is an L2 penalty on the leaf values: a node's
+    score is ``sum_k G_k^2 / (W + lam)`` (XGBoost's structure score; ``lam = 0``: the
+    weighted squared-error reduction).
     """
     h = hist[slot]
     p = h.shape[0]
@@ -199,7 +201,7 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm):
     parent = 0.0
     for k in range(K):
         parent += tot[k] * tot[k]
-    parent /= W
+    parent /= W + lam
     tol = GAIN_RTOL * parent
     GL = np.empty(K)
     for fi in range(p):
@@ -227,7 +229,7 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm):
                 gr = tot[k] - gl
                 sl += gl * gl
                 sr += gr * gr
-            gain = sl / WL + sr / WR - parent
+            gain = sl / (WL + lam) + sr / (WR + lam) - parent
             if gain > best_gain + TIE_RTOL * abs(best_gain):
                 best_gain = gain
                 best_f = f
@@ -240,7 +242,7 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm):
 @njit(cache=True, nogil=True)
 def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_depth, best_first,
               hist, buf, feat, split_bin, split_hi, left, right, start, end, depth, node_tot,
-              fperm, root_ready=False):
+              fperm, root_ready=False, lam=0.0):
     """Grow one tree on rows[:n_rows] (partitioned in place so every node owns a segment).
 
     Parameters
@@ -264,6 +266,9 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         order per tree from ``random_state``, as scikit-learn's trees do)
     root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
         builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
+    lam : L2 penalty on the leaf values (boosting's ``lambda_l2``): splits maximise the
+        decrease of ``sum_leaves -G^2 / (W + lam)``, whose leaf values are ``G / (W + lam)``
+        (0: least squares)
 
     Returns
     -------
@@ -297,7 +302,8 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
     start[0] = 0
     end[0] = n_rows
     depth[0] = 0
-    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm)
+    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm,
+                          lam)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
@@ -338,13 +344,14 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         nl = 0
         nr = 0
         for ii in range(s, e):
+            # branch-free (the side is unpredictable): write both, advance one; position
+            # s + nl <= ii has already been read
             i = rows[ii]
-            if codes[i, f] <= b:
-                rows[s + nl] = i
-                nl += 1
-            else:
-                buf[nr] = i
-                nr += 1
+            go = np.int64(codes[i, f] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
         for r in range(nr):
             rows[s + nl + r] = buf[r]
         lc = n_nodes
@@ -382,7 +389,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         for c in (lc, rc):
             sc = slot_of_small if c == small else slot_of_large
             g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c],
-                                    end[c] - start[c], counts, fperm)
+                                    end[c] - start[c], counts, fperm, lam)
             if g > 0.0 and depth[c] < max_depth:
                 pend_node[n_pend] = c
                 pend_gain[n_pend] = g
