@@ -54,9 +54,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.svm.smo import (cache_new, get_row, gram_matrix, n_cache_rows, smo_solve,
-                                  sq_norms)
+from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
+from cohstats.solvers.svm.smo import smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -124,12 +124,12 @@ def invert_pivot(A):
 
 
 @njit(cache=True, nogil=True)
-def _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
+def _bordered(E, nE, y, kr):
     m = nE + 1
     Ks = np.zeros((m, m))
     for a in range(nE):
         ia = E[a]
-        Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        Ka = get_row(kr, ia)
         Ks[0, a + 1] = y[ia]
         Ks[a + 1, 0] = y[ia]
         for c in range(nE):
@@ -181,8 +181,7 @@ def _inv_remove(P, k):
 
 
 @njit(cache=True, nogil=True)
-def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status,
-              A_out, A0_out, max_events, n_cache):
+def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0_out, max_events):
     """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
 
     Records ``alpha`` and ``alpha_0`` at every ``grid[g] >= pi0``, ``g >= g0`` into ``A_out[g]``,
@@ -193,13 +192,11 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     """
     n = y.shape[0]
     ng = grid.shape[0]
-    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
-    xsq = sq_norms(code, X, Kpre)
     # sum over L of w_i K(., x_i)
     sL = np.zeros(n)
     for i in range(n):
         if status[i] == L_SET:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ki = get_row(kr, i)
             for k in range(n):
                 sL[k] += w[i] * Ki[k]
     E = np.empty(n, dtype=np.int64)
@@ -247,7 +244,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             for k in range(n):
                 f[k] += best
             if status[kbest] == L_SET:
-                Kk = get_row(kbest, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                Kk = get_row(kr, kbest)
                 for q in range(n):
                     sL[q] -= w[kbest] * Kk[q]
             status[kbest] = E_SET
@@ -271,7 +268,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             rhs[a + 1] = y[ia] * sL[ia]
         if (not need_inv) and since_refresh >= 50:
             # residual check of the updated inverse; rebuild only when it has drifted
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, kr)
             bs = Minv @ rhs
             res = Ks @ bs - rhs
             scale = 1.0
@@ -283,7 +280,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                     need_inv = True
             since_refresh = 0
         if need_inv:
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, kr)
             Minv, ok = invert_pivot(Ks)
             if not ok:
                 return g, n_events, FLAG_FALLBACK, n_jumps
@@ -294,7 +291,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             h[k] = bs[0] - sL[k]
         for a in range(nE):
             ia = E[a]
-            Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ka = get_row(kr, ia)
             c = bs[a + 1] * y[ia]
             for k in range(n):
                 h[k] += c * Ka[k]
@@ -393,17 +390,17 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                 alpha[kev] = 0.0
             else:
                 alpha[kev] = _S(y[kev], w[kev], pi)
-                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                Kk = get_row(kr, kev)
                 for q in range(n):
                     sL[q] += w[kev] * Kk[q]
         else:
             if status[kev] == L_SET:
-                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                Kk = get_row(kr, kev)
                 for q in range(n):
                     sL[q] -= w[kev] * Kk[q]
             status[kev] = E_SET
             f[kev] = y[kev]
-            Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Kk = get_row(kr, kev)
             u = np.empty(nE + 1)
             u[0] = y[kev]
             for a in range(nE):
@@ -430,22 +427,10 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     return g, n_events, FLAG_DONE, n_jumps
 
 
-@njit(cache=True, nogil=True)
 def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
     """Training decision values ``f_k = (alpha_0 + sum_i alpha_i y_i K_ki) / (n lambda)``."""
-    n = y.shape[0]
-    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
-    xsq = sq_norms(code, X, Kpre)
-    f = np.full(n, alpha0)
-    for i in range(n):
-        if alpha[i] != 0.0:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-            c = alpha[i] * y[i]
-            for k in range(n):
-                f[k] += c * Ki[k]
-    for k in range(n):
-        f[k] /= nlam
-    return f
+    kr = rows_provider(int(code), X, kpar, Kpre, n_slots=n_cache, in_place=True)
+    return expansion(kr, alpha * y, float(alpha0)) / nlam
 
 
 class PathResult(NamedTuple):
@@ -545,9 +530,8 @@ def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, f
 def _kernel_block(code, X, kpar, Kpre, rows_idx, cols_idx):
     if code == KERNEL_CALLABLE:
         return Kpre[np.ix_(rows_idx, cols_idx)]
-    from cohstats.kernels import Kernel
-    kern = Kernel(name="k", code=code, kpar=kpar)
-    return kern(X[rows_idx], X[cols_idx])
+    return kernel_cross(int(code), np.ascontiguousarray(X[rows_idx]), np.ascontiguousarray(X[cols_idx]),
+                        np.ascontiguousarray(kpar, dtype=np.float64))
 
 
 def _check_grid(grid) -> np.ndarray:
@@ -682,9 +666,9 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     while g < ng:
         alpha, alpha0, f, status = _start_state(code, Xn, kpar, Kpre, y, w, float(nlam), grid[g],
                                                 tol_path, cache_size)
-        g_new, ev, flag, jumps = path_core(int(code), Xn, kpar, Kpre, y, w, float(nlam), grid, g,
-                                           grid[g], alpha, float(alpha0), f, status, A, A0,
-                                           int(max_events), nc)
+        kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+        g_new, ev, flag, jumps = path_core(kr, y, w, float(nlam), grid, g, grid[g], alpha,
+                                           float(alpha0), f, status, A, A0, int(max_events))
         n_events += ev
         n_jumps += jumps
         if flag != FLAG_DONE:
@@ -702,11 +686,10 @@ def path_decision(X, y, res: PathResult, Xnew, *, code: int, kpar=None, Kpre_new
     if code == KERNEL_CALLABLE:
         Kn = np.ascontiguousarray(Kpre_new, dtype=np.float64)
         return (Kn @ (res.A * y).T).T / res.nlam + res.A0[:, None] / res.nlam
-    from cohstats.kernels import Kernel
     Xtr = np.ascontiguousarray(X, dtype=np.float64)
     Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
     used = np.flatnonzero(np.any(res.A != 0.0, axis=0))
-    Kn = Kernel(name="k", code=code, kpar=kpar)(Xnew, Xtr[used])
+    Kn = kernel_cross(int(code), Xnew, np.ascontiguousarray(Xtr[used]), kpar)
     return ((res.A[:, used] * y[used]) @ Kn.T + res.A0[:, None]) / res.nlam
 
 
