@@ -197,7 +197,7 @@ class SVMFit(Fit):
         """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` (in the
         standardised inputs) at the interior bracketing grid ``pi_j = j/m``, from the pi path."""
         res = self._get_path(m)
-        return res.grid, res.A * self.design.y / res.nlam, res.A0 / res.nlam
+        return res.info["grid"], res.dual * self.design.y / res.info["nlam"], res.intercept / res.info["nlam"]
 
     def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
         """Decision values of the weighted classifiers at the interior bracketing grid (rows)."""
@@ -701,12 +701,13 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         res = pi_path(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, nlam=1.0 / Cval,
                       grid=ext, weights=design.weights, cache_size=cache_size, n_jobs=n_jobs)
         g = int(np.flatnonzero(ext == 0.5)[0])
-        a = np.clip(res.A[g] * Cval, 0.0, cost)
-        b = float(res.A0[g] * Cval)
+        a = np.clip(res.dual[g] * Cval, 0.0, cost)
+        b = float(res.intercept[g] * Cval)
         if ext.size > grid.size:
-            res = res._replace(grid=grid, A=np.delete(res.A, g, axis=0), A0=np.delete(res.A0, g))
+            res = res._replace(dual=np.delete(res.dual, g, axis=0), intercept=np.delete(res.intercept, g),
+                               info={**res.info, "grid": grid})
         fit.__dict__["_paths"] = {fit.m: res}
-        n_iter, converged = int(res.n_events), True
+        n_iter, converged = int(res.info["n_events"]), True
         r = None
     else:
         r = smo_solve(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
@@ -714,7 +715,7 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         if warn and not r.converged:
             warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
                           f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=3)
-        a, b, n_iter, converged = r.a, float(r.b), r.n_iter, r.converged
+        a, b, n_iter, converged = r.dual, float(r.intercept), r.n_iter, r.converged
     fit.dual_alpha_ = a
     fit._beta = a * y
     fit.support_ = np.flatnonzero(a > 0)
@@ -732,7 +733,7 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
     if r is None:
         fit.fitted_decision = (Kpre @ fit._beta + b) if Kpre is not None else fit._decision(design.X)
     else:
-        fit.fitted_decision = y * (r.G + 1.0) + r.b
+        fit.fitted_decision = y * (r.info["gradient"] + 1.0) + r.intercept
     # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
     fit.objective = float(0.5 * a @ (y * (fit.fitted_decision - b)) - a.sum())
     if path:
@@ -986,8 +987,8 @@ class PsiFit(SVMFit):
                 cw = self.design.weights * class_weights(y, pj)
                 r = psi_dc(self._Z, y, kernel=self.kernel, lam=float(self.lambda_[0]), cw=cw,
                            tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
-                B[j] = r.theta * y
-                b0[j] = r.b
+                B[j] = r.dual * y
+                b0[j] = r.intercept
             cache[m] = (grid, B, b0)
         return cache[m]
 
@@ -1050,7 +1051,7 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
                cache_size=cache_size, max_iter=max_iter)
     if not r.converged:
-        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_dc} steps without a "
+        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_iter} steps without a "
                       "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
                       ConvergenceWarning, stacklevel=2)
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
@@ -1072,15 +1073,15 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     fit.cost = 2.0 * cw * Cval
     fit.standardize = bool(standardize)
     fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
-    fit.dual_alpha_ = r.theta
-    fit._beta = r.theta * y
-    fit.support_ = np.flatnonzero(r.theta != 0)
-    fit._b = float(r.b)
+    fit.dual_alpha_ = r.dual
+    fit._beta = r.dual * y
+    fit.support_ = np.flatnonzero(r.dual != 0)
+    fit._b = float(r.intercept)
     fit.objective = float("nan")
     fit.psi_objective = r.objective
-    fit.history = r.history
-    fit.n_dc = r.n_dc
-    fit.n_iter = r.n_dc
+    fit.history = r.info["history"]
+    fit.n_dc = r.n_iter
+    fit.n_iter = r.n_iter
     fit.converged = r.converged
     fit.prob_method = prob_method
     fit._cache_size = float(cache_size)
@@ -1088,7 +1089,7 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     fit._max_dc = int(max_dc)
     fit._fit_fn = psi_learn
     fit._fit_args = dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
-    fit.fitted_decision = r.fitted
+    fit.fitted_decision = r.info["fitted"]
     if kern.code == KERNEL_LINEAR:
         fit._coef = (fit._beta @ Z) / xs
         fit._intercept = float(fit._b - fit._coef @ xc)

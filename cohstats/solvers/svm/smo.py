@@ -33,12 +33,11 @@ kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=Tru
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, rows_provider
 
 TAU = 1e-12
@@ -421,22 +420,10 @@ def kernel_decision(code, Xtr, kpar, coef, b, Xnew, Kpre_new):
 
 
 # --------------------------------------------------------------------------- Python entry
-class SMOResult(NamedTuple):
-    """Solution of the dual: multipliers ``a``, gradient ``G = Qa + p``, intercept ``b``."""
-
-    a: np.ndarray
-    G: np.ndarray
-    b: float
-    n_iter: int
-    converged: bool
-    objective: float
-    cache_misses: int
-
-
 def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None, p=None,
               a0=None, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
               cache_size: float = 200.0, shrink_first: int | None = None,
-              shrink_every: int | None = None) -> SMOResult:
+              shrink_every: int | None = None) -> SolverResult:
     """Solve ``min (1/2) a'Qa + p'a``, ``lo <= a <= hi``, ``y'a = y'a0`` by SMO.
 
     Parameters
@@ -460,7 +447,11 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
 
     Returns
     -------
-    SMOResult
+    SolverResult
+        ``dual`` the multipliers ``a``, ``intercept`` ``b`` (decision function
+        ``sum_i a_i y_i K(x_i, x) + b``), ``n_iter`` pair updates, ``objective``
+        ``(1/2) a'Qa + p'a``; ``info["gradient"]`` is ``G = Qa + p`` and ``info["kernel_rows"]``
+        the number of kernel rows computed.
 
     Examples
     --------
@@ -468,7 +459,7 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     >>> from cohstats.kernels import KERNEL_LINEAR
     >>> X = np.array([[0.0], [1.0], [3.0], [4.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
     >>> r = smo_solve(X, y, code=KERNEL_LINEAR, kpar=np.zeros(5), C=np.full(4, 10.0), tol=1e-10)
-    >>> round(float((r.a * y) @ X[:, 0]), 6), round(r.b, 6)     # f(x) = x - 2
+    >>> round(float((r.dual * y) @ X[:, 0]), 6), round(r.intercept, 6)     # f(x) = x - 2
     (1.0, -2.0)
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -511,4 +502,5 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     kr = rows_provider(int(code), X, kpar, Kpre, n_slots=nc, in_place=True)
     a, G, b, it, conv, obj, miss = smo_core(kr, y, p, lo, hi, a, float(tol), int(max_iter),
                                             bool(shrinking), int(shrink_first), int(shrink_every))
-    return SMOResult(a, G, float(b), int(it), bool(conv), float(obj), int(miss))
+    return SolverResult(coef=None, dual=a, intercept=float(b), n_iter=int(it), converged=bool(conv),
+                        objective=float(obj), info={"gradient": G, "kernel_rows": int(miss)})

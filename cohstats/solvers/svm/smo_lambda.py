@@ -57,6 +57,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR
+from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, permute_rows, rows_provider
 
 # ---------------------------------------------------------------------------------------------
@@ -834,11 +835,14 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
 
     Returns
     -------
-    dict with ``alpha`` (N, L), ``F`` (N, L), ``n_iter``, ``n_steps``, ``converged``,
-    ``status`` ("converged" | "max_iter" | "time_limit"), ``max_violation``, ``primal``,
-    ``dual``, ``kernel_rows`` (rows computed), ``n_cache_rows``, ``n_shrink`` (events),
-    ``n_rebuild``, ``refresh_work`` (sum over visits of the refreshed length; lazy path only),
-    ``time``. ``n_iter`` counts point visits (one kernel row and one refresh each).
+    SolverResult
+        ``dual`` the multipliers ``alpha`` (N, L); ``intercept`` 0.0 (the lambda-SVM has no
+        bias); ``n_iter`` the point visits (one kernel row and one refresh each); ``converged``;
+        ``objective`` the dual objective ``W(alpha)`` (maximised). ``info`` holds ``F`` (N, L)
+        the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
+        "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
+        ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
+        of the refreshed length; lazy path only) and ``time``.
 
     Examples
     --------
@@ -848,7 +852,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     >>> X = rng.normal(size=(30, 2)); y = rng.integers(0, 3, 30)
     >>> k = make_kernel("rbf", X, gamma=0.5)
     >>> res = solve_lambda_svm(X, y, 3, 5.0, np.full(30, 1.0), k.code, k.kpar, tol=1e-6)
-    >>> bool(res["converged"]), bool(np.allclose(res["F"].sum(axis=1), 0.0))
+    >>> bool(res.converged), bool(np.allclose(res.info["F"].sum(axis=1), 0.0))
     (True, True)
     """
     t0 = time.perf_counter()
@@ -941,11 +945,10 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     if status == "converged" and not maxv < tol:
         status = "stalled"
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
-    return {
-        "alpha": alpha, "F": np.ascontiguousarray(Ft.T), "n_iter": int(counter[0]),
-        "n_steps": int(counter[1]), "refresh_work": int(counter[4]),
-        "converged": status == "converged", "status": status,
-        "max_violation": maxv, "primal": float(primal), "dual": float(dual),
-        "kernel_rows": int(kr.state[1]), "n_cache_rows": n_slots, "n_shrink": int(counter[2]),
-        "n_rebuild": int(counter[3]), "time": time.perf_counter() - t0,
-    }
+    info = {"F": np.ascontiguousarray(Ft.T), "n_steps": int(counter[1]),
+            "refresh_work": int(counter[4]), "status": status, "max_violation": maxv,
+            "primal": float(primal), "dual": float(dual), "kernel_rows": int(kr.state[1]),
+            "n_cache_rows": n_slots, "n_shrink": int(counter[2]), "n_rebuild": int(counter[3]),
+            "time": time.perf_counter() - t0}
+    return SolverResult(coef=None, dual=alpha, intercept=0.0, n_iter=int(counter[0]),
+                        converged=status == "converged", objective=float(dual), info=info)

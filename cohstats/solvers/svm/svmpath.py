@@ -49,12 +49,11 @@ bracketing classifiers is not reached with hundreds of free support vectors by e
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
 from cohstats.solvers.svm.smo import smo_solve
 
@@ -433,16 +432,14 @@ def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
     return expansion(kr, alpha * y, float(alpha0)) / nlam
 
 
-class PathResult(NamedTuple):
-    """Multipliers along the pi grid: ``A[g]`` (scaled ``alpha``), ``A0[g]`` (scaled intercept)."""
-
-    grid: np.ndarray
-    A: np.ndarray
-    A0: np.ndarray
-    nlam: float
-    n_events: int
-    n_restarts: int
-    n_jumps: int
+def _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps, *, n_iter=None, converged=True,
+                 objective=None):
+    """The :class:`~cohstats.solvers.result.SolverResult` of a pi grid (see :func:`pi_path`)."""
+    return SolverResult(coef=None, dual=A, intercept=A0,
+                        n_iter=int(n_events if n_iter is None else n_iter), converged=bool(converged),
+                        objective=objective,
+                        info={"grid": grid, "nlam": float(nlam), "n_events": int(n_events),
+                              "n_restarts": int(n_restarts), "n_jumps": int(n_jumps)})
 
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
@@ -462,7 +459,7 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
         return out
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.a,
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.dual,
                   cache_size=cache_size, max_iter=max(5_000, 20 * n))
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
@@ -473,8 +470,8 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
 def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=False):
     """E/L/R sets from an SMO solution, polished by the elbow system; None if not verified."""
     n = y.shape[0]
-    alpha = r.a * nlam
-    alpha0 = r.b * nlam
+    alpha = r.dual * nlam
+    alpha0 = r.intercept * nlam
     nc = n_cache_rows(n, cache_size)
     Xc = np.empty((n, 1)) if code == KERNEL_CALLABLE else X
     Kc = Kpre if code == KERNEL_CALLABLE else np.empty((1, 1))
@@ -586,7 +583,7 @@ def _two_halves(lower, upper, threads):
 
 def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
             tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None,
-            n_jobs: int | None = None) -> PathResult:
+            n_jobs: int | None = None) -> SolverResult:
     """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) ([WSL] section 4).
 
     Parameters
@@ -607,8 +604,14 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
 
     Returns
     -------
-    PathResult with ``A[g, i] = alpha_i(grid[g])`` (``0 <= alpha_i <= S_i``) and ``A0[g]``;
-    the decision function at ``grid[g]`` is ``(A0[g] + sum_i A[g, i] y_i K(x_i, x)) / nlam``.
+    SolverResult
+        ``A = dual`` with ``A[g, i] = alpha_i(grid[g])`` (``0 <= alpha_i <= S_i``) and
+        ``A0 = intercept``; the decision function at ``grid[g]`` is
+        ``(A0[g] + sum_i A[g, i] y_i K(x_i, x)) / nlam``. ``n_iter`` counts the path's events;
+        ``converged`` is True (every grid value is recorded on an exact piece of the path);
+        ``objective`` is None; ``info`` holds ``grid``, ``nlam``, ``n_events``, ``n_restarts``
+        (fresh SMO starts after a singular elbow system) and ``n_jumps`` (empty-elbow intercept
+        jumps).
 
     Examples
     --------
@@ -617,7 +620,7 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
     >>> r = pi_path(X, y, code=KERNEL_LINEAR, nlam=40 * 0.1, grid=np.linspace(0.1, 0.9, 9))
-    >>> r.A.shape
+    >>> r.dual.shape
     (9, 40)
     """
     y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
@@ -628,9 +631,11 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
                     tol_path=tol_path, cache_size=cache_size, max_events=max_events)
         lo, up = _two_halves(lambda: pi_path(X, -y, grid=1.0 - grid[:k][::-1], **args),
                              lambda: pi_path(X, y, grid=grid[k:], **args), threads)
-        return PathResult(grid, np.vstack([lo.A[::-1], up.A]), np.concatenate([-lo.A0[::-1], up.A0]),
-                          float(nlam), lo.n_events + up.n_events, lo.n_restarts + up.n_restarts,
-                          lo.n_jumps + up.n_jumps)
+        li, ui = lo.info, up.info
+        return _path_result(grid, np.vstack([lo.dual[::-1], up.dual]),
+                            np.concatenate([-lo.intercept[::-1], up.intercept]), nlam,
+                            li["n_events"] + ui["n_events"], li["n_restarts"] + ui["n_restarts"],
+                            li["n_jumps"] + ui["n_jumps"])
     if code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
         Xn = np.empty((n, 1))
@@ -652,9 +657,8 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
                           weights=wg, tol_path=tol_path, cache_size=cache_size,
                           max_events=max_events)
             share = np.where(wg[inv] > 0, w / np.where(wg[inv] > 0, wg[inv], 1.0), 0.0)
-            A = sub.A[:, inv] * share[None, :]
-            return PathResult(grid, A, sub.A0, float(nlam), sub.n_events, sub.n_restarts,
-                              sub.n_jumps)
+            A = sub.dual[:, inv] * share[None, :]
+            return sub._replace(dual=A)
     if max_events is None:
         max_events = 50 * n + 1000
     nc = n_cache_rows(n, cache_size)
@@ -676,21 +680,23 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
             if g_new == g:          # not even the start point was recorded: impossible by design
                 raise RuntimeError("pi_path: no progress after a restart")
         g = g_new
-    return PathResult(grid, A, A0, float(nlam), n_events, n_restarts, n_jumps)
+    return _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps)
 
 
-def path_decision(X, y, res: PathResult, Xnew, *, code: int, kpar=None, Kpre_new=None) -> np.ndarray:
-    """Decision values at every grid pi: array ``(len(grid), m)``."""
+def path_decision(X, y, res: SolverResult, Xnew, *, code: int, kpar=None, Kpre_new=None) -> np.ndarray:
+    """Decision values at every grid pi of a :func:`pi_path` / :func:`pi_grid_smo` result: array
+    ``(len(grid), m)``."""
+    A, A0, nlam = res.dual, res.intercept, res.info["nlam"]
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if code == KERNEL_CALLABLE:
         Kn = np.ascontiguousarray(Kpre_new, dtype=np.float64)
-        return (Kn @ (res.A * y).T).T / res.nlam + res.A0[:, None] / res.nlam
+        return (Kn @ (A * y).T).T / nlam + A0[:, None] / nlam
     Xtr = np.ascontiguousarray(X, dtype=np.float64)
     Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
-    used = np.flatnonzero(np.any(res.A != 0.0, axis=0))
+    used = np.flatnonzero(np.any(A != 0.0, axis=0))
     Kn = kernel_cross(int(code), Xnew, np.ascontiguousarray(Xtr[used]), kpar)
-    return ((res.A[:, used] * y[used]) @ Kn.T + res.A0[:, None]) / res.nlam
+    return ((A[:, used] * y[used]) @ Kn.T + A0[:, None]) / nlam
 
 
 def _repair_equality(a, C, pos):
@@ -721,7 +727,7 @@ def _repair_equality(a, C, pos):
 
 def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
                 tol: float = 1e-3, cache_size: float = 200.0, n_jobs: int | None = None
-                ) -> PathResult:
+                ) -> SolverResult:
     """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
 
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
@@ -735,7 +741,9 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     every one of them scanning all variables: 2-3x slower). When the kernel matrix fits in
     ``cache_size`` it is computed once for all grid values. The result has SMO's accuracy
     (maximal KKT violation below ``tol``), not the path's exactness.
-    Returns a :class:`PathResult` in the scaled parametrisation of :func:`pi_path`.
+    Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
+    :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
+    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
 
     Examples
     --------
@@ -743,12 +751,15 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     >>> from cohstats.kernels import KERNEL_LINEAR
     >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
-    >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).A.shape
+    >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).dual.shape
     (9, 40)
     """
     y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
     A = np.zeros((grid.size, n))
     A0 = np.zeros(grid.size)
+    obj = np.zeros(grid.size)
+    its = np.zeros(grid.size, dtype=np.int64)
+    conv = np.zeros(grid.size, dtype=bool)
     pos = y > 0
     if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
@@ -760,8 +771,11 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
         return w * np.where(pos, 1.0 - pi, pi) / nlam
 
     def store(g, r):
-        A[g] = r.a * nlam
-        A0[g] = r.b * nlam
+        A[g] = r.dual * nlam
+        A0[g] = r.intercept * nlam
+        obj[g] = r.objective
+        its[g] = r.n_iter
+        conv[g] = r.converged
 
     mid = int(np.argmin(np.abs(grid - 0.5)))
     r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol,
@@ -769,7 +783,7 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     store(mid, r)
 
     def chain(order):
-        a, prev = r.a, grid[mid]
+        a, prev = r.dual, grid[mid]
         for g in order:
             pi = grid[g]
             C = box(pi)
@@ -778,8 +792,9 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
             rg = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
                            cache_size=cache_size, shrink_first=100, shrink_every=200)
             store(g, rg)
-            a, prev = rg.a, pi
+            a, prev = rg.dual, pi
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)),
                 threads)
-    return PathResult(grid, A, A0, float(nlam), 0, 0, 0)
+    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(),
+                        objective=obj)
