@@ -260,22 +260,20 @@ ROW_BLOCK = 512
 
 
 @njit(cache=True, nogil=True)
-def _dot_block(d, x, ZT, lo, hi):
-    """``d[t] = <x, z_t>`` for ``lo <= t < hi`` (``ZT`` is the (p, m) transpose of Z), summed
-    from 0 in the order of the features, four features per pass (same order of additions).
-    The slices are taken here, as ``ZT[k, lo:hi]``: a 2-D slice passed in has layout 'A' and its
-    loop does not vectorise."""
+def _add_features(d, c, ZT, lo, hi):
+    """``d[t] += sum_k c[k] z_tk`` for ``lo <= t < hi`` (``ZT`` is the (p, m) transpose of Z),
+    the terms added in the order of the features, four features per pass over the block (the
+    block stays in L1). The slices are taken here, as ``ZT[k, lo:hi]``: a 2-D slice passed in
+    has layout 'A' and its loop does not vectorise."""
     p = ZT.shape[0]
     db = d[lo:hi]
     m = hi - lo
-    for t in range(m):
-        db[t] = 0.0
     k = 0
     while k + 4 <= p:
-        c0 = x[k]
-        c1 = x[k + 1]
-        c2 = x[k + 2]
-        c3 = x[k + 3]
+        c0 = c[k]
+        c1 = c[k + 1]
+        c2 = c[k + 2]
+        c3 = c[k + 3]
         x0 = ZT[k, lo:hi]
         x1 = ZT[k + 1, lo:hi]
         x2 = ZT[k + 2, lo:hi]
@@ -284,41 +282,10 @@ def _dot_block(d, x, ZT, lo, hi):
             db[t] = (((db[t] + c0 * x0[t]) + c1 * x1[t]) + c2 * x2[t]) + c3 * x3[t]
         k += 4
     while k < p:
-        c = x[k]
+        ck = c[k]
         xk = ZT[k, lo:hi]
         for t in range(m):
-            db[t] += c * xk[t]
-        k += 1
-
-
-@njit(cache=True, nogil=True)
-def _sqdist_block(d2, x, xx, ZT, zz, lo, hi):
-    """``d2[t] = ||x||^2 + ||z_t||^2 - 2 <x, z_t>`` for ``lo <= t < hi`` (not clipped), the
-    ``-2 x_k z_tk`` terms added in the order of the features."""
-    p = ZT.shape[0]
-    db = d2[lo:hi]
-    zb = zz[lo:hi]
-    m = hi - lo
-    for t in range(m):
-        db[t] = xx + zb[t]
-    k = 0
-    while k + 4 <= p:
-        c0 = -2.0 * x[k]
-        c1 = -2.0 * x[k + 1]
-        c2 = -2.0 * x[k + 2]
-        c3 = -2.0 * x[k + 3]
-        x0 = ZT[k, lo:hi]
-        x1 = ZT[k + 1, lo:hi]
-        x2 = ZT[k + 2, lo:hi]
-        x3 = ZT[k + 3, lo:hi]
-        for t in range(m):
-            db[t] = (((db[t] + c0 * x0[t]) + c1 * x1[t]) + c2 * x2[t]) + c3 * x3[t]
-        k += 4
-    while k < p:
-        c = -2.0 * x[k]
-        xk = ZT[k, lo:hi]
-        for t in range(m):
-            db[t] += c * xk[t]
+            db[t] += ck * xk[t]
         k += 1
 
 
@@ -348,8 +315,11 @@ def kernel_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
     m = ZT.shape[1]
     d = work[0]
     if code == KERNEL_LINEAR or code == KERNEL_POLY:
+        # <x, z_t> summed from 0 (bitwise kernel_pair's sum)
         for lo in range(0, m, ROW_BLOCK):
-            _dot_block(d, x, ZT, lo, min(m, lo + ROW_BLOCK))
+            hi = min(m, lo + ROW_BLOCK)
+            d[lo:hi] = 0.0
+            _add_features(d, x, ZT, lo, hi)
         if code == KERNEL_LINEAR:
             for t in range(m):
                 out[t] = d[t]
@@ -358,8 +328,13 @@ def kernel_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
                 out[t] = (kpar[0] * d[t] + kpar[1]) ** kpar[2]
         return
     xs = work[1]
+    c = -2.0 * x
     for lo in range(0, m, ROW_BLOCK):
-        _sqdist_block(d, x, xx, ZT, zz, lo, min(m, lo + ROW_BLOCK))
+        # ||x||^2 + ||z_t||^2, then the -2 x_k z_tk terms in the order of the features
+        hi = min(m, lo + ROW_BLOCK)
+        for t in range(lo, hi):
+            d[t] = xx + zz[t]
+        _add_features(d, c, ZT, lo, hi)
     if diag >= 0:
         d[diag] = 0.0
     g = kpar[0]

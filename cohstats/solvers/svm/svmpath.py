@@ -180,6 +180,18 @@ def _inv_remove(P, k):
 
 
 @njit(cache=True, nogil=True)
+def _enter_elbow(kr, k, status, f, y, w, sL):
+    """Move point ``k`` into the elbow (``y_k f_k = 1``), taking it out of ``sL = sum_L w_i K(., x_i)``
+    when it comes from ``L``."""
+    if status[k] == L_SET:
+        Kk = get_row(kr, k)
+        for q in range(sL.shape[0]):
+            sL[q] -= w[k] * Kk[q]
+    status[k] = E_SET
+    f[k] = y[k]
+
+
+@njit(cache=True, nogil=True)
 def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0_out, max_events):
     """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
 
@@ -242,12 +254,7 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
             alpha0 += nlam * best
             for k in range(n):
                 f[k] += best
-            if status[kbest] == L_SET:
-                Kk = get_row(kr, kbest)
-                for q in range(n):
-                    sL[q] -= w[kbest] * Kk[q]
-            status[kbest] = E_SET
-            f[kbest] = y[kbest]
+            _enter_elbow(kr, kbest, status, f, y, w, sL)
             E[0] = kbest
             nE = 1
             need_inv = True
@@ -393,12 +400,7 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
                 for q in range(n):
                     sL[q] += w[kev] * Kk[q]
         else:
-            if status[kev] == L_SET:
-                Kk = get_row(kr, kev)
-                for q in range(n):
-                    sL[q] -= w[kev] * Kk[q]
-            status[kev] = E_SET
-            f[kev] = y[kev]
+            _enter_elbow(kr, kev, status, f, y, w, sL)
             Kk = get_row(kr, kev)
             u = np.empty(nE + 1)
             u[0] = y[kev]
