@@ -139,18 +139,11 @@ def fill_row(kr, i, out):
 
 
 @njit(cache=True, nogil=True)
-def row_slot(kr, i):
-    """The cache slot holding row ``K(x_i, .)`` (``i`` an original index), computing it on a miss
-    (into the free slot, else the least recently used one)."""
+def _miss(kr, i):
+    """Compute row ``i`` into the free slot, else the least recently used one; returns the slot."""
     state = kr.state
     link = kr.link
     sentinel = kr.rows.shape[0]
-    s = kr.slot_of[i]
-    if s >= 0:
-        state[2] += 1
-        _lru_unlink(link, s)
-        _lru_push_front(link, s, sentinel)
-        return s
     state[1] += 1
     if state[0] < sentinel:
         s = state[0]
@@ -175,7 +168,23 @@ def row_slot(kr, i):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def row_slot(kr, i):
+    """The cache slot holding row ``K(x_i, .)`` (``i`` an original index), computing it on a miss.
+
+    Inlined into the solvers, so that a hit (the common case) costs a few integer operations and
+    no call with the whole provider as argument."""
+    s = kr.slot_of[i]
+    if s >= 0:
+        kr.state[2] += 1
+        link = kr.link
+        _lru_unlink(link, s)
+        _lru_push_front(link, s, kr.rows.shape[0])
+        return s
+    return _miss(kr, i)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def get_row(kr, i):
     """Kernel row ``K(x_i, .)`` (a view into the cache: valid until ``n_slots - 1`` other rows
     have been requested since)."""

@@ -155,7 +155,7 @@ def decision_from_alpha(alpha, y, kr):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _swap(p, q, st, perm):
     """Exchange the points at positions ``p`` and ``q`` in every position-indexed array."""
     alpha, Ft, S, pv, y, Cb, Kdiag, pos_of = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.pos_of
