@@ -153,15 +153,18 @@ def _miss(kr, i):
         _lru_unlink(link, s)
         kr.slot_of[kr.row_of[s]] = -1
     row = kr.rows[s]
-    e = kr.buf
-    fill_row(kr, i, e)
-    if state[3]:
-        for q in range(row.shape[0]):
-            row[q] = e[q]
+    if state[3] and row.itemsize == 8:
+        fill_row(kr, i, row)           # float64 rows in the original order: computed in place
     else:
-        perm = kr.perm
-        for q in range(row.shape[0]):
-            row[q] = e[perm[q]]
+        e = kr.buf                     # float32 rows are rounded once, from the float64 values
+        fill_row(kr, i, e)
+        if state[3]:
+            for q in range(row.shape[0]):
+                row[q] = e[q]
+        else:
+            perm = kr.perm
+            for q in range(row.shape[0]):
+                row[q] = e[perm[q]]
     kr.row_of[s] = i
     kr.slot_of[i] = s
     _lru_push_front(link, s, sentinel)
