@@ -105,6 +105,7 @@ SAFE_CLASSES = frozenset({
     "cohstats.solvers.result.SolverResult",
     "cohstats.models.clearn.CLearnFit",
     "cohstats.models.lum.LumFit",
+    "cohstats.models.lum.LumMultiFit",
     "cohstats.models.svm.SVMFit",
     "cohstats.models.svm.PsiFit",
     "cohstats.models.svm.MulticlassSVMFit",

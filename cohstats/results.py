@@ -299,8 +299,15 @@ class Fit:
     a copy of a path fit at ``s``.
 
     Subclasses implement ``_decision(X, s=None)``, ``_proba(X, s=None, **options)``,
-    ``_summary()`` and usually ``path()`` and ``plot()``; they set ``converged``, ``n_iter``,
-    ``lambda_`` (and ``s`` for paths), ``_coef`` ((p,) or (p, K)) and ``_intercept``.
+    ``_summary()`` and usually ``path()`` and ``plot()``.
+
+    Construction. A fit function computes arrays and hands them to its result class's
+    constructor, the classmethod ``_from_arrays(design, *, ..., call)``, which takes every
+    piece of state as a keyword argument: it starts from :meth:`_blank`, sets the class's own
+    state and ends with :meth:`_set_contract`, which checks and sets the contract fields
+    (``lambda_``, ``s``, ``converged``, ``n_iter``, ``_coef``, ``_intercept``) in one place.
+    A result derived from another (``select(s)``, a tuned fit) is made by :meth:`_derive`.
+    Nothing outside the class sets attributes on a fit (``tests/test_construction.py``).
     """
 
     method: str = "fit"
@@ -324,6 +331,74 @@ class Fit:
         self.n_iter = 0
         self._coef = None
         self._intercept = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _blank(cls, design: Design, call: dict | None = None) -> "Fit":
+        """A new instance holding only the design and the call: the first step of a
+        ``_from_arrays`` constructor, which then sets its state and calls :meth:`_set_contract`."""
+        self = cls.__new__(cls)
+        Fit.__init__(self, design, call)
+        return self
+
+    def _set_contract(self, *, lambda_, converged, n_iter, s=None, coef=None, intercept=None) -> None:
+        """Set the contract fields of a new fit and check them.
+
+        ``lambda_`` is the fitted sequence (a non-empty 1-D array of numbers, stored as float64),
+        ``s`` the selected value (None: leave ``s`` as the class defines it), ``converged`` a
+        bool, ``n_iter`` a nonnegative int, ``coef`` / ``intercept`` the arrays behind
+        :attr:`coef` and :attr:`intercept` at ``s`` (None for models without them).
+        """
+        self.lambda_ = self._checked_lambda(lambda_)
+        if s is not None:
+            self.s = self._checked_s(s)
+        self.converged = self._checked_converged(converged)
+        self.n_iter = self._checked_n_iter(n_iter)
+        self._coef = coef
+        self._intercept = intercept
+
+    def _checked_lambda(self, lambda_) -> np.ndarray:
+        name = type(self).__name__
+        lam = np.asarray(lambda_)
+        if lam.ndim != 1 or lam.size == 0 or lam.dtype.kind not in "fiu":
+            raise ValueError(f"{name}: lambda_ must be a non-empty 1-D array of numbers (the fitted "
+                             f"{self.path_var} sequence); got an array of shape {lam.shape} and dtype "
+                             f"{lam.dtype}")
+        return np.asarray(lam, dtype=np.float64)
+
+    def _checked_converged(self, converged) -> bool:
+        if not isinstance(converged, (bool, np.bool_)):
+            raise TypeError(f"{type(self).__name__}: converged must be a bool (whether the solver met "
+                            f"its tolerance); got {type(converged).__name__} {converged!r}")
+        return bool(converged)
+
+    def _checked_n_iter(self, n_iter) -> int:
+        if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
+            raise TypeError(f"{type(self).__name__}: n_iter must be a nonnegative int; got "
+                            f"{type(n_iter).__name__} {n_iter!r}")
+        return int(n_iter)
+
+    def _checked_s(self, s) -> float:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(s):
+            raise TypeError(f"{type(self).__name__}: s must be a finite number (the selected "
+                            f"{self.path_var}); got {type(s).__name__} {s!r}")
+        return float(s)
+
+    def _derive(self, **changes) -> "Fit":
+        """A shallow copy of this fit with some state replaced: how a result derived from another
+        is built (``select(s)``, a tuned fit with its tuning table). Contract fields among the
+        changes (``lambda_``, ``s``, ``converged``, ``n_iter``) are checked as in
+        :meth:`_set_contract`."""
+        check = {"lambda_": self._checked_lambda, "s": self._checked_s,
+                 "converged": self._checked_converged, "n_iter": self._checked_n_iter}
+        for k, v in changes.items():
+            if k in check:
+                check[k](v)
+        new = copy.copy(self)
+        for k, v in changes.items():
+            setattr(new, k, v)
+        return new
 
     # ------------------------------------------------------------------ facts
     @property
@@ -517,9 +592,7 @@ class Fit:
             raise ValueError(f"{type(self).__name__}.select(): this fit is not a path (a single "
                              f"{self.path_var}), so there is nothing to select")
         s = self._check_s(s, "select")
-        new = copy.copy(self)
-        new.s = float(s)
-        return new
+        return self._derive(s=float(s))
 
     # ------------------------------------------------------------------ reporting
     def _summary(self) -> Summary:  # pragma: no cover - abstract

@@ -56,6 +56,7 @@ CASES = [
     ("clearn-rbf-3", "clearn", dict(kernel="rbf", nlambda=8), 3),
     ("lum-linear-2", "lum", dict(nlambda=12), 2),
     ("lum-rbf-2", "lum", dict(kernel="rbf", lambda_=[1.0, 0.1, 0.01]), 2),
+    ("lum-linear-3", "lum", dict(nlambda=12), 3),
     ("svm-rbf-2", "svm", dict(), 2),
     ("svm-linear-2", "svm", dict(kernel=None), 2),
     ("svm-rbf-3", "svm", dict(), 3),

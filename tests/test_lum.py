@@ -328,8 +328,10 @@ def test_tuned_lum_rules():
 @pytestmark_engine
 def test_errors():
     X, y = make_data(30, 2)
-    with pytest.raises(ValueError, match="binary"):
-        lum(X, np.arange(30) % 3, lambda_=0.1)
+    with pytest.raises(ValueError, match="two classes only"):     # K > 2: linear angle-based LUM
+        lum(X, np.arange(30) % 3, lambda_=0.1, kernel="rbf")
+    with pytest.raises(ValueError, match="two classes only"):
+        lum(X, np.arange(30) % 3, lambda_=0.1, c=np.inf)
     with pytest.raises(ValueError, match=r"lum\(a=\.\.\.\) must be"):
         lum(X, y, a=0.0, lambda_=0.1)
     with pytest.raises(ValueError, match=r"lum\(c=\.\.\.\) must be"):

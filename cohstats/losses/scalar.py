@@ -21,10 +21,13 @@ LOSS_L      normalised L_{rho,u}   rho     u       u >= 0; V / V(0), so C = u * 
 LOSS_MCOH   multicategory          T       s       [ZJLY]'s loss times a constant scale s (the
             coherence (K classes)                  row functions are in :mod:`.multiclass`);
                                                    only :func:`loss_curv_bound` is defined here
+LOSS_ALUM   angle-based LUM        a       c       Zhang & Liu (2014) with V_{a,c}; the loss of
+            (K classes)                            f in R^{K-1} is V(<f, W_y>) (row functions in
+                                                   :mod:`.angle`); bound as LOSS_LUM (|W_y| = 1)
 ==========  =====================  ======  ======  =============================================
 
 These codes are the one loss-code namespace of the coordinate-descent solvers: the binary codes
-select a scalar margin loss, ``LOSS_MCOH`` selects the grouped (K-class) problem.
+select a scalar margin loss, ``LOSS_MCOH`` and ``LOSS_ALUM`` select grouped (K-class) problems.
 
 All formulas are written in stable forms: they stay finite for rho in [1e-3, 1e3],
 |z| up to 1e4 and a, c up to 1e4 (and infinity for LUM). The one exception is the exponential
@@ -54,6 +57,7 @@ LOSS_EXP = 6
 LOSS_LOGIT = 7
 LOSS_L = 8
 LOSS_MCOH = 9   # multicategory coherence loss (not a binary margin loss; not in LOSS_CODES)
+LOSS_ALUM = 10  # angle-based multicategory LUM (grouped problem; not in LOSS_CODES)
 
 LOSS_CODES = {
     "C": LOSS_C,
@@ -271,7 +275,8 @@ def loss_curv_bound(code, p1, p2):
         return 1.0 / p1
     elif code == LOSS_SQHINGE:
         return 2.0
-    elif code == LOSS_LUM:
+    elif code == LOSS_LUM or code == LOSS_ALUM:
+        # ALUM: the Hessian of V(<f, W>) in f is V'' W W' <= V'' I (unit vertices)
         if p2 == math.inf:
             return math.inf
         if p1 == math.inf:

@@ -182,21 +182,14 @@ def _cart(formula, data, context, *, ccp_alpha=None, nfolds=10, rule="min", min_
     call = dict(nfolds=nfolds, rule=rule)
     if ccp_alpha is not None:
         call["ccp_alpha"] = ccp_alpha
-    fit = CartFit(d, call)
-    fit.tree = full
     size = np.array([_n_leaves_at(full, a) for a in alphas])
-    fit.cv_table = pd.DataFrame({"ccp_alpha": alphas, "ccp_alpha_cv": cand, "leaves": size,
-                                 "train_error": [_train_err(full, a) for a in alphas],
-                                 "cv_error": cv_err, "cv_se": cv_se})
-    fit.lambda_ = np.asarray(alphas, dtype=float).copy()
-    fit.path_var = "ccp_alpha"
-    fit.cv_index = int(best)
-    fit.s = float(alphas[best]) if ccp_alpha is None else ccp_alpha
-    fit.nfolds = k
-    fit.n_iter = 1
-    fit.converged = True
-    fit.standardize = standardize
-    return fit
+    cv_table = pd.DataFrame({"ccp_alpha": alphas, "ccp_alpha_cv": cand, "leaves": size,
+                             "train_error": [_train_err(full, a) for a in alphas],
+                             "cv_error": cv_err, "cv_se": cv_se})
+    return CartFit._from_arrays(d, tree=full, cv_table=cv_table,
+                                lambda_=np.asarray(alphas, dtype=float).copy(), cv_index=int(best),
+                                s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
+                                nfolds=k, standardize=standardize, call=call)
 
 
 def _n_leaves_at(t, alpha):
@@ -256,8 +249,28 @@ class CartFit(Fit):
     method = "cart"
     title = "Classification tree"
     label = "CART"
+    path_var = "ccp_alpha"
     dual_coef = None
     support_ = None
+
+    @classmethod
+    def _from_arrays(cls, design, *, tree, cv_table, lambda_, cv_index, s, nfolds, standardize,
+                     call, converged=True, n_iter=1) -> "CartFit":
+        """Build the result from the grown tree (every piece of state a keyword argument).
+
+        ``tree`` the full tree with its pruning sequence, ``lambda_`` that sequence, ``cv_table``
+        the cross-validation along it and ``cv_index`` the row chosen, ``s`` the selected
+        ``ccp_alpha``. Growing and pruning a tree is exact: ``converged`` is True and
+        ``n_iter`` 1.
+        """
+        self = cls._blank(design, call)
+        self.tree = tree
+        self.cv_table = cv_table
+        self.cv_index = int(cv_index)
+        self.nfolds = int(nfolds)
+        self.standardize = standardize
+        self._set_contract(lambda_=lambda_, s=s, converged=converged, n_iter=n_iter)
+        return self
 
     @property
     def coef(self):
@@ -304,19 +317,11 @@ class CartFit(Fit):
 
     def select(self, s) -> "CartFit":
         """A copy pruned at ``ccp_alpha = s``."""
-        import copy
-
-        new = copy.copy(self)
-        new.s = _check_alpha_value(s)
-        return new
+        return self._derive(s=_check_alpha_value(s))
 
     def path(self) -> PathFrame:
         """Training and CV error along the pruning sequence (xvar ``ccp_alpha``)."""
-        pf = _PrunePath(self.cv_table.copy())
-        pf.xvar = "ccp_alpha"
-        pf.coef_columns = []
-        pf.log_x = False
-        return pf
+        return _PrunePath.build(self.cv_table.copy(), xvar="ccp_alpha", log_x=False)
 
     def plot(self, ax=None):
         """Cross-validated error rate against tree size (rpart's ``plotcp``); returns Axes."""

@@ -55,6 +55,49 @@ class CLearnFit(Fit):
     path_var = "lambda"
     path_arg = "lambda_"
 
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _from_arrays(cls, design, *, loss, rho, u, alpha, delta, standardize, lossobj, lambda_,
+                     intercept_path, info, lambda_max, converged, n_iter, call, coef_path=None,
+                     beta_path=None, mc_scale=1.0, kernel=None, Xtrain=None, scaling=None,
+                     feature_map=None, feature_scaling=None) -> "CLearnFit":
+        """Build a fit from the engine's output (every piece of state a keyword argument).
+
+        ``coef_path`` ((L, p) or (L, p, K)) for linear expansions, or ``beta_path`` ((L, n) or
+        (L, n, K)) with ``kernel``, ``Xtrain`` (the standardised training inputs) and
+        ``scaling = (center, scale)`` for kernel expansions; ``intercept_path`` (L,) or (L, K);
+        ``info`` the solver's per-``lambda`` diagnostics (already restricted to ``lambda_``).
+        ``feature_map`` with ``feature_scaling = (center, scale)`` and ``kernel`` (the kernel it
+        approximates) for a linear fit on a low-rank kernel feature map. ``s`` is the last
+        ``lambda``.
+        """
+        self = cls._blank(design, call)
+        self.loss, self.rho, self.u, self.alpha, self.delta = loss, rho, u, alpha, delta
+        self.standardize = bool(standardize)
+        self._lossobj = lossobj
+        self._mc_scale = mc_scale
+        self._fmap = feature_map
+        if feature_map is not None:
+            self._fxc, self._fxs = feature_scaling
+        if kernel is not None:
+            self._kernel = kernel
+        self._beta_path = beta_path
+        self._coef_path = coef_path
+        self._intercept_path = intercept_path
+        if beta_path is not None:
+            self._Xtrain = Xtrain
+            self._xcenter, self._xscale = scaling
+        self.info = info
+        self.lambda_max = float(lambda_max)
+        lam = self._checked_lambda(lambda_)
+        if len(intercept_path) != lam.size:
+            raise ValueError(f"CLearnFit: intercept_path has {len(intercept_path)} rows for "
+                             f"{lam.size} lambda_ values")
+        last = (coef_path[-1], intercept_path[-1]) if coef_path is not None else (None, None)
+        self._set_contract(lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter,
+                           coef=last[0], intercept=last[1])
+        return self
+
     # ------------------------------------------------------------------ coefficients
     def _beta_at(self, s=None):
         s = self.s if s is None else s
@@ -424,14 +467,9 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
             raise ValueError(f"lambda_ must be nonnegative finite number(s); got {lambda_!r}")
         lam = np.sort(lam)[::-1].copy()
 
-    fit = CLearnFit(design, call)
-    fit.loss, fit.rho, fit.u, fit.alpha, fit.delta = loss, rho, u, alpha, delta
-    fit.standardize = bool(standardize)
-    fit._lossobj = lossobj
-    fit._beta_path = None
-    fit._mc_scale = 1.0
     kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
-    fit._fmap = None
+    state = dict(loss=loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=standardize,
+                 lossobj=lossobj, call=call)
     if kernel_approx is not None:
         if kernel is None:
             raise ValueError("clearn: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
@@ -443,10 +481,10 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         Z = (X - xc) / xs
         ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree,
                           coef0=coef0, width="scale")
-        fit._fmap = feature_map(kernel_approx, ker, Z, n_components=n_components,
-                                random_state=random_state)
-        fit._fxc, fit._fxs, fit._kernel = xc, xs, ker
-        X = fit._fmap(Z)                 # the linear engine on the feature map, unstandardised
+        fmap = feature_map(kernel_approx, ker, Z, n_components=n_components,
+                           random_state=random_state)
+        state.update(feature_map=fmap, feature_scaling=(xc, xs), kernel=ker)
+        X = fmap(Z)                      # the linear engine on the feature map, unstandardised
         p = X.shape[1]
         kernel = None
         standardize_fit = False
@@ -471,7 +509,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
             Kmat = 0.5 * (Kmat + Kmat.T)
         if multiclass:
             sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
-            fit._mc_scale = sc
+            state["mc_scale"] = sc
             gmax = kernel_multi_gamma_max(Kmat, design.y, w, rho, alpha, n_classes=K,
                                           intercept=intercept, loss_scale=sc)
         else:
@@ -487,12 +525,11 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
             b0, B, info = cd_kernel_path(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
                                          path_lam, alpha, mode=mode, intercept=intercept, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
-        fit._beta_path, fit._intercept_path = B[keep], b0[keep]
-        fit._coef_path = None
-        fit._kernel, fit._Xtrain, fit._xcenter, fit._xscale = ker, Z, xc, xs
+        state.update(beta_path=B[keep], intercept_path=b0[keep], kernel=ker, Xtrain=Z,
+                     scaling=(xc, xs))
     elif multiclass:
         sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
-        fit._mc_scale = sc
+        state["mc_scale"] = sc
         lmax = multi_lambda_max(X, design.y, w, rho, alpha, K=K, standardize=standardize_fit,
                                 penalty_factor=penalty_factor, intercept=intercept, loss_scale=sc)
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
@@ -500,7 +537,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
                                     standardize=standardize_fit, penalty_factor=penalty_factor,
                                     intercept=intercept, loss_scale=sc, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
-        fit._coef_path, fit._intercept_path = B[keep], b0[keep]
+        state.update(coef_path=B[keep], intercept_path=b0[keep])
     else:
         lmax = lambda_max(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
                           standardize=standardize_fit, penalty_factor=penalty_factor,
@@ -510,18 +547,14 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
                               alpha, standardize=standardize_fit, penalty_factor=penalty_factor,
                               intercept=intercept, mode=mode, **kw)
         keep = _keep(path_lam, lam if lam_given else None)
-        fit._coef_path, fit._intercept_path = B[keep], b0[keep]
-    fit.info = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v)
-                for k, v in info.items()}
-    fit.lambda_ = path_lam[keep]
-    fit.s = float(fit.lambda_[-1])
-    fit.lambda_max = float(lmax if kernel is None else gmax)
-    fit.converged = bool(np.all(info["converged"]))
-    fit.n_iter = int(np.sum(info["n_iter"]))
-    if fit._coef_path is not None:
-        fit._coef = fit._coef_path[-1]
-        fit._intercept = fit._intercept_path[-1]
-    return fit
+        state.update(coef_path=B[keep], intercept_path=b0[keep])
+    kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v)
+            for k, v in info.items()}
+    # convergence and passes count the whole run, warm-start values included
+    return CLearnFit._from_arrays(design, lambda_=path_lam[keep], info=kept,
+                                  lambda_max=lmax if kernel is None else gmax,
+                                  converged=bool(np.all(info["converged"])),
+                                  n_iter=int(np.sum(info["n_iter"])), **state)
 
 
 def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):

@@ -8,7 +8,6 @@ to :func:`cohstats.models.cart.cart`.
 """
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 import warnings
@@ -458,32 +457,19 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
     if rounds == 0:
         raise FloatingPointError(f"{label}: the margins became non-finite in the first round; "
                                  f"check the weights and predictors for extreme values")
-    fit = GBoostFit(d, call)
-    fit.loss = [k for k, v in _LOSSES.items() if v[0] == code][0]
-    fit.method = "gboost_c" if code == _b.LOSS_COH else "gboost"
-    fit.label = label
-    fit._code = code
-    fit._g0 = np.ascontiguousarray(g0, dtype=np.float64)
-    fit.init = "prior" if init_prior else "zero"
-    fit.rhos = Ts[:rounds].copy()
-    fit.rho = float(Ts[rounds - 1])
-    fit.n_trees = int(rounds)
-    fit.nodes = nodes
-    fit.shrinkage = shrinkage
-    fit.standardize = standardize
-    fit._trees = dict(feat=feat[:rounds], thr=thr[:rounds], left=left[:rounds],
-                      right=right[:rounds], value=value[:rounds], n_nodes=n_nodes[:rounds])
-    fit.step_scale = step_scale[:rounds]
-    fit.train_error = train_err[:rounds]
-    fit.train_loss = train_loss[:rounds]
-    fit.val_loss = val_loss[:rounds] if val is not None else None
-    fit.validation_rows = np.flatnonzero(val) if val is not None else None
-    fit.lambda_ = np.arange(1, rounds + 1, dtype=float)
-    fit.path_var = "step"
-    fit.s = float(best if val is not None else rounds)
-    fit.n_iter = int(rounds)
-    fit.converged = bool(finite)
-    fit.stopped_early = bool(val is not None and n_iter_no_change > 0 and rounds < H)
+    fit = GBoostFit._from_arrays(
+        d, method="gboost_c" if code == _b.LOSS_COH else "gboost",
+        loss=[k for k, v in _LOSSES.items() if v[0] == code][0], label=label, code=code, g0=g0,
+        init="prior" if init_prior else "zero", rhos=Ts[:rounds].copy(), nodes=nodes,
+        shrinkage=shrinkage, standardize=standardize,
+        trees=dict(feat=feat[:rounds], thr=thr[:rounds], left=left[:rounds],
+                   right=right[:rounds], value=value[:rounds], n_nodes=n_nodes[:rounds]),
+        step_scale=step_scale[:rounds], train_error=train_err[:rounds],
+        train_loss=train_loss[:rounds], val_loss=val_loss[:rounds] if val is not None else None,
+        validation_rows=np.flatnonzero(val) if val is not None else None,
+        lambda_=np.arange(1, rounds + 1, dtype=float), s=float(best if val is not None else rounds),
+        n_iter=int(rounds), converged=bool(finite),
+        stopped_early=bool(val is not None and n_iter_no_change > 0 and rounds < H), call=call)
     if not finite:
         from cohstats.exceptions import ConvergenceWarning
         warnings.warn(f"{label}: the margins became non-finite in round {rounds + 1}; the fit "
@@ -545,8 +531,42 @@ class GBoostFit(Fit):
     """
 
     title = "Multiclass boosting"
+    path_var = "step"
     dual_coef = None
     support_ = None
+
+    @classmethod
+    def _from_arrays(cls, design, *, method, loss, label, code, g0, init, rhos, nodes, shrinkage,
+                     standardize, trees, step_scale, train_error, train_loss, val_loss,
+                     validation_rows, lambda_, s, n_iter, converged, stopped_early,
+                     call) -> "GBoostFit":
+        """Build the result from the boosting engine's arrays (every piece of state a keyword).
+
+        ``trees`` holds the node arrays of the ``n_trees`` rounds run (first axis: round),
+        ``rhos`` the temperature of every round, ``g0`` the initial margins, ``lambda_`` the
+        steps ``1.0 .. n_trees`` and ``s`` the step used for prediction.
+        """
+        self = cls._blank(design, call)
+        self.method = method
+        self.loss, self.label, self._code = loss, label, code
+        self._g0 = np.ascontiguousarray(g0, dtype=np.float64)
+        self.init = init
+        self.rhos = rhos
+        self.rho = float(rhos[-1])
+        self.n_trees = int(len(rhos))
+        self.nodes, self.shrinkage, self.standardize = nodes, shrinkage, standardize
+        self._trees = trees
+        self.step_scale, self.train_error, self.train_loss = step_scale, train_error, train_loss
+        self.val_loss = val_loss
+        self.validation_rows = validation_rows
+        lam = self._checked_lambda(lambda_)
+        if lam.size != self.n_trees or any(len(v) != self.n_trees for v in trees.values()):
+            raise ValueError(f"GBoostFit: lambda_, rhos and trees must all have one entry per round; "
+                             f"got {lam.size}, {self.n_trees} and "
+                             f"{sorted({len(v) for v in trees.values()})}")
+        self._set_contract(lambda_=lam, s=s, converged=converged, n_iter=n_iter)
+        self.stopped_early = bool(stopped_early)
+        return self
 
     @property
     def coef(self):
@@ -616,9 +636,7 @@ class GBoostFit(Fit):
     # ------------------------------------------------------------------ public
     def select(self, s) -> "GBoostFit":
         """A copy that predicts at boosting step ``s`` (a whole number in 1..n_trees)."""
-        new = copy.copy(self)
-        new.s = float(_check_step(s, self.n_trees))
-        return new
+        return self._derive(s=float(_check_step(s, self.n_trees)))
 
     def staged_predict(self, newdata=None, type: str = "class"):
         """Yield the prediction after every boosting step (like scikit-learn's).
@@ -680,11 +698,7 @@ class GBoostFit(Fit):
             df["val_loss"] = self.val_loss
         if newdata is not None:
             df["test_error"], df["test_loss"] = self._test_curves(newdata)
-        pf = _StepPath(df)
-        pf.xvar = "step"
-        pf.coef_columns = []
-        pf.log_x = False
-        return pf
+        return _StepPath.build(df, xvar="step", log_x=False)
 
     def plot(self, newdata=None, ax=None, **kwargs):
         """Error rate against boosting step ([ZJLY] Figure 3); the test curve given

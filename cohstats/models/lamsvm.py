@@ -263,8 +263,17 @@ class ProbCalibration:
     """
 
     def __init__(self, method, s, decision, foldid, coef, K, n_iter=0, converged=True):
+        if method not in PROB_METHODS:
+            raise ValueError(f"ProbCalibration: method must be one of {PROB_METHODS}; got {method!r}")
+        if not isinstance(converged, (bool, np.bool_)):
+            raise TypeError(f"ProbCalibration: converged must be a bool; got {type(converged).__name__}")
+        if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, numbers.Integral):
+            raise TypeError(f"ProbCalibration: n_iter must be an int; got {type(n_iter).__name__}")
+        if method == "multinomial" and np.shape(coef) != (K, K):
+            raise ValueError(f"ProbCalibration: the multinomial map needs a ({K}, {K}) coef; got "
+                             f"shape {np.shape(coef)}")
         self.method, self.s, self.decision, self.foldid = method, s, decision, foldid
-        self.coef, self.K, self.n_iter, self.converged = coef, K, n_iter, converged
+        self.coef, self.K, self.n_iter, self.converged = coef, int(K), int(n_iter), bool(converged)
 
     def __call__(self, F) -> np.ndarray:
         """(n, K) probabilities from decision values ``F`` ((n,) binary or (n, K))."""
@@ -350,6 +359,58 @@ class LamSVMFit(Fit):
     method = "lamsvm"
     title = "Lambda-SVM (multiclass hinge loss with variable positive margin)"
     _predict_options = ("method", "nfolds", "random_state")
+    _PATH_VARS = ("lambda", "C", "margin")
+
+    @classmethod
+    def _from_arrays(cls, design, *, fitargs, kernel, gamma, standardize, scaling, path_var,
+                     lambda_, margin, C, support, Xsv, bt_path, alpha_path, Cb_path, steps,
+                     converged, n_iter, call) -> "LamSVMFit":
+        """Build the result from the SMO runs along the sequence (every piece of state a keyword).
+
+        ``path_var`` names the fitted sequence ``lambda_`` (``"lambda"``, ``"C"`` or
+        ``"margin"``); ``margin`` and ``C`` are the fitted values (arrays along a path over
+        them). ``support`` holds the training positions of the support points, ``Xsv`` their
+        (standardised) inputs, ``bt_path`` (L, n_sv, K) their centred coefficients ``btilde``,
+        ``alpha_path`` (L, n, K) and ``Cb_path`` (L, n) the multipliers and box bounds,
+        ``steps`` the per-run solver statistics, ``scaling = (center, scale)`` the input
+        standardisation. A linear kernel gets its input-space coefficient path here. ``s`` is
+        the last value of the sequence.
+        """
+        if path_var not in cls._PATH_VARS:
+            raise ValueError(f"LamSVMFit: path_var must be one of {cls._PATH_VARS}; got {path_var!r}")
+        self = cls._blank(design, call)
+        self._fitargs = fitargs
+        self.kernel = kernel
+        self.gamma = gamma
+        self.standardize = standardize
+        self._center, self._scale = scaling
+        self.path_var = path_var
+        self.path_arg = "lambda_" if path_var == "lambda" else path_var
+        self.margin = margin
+        self.C = C
+        self.support_ = support
+        self._Xsv = Xsv
+        self._bt_path = bt_path
+        self._alpha_path = alpha_path
+        self._Cb_path = Cb_path
+        self.steps = steps
+        lam = self._checked_lambda(lambda_)
+        if len(bt_path) != lam.size or len(steps) != lam.size:
+            raise ValueError(f"LamSVMFit: bt_path and steps need one entry per lambda_ value "
+                             f"({lam.size}); got {len(bt_path)} and {len(steps)}")
+        self._coef_path = None
+        coef = intercept = None
+        if kernel.code == KERNEL_LINEAR:
+            center, scale = scaling
+            cp = np.einsum("ip,sik->spk", Xsv, bt_path) / scale[None, :, None]
+            icp = -np.einsum("p,spk->sk", center, cp)
+            binary = self.n_classes == 2
+            self._coef_path = cp[:, :, 1] if binary else cp
+            self._intercept_path = icp[:, 1] if binary else icp
+            coef, intercept = self._coef_path[-1], self._intercept_path[-1]
+        self._set_contract(lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter,
+                           coef=coef, intercept=intercept)
+        return self
 
     # ------------------------------------------------------------------ s handling
     @property
@@ -940,32 +1001,12 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     call["tol"] = tol
     if time_limit is not None:
         call["time_limit"] = time_limit
-    fit = LamSVMFit(design, call)
-    fit._fitargs = fitargs
-    fit.kernel = kern
-    fit.gamma = gam
-    fit.standardize = standardize
-    fit._center, fit._scale = center, scale
-    fit.path_var = path_var
-    fit.path_arg = "lambda_" if path_var == "lambda" else path_var
-    fit.lambda_ = np.asarray(seq, dtype=float)
-    fit.s = float(seq[-1])
-    fit.margin = seq.copy() if path_var == "margin" else float(margins[0])
-    fit.C = np.asarray(steps["C"], dtype=float) if path_var in ("C", "lambda") and len(seq) > 1 \
-        else float(steps["C"].iloc[0])
-    fit.support_ = sv
-    fit._Xsv = np.ascontiguousarray(Z[sv])
-    fit._bt_path = np.stack([bt[sv] for bt in bt_list])
-    fit._alpha_path = np.stack(alphas)
-    fit._Cb_path = np.stack(Cbs)
-    fit.steps = steps
-    fit.converged = bool(steps["converged"].all())
-    fit.n_iter = int(steps["n_iter"].sum())
-    fit._coef_path = None
-    if kern.code == KERNEL_LINEAR:
-        cp = np.einsum("ip,sik->spk", fit._Xsv, fit._bt_path) / scale[None, :, None]
-        icp = -np.einsum("p,spk->sk", center, cp)
-        fit._coef_path = cp[:, :, 1] if K == 2 else cp
-        fit._intercept_path = icp[:, 1] if K == 2 else icp
-        fit._coef, fit._intercept = fit._coef_path[-1], fit._intercept_path[-1]
-    return fit
+    return LamSVMFit._from_arrays(
+        design, fitargs=fitargs, kernel=kern, gamma=gam, standardize=standardize,
+        scaling=(center, scale), path_var=path_var, lambda_=np.asarray(seq, dtype=float),
+        margin=seq.copy() if path_var == "margin" else float(margins[0]),
+        C=np.asarray(steps["C"], dtype=float) if path_var in ("C", "lambda") and len(seq) > 1
+        else float(steps["C"].iloc[0]),
+        support=sv, Xsv=np.ascontiguousarray(Z[sv]), bt_path=np.stack([bt[sv] for bt in bt_list]),
+        alpha_path=np.stack(alphas), Cb_path=np.stack(Cbs), steps=steps,
+        converged=bool(steps["converged"].all()), n_iter=int(steps["n_iter"].sum()), call=call)

@@ -8,7 +8,13 @@ coordinate-descent engine (:func:`cohstats.solvers.cd.path.cd_path` for the line
 inverse link (7.2) or, by default, from the refitted LUM (7.3). ``c="tuned"`` gives the tuned
 LUM of 7.5.
 
-Public functions: :func:`lum`, :func:`tune_lum`, :func:`lum_link`, :func:`lum_refit`.
+Responses with K > 2 classes are fitted by the angle-based multicategory LUM (C. Zhang and
+Y. Liu, *Multicategory angle-based large-margin classification*, Biometrika 101 (2014)
+625-640) with the LUM loss, on the same engine (:mod:`cohstats.solvers.cd.angle`); its
+probabilities come from the inverse link derived in :mod:`cohstats.losses.angle`.
+
+Public functions: :func:`lum`, :func:`tune_lum`, :func:`lum_link`, :func:`lum_refit`,
+:func:`lum_refit_angle`.
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ from cohstats.solvers.cd.lum_refit import lum_refit_newton
 from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
                                  fit_function)
 
-__all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "LumFit", "LUM_LAMBDA_GRID"]
+__all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "lum_refit_angle", "refit_coef_table", "LumFit",
+           "LumMultiFit", "LUM_LAMBDA_GRID"]
 
 #: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
@@ -81,7 +88,10 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
 
     Returns
     -------
-    dict with ``g0``, ``g1``, ``converged``, ``n_iter``, ``objective``, ``separable``.
+    dict with ``g0``, ``g1``, ``converged``, ``n_iter``, ``objective``, ``separable`` and
+    ``cov``, the 2 x 2 sandwich covariance of ``(g0, g1)`` (Huber's M-estimation covariance;
+    the refit is not a likelihood fit, so a GLM's model-based errors would describe another
+    model). :func:`refit_coef_table` turns it into a table with intervals.
 
     Examples
     --------
@@ -120,8 +130,59 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
     if not ok and warn:
         warnings.warn(f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} "
                       "iterations; increase max_iter", _convergence_warning(), stacklevel=2)
+    cov = np.full((2, 2), np.nan) if separable else _refit_sandwich(f1, y, w, a, g0, g1)
     return {"g0": float(g0), "g1": float(g1), "converged": bool(ok), "n_iter": int(it),
-            "objective": float(F), "separable": separable}
+            "objective": float(F), "separable": separable, "cov": cov}
+
+
+def _refit_sandwich(f1, y, w, a, g0, g1):
+    """Sandwich covariance ``A^-1 B A^-1`` of the refit ``(g0, g1)`` as an M-estimator.
+
+    The refit minimises ``sum_i w_i V(y_i (g0 + g1 f1_i))``, not a likelihood (the LUM loss with
+    ``c = 0`` is linear for negative margins), so the model-based covariance of a GLM does not
+    apply; the estimating equations ``sum_i w_i psi_i = 0`` with
+    ``psi_i = V'(m_i) y_i (1, f1_i)`` give ``A = sum_i w_i V''(m_i) x_i x_i'`` and
+    ``B = sum_i w_i^2 V'(m_i)^2 x_i x_i'`` (Huber's sandwich, the ``HC0`` covariance of
+    statsmodels). NaN when ``A`` is singular (no margin on the curved piece of the loss) and
+    for separable first stages (the refit then has no minimiser).
+    """
+    from cohstats.losses import get_loss
+
+    loss = get_loss("lum", a=a, c=0.0)
+    m = y * (g0 + g1 * f1)
+    d1 = loss.d1(m)
+    d2 = loss.d2(m)
+    Z = np.column_stack([np.ones_like(f1), f1])
+    A = (Z * (w * d2)[:, None]).T @ Z
+    B = (Z * (w * w * d1 * d1)[:, None]).T @ Z
+    try:
+        Ai = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return np.full((2, 2), np.nan)
+    if not np.all(np.isfinite(Ai)) or np.linalg.cond(A) > 1e14:
+        return np.full((2, 2), np.nan)
+    return Ai @ B @ Ai
+
+
+def refit_coef_table(r: dict, level: float = 0.95) -> pd.DataFrame:
+    """The refitted-LUM scale ``(g0, g1)`` as a coefficient table with sandwich standard errors.
+
+    Columns ``coef``, ``std err``, ``z``, ``P>|z|`` and the Wald interval at ``level`` (the
+    layout of statsmodels' summaries). The standard errors are the M-estimation (sandwich)
+    errors of :func:`lum_refit` (the refit minimises the LUM loss, not a likelihood).
+    """
+    from scipy import stats
+
+    est = np.array([r["g0"], r["g1"]])
+    se = np.sqrt(np.diag(np.asarray(r["cov"], dtype=np.float64)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
+    q = stats.norm.ppf(0.5 + level / 2)
+    lo_name, hi_name = f"[{(1 - level) / 2:g}", f"{(1 + level) / 2:g}]"
+    return pd.DataFrame({"coef": est, "std err": se, "z": z,
+                         "P>|z|": 2 * stats.norm.sf(np.abs(z)),
+                         lo_name: est - q * se, hi_name: est + q * se},
+                        index=["g0 (intercept)", "g1 (scale of f1)"])
 
 
 # --------------------------------------------------------------------------- validation
@@ -268,7 +329,7 @@ _PARAMS = {
     "max_iter": Integer(1), "nfolds": Integer(2),
     "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
 }
-_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=False, probabilities=True,
+_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=True, probabilities=True,
                default_measure="deviance")
 
 
@@ -290,6 +351,30 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     paper's ridge ``(lambda/2)||beta||^2``), or ``f(x) = b + sum_j beta_j K(x_j, x)`` and
     ``J = (lambda/2) beta'K beta`` for a kernel. The intercept is never penalised.
 
+    More than two classes (angle-based multicategory LUM; Zhang & Liu 2014): the K classes
+    are coded by the vertices ``W_1..W_K`` of a regular simplex in ``R^{K-1}`` (unit vectors
+    summing to zero, :func:`cohstats.losses.angle.simplex_vertices`; ``classes[k]`` is
+    ``W_{k+1}``), ``f(x) = b + B'x`` in ``R^{K-1}`` and the objective is
+    ``(1/n) sum_i w_i V_{a,c}(<f(x_i), W_{y_i}>) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||^2 +
+    alpha ||B_j||)`` with ``B_j`` the row of predictor ``j`` (a grouped penalty, invariant under
+    rotations of the simplex, so a predictor enters for all classes at once). The predicted
+    class maximises the class margin ``u_k = <f, W_k>``; ``coef`` and ``intercept`` are those
+    of the class margins (terms x classes, rows summing to zero; ``fit.coef_simplex`` gives
+    ``B`` itself). With K = 2 the coding is ``W = (1, -1)`` and the model is the binary LUM.
+    Linear expansion only; ``c`` must be finite, and for large ``c`` (100 and more) the block
+    steps, majorised with the LUM's curvature bound ``(a+1)(1+c)/a``, converge slowly (raise
+    ``max_iter``; unconverged lambdas are reported by a warning). Probabilities: from the stationarity of the
+    population risk, ``sum_j p_j V'(u_j) W_j = 0``, and ``sum_j W_j = 0`` being the vertices'
+    only linear relation, ``p_j`` is proportional to ``1/|V'(u_j)|``
+    (:func:`cohstats.losses.angle.angle_lum_proba`, computed in log space). This inverse link
+    recovers ``p`` at the population minimiser for every finite ``c``; for ``c > 0`` it is
+    flat wherever several margins lie below ``c/(1+c)``, so, as for two classes, the soft LUM
+    (``c = 0``) is the one for probabilities. ``predict(type="prob", method=)``: ``"lum"``
+    (the inverse link; default for ``c = 0``, where it measured more accurate than the refit)
+    or ``"refit"`` (default for ``c > 0``: ``f2 = g0 + g1 f`` refitted with ``c = 0``,
+    :func:`lum_refit_angle`, the K-class form of [LZW] eq (9)). ``c="tuned"`` is for two
+    classes; choose ``c`` for K > 2 with :func:`cohstats.tune`.
+
     Special cases: ``c = 0`` soft (``a -> inf``: the hinge/exponential hybrid, logistic link);
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
@@ -304,8 +389,8 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     ----------
     formula : str, Design, or array X
         ``"y ~ x1 + x2"`` with ``data``; a :class:`cohstats.formula.Design`; or ``X`` with the
-        labels passed as ``data``. The response must have exactly two levels; the second level
-        (in the order of ``classes``) is coded +1 and probabilities refer to it.
+        labels passed as ``data``. Two levels: the second level (in the order of ``classes``) is
+        coded +1. More levels: the angle-based multicategory LUM (above).
     data : DataFrame or labels.
     a : float > 0, default 1000. LUM shape (``np.inf`` allowed).
     c : float >= 0 or "tuned", default 0. ``c = 0`` soft, large ``c`` hard; ``"tuned"`` chooses
@@ -345,7 +430,7 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
 
     Returns
     -------
-    LumFit
+    LumFit (two classes) or LumMultiFit (K > 2 classes)
 
     Examples
     --------
@@ -358,6 +443,11 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     >>> p = fit.predict(df.head(3), type="prob")          # refitted-LUM probabilities
     >>> bool(np.allclose(p.sum(axis=1), 1.0))
     True
+    >>> df["z"] = pd.cut(df.x1 - df.x2 + rng.normal(size=200), [-9, -0.7, 0.7, 9],
+    ...                  labels=["low", "mid", "high"])
+    >>> mfit = cs.lum("z ~ x1 + x2", df)                  # K = 3: angle-based LUM
+    >>> list(mfit.predict(df.head(2), type="prob").columns)
+    ['low', 'mid', 'high']
     """
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
@@ -377,9 +467,14 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
     if not design.binary:
-        raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
-                         f"response {design.yname!r} has {design.n_classes} levels "
-                         f"{list(design.classes)}")
+        if kernel is not None or kernel_approx is not None:
+            raise ValueError(f"lum: kernel expansions are available for two classes only; the "
+                             f"response {design.yname!r} has {design.n_classes} levels "
+                             f"{list(design.classes)}: use kernel=None (the linear angle-based LUM)")
+        return _lum_angle(design, a=a, c=c, lambda_=lambda_, nlambda=nlambda,
+                          lambda_min_ratio=lambda_min_ratio, alpha=alpha, standardize=standardize,
+                          penalty_factor=penalty_factor, validation=validation, refit_on=refit_on,
+                          tol=tol, max_iter=max_iter)
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     y = np.ascontiguousarray(design.y, dtype=np.float64)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
@@ -731,12 +826,13 @@ class LumFit(_fit_base()):
         notes = []
         try:
             r = self.refit(warn=False)
-            tables["refit"] = pd.DataFrame({"estimate": [r["g0"], r["g1"]]},
-                                           index=["g0", "g1"])
+            tables["refit"] = refit_coef_table(r)
             notes.append(f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
                          f"f2 = {r['g0']:.4g} + {r['g1']:.4g} f"
                          + ("; first stage separates the sample (1e-6 ridge added)"
-                            if r["separable"] else ""))
+                            if r["separable"] else
+                            "; standard errors: sandwich (M-estimation), the refit minimises "
+                            "the LUM loss, not a likelihood"))
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.tuning is not None:
@@ -797,6 +893,440 @@ class LumFit(_fit_base()):
         ax.set(xlabel=names[0], ylabel=names[1], title=f"boundary f = 0 (lambda = {self._s:.3g})")
         ax.legend(fontsize=8)
         return ax
+
+
+# =========================================================================== K > 2 classes
+def _angle_separable(Z, w) -> bool:
+    """True if some direction ``d != 0`` has ``z_i'd >= 0`` for every row (and > 0 for one), so
+    that the unpenalised refit has no minimiser (the loss decreases without bound along d).
+
+    Decided by the linear programme ``max sum_i z_i'd`` over ``|d_k| <= 1``, ``Z d >= 0``."""
+    from scipy.optimize import linprog
+    Z = Z[w > 0]
+    if Z.shape[0] == 0:
+        return True
+    scale = np.abs(Z).max(axis=0)
+    scale[scale == 0] = 1.0
+    Zs = Z / scale
+    res = linprog(-Zs.sum(axis=0), A_ub=-Zs, b_ub=np.zeros(Zs.shape[0]),
+                  bounds=[(-1.0, 1.0)] * Zs.shape[1], method="highs")
+    if res.status != 0:
+        return False
+    return bool(-res.fun > 1e-9 * Zs.shape[0])
+
+
+def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200,
+                    warn: bool = True) -> dict:
+    """Refitted angle-based LUM: ``f2 = g0 + g1 f1`` with ``c = 0`` and the same ``a``.
+
+    The K-class analogue of [LZW] eq (9): ``g0`` in ``R^{K-1}`` (a shift of the simplex
+    coordinates) and the scalar ``g1`` (a rescaling, which keeps the direction of ``f1`` and so
+    the angles that classify) minimise ``sum_i w_i V_{a,0}(<g0 + g1 f1_i, W_{y_i}>) / sum_i w_i``
+    without penalty, by Newton's method with backtracking. At K = 2 this is the refit of
+    :func:`lum_refit` (with ``g0`` negated: the first class is the vertex ``+1`` here). If the
+    minimum is not attained (a direction of ``(g0, g1)`` makes every refit margin non-decreasing,
+    decided by a linear programme), the penalty ``1e-6 (||g0||^2 + g1^2)/2`` is added and a
+    :class:`cohstats.ConvergenceWarning` is emitted.
+
+    Parameters
+    ----------
+    F1 : (n, K-1) first-stage angle-based decision values.
+    y : (n,) class codes 0..K-1.
+    a : LUM shape of the first stage (``np.inf`` allowed).
+    weights : (n,) nonnegative case weights or None.
+    tol, max_iter : Newton tolerance (infinity norm of the gradient) and iteration limit.
+    warn : emit the warnings.
+
+    Returns
+    -------
+    dict with ``g0`` ((K-1,) array), ``g1``, ``converged``, ``n_iter``, ``objective``,
+    ``separable``.
+    """
+    from cohstats.losses.angle import simplex_vertices
+    from cohstats.losses.binary import get_loss
+    F1 = np.atleast_2d(np.asarray(F1, dtype=np.float64))
+    n, km1 = F1.shape
+    K = km1 + 1
+    y = np.asarray(y).astype(np.int64).ravel()
+    if y.shape[0] != n or y.min() < 0 or y.max() >= K:
+        raise ValueError(f"y must hold {n} class codes in 0..{K - 1}")
+    if not np.all(np.isfinite(F1)):
+        raise ValueError("F1 contains non-finite decision values")
+    a = float(a)
+    if not a > 0:
+        raise ValueError(f"a must be positive; got a={a!r}")
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != (n,) or np.any(w < 0) or not np.all(np.isfinite(w)) or not w.sum() > 0:
+        raise ValueError("weights must be nonnegative, finite, not all zero and one per row")
+    Wy = simplex_vertices(K)[y]
+    h = np.einsum("ik,ik->i", F1, Wy)                  # first-stage margins <f1_i, W_{y_i}>
+    sc = math.sqrt(float(np.sum(w * h * h) / w.sum())) if np.any(h != 0) else 1.0
+    Z = np.column_stack([Wy, h / sc])                  # theta = (g0, g1 * sc)
+    separable = _angle_separable(Z, w)
+    ridge = np.r_[np.full(km1, 1e-6), 1e-6 / sc ** 2] if separable else np.zeros(K)
+    if separable and warn:
+        warnings.warn("refitted LUM: the first-stage decision values separate the classes, so the "
+                      "unpenalised refit has no minimiser; added the penalty "
+                      "1e-6 (||g0||^2 + g1^2)/2 (probabilities will be close to 0/1). "
+                      "Use refit_on='validation' or a larger lambda_.",
+                      _convergence_warning(), stacklevel=2)
+    loss = get_loss("lum", a=a, c=0.0)
+    wn = w / w.sum()
+
+    def obj(th):
+        return float(wn @ loss.value(Z @ th)) + 0.5 * float(ridge @ (th * th))
+
+    th = np.r_[np.zeros(km1), sc]                      # start at the first stage (g1 = 1)
+    F = obj(th)
+    ok = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        m = Z @ th
+        g = Z.T @ (wn * loss.d1(m)) + ridge * th
+        if np.max(np.abs(g)) < tol:
+            ok = True
+            break
+        H = (Z * (wn * loss.d2(m))[:, None]).T @ Z + np.diag(ridge)
+        mu = 1e-12 * max(np.trace(H), 1e-300)
+        d = np.linalg.solve(H + mu * np.eye(K), -g)
+        dec = -float(g @ d)
+        if dec < tol * tol:
+            ok = True
+            break
+        t = 1.0
+        for _ in range(60):
+            Fn = obj(th + t * d)
+            if Fn <= F - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break                                      # no decrease possible at float precision
+        th = th + t * d
+        F = Fn
+    if not ok:
+        m = Z @ th
+        g = Z.T @ (wn * loss.d1(m)) + ridge * th
+        ok = bool(np.max(np.abs(g)) < max(tol, 1e-8))
+    if not ok and warn:
+        warnings.warn(f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} "
+                      "iterations; increase max_iter", _convergence_warning(), stacklevel=2)
+    return {"g0": th[:km1].copy(), "g1": float(th[km1] / sc), "converged": bool(ok),
+            "n_iter": int(it), "objective": float(F), "separable": bool(separable)}
+
+
+def _class_codes(y, binary):
+    """Class codes 0..K-1 (a binary design codes its classes -1/+1)."""
+    y = np.asarray(y)
+    if binary:
+        return (y > 0).astype(np.int64)
+    return np.ascontiguousarray(y).astype(np.int64)
+
+
+def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, standardize,
+               penalty_factor, validation, refit_on, tol, max_iter):
+    """The angle-based multicategory LUM for a response with K > 2 levels (see :func:`lum`)."""
+    from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
+    if not math.isfinite(c):
+        raise ValueError(f"lum: c = inf (the hinge) is available for two classes only; the "
+                         f"response {design.yname!r} has {design.n_classes} levels: use a large "
+                         f"finite c (e.g. c=1000) for a hard multicategory LUM")
+    X = np.ascontiguousarray(design.X, dtype=np.float64)
+    y = _class_codes(design.y, design.binary)
+    w = np.ascontiguousarray(design.weights, dtype=np.float64)
+    K = int(design.n_classes)
+    if np.unique(y).size < K:
+        missing = [design.classes[k] for k in range(K) if not np.any(y == k)]
+        raise ValueError(f"lum: every level of the response must occur in the training data; "
+                         f"no rows of {missing} (drop unused levels first)")
+    n, p = X.shape
+    pf = None
+    if penalty_factor is not None:
+        pf = np.ascontiguousarray(penalty_factor, dtype=np.float64).ravel()
+        if pf.shape != (p,) or np.any(pf < 0) or not np.all(np.isfinite(pf)):
+            raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
+    if lambda_ is None:
+        lmax = float(angle_lum_lambda_max(X, y, w, a, c, max(alpha, 1e-3), K=K,
+                                          standardize=standardize, penalty_factor=pf))
+        if not (np.isfinite(lmax) and lmax > 0):
+            lmax = 1.0
+        ratio = lambda_min_ratio
+        if ratio is None:
+            ratio = 1e-6 if alpha == 0.0 else (1e-4 if n > p else 1e-2)
+        if not (0 < ratio < 1):
+            raise ValueError(f"lambda_min_ratio must be in (0, 1); got {ratio!r}")
+        lambdas = lmax * np.geomspace(1.0, ratio, int(nlambda))
+    else:
+        lambdas = _check_lambda(lambda_)
+    b0, B, info = cd_angle_lum_path(X, y, w, a, c, lambdas, alpha, K=K, standardize=standardize,
+                                    tol=tol, max_iter=max_iter, penalty_factor=pf, warn=False)
+    info = {k: np.asarray(v) for k, v in dict(info).items()}
+    _kkt_gate(info, tol)
+    call = dict(a=a, c=c, alpha=alpha)
+    if lambda_ is not None:
+        call["lambda_"] = lambda_
+    if standardize is not True:
+        call["standardize"] = standardize
+    if refit_on != "train":
+        call["refit_on"] = refit_on
+    fit = LumMultiFit._build(design, a=a, c=c, alpha=alpha, lambdas=lambdas, intercepts=b0,
+                             coefs=B, info=info, standardize=standardize, tol=tol,
+                             max_iter=max_iter, refit_on=refit_on, validation=validation, call=call)
+    if not np.all(fit._info_converged):
+        bad = lambdas[~fit._info_converged]
+        warnings.warn(f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
+                      f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
+                      f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
+                      f"or loosen tol (now {tol:g})", _convergence_warning(), stacklevel=4)
+    return fit
+
+
+class LumMultiFit(_fit_base()):
+    """Result of :func:`lum` for K > 2 classes: the angle-based multicategory LUM path.
+
+    The model is ``f(x) = b + B'x`` in ``R^{K-1}`` with class ``k`` (``classes[k]``) at the
+    simplex vertex ``W_{k+1}`` (:func:`cohstats.losses.angle.simplex_vertices`); the class
+    margins are ``u_k(x) = <f(x), W_{k+1}>`` (they sum to zero) and the predicted class is the
+    largest margin.
+
+    Attributes
+    ----------
+    coef : DataFrame terms x classes, the coefficients of the class margins
+        (``B W'``; rows sum to zero) at ``s``. ``coef_simplex`` gives ``B`` itself (terms x
+        simplex coordinates ``f1..f{K-1}``) and ``vertices`` the coding.
+    intercept : Series by class, the intercepts of the class margins (``W b``).
+    a, c, alpha : loss and penalty parameters; lambda_ : fitted sequence (decreasing); s :
+        selected lambda; converged, n_iter : engine diagnostics at ``s``.
+
+    ``predict(type="link")`` gives the class margins; ``type="prob"`` the probabilities of the
+    fitted LUM's inverse link (``method="lum"``, the default for the soft LUM ``c = 0``) or of
+    the refitted LUM (``method="refit"``, the default for ``c > 0``); see :func:`lum`.
+    """
+
+    method = "lum"
+    title = "Angle-based multicategory LUM"
+    path_var = "lambda"
+    path_arg = "lambda_"
+    _predict_options = ("method",)
+
+    @classmethod
+    def _build(cls, design, *, a, c, alpha, lambdas, intercepts, coefs, info, standardize, tol,
+               max_iter, refit_on, validation, call):
+        from cohstats.losses.angle import simplex_vertices
+        self = cls.__new__(cls)
+        _fit_base().__init__(self, design, call=call)
+        self.a, self.c, self.alpha = float(a), float(c), float(alpha)
+        self.lambda_ = np.asarray(lambdas, dtype=np.float64)
+        K = design.n_classes
+        self._W = simplex_vertices(K)
+        self._b_path = np.asarray(intercepts, dtype=np.float64).reshape(self.lambda_.size, K - 1)
+        self._B_path = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1, K - 1)
+        # by-class margins: coefficients B W' and intercepts W b (what coef/intercept report)
+        self._coef_path = self._B_path @ self._W.T
+        self._intercept_path = self._b_path @ self._W.T
+        nl = self.lambda_.size
+        self.info = info
+        self._info_n_iter = np.asarray(info.get("n_iter", np.zeros(nl)), dtype=np.int64)
+        self._info_converged = np.asarray(info.get("converged", np.ones(nl)), dtype=bool)
+        self._info_objective = np.asarray(info.get("objective", np.full(nl, np.nan)), dtype=np.float64)
+        self.standardize, self.tol, self.max_iter = standardize, tol, max_iter
+        self.refit_on = refit_on
+        self._validation = None if validation is None else _new_xy(design, validation)
+        if self._validation is not None:
+            self._validation = (self._validation[0],
+                                _class_codes(self._validation[1], design.binary))
+        self._ycodes = _class_codes(design.y, design.binary)
+        self._refit_cache = {}
+        self.s = float(self.lambda_[-1])
+        return self
+
+    # ----------------------------------------------------------------- selection
+    @property
+    def s(self):
+        return self._s
+
+    @s.setter
+    def s(self, value):
+        value = float(value)
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"s must be a positive lambda; got s={value!r}")
+        self._s = value
+        k0, k1, t = _interp_weights(self.lambda_, value)
+        self.converged = bool(self._info_converged[k0] and self._info_converged[k1])
+        self.n_iter = int(self._info_n_iter[k0 if t < 0.5 else k1])
+
+    def select(self, s):
+        """A copy of this fit with the selected ``lambda`` set to ``s`` (the refit cache is shared)."""
+        new = super().select(s)
+        new._refit_cache = self._refit_cache
+        return new
+
+    def _simplex_at(self, s=None):
+        s = self._s if s is None else float(s)
+        k0, k1, t = _interp_weights(self.lambda_, s)
+        B = (1 - t) * self._B_path[k0] + t * self._B_path[k1]
+        b = (1 - t) * self._b_path[k0] + t * self._b_path[k1]
+        return B, b
+
+    def _coef_at(self, s=None):
+        B, b = self._simplex_at(s)
+        return B @ self._W.T, b @ self._W.T
+
+    @property
+    def vertices(self) -> pd.DataFrame:
+        """The simplex coding: one row per class (unit vectors summing to zero)."""
+        return pd.DataFrame(self._W, index=self.classes,
+                            columns=[f"f{k + 1}" for k in range(self._W.shape[1])])
+
+    @property
+    def coef_simplex(self) -> pd.DataFrame:
+        """Coefficients ``B`` of ``f`` in the simplex coordinates at ``s``, with the intercept
+        first (terms x ``f1..f{K-1}``)."""
+        B, b = self._simplex_at()
+        return pd.DataFrame(np.vstack([b[None], B]), index=["(Intercept)", *self.xnames],
+                            columns=[f"f{k + 1}" for k in range(B.shape[1])])
+
+    # ----------------------------------------------------------------- decision values
+    def _f(self, X, s=None):
+        B, b = self._simplex_at(s)
+        return np.ascontiguousarray(X, dtype=np.float64) @ B + b
+
+    def _decision(self, X, s=None):
+        return self._f(X, s) @ self._W.T
+
+    def _decision_path(self, X):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return np.einsum("np,lpk->lnk", X, self._coef_path) + self._intercept_path[:, None, :]
+
+    # ----------------------------------------------------------------- refit and probabilities
+    def _refit_sample(self):
+        if self.refit_on == "validation":
+            Xr, yr = self._validation
+            return Xr, yr, np.ones(yr.shape[0])
+        d = self.design
+        return d.X, self._ycodes, np.asarray(d.weights, dtype=np.float64)
+
+    def refit(self, s=None, warn: bool = True) -> dict:
+        """The refitted-LUM map ``f2 = g0 + g1 f`` at ``lambda = s`` (:func:`lum_refit_angle`)."""
+        s = self._s if s is None else float(s)
+        key = (s, self.refit_on)
+        if key not in self._refit_cache:
+            Xr, yr, wr = self._refit_sample()
+            self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn)
+        return self._refit_cache[key]
+
+    @property
+    def default_method(self) -> str:
+        """The default probability method: ``"lum"`` (inverse link) for the soft LUM
+        (``c = 0``), ``"refit"`` (refitted LUM) for ``c > 0``."""
+        return "lum" if self.c == 0 else "refit"
+
+    def _proba(self, X, s=None, method: str | None = None):
+        from cohstats.losses.angle import angle_lum_proba
+        if method is None:
+            method = self.default_method
+        if method not in ("refit", "lum"):
+            raise ValueError(f"method must be 'lum' (the inverse link of the fitted LUM; default "
+                             f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
+                             f"method={method!r}")
+        f = self._f(self._X_checked(X), s)
+        if method == "lum":
+            return angle_lum_proba(f, self.a, self.c)
+        r = self.refit(s)
+        return angle_lum_proba(r["g0"] + r["g1"] * f, self.a, 0.0)
+
+    @staticmethod
+    def _X_checked(X):
+        return np.ascontiguousarray(X, dtype=np.float64)
+
+    def _proba_path(self, X, method: str | None = None):
+        X = self._X_checked(X)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = np.stack([self._proba(X, s=float(v), method=method) for v in self.lambda_])
+        nsep = sum("separate the classes" in str(m.message) for m in caught)
+        if nsep:
+            warnings.warn(f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
+                          "first-stage decision values separate the refit sample; a 1e-6 ridge "
+                          "was added there", _convergence_warning(), stacklevel=2)
+        return out
+
+    # ----------------------------------------------------------------- reports
+    @property
+    def regime(self) -> str:
+        """'soft' (c = 0), 'hard' (c >= 1000) or 'intermediate'."""
+        if self.c == 0:
+            return "soft"
+        return "hard" if self.c >= _HARD_C else "intermediate"
+
+    def _train_error(self, U):
+        d = self.design
+        w = np.asarray(d.weights, dtype=np.float64)
+        return np.average(np.argmax(U, axis=-1) != self._ycodes, axis=-1, weights=w)
+
+    def path(self):
+        """PathFrame: one row per lambda with df, objective, training error, iterations and the
+        class-margin coefficients (columns ``term:class``)."""
+        from cohstats.results import PathFrame
+        U = self._decision_path(self.design.X)
+        data = {"lambda": self.lambda_, "df": np.asarray(self.info["df"]),
+                "objective": self._info_objective, "train_error": self._train_error(U),
+                "n_iter": self._info_n_iter, "converged": self._info_converged}
+        cols = []
+        for j, name in enumerate(self.xnames):
+            for k, cl in enumerate(self.classes):
+                key = f"{name}:{cl}"
+                data[key] = self._coef_path[:, j, k] + 0.0
+                cols.append(key)
+        return PathFrame.build(pd.DataFrame(data), xvar="lambda", coef_columns=cols)
+
+    def plot(self, kind: str = "path", ax=None):
+        """Coefficient paths of the class margins against log(lambda); returns the Axes."""
+        if kind != "path":
+            raise ValueError(f"kind must be 'path' for a multicategory LUM; got {kind!r}")
+        return self.path().plot(ax=ax)
+
+    def _repr_extra(self) -> str:
+        return f"angle-based, a={self.a:g}, c={self.c:g}, lambda={self._s:.4g}"
+
+    def _summary(self):
+        from cohstats.results import Summary
+        d = self.design
+        U = self._decision(d.X)
+        c, b = self._coef_at()
+        keep = np.any(c != 0, axis=1)
+        info = {
+            "a": self.a, "c": self.c, "regime": self.regime,
+            "coding": f"angle-based (simplex vertices in R^{self.n_classes - 1})",
+            "penalty": _penalty_name(self.alpha) + ", grouped by predictor",
+            "n lambda fitted": int(self.lambda_.size), "observations": int(d.nobs),
+            "classes": ", ".join(map(str, self.classes)),
+            "training error": float(self._train_error(U)),
+            "predictors in model": f"{int(keep.sum())} of {d.p}",
+            "converged": self.converged, "iterations": self.n_iter,
+        }
+        tab = pd.DataFrame(np.vstack([b[None], c[keep]]), columns=self.classes,
+                           index=["(Intercept)"] + [nm for nm, k in zip(self.xnames, keep) if k])
+        tables = {"Class-margin coefficients (rows sum to zero)": tab}
+        notes = []
+        try:
+            r = self.refit(warn=False)
+            tables["refit"] = pd.DataFrame(
+                {"estimate": np.r_[r["g0"], r["g1"]]},
+                index=[f"g0[f{k + 1}]" for k in range(len(r["g0"]))] + ["g1"])
+            notes.append(f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
+                         f"f2 = g0 + {r['g1']:.4g} f"
+                         + ("; first stage separates the sample (1e-6 ridge added)"
+                            if r["separable"] else ""))
+        except Exception as exc:  # pragma: no cover - report, do not fail the summary
+            notes.append(f"refit unavailable: {exc}")
+        if self.standardize:
+            notes.append("penalty applied to standardised predictors; coefficients on the original scale")
+        notes.append(f"probabilities: method={self.default_method!r} by default ("
+                     + ("the inverse link of the soft LUM" if self.c == 0 else
+                        "c > 0: the inverse link is flat wherever several class margins lie below "
+                        "c/(1+c), so the default refits with c = 0") + ")")
+        return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})",
+                       info, tables, notes)
 
 
 def tune_lum(formula, data=None, **kwargs):

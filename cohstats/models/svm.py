@@ -72,16 +72,15 @@ def _scaling(X: np.ndarray, w: np.ndarray, standardize: bool):
     return column_scaling(X, w, standardize)
 
 
-def _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter):
-    """The solver settings a fitted SVM keeps (binary and one-vs-one) for refits and probabilities."""
-    fit.prob_method = prob_method
-    fit._cache_size = float(cache_size)
-    fit.path_method = path_method
-    fit.n_jobs = n_jobs
-    fit._fit_fn = svm
-    # (n_jobs is left out: refits run inside tune(), whose own n_jobs parallelises the fits)
-    fit._fit_args = dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
-                         path_method=path_method)
+def _run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter) -> dict:
+    """The solver settings a fitted SVM keeps (binary and one-vs-one) for refits and
+    probabilities, as keyword arguments of the result constructors."""
+    # (n_jobs is left out of fit_args: refits run inside tune(), whose own n_jobs parallelises
+    # the fits)
+    return dict(prob_method=prob_method, cache_size=cache_size, path_method=path_method,
+                n_jobs=n_jobs, fit_fn=svm,
+                fit_args=dict(tol=tol, cache_size=cache_size, shrinking=shrinking,
+                              max_iter=max_iter, path_method=path_method))
 
 
 def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
@@ -149,6 +148,76 @@ class SVMFit(Fit):
             raise AttributeError(f"svm fits have no attribute {name!r}; use "
                                  f"{SVMFit._RENAMED[name]}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _from_arrays(cls, design, *, kernel, kernel_arg, C, lambda_, pi, m, cost, standardize, Z,
+                     scaling, dual_alpha, support, b, n_iter, converged, prob_method, cache_size,
+                     fit_fn, fit_args, call, path_method=None, n_jobs=None, fitted_decision=None,
+                     Kpre=None, objective=None, paths=None, rows=None) -> "SVMFit":
+        """Build a binary fit from the solver's output (every piece of state a keyword argument).
+
+        ``dual_alpha`` (n,) the multipliers, ``support`` their nonzero positions, ``b`` the
+        intercept in the (standardised) inputs ``Z``, ``scaling = (center, scale)``;
+        ``lambda_`` the one fitted penalty (a 1-element array, also ``s``). Linear kernels get
+        their input-space coefficients here. ``fitted_decision`` defaults to the decision values
+        of the training rows (through ``Kpre``, the kernel matrix of ``Z``, when given);
+        ``objective`` to the dual objective ``(1/2) a'Qa - sum(a)``. ``paths`` seeds the cache
+        of pi paths (by grid size ``m``), ``rows`` the training rows of a one-vs-one pair.
+        """
+        self = cls._blank(design, call)
+        self._init_svm(kernel=kernel, kernel_arg=kernel_arg, C=C, pi=pi, m=m, cost=cost,
+                       standardize=standardize, Z=Z, scaling=scaling, prob_method=prob_method,
+                       cache_size=cache_size, fit_fn=fit_fn, fit_args=fit_args,
+                       path_method=path_method, n_jobs=n_jobs)
+        if paths is not None:
+            self.__dict__["_paths"] = dict(paths)
+        if rows is not None:
+            self._rows = rows
+        y = design.y
+        self.dual_alpha_ = dual_alpha
+        self._beta = dual_alpha * y
+        self.support_ = support
+        self._b = b
+        if kernel.code == KERNEL_LINEAR:
+            xc, xs = scaling
+            coef = (self._beta @ Z) / xs
+            intercept = float(b - coef @ xc)
+        else:
+            coef, intercept = None, b
+        lam = self._checked_lambda(lambda_)
+        if lam.size != 1:
+            raise ValueError(f"{cls.__name__}: lambda_ holds the one fitted penalty; got {lam.size} values")
+        self._set_contract(lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter,
+                           coef=coef, intercept=intercept)
+        if fitted_decision is None:
+            fitted_decision = (Kpre @ self._beta + b) if Kpre is not None else self._decision(design.X)
+        self.fitted_decision = fitted_decision
+        if objective is None:
+            # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
+            objective = float(0.5 * dual_alpha @ (y * (fitted_decision - b)) - dual_alpha.sum())
+        self.objective = objective
+        return self
+
+    def _init_svm(self, *, kernel, kernel_arg, C, pi, m, cost, standardize, Z, scaling, prob_method,
+                  cache_size, fit_fn, fit_args, path_method=None, n_jobs=None) -> None:
+        """The state every SVM result holds: kernel, penalty, class weighting, scaling, settings."""
+        self.kernel = kernel
+        self._kernel_arg = kernel_arg
+        self.C = C
+        self.pi = pi
+        self.m = m
+        self.cost = cost
+        self.standardize = bool(standardize)
+        self._Z = Z
+        self._xcenter, self._xscale = scaling
+        self.prob_method = prob_method
+        self._cache_size = float(cache_size)
+        if path_method is not None:
+            self.path_method = path_method
+            self.n_jobs = n_jobs
+        self._fit_fn = fit_fn
+        self._fit_args = fit_args
 
     # ------------------------------------------------------------------ contract
     @property
@@ -436,6 +505,38 @@ class MulticlassSVMFit(SVMFit):
 
     title = "Support vector machine (one-vs-one)"
 
+    @classmethod
+    def _from_arrays(cls, design, *, kernel, kernel_arg, C, lambda_, pi, m, standardize, Z, scaling,
+                     pairs, pair_idx, pair_fits, beta, dual_alpha, cost, support, n_iter, converged,
+                     objective, bpair, prob_method, cache_size, path_method, n_jobs, fit_fn, fit_args,
+                     call, coef=None, fitted=None) -> "MulticlassSVMFit":
+        """Build a one-vs-one fit from its binary pair fits (every piece of state a keyword).
+
+        ``beta``, ``dual_alpha``, ``cost`` are (n, P) with one column per pair (zero off the
+        pair's rows), ``bpair`` the P intercepts of the pairwise decision values, ``coef`` the
+        (p, P) input-space slopes of a linear kernel (original scale) and ``fitted`` the
+        training decision values when already known (else computed on first use).
+        """
+        self = cls._blank(design, call)
+        self._init_svm(kernel=kernel, kernel_arg=kernel_arg, C=C, pi=pi, m=m, cost=cost,
+                       standardize=standardize, Z=Z, scaling=scaling, prob_method=prob_method,
+                       cache_size=cache_size, fit_fn=fit_fn, fit_args=fit_args,
+                       path_method=path_method, n_jobs=n_jobs)
+        self.pairs, self._pair_idx, self._pair_fits = pairs, pair_idx, pair_fits
+        self._beta, self.dual_alpha_ = beta, dual_alpha
+        self.support_ = support
+        self.objective = objective
+        self._bpair = bpair
+        intercept = np.array(bpair) if coef is None else bpair - scaling[0] @ coef
+        lam = self._checked_lambda(lambda_)
+        if lam.size != 1:
+            raise ValueError(f"{cls.__name__}: lambda_ holds the one fitted penalty; got {lam.size} values")
+        self._set_contract(lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter,
+                           coef=coef, intercept=intercept)
+        if fitted is not None:
+            self._fitted = fitted
+        return self
+
     @property
     def fitted_decision(self) -> np.ndarray:
         """Pairwise decision values of the training rows (computed on first use)."""
@@ -672,9 +773,10 @@ def _default_m(n):
 
 def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, cache_size,
                 shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg,
-                Kpre=None, warn=True) -> SVMFit:
+                Kpre=None, warn=True, rows=None) -> SVMFit:
     """The binary (weighted) C-SVM on the (standardised) inputs ``Z``; ``Kpre`` an optional
-    precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit)."""
+    precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit), ``rows``
+    the training rows of such a pair."""
     n, y = design.nobs, design.y
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) * Cval
@@ -682,21 +784,12 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
     if Kpre is None and code == KERNEL_CALLABLE:
         Kpre = kern(Z)
     scode = KERNEL_CALLABLE if Kpre is not None else code
-    fit = SVMFit(design, call)
-    fit.kernel = kern
-    fit._kernel_arg = kernel_arg
-    fit.C = float(Cval)
-    fit.lambda_ = np.array([1.0 / (n * Cval)])
-    fit.s = float(fit.lambda_[0])
-    fit.pi = pi
-    fit.m = _default_m(n) if m is None else int(m)
-    fit.cost = cost
-    fit.standardize = bool(standardize)
-    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
+    m = _default_m(n) if m is None else int(m)
+    paths = None
     if path and path_method == "exact":
         # the decision function at pi = 1/2 is read off the exact path (pi = 1/2 is added to
         # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
-        grid = bracket_grid(fit.m)
+        grid = bracket_grid(m)
         ext = np.union1d(grid, [0.5])
         res = pi_path(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, nlam=1.0 / Cval,
                       grid=ext, weights=design.weights, cache_size=cache_size, n_jobs=n_jobs)
@@ -706,7 +799,7 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         if ext.size > grid.size:
             res = res._replace(dual=np.delete(res.dual, g, axis=0), intercept=np.delete(res.intercept, g),
                                info={**res.info, "grid": grid})
-        fit.__dict__["_paths"] = {fit.m: res}
+        paths = {m: res}
         n_iter, converged = int(res.info["n_events"]), True
         r = None
     else:
@@ -716,26 +809,13 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
             warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
                           f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=3)
         a, b, n_iter, converged = r.dual, float(r.intercept), r.n_iter, r.converged
-    fit.dual_alpha_ = a
-    fit._beta = a * y
-    fit.support_ = np.flatnonzero(a > 0)
-    fit._b = b
-    fit.n_iter = int(n_iter)
-    fit.converged = bool(converged)
-    _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter)
-    if kern.code == KERNEL_LINEAR:
-        w = fit._beta @ Z
-        fit._coef = w / xs
-        fit._intercept = float(b - fit._coef @ xc)
-    else:
-        fit._coef = None
-        fit._intercept = b
-    if r is None:
-        fit.fitted_decision = (Kpre @ fit._beta + b) if Kpre is not None else fit._decision(design.X)
-    else:
-        fit.fitted_decision = y * (r.info["gradient"] + 1.0) + r.intercept
-    # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
-    fit.objective = float(0.5 * a @ (y * (fit.fitted_decision - b)) - a.sum())
+    fit = SVMFit._from_arrays(
+        design, kernel=kern, kernel_arg=kernel_arg, C=float(Cval), lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi, m=m, cost=cost, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=a,
+        support=np.flatnonzero(a > 0), b=b, n_iter=int(n_iter), converged=bool(converged),
+        fitted_decision=None if r is None else y * (r.info["gradient"] + 1.0) + r.intercept, Kpre=Kpre, paths=paths,
+        rows=rows, call=call,
+        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter))
     if path:
         fit._get_path(fit.m)
     return fit
@@ -771,8 +851,7 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
                             pi=pi, path=path, m=m, prob_method=prob_method, tol=tol,
                             cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
                             path_method=path_method, n_jobs=n_jobs, standardize=False,
-                            call=call, kernel_arg=kernel_arg, Kpre=Kp, warn=False)
-            f._rows = rows
+                            call=call, kernel_arg=kernel_arg, Kpre=Kp, warn=False, rows=rows)
             fits.append(f)
             pairs.append((design.classes[i], design.classes[j]))
             idx.append((i, j))
@@ -780,17 +859,6 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
     if bad:
         warnings.warn(f"svm: SMO stopped before tol={tol} for pair(s) {bad}; increase max_iter "
                       "or tol", ConvergenceWarning, stacklevel=3)
-    fit = MulticlassSVMFit(design, call)
-    fit.kernel = kern
-    fit._kernel_arg = kernel_arg
-    fit.C = float(Cval)
-    fit.lambda_ = np.array([1.0 / (n * Cval)])
-    fit.s = float(fit.lambda_[0])
-    fit.pi = pi
-    fit.m = m
-    fit.standardize = bool(standardize)
-    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
-    fit.pairs, fit._pair_idx, fit._pair_fits = pairs, idx, fits
     P = len(fits)
     beta = np.zeros((n, P))
     alpha = np.zeros((n, P))
@@ -799,24 +867,22 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
         beta[f._rows, k] = -f._beta
         alpha[f._rows, k] = f.dual_alpha_
         cost[f._rows, k] = f.cost
-    fit._beta, fit.dual_alpha_, fit.cost = beta, alpha, cost
-    fit.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
-    fit.n_iter = int(sum(f.n_iter for f in fits))
-    fit.converged = all(f.converged for f in fits)
-    _run_settings(fit, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter)
-    fit.objective = np.array([f.objective for f in fits])
-    fit._bpair = np.array([-f._b for f in fits])
+    support = np.flatnonzero(np.any(alpha > 0, axis=1))
+    bpair = np.array([-f._b for f in fits])
+    coef = fitted = None
     if kern.code == KERNEL_LINEAR:
         W = np.column_stack([-f._coef for f in fits])              # slopes in Z
-        fit._coef = W / xs[:, None]
-        fit._intercept = np.array([-f._b for f in fits]) - xc @ fit._coef
-    else:
-        fit._coef = None
-        fit._intercept = np.array([-f._b for f in fits])
-    if Kfull is not None and fit._coef is None:
-        sv = fit.support_
-        fit._fitted = Kfull[:, sv] @ beta[sv] + fit._bpair
-    return fit
+        coef = W / xs[:, None]
+    elif Kfull is not None:
+        fitted = Kfull[:, support] @ beta[support] + bpair
+    return MulticlassSVMFit._from_arrays(
+        design, kernel=kern, kernel_arg=kernel_arg, C=float(Cval), lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi, m=m, standardize=standardize, Z=Z, scaling=(xc, xs), pairs=pairs, pair_idx=idx,
+        pair_fits=fits, beta=beta, dual_alpha=alpha, cost=cost, support=support,
+        n_iter=int(sum(f.n_iter for f in fits)), converged=all(f.converged for f in fits),
+        objective=np.array([f.objective for f in fits]), bpair=bpair, coef=coef, fitted=fitted,
+        call=call, **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking,
+                                   max_iter))
 
 
 _KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
@@ -974,6 +1040,19 @@ class PsiFit(SVMFit):
     method = "psi_learn"
     title = "Weighted psi-learning (DC programming)"
 
+    @classmethod
+    def _from_arrays(cls, design, *, psi_objective, history, n_dc, tol, max_dc, **svm_state) -> "PsiFit":
+        """Build the result of the DC iteration: the state of :meth:`SVMFit._from_arrays`
+        (``dual_alpha`` the multipliers theta) plus the psi objective, its ``history``, the
+        number ``n_dc`` of DC steps and the ``tol``/``max_dc`` the bracketing refits reuse."""
+        self = super()._from_arrays(design, **svm_state)
+        self.psi_objective = psi_objective
+        self.history = history
+        self.n_dc = n_dc
+        self._tol = tol
+        self._max_dc = int(max_dc)
+        return self
+
     def _grid_fits(self, m: int | None):
         m = self._check_m(m)
         cache = self.__dict__.setdefault("_psi_grid", {})
@@ -1062,38 +1141,13 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
         call["pi"] = pi
     if not standardize:
         call["standardize"] = False
-    fit = PsiFit(design, call)
-    fit.kernel = kern
-    fit._kernel_arg = kernel if not callable(kernel) else None
-    fit.C = Cval
-    fit.lambda_ = np.array([lam])
-    fit.s = lam
-    fit.pi = pi
-    fit.m = _default_m(n) if m is None else int(m)
-    fit.cost = 2.0 * cw * Cval
-    fit.standardize = bool(standardize)
-    fit._Z, fit._xcenter, fit._xscale = Z, xc, xs
-    fit.dual_alpha_ = r.dual
-    fit._beta = r.dual * y
-    fit.support_ = np.flatnonzero(r.dual != 0)
-    fit._b = float(r.intercept)
-    fit.objective = float("nan")
-    fit.psi_objective = r.objective
-    fit.history = r.info["history"]
-    fit.n_dc = r.n_iter
-    fit.n_iter = r.n_iter
-    fit.converged = r.converged
-    fit.prob_method = prob_method
-    fit._cache_size = float(cache_size)
-    fit._tol = tol
-    fit._max_dc = int(max_dc)
-    fit._fit_fn = psi_learn
-    fit._fit_args = dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
-    fit.fitted_decision = r.info["fitted"]
-    if kern.code == KERNEL_LINEAR:
-        fit._coef = (fit._beta @ Z) / xs
-        fit._intercept = float(fit._b - fit._coef @ xc)
-    else:
-        fit._coef = None
-        fit._intercept = fit._b
-    return fit
+    return PsiFit._from_arrays(
+        design, kernel=kern, kernel_arg=kernel if not callable(kernel) else None, C=Cval,
+        lambda_=np.array([lam]), pi=pi, m=_default_m(n) if m is None else int(m),
+        cost=2.0 * cw * Cval, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=r.dual,
+        support=np.flatnonzero(r.dual != 0), b=float(r.intercept), n_iter=r.n_iter, converged=r.converged,
+        fitted_decision=r.info["fitted"], objective=float("nan"), psi_objective=r.objective,
+        history=r.info["history"], n_dc=r.n_iter, tol=tol, max_dc=int(max_dc), prob_method=prob_method,
+        cache_size=cache_size, fit_fn=psi_learn,
+        fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
+        call=call)

@@ -76,8 +76,10 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
     design = _to_design(formula, data, kwargs.pop("weights", None), kwargs.pop("subset", None),
                         kwargs.pop("na_action", "omit"), _context)
     if not design.binary:
-        raise ValueError(f"LUM is a binary classifier ([LZW] defines no multiclass LUM); the "
-                         f"response {design.yname!r} has {design.n_classes} levels")
+        raise ValueError(f"the tuned LUM of [LZW] (c='tuned') is defined for two classes; the "
+                         f"response {design.yname!r} has {design.n_classes} levels: fit the "
+                         f"angle-based LUM with a number c and choose it with "
+                         f"cs.tune(cs.lum, ..., grid={{'c': [...]}})")
     if refit_on not in ("train", "validation"):
         raise ValueError(f"refit_on must be 'train' or 'validation'; got refit_on={refit_on!r}")
     if refit_on == "validation" and validation is None:
@@ -103,21 +105,19 @@ def tune_lum(formula, data=None, *, a: float = 1000.0, cs=(0.0, 10000.0), lambda
         k = int(np.argmin(g["error"].to_numpy()))
         best[c] = (float(g["error"].iloc[k]), float(g["lambda"].iloc[k]))
     fit = res.best_fit
-    if refit_on == "validation":
-        fit._validation = _new_xy(design, validation)
-        fit.refit_on = "validation"
-        fit._refit_cache = {}
     c_sel = float(res.best_params["c"])
     err_sel, lam_sel = best[c_sel]
     if not (fit.c == c_sel and math.isclose(fit.s, lam_sel)):   # pragma: no cover - guard
         raise RuntimeError("tune() and the tuned-LUM table disagree; please report")
-    fit.tuning = pd.DataFrame(rows)
-    fit.c_selected = c_sel
-    fit.tuning_best = pd.DataFrame(
-        [{"c": c, "lambda": best[c][1], "error": best[c][0]} for c in cs_])
     regime = "soft" if c_sel == 0 else ("hard" if c_sel >= _HARD_C else "intermediate")
-    fit.tuning_note = (f"tuned LUM (a = {a:g}): c = {c_sel:g} ({regime}) won by {how} error "
-                       f"{err_sel:.4f} at lambda = {lam_sel:.4g}; "
-                       + ", ".join(f"c = {c:g}: {best[c][0]:.4f}" for c in cs_))
-    fit.call = dict(getattr(fit, "call", {}) or {}, c="tuned")
-    return fit
+    note = (f"tuned LUM (a = {a:g}): c = {c_sel:g} ({regime}) won by {how} error "
+            f"{err_sel:.4f} at lambda = {lam_sel:.4g}; "
+            + ", ".join(f"c = {c:g}: {best[c][0]:.4f}" for c in cs_))
+    refit = {}
+    if refit_on == "validation":
+        refit = dict(_validation=_new_xy(design, validation), refit_on="validation", _refit_cache={})
+    # the tuned result is derived from the winning fit (a copy with the tuning record)
+    return fit._derive(
+        **refit, tuning=pd.DataFrame(rows), c_selected=c_sel,
+        tuning_best=pd.DataFrame([{"c": c, "lambda": best[c][1], "error": best[c][0]} for c in cs_]),
+        tuning_note=note, call=dict(getattr(fit, "call", {}) or {}, c="tuned"))

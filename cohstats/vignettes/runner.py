@@ -38,6 +38,8 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from cohstats.tuning.parallel import scheduler_backend
+
 __all__ = ["discover", "run_vignettes", "main", "vignette_main"]
 
 _NOT_VIGNETTES = {"report", "runner", "fidelity", "__main__"}
@@ -166,11 +168,16 @@ def _write_run_info(out: Path, settings: dict, names, commit: str = "") -> Path:
 
 def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, out="vignette_reports",
                   seed: int = 0, n_jobs: int | None = None, quick: bool = True,
-                  paths: Sequence[str | Path] = (), verbose: bool = True) -> Path:
+                  paths: Sequence[str | Path] = (), verbose: bool = True, scheduler=None) -> Path:
     """Run vignettes (all when ``names`` is empty) and write ``<out>/index.md``.
 
     Each vignette writes its report into ``<out>/<name>/``. A failing vignette is reported
     in the index with its traceback and does not stop the others.
+
+    ``scheduler``: a ``dask.distributed`` Client or a scheduler address (``"tcp://host:8786"``,
+    ``--scheduler`` on the command line). The vignettes' joblib work (replications, and the
+    tuners inside them) then runs on that Dask cluster, with ``n_jobs=-1`` unless given; the
+    results are those of the serial run (every replication draws from its own seeded stream).
 
     Returns
     -------
@@ -202,7 +209,10 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
             print(f"[{i}/{len(names)}] {name}: reps={r} seed={seed} quick={quick} ...", flush=True)
         t = time.perf_counter()
         try:
-            path = mod.run(reps=r, out=out / name, seed=seed, n_jobs=n_jobs, quick=quick)
+            with scheduler_backend(scheduler):
+                path = mod.run(reps=r, out=out / name, seed=seed,
+                               n_jobs=-1 if scheduler is not None and n_jobs is None else n_jobs,
+                               quick=quick)
             path = Path(path) if path is not None else None
             res = _Result(name, "ok", time.perf_counter() - t, path)
         except Exception:  # noqa: BLE001 - reported in the index, the others go on
@@ -235,6 +245,8 @@ def _parser(prog="python -m cohstats.vignettes", single: str | None = None):
     ap.add_argument("--out", default="vignette_reports", help="output directory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-jobs", type=int, default=None, dest="n_jobs")
+    ap.add_argument("--scheduler", default=None,
+                    help="Dask scheduler address (tcp://host:port): run the replications there")
     ap.add_argument("--full", action="store_true",
                     help="paper-size settings (quick=False; FULL_REPS unless --reps)")
     return ap
@@ -261,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fidelity_main([a.out])
     try:
         idx = run_vignettes(a.names, reps=a.reps, out=a.out, seed=a.seed, n_jobs=a.n_jobs,
-                            quick=not a.full, paths=a.path)
+                            quick=not a.full, paths=a.path, scheduler=a.scheduler)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -276,6 +288,8 @@ def vignette_main(run: Callable, argv: Sequence[str] | None = None, name: str = 
     """
     a = _parser(prog=name, single=name).parse_args(argv)
     reps = a.reps if a.reps is not None else default_reps
-    path = run(reps=reps, out=Path(a.out) / name, seed=a.seed, n_jobs=a.n_jobs, quick=not a.full)
+    n_jobs = -1 if a.scheduler is not None and a.n_jobs is None else a.n_jobs
+    with scheduler_backend(a.scheduler):
+        path = run(reps=reps, out=Path(a.out) / name, seed=a.seed, n_jobs=n_jobs, quick=not a.full)
     print(path)
     return path

@@ -4,5 +4,6 @@
   records) and the binary problems (C-loss, LUM, logistic, hinge smoothing ...);
 * :mod:`.kernel` -- kernel expansions ([ZDJ] Algorithm 1) on the same driver;
 * :mod:`.multi` -- the multicategory coherence loss of [ZJLY] with grouped coefficients;
+* :mod:`.angle` -- the angle-based multicategory LUM (Zhang & Liu 2014) with grouped coefficients;
 * :mod:`.lum_refit` -- the two-parameter refit of the LUM ([LZW] eq. (9)), a damped Newton solve.
 """

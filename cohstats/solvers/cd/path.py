@@ -12,7 +12,11 @@ coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scal
   (``K`` instead of the identity);
 * the multicategory coherence loss of [ZJLY] (code ``LOSS_MCOH``) with K class margins and a
   grouped penalty on the K coefficients of each coordinate, linear
-  (:mod:`cohstats.solvers.cd.multi`) or kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`).
+  (:mod:`cohstats.solvers.cd.multi`) or kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`);
+* the angle-based multicategory LUM (Zhang & Liu 2014; code ``LOSS_ALUM``): ``f`` in
+  ``R^{K-1}``, loss ``V_{a,c}(<f, W_y>)`` with the simplex vertices ``W`` of
+  :mod:`cohstats.losses.angle`, grouped penalty on the K-1 coefficients of each coordinate
+  (:mod:`cohstats.solvers.cd.angle`); G = K-1 groups, unconstrained intercepts.
 
 Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
 work on its single row), G = K for the grouped problem (block updates of one column at a time,
@@ -62,10 +66,11 @@ import warnings
 import numpy as np
 from numba import njit
 
+from cohstats.losses.angle import simplex_vertices_nb
 from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
 from cohstats.losses.scalar import (
-    LOSS_C, LOSS_EXP, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_MCOH, LOSS_SQHINGE, LOSS_V,
-    loss_curv_bound, loss_d1, loss_d2, loss_eval_sum, loss_value,
+    LOSS_ALUM, LOSS_C, LOSS_EXP, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_MCOH, LOSS_SQHINGE,
+    LOSS_V, loss_curv_bound, loss_d1, loss_d2, loss_eval_sum, loss_value, lum_d1, lum_value,
 )
 
 MODE_IRLS = 0
@@ -400,9 +405,55 @@ def _gresid(F, yc, w, T, sc, R):
         R[yc[i], i] += sc * w[i]
 
 
+@njit(cache=True, nogil=True)
+def _aobjective(F, yc, w, a, c, B, pf, l1, l2, use_P, PB):
+    """Objective of the angle-based LUM: (1/n) sum w V_{a,c}(<f_i, W_{y_i}>) + group penalty."""
+    G, n = F.shape
+    Wv = simplex_vertices_nb(G + 1)
+    s = 0.0
+    for i in range(n):
+        if w[i] > 0.0:
+            u = 0.0
+            for k in range(G):
+                u += F[k, i] * Wv[yc[i], k]
+            s += w[i] * lum_value(u, a, c)
+    s /= n
+    pen = 0.0
+    for j in range(B.shape[1]):
+        nn = 0.0
+        q = 0.0
+        for k in range(G):
+            nn += B[k, j] * B[k, j]
+            if use_P:
+                q += B[k, j] * PB[k, j]
+        if not use_P:
+            q = nn
+        if nn > 0.0:
+            pen += pf[j] * (0.5 * l2 * q + l1 * math.sqrt(nn))
+    return s + pen
+
+
+@njit(cache=True, nogil=True)
+def _aresid(F, yc, w, a, c, R):
+    """R[k, i] = -w_i V'(u_i) W_{y_i, k}, u_i = <f_i, W_{y_i}> (negative gradient, angle LUM)."""
+    G, n = F.shape
+    Wv = simplex_vertices_nb(G + 1)
+    for i in range(n):
+        if w[i] > 0.0:
+            u = 0.0
+            for k in range(G):
+                u += F[k, i] * Wv[yc[i], k]
+            d = -w[i] * lum_d1(u, a, c)
+            for k in range(G):
+                R[k, i] = d * Wv[yc[i], k]
+        else:
+            for k in range(G):
+                R[k, i] = 0.0
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv,
-           intercept, sw):
+           intercept, sw, code):
     """One majorise-minimise pass of the grouped problem over rows idx[:m], then the intercepts.
 
     The working residual is refreshed from the exact gradient; each block update is the exact
@@ -414,7 +465,10 @@ def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E
     v = np.empty(K)
     cmv = np.empty(K)
     d = np.empty(K)
-    _gresid(F, yc, w, T, sc, R)
+    if code == LOSS_ALUM:
+        _aresid(F, yc, w, T, sc, R)      # (T, sc) carry LUM's (a, c)
+    else:
+        _gresid(F, yc, w, T, sc, R)
     for k in range(K):
         for i in range(n):
             E[k, i] = R[k, i]
@@ -485,6 +539,8 @@ def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E
             d[k] = se / (Lb * sw)
             mean += d[k]
         mean /= K
+        if code == LOSS_ALUM:
+            mean = 0.0                   # angle-based intercepts are free in R^{K-1}
         for k in range(K):
             d[k] -= mean
             b[k] += d[k]
@@ -505,6 +561,8 @@ def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E
 def _objective_any(code, p1, p2, y, yc, w, F, B, pf, l1, l2, use_P, PB):
     if code == LOSS_MCOH:
         return _gobjective(F, yc, w, p1, p2, B, pf, l1, l2, use_P, PB)
+    if code == LOSS_ALUM:
+        return _aobjective(F, yc, w, p1, p2, B, pf, l1, l2, use_P, PB)
     return _objective(code, p1, p2, y, w, F[0], B[0], pf, l1, l2, use_P, PB[0])
 
 
@@ -513,6 +571,8 @@ def _resid_any(code, p1, p2, y, yc, w, F, R):
     """Negative loss gradient in the fit, (G, n)."""
     if code == LOSS_MCOH:
         _gresid(F, yc, w, p1, p2, R)
+    elif code == LOSS_ALUM:
+        _aresid(F, yc, w, p1, p2, R)
     else:
         _neg_grad(code, p1, p2, y, w, F[0], R[0])
 
@@ -618,7 +678,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
     """
     p = B.shape[1]
     n = F.shape[1]
-    group = code == LOSS_MCOH
+    group = code == LOSS_MCOH or code == LOSS_ALUM
     kgate = math.sqrt(thr)
     mS = 0
     for j in range(p):
@@ -655,7 +715,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
         kk = -1.0
         if group:
             dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F,
-                              R, E, Gst, xv, intercept, sw)
+                              R, E, Gst, xv, intercept, sw, code)
         else:
             if irls:
                 # refresh curvatures/gradients; the same loop gives the objective of the last
@@ -764,7 +824,7 @@ def _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
     idxS = np.empty(p, dtype=np.int64)
     idxA = np.empty(p, dtype=np.int64)
     ones = np.ones(n)
-    if intercept and code != LOSS_MCOH:
+    if intercept and code != LOSS_MCOH and code != LOSS_ALUM:
         # start the intercept at its exact 1-D minimiser (robust for every loss)
         b[0] = _solve_1d(code, p1, p2, y, w, F[0], ones, 0.0, 0.0, 0.0, 0.0)
         for i in range(n):
@@ -780,13 +840,14 @@ def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, e
     """The one path driver: warm starts, sequential strong rule, KKT check, per-lambda records.
 
     Serves the binary problems (``G = 1``, any scalar loss code, identity or kernel penalty
-    matrix) and the grouped K-class problem (``code = LOSS_MCOH``, ``G = K``).
+    matrix) and the grouped K-class problems (``code = LOSS_MCOH``, ``G = K``; ``code = LOSS_ALUM``,
+    ``G = K - 1``).
     Returns b0 (nlam, G), B (nlam, G, p), n_iter, converged, objective, kkt, null objective.
     """
     p = Xt.shape[0]
     n = w.shape[0]
     nlam = lambdas.shape[0]
-    group = code == LOSS_MCOH
+    group = code == LOSS_MCOH or code == LOSS_ALUM
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (Lb < math.inf and Lb > 0.0) else 1e-6
     sw = 0.0
@@ -845,7 +906,8 @@ def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, e
         # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
         # problems first, each warm-starting the next (see cd_path's notes)
         for q in range(cont.shape[0]):
-            passes, ok = _solve_set(Xt, y, yc, w, code, p1, cont[q], mode, Lb, floor_c, pf, l1,
+            Lq = Lb if mode != MODE_MM else loss_curv_bound(code, p1, cont[q])
+            passes, ok = _solve_set(Xt, y, yc, w, code, p1, cont[q], mode, Lq, floor_c, pf, l1,
                                     l2, use_P, P, PB, B, b, F, inS, intercept, thr * 100.0,
                                     max_iter - total, xv, W, R, E, Gst, idxS, idxA, ones, sw)
             total += passes
@@ -1088,7 +1150,7 @@ def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, us
     """lambda_max on the prepared design (see :func:`lambda_max`); grouped problems use the
     Euclidean norm of each coordinate's K gradient entries."""
     n = w.shape[0]
-    group = code == LOSS_MCOH
+    group = code == LOSS_MCOH or code == LOSS_ALUM
     yc = _NO_YC if yc is None else yc
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
@@ -1229,7 +1291,9 @@ def continuation_grid(loss_code, p1, p2, mode):
     fewer passes for ``c = 1e4`` and gives a solution within about ``1/c_last`` of the hinge
     optimum for ``c = inf`` (``c_last = 1e6``).
     """
-    if loss_code != LOSS_LUM or mode != MODE_EXACT or not p2 > 10.0:
+    if loss_code == LOSS_ALUM and mode == MODE_MM and p2 > 10.0:
+        pass                  # the grouped angle-based LUM: same continuation, MM steps
+    elif loss_code != LOSS_LUM or mode != MODE_EXACT or not p2 > 10.0:
         return np.zeros(0)
     grid = np.array([10.0, 100.0, 1e3, 1e4, 1e5, 1e6])
     return np.ascontiguousarray(grid[grid < p2 / 10.0] if np.isfinite(p2) else grid)

@@ -1,0 +1,261 @@
+"""Angle-based multicategory large-margin losses (Zhang & Liu 2014) with the LUM loss of [LZW].
+
+Angle-based classification (C. Zhang and Y. Liu, *Multicategory angle-based large-margin
+classification*, Biometrika 101 (2014) 625-640) maps a K-class problem to a function
+``f(x)`` in ``R^{K-1}`` and the K classes to the vertices ``W_1..W_K`` of a regular simplex
+centred at the origin:
+
+    W_1 = (K-1)^{-1/2} 1,
+    W_j = -(1 + sqrt(K)) / (K-1)^{3/2} 1 + sqrt(K/(K-1)) e_{j-1},   j = 2..K,
+
+unit vectors with ``sum_j W_j = 0`` and ``<W_j, W_k> = -1/(K-1)`` for ``j != k``. The class
+margins are ``u_j = <f, W_j>`` (they sum to zero), the loss of an observation of class ``y``
+is ``V(u_y)`` for a binary margin loss ``V`` and the prediction is ``argmax_j u_j`` (the vertex
+with the smallest angle to ``f``). For K = 2 the vertices are ``W = (1, -1)``: ``u_1 = f``,
+``u_2 = -f``, the binary margin problem with the first class coded ``+1``.
+
+Inverse link (derived here for the LUM loss ``V_{a,c}`` of [LZW]). The population risk
+``sum_j p_j V(<f, W_j>)`` is stationary where ``sum_j p_j V'(u_j) W_j = 0``; since the only
+linear relation among the vertices is ``sum_j W_j = 0``, ``p_j V'(u_j)`` is the same for every
+``j``, hence
+
+    p_j = (1/|V'(u_j)|) / sum_k (1/|V'(u_k)|).
+
+For the LUM, ``|V'(u)| = 1`` for ``u < c/(1+c)`` and ``(a / ((1+c) u - c + a))^{a+1}`` above, so
+``log(1/|V'(u)|) = (a+1) log1p(max((1+c) u - c, 0)/a)`` (``max((1+c) u - c, 0)`` for
+``a = inf``) and ``p = softmax`` of these values, computed in log space. At the population
+minimiser the common value ``p_j |V'(u_j)|`` equals ``min_j p_j`` (a smaller value would put
+every ``u_j`` above ``c/(1+c) >= 0``, contradicting ``sum_j u_j = 0``), which gives the
+closed form of :func:`angle_lum_minimizer`:
+
+    u_j = (a ((p_j / p_min)^{1/(a+1)} - 1) + c) / (1 + c)   for every j but the least likely
+    class, whose margin is minus the sum of the others.
+
+The inverse link therefore recovers ``p`` from the population minimiser for every finite
+``c``; for ``c > 0`` it is many-to-one (all margins below ``c/(1+c)`` map to the same
+weight), and with ``c = inf`` (the hinge) it does not exist. At K = 2 it is the binary LUM
+link of [LZW] (eq (8)).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .scalar import lum_d1, lum_value
+
+__all__ = ["simplex_vertices", "angle_lum_loss", "angle_lum_margins", "angle_lum_proba",
+           "angle_lum_log_weights", "angle_lum_minimizer", "angle_lum_risk"]
+
+
+@njit(cache=True)
+def simplex_vertices_nb(K):
+    """The (K, K-1) matrix whose rows are the simplex vertices W_1..W_K (module docstring)."""
+    km1 = K - 1
+    W = np.empty((K, km1))
+    if K == 2:                    # (1, -1) exactly (the general formula rounds the second)
+        W[0, 0] = 1.0
+        W[1, 0] = -1.0
+        return W
+    r = 1.0 / math.sqrt(km1)
+    a = -(1.0 + math.sqrt(K)) / (km1 * math.sqrt(km1))
+    b = math.sqrt(K / km1)
+    for k in range(km1):
+        W[0, k] = r
+    for j in range(1, K):
+        for k in range(km1):
+            W[j, k] = a
+        W[j, j - 1] += b
+    return W
+
+
+def simplex_vertices(K):
+    """Vertices ``W_1..W_K`` of the angle-based coding (rows of a (K, K-1) array).
+
+    Unit vectors summing to zero with pairwise inner products ``-1/(K-1)`` (Zhang & Liu 2014).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W = simplex_vertices(3)
+    >>> bool(np.allclose(W @ W.T, [[1, -.5, -.5], [-.5, 1, -.5], [-.5, -.5, 1]]))
+    True
+    >>> simplex_vertices(2).ravel().tolist()
+    [1.0, -1.0]
+    """
+    K = int(K)
+    if K < 2:
+        raise ValueError(f"K (number of classes) must be at least 2; got K={K}")
+    return simplex_vertices_nb(K)
+
+
+@njit(cache=True)
+def alum_logw(u, a, c):
+    """log(1/|V'(u)|) for the LUM loss V_{a,c} (0 on the linear piece u < c/(1+c))."""
+    s = (1.0 + c) * u - c
+    if not s > 0.0:
+        return 0.0
+    if a == math.inf:
+        return s
+    return (a + 1.0) * math.log1p(s / a)
+
+
+@njit(cache=True)
+def _logw_rows(U, a, c, out):
+    n, K = U.shape
+    for i in range(n):
+        for j in range(K):
+            out[i, j] = alum_logw(U[i, j], a, c)
+
+
+@njit(cache=True)
+def _loss_rows(F, y, a, c, W, out):
+    n = F.shape[0]
+    for i in range(n):
+        u = 0.0
+        for k in range(F.shape[1]):
+            u += F[i, k] * W[y[i], k]
+        out[i] = lum_value(u, a, c)
+
+
+@njit(cache=True)
+def _risk(f, P, a, c, W):
+    """Population risk sum_j p_j V(<f, W_j>) and its gradient in f."""
+    K = W.shape[0]
+    r = 0.0
+    g = np.zeros(W.shape[1])
+    for j in range(K):
+        u = 0.0
+        for k in range(W.shape[1]):
+            u += f[k] * W[j, k]
+        r += P[j] * lum_value(u, a, c)
+        d = P[j] * lum_d1(u, a, c)
+        for k in range(W.shape[1]):
+            g[k] += d * W[j, k]
+    return r, g
+
+
+def _ac(a, c, allow_inf_c=False):
+    a = float(a)
+    c = float(c)
+    if not a > 0:
+        raise ValueError(f"a must be positive (np.inf allowed); got a={a!r}")
+    if not c >= 0 or (math.isinf(c) and not allow_inf_c):
+        raise ValueError(f"c must be a finite number >= 0 here (c = inf is the hinge, which has "
+                         f"no inverse link); got c={c!r}")
+    return a, c
+
+
+def _F(F, name="F"):
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim == 1:
+        F = F[None, :]
+    if F.ndim != 2 or F.shape[1] < 1:
+        raise ValueError(f"{name} must be an (n, K-1) array of angle-based decision values; got "
+                         f"shape {np.shape(F)}")
+    return np.ascontiguousarray(F)
+
+
+def angle_lum_margins(F):
+    """Class margins ``u_ij = <f_i, W_j>`` (rows sum to zero) of (n, K-1) decision values."""
+    F = _F(F)
+    return F @ simplex_vertices(F.shape[1] + 1).T
+
+
+def angle_lum_loss(F, y, a=1000.0, c=0.0):
+    """Angle-based LUM loss ``V_{a,c}(<f_i, W_{y_i}>)`` per row; ``y`` class codes 0..K-1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.losses.binary import lum_loss
+    >>> f = np.array([[0.7], [-0.2]])                       # K = 2: W = (1, -1)
+    >>> bool(np.allclose(angle_lum_loss(f, [0, 1], a=2.0, c=1.0), lum_loss([0.7, 0.2], 2.0, 1.0)))
+    True
+    """
+    F = _F(F)
+    a, c = _ac(a, c, allow_inf_c=True)
+    y = np.ascontiguousarray(y, dtype=np.int64).ravel()
+    K = F.shape[1] + 1
+    if y.shape[0] != F.shape[0] or y.min() < 0 or y.max() >= K:
+        raise ValueError(f"y must hold {F.shape[0]} class codes in 0..{K - 1}")
+    out = np.empty(F.shape[0])
+    _loss_rows(F, y, a, c, simplex_vertices(K), out)
+    return out
+
+
+def angle_lum_log_weights(F, a=1000.0, c=0.0):
+    """``log(1/|V'(u_ij)|)`` for every row and class: the unnormalised log-probabilities."""
+    F = _F(F)
+    a, c = _ac(a, c)
+    U = np.ascontiguousarray(angle_lum_margins(F))
+    out = np.empty_like(U)
+    _logw_rows(U, a, c, out)
+    return out
+
+
+def angle_lum_proba(F, a=1000.0, c=0.0):
+    """Class probabilities from angle-based LUM decision values (module docstring).
+
+    ``p_ij`` proportional to ``1/|V'(<f_i, W_j>)|``, normalised in log space (no overflow for
+    any ``a``, ``c`` or margin). Rows sum to one; for K = 2 the second column is [LZW]'s LUM
+    link of ``-f``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = angle_lum_proba(np.array([[0.0, 0.0], [3.0, -1.0]]))
+    >>> bool(np.allclose(P[0], 1 / 3)), bool(np.allclose(P.sum(axis=1), 1.0))
+    (True, True)
+    """
+    L = angle_lum_log_weights(F, a, c)
+    L -= L.max(axis=1, keepdims=True)
+    E = np.exp(L)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def angle_lum_minimizer(P, a=1000.0, c=0.0):
+    """Closed-form population minimiser ``f*(p)`` in ``R^{K-1}`` for class probabilities ``P``.
+
+    ``P`` : (K,) or (n, K) with positive rows summing to one. See the module docstring; when
+    several classes share the smallest probability the minimiser is not unique and the one
+    that splits their (negative) total margin equally is returned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = angle_lum_minimizer([0.5, 0.3, 0.2], a=1.0, c=0.0)
+    >>> bool(np.allclose(angle_lum_proba(f, a=1.0, c=0.0), [0.5, 0.3, 0.2]))
+    True
+    """
+    a, c = _ac(a, c)
+    P = np.asarray(P, dtype=np.float64)
+    one = P.ndim == 1
+    P = np.atleast_2d(P)
+    if P.shape[1] < 2 or np.any(~(P > 0)) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-10):
+        raise ValueError("P must hold positive class probabilities summing to one per row")
+    K = P.shape[1]
+    lr = np.log(P) - np.log(P.min(axis=1, keepdims=True))          # log(p_j / p_min) >= 0
+    if math.isinf(a):
+        U = (lr + c) / (1.0 + c)
+    else:
+        U = (a * np.expm1(lr / (a + 1.0)) + c) / (1.0 + c)
+    low = lr <= 1e-15                                               # the least likely classes
+    U[low] = 0.0
+    tot = U.sum(axis=1, keepdims=True)
+    m = low.sum(axis=1, keepdims=True)
+    U = np.where(low, -tot / m, U)
+    Fs = U @ simplex_vertices(K) * ((K - 1.0) / K)                  # W'W = K/(K-1) I
+    return Fs[0] if one else Fs
+
+
+def angle_lum_risk(f, P, a=1000.0, c=0.0):
+    """Population risk ``sum_j p_j V_{a,c}(<f, W_j>)`` and its gradient in ``f`` (K-1,)."""
+    a, c = _ac(a, c, allow_inf_c=True)
+    f = np.ascontiguousarray(f, dtype=np.float64).ravel()
+    P = np.ascontiguousarray(P, dtype=np.float64).ravel()
+    if P.shape[0] != f.shape[0] + 1:
+        raise ValueError(f"P must have K = {f.shape[0] + 1} entries for f of length {f.shape[0]}")
+    r, g = _risk(f, P, a, c, simplex_vertices(P.shape[0]))
+    return float(r), g
