@@ -17,19 +17,20 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
 * shrinking every ``min(n, 1000)`` iterations with libsvm's rule, one unshrink when the
   violation first falls below ``10 tol``, and gradient reconstruction from the bound part of the
   gradient ``G_bar`` (kept up to date whenever a variable enters or leaves a bound);
-* an LRU cache of kernel rows (``n_cache`` rows of length ``n``), so memory is
-  ``O(n * n_cache)``, never ``O(n^2)`` unless the cache is that large; a precomputed matrix
-  (code ``-1``) is read in place, and a start point's gradient is then two BLAS products;
+* kernel rows from the provider of :mod:`cohstats.solvers.svm.rows` (an LRU cache of rows of
+  length ``n`` sized by ``cache_size``, so memory is never ``O(n^2)`` unless the cache is that
+  large); a precomputed matrix (code ``-1``) is read in place, and a start point's gradient is
+  then two BLAS products;
 * ``I_up`` / ``I_low`` membership kept as flags (updated for the two changed variables), and
   the first index of the next working set found inside the gradient-update loop, so one
-  iteration makes two passes over the active variables instead of three (n = 1000: 10 -> 7 ms
-  per fit, same iterates);
+  iteration makes two passes over the active variables instead of three;
 * intercept ``b = -mean(y_i G_i)`` over free variables, else the midpoint of the feasible
   interval.
 
 The kernel is selected by the codes of :mod:`cohstats.kernels`; code ``-1`` means a precomputed
 kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=True)`` function;
-:func:`smo_solve` is the Python entry point that sizes the cache and validates arrays.
+:func:`smo_solve` is the Python entry point that sizes the cache, validates arrays and returns a
+:class:`~cohstats.solvers.result.SolverResult`.
 """
 from __future__ import annotations
 

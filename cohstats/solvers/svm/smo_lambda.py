@@ -15,7 +15,7 @@ Exact greedy algorithm (``n_select = 1``, :func:`smo_lambda_chunk`; one iteratio
 
 1. ``(i, j) = argmax`` of the KKT violation of [RH] eq. 24-26 (maximal violation;
    the per-point maxima are kept in ``pv`` so the scan is O(N));
-2. fetch the kernel row ``K(x_i, .)`` from an LRU cache of ``n_slots`` rows (memory
+2. fetch the kernel row ``K(x_i, .)`` from the LRU cache of :mod:`cohstats.solvers.svm.rows` (memory
    ``O(n_slots * N)``, never ``O(N^2 L^2)``); cached rows are stored in the solver's *position*
    order (permuted once per shrink event), so no per-visit gather is needed;
 3. exact single-variable step on ``alpha[i, j]``; then, with ``inner_max > 1``, further exact
@@ -45,8 +45,9 @@ Measurements, the comparison with libsvm and the variants tried and dropped are 
 ``benchmarks/README.md`` ("lambda-SVM solver notes").
 
 Everything is float64 and deterministic, except the cached kernel values, which are float32 when
-``tol >= 1e-3`` (``cache_float32``). The numba kernels only take arrays and scalars;
-:func:`solve_lambda_svm` is the thin numpy driver (time limit, chunking).
+``tol >= 1e-3`` (``cache_float32``). The numba loops take their state as one
+:class:`LambdaState` and the row provider; :func:`solve_lambda_svm` is the thin numpy driver
+(time limit, chunking) and returns a :class:`~cohstats.solvers.result.SolverResult`.
 """
 from __future__ import annotations
 
