@@ -65,6 +65,22 @@ def n_cache_rows(n: int, cache_size: float, itemsize: int = 8) -> int:
 _EMPTY2 = np.empty((1, 1))
 
 
+@njit(cache=True, nogil=True)
+def _empty64(n_slots, n):
+    return np.empty((n_slots, n))
+
+
+@njit(cache=True, nogil=True)
+def _empty32(n_slots, n):
+    return np.empty((n_slots, n), dtype=np.float32)
+
+
+def _empty_rows(n_slots, n, f32):
+    """The cache's row storage, allocated by numba's allocator (numpy asks the kernel for huge
+    pages on large arrays, which a solve that touches only part of its cache pays for)."""
+    return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
+
+
 def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64,
                   in_place: bool = False) -> KernelRows:
     """A :class:`KernelRows` provider for the training inputs ``X`` (n, p).
@@ -102,7 +118,7 @@ def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float
         state = np.array([n, 0, 0, 1], dtype=np.int64)
     else:
         n_slots = int(max(n_slots, 1))
-        rows = np.empty((n_slots, n), dtype=dtype)
+        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32)
         slot_of = np.full(n, -1, dtype=np.int64)
         row_of = np.full(n_slots, -1, dtype=np.int64)
         link = np.empty((2, n_slots + 1), dtype=np.int64)
