@@ -56,7 +56,8 @@ def main(argv=None):
             to = min(to, time.perf_counter() - t)
         rows.append((n, ts, to))
         print(f"{n:>6} {ts:>9.3f} {to:>8.3f} {to / ts:>6.2f}   (ours: {r.n_iter} iterations, "
-              f"{r.cache_misses} kernel rows computed; libsvm: {s.n_support_.sum()} SV, ours {np.sum(r.a > 0)} SV)")
+              f"{r.info['kernel_rows']} kernel rows computed; libsvm: {s.n_support_.sum()} SV, "
+              f"ours {np.sum(r.dual > 0)} SV)")
     if args.no_path:
         return
     print("\nbracketing: m - 1 interior weighted SVMs (pi_j = j/m), C = 1 at pi = 1/2; "
@@ -89,7 +90,7 @@ def main(argv=None):
             ex = [best(lambda: pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=nlam, grid=grid,
                                        n_jobs=j)) for j in (None, 2)]
             t_ex = [e[0] for e in ex]
-            ev, rs = ex[0][1].n_events, ex[0][1].n_restarts
+            ev, rs = ex[0][1].info["n_events"], ex[0][1].info["n_restarts"]
         else:
             t_ex, ev, rs = [float("nan")] * 2, -1, -1
         r = [v / t_one for v in (t_sep, *warm, *t_ex)]

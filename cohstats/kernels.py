@@ -250,6 +250,119 @@ def exp_nonpos(out, x, kbuf):
     for t in range(n):
         out[t] = out[t] * kbuf[t] if x[t] > -708.0 else 0.0
 
+# Kernel rows by the norm expansion ``||x - z||^2 = ||x||^2 + ||z||^2 - 2 <x, z>`` (clipped at 0),
+# computed in blocks of 512 columns vectorised over the columns, with the inner products
+# accumulated in the order of the features (so that ``K(x, z)`` and ``K(z, x)`` are bitwise equal
+# and the linear / polynomial rows equal :func:`kernel_pair`). The SVM-dual solvers build their
+# training rows with :func:`kernel_row_into` (cohstats.solvers.svm.rows) and predict with
+# :func:`kernel_cross`, so training and prediction share one arithmetic.
+ROW_BLOCK = 512
+
+
+@njit(cache=True, nogil=True)
+def _add_features(d, c, ZT, lo, hi):
+    """``d[t] += sum_k c[k] z_tk`` for ``lo <= t < hi`` (``ZT`` is the (p, m) transpose of Z),
+    the terms added in the order of the features, four features per pass over the block (the
+    block stays in L1). The slices are taken here, as ``ZT[k, lo:hi]``: a 2-D slice passed in
+    has layout 'A' and its loop does not vectorise."""
+    p = ZT.shape[0]
+    db = d[lo:hi]
+    m = hi - lo
+    k = 0
+    while k + 4 <= p:
+        c0 = c[k]
+        c1 = c[k + 1]
+        c2 = c[k + 2]
+        c3 = c[k + 3]
+        x0 = ZT[k, lo:hi]
+        x1 = ZT[k + 1, lo:hi]
+        x2 = ZT[k + 2, lo:hi]
+        x3 = ZT[k + 3, lo:hi]
+        for t in range(m):
+            db[t] = (((db[t] + c0 * x0[t]) + c1 * x1[t]) + c2 * x2[t]) + c3 * x3[t]
+        k += 4
+    while k < p:
+        ck = c[k]
+        xk = ZT[k, lo:hi]
+        for t in range(m):
+            db[t] += ck * xk[t]
+        k += 1
+
+
+@njit(cache=True, nogil=True)
+def sq_norms(X):
+    """``||x_i||^2`` for every row of X (summed in the order of the features)."""
+    n = X.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(X.shape[1]):
+            s += X[i, k] * X[i, k]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def kernel_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
+    """``out[t] = K(x, z_t)`` for every column ``t`` of ``ZT`` (the (p, m) C-contiguous transpose
+    of Z), for the numba kernel codes.
+
+    ``xx = ||x||^2`` and ``zz[t] = ||z_t||^2`` (:func:`sq_norms`); ``diag >= 0`` names the column
+    equal to ``x`` (a training row), whose squared distance is then exactly 0; ``work`` is float64
+    scratch of shape (3, m). Distances are clipped at 0; the Gaussian's exponential is
+    :func:`exp_nonpos` (1 ulp of ``numpy.exp``).
+    """
+    m = ZT.shape[1]
+    d = work[0]
+    if code == KERNEL_LINEAR or code == KERNEL_POLY:
+        # <x, z_t> summed from 0 (bitwise kernel_pair's sum)
+        for lo in range(0, m, ROW_BLOCK):
+            hi = min(m, lo + ROW_BLOCK)
+            d[lo:hi] = 0.0
+            _add_features(d, x, ZT, lo, hi)
+        if code == KERNEL_LINEAR:
+            for t in range(m):
+                out[t] = d[t]
+        else:
+            for t in range(m):
+                out[t] = (kpar[0] * d[t] + kpar[1]) ** kpar[2]
+        return
+    xs = work[1]
+    c = -2.0 * x
+    for lo in range(0, m, ROW_BLOCK):
+        # ||x||^2 + ||z_t||^2, then the -2 x_k z_tk terms in the order of the features
+        hi = min(m, lo + ROW_BLOCK)
+        for t in range(lo, hi):
+            d[t] = xx + zz[t]
+        _add_features(d, c, ZT, lo, hi)
+    if diag >= 0:
+        d[diag] = 0.0
+    g = kpar[0]
+    for t in range(m):
+        d[t] = max(d[t], 0.0)
+        xs[t] = -g * d[t]
+    exp_nonpos(out, xs, work[2])
+    if code == KERNEL_COMPACT:
+        for t in range(m):
+            r = 1.0 - math.sqrt(d[t]) / kpar[3]
+            out[t] = out[t] * r ** kpar[4] if r > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def kernel_cross(code, X, Z, kpar):
+    """The matrix ``K(X, Z)`` row by row with :func:`kernel_row_into` -- the arithmetic of the
+    SVM solvers' training rows, so that decision values at training points reproduce them."""
+    n, m = X.shape[0], Z.shape[0]
+    ZT = np.ascontiguousarray(Z.T)
+    zz = sq_norms(Z)
+    xx = sq_norms(X)
+    K = np.empty((n, m))
+    work = np.empty((3, m))
+    for i in range(n):
+        kernel_row_into(code, X[i], xx[i], ZT, zz, kpar, -1, K[i], work)
+    return K
+
+
 @dataclass
 class Kernel:
     """A resolved kernel: a numba code with its parameter vector, or a Python callable."""

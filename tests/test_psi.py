@@ -29,7 +29,7 @@ def test_dc_subproblem_matches_primal_qp():
     delta[[0, 3, 7]] = True
     d = C * delta
     r = smo_solve(X, y, code=KERNEL_LINEAR, kpar=np.zeros(5), lo=-d, hi=C - d, tol=1e-10)
-    w = (r.a * y) @ X
+    w = (r.dual * y) @ X
 
     def primal(v):
         wv, b, xi = v[:2], v[2], v[3:]
@@ -40,8 +40,8 @@ def test_dc_subproblem_matches_primal_qp():
     v0 = np.concatenate([np.zeros(3), np.ones(n) * 2])
     q = minimize(primal, v0, constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 2000})
     assert q.success
-    xi = np.maximum(0, 1 - y * (X @ w + r.b))
-    ours = 0.5 * w @ w + C @ xi + np.sum(d * y * (X @ w + r.b))
+    xi = np.maximum(0, 1 - y * (X @ w + r.intercept))
+    ours = 0.5 * w @ w + C @ xi + np.sum(d * y * (X @ w + r.intercept))
     assert ours == pytest.approx(q.fun, abs=1e-7)
     np.testing.assert_allclose(w, q.x[:2], atol=1e-5)
 
@@ -50,7 +50,7 @@ def test_dc_decreases_psi_objective_and_fit_interface():
     X, y = _data(80, 2)
     kern = make_kernel("rbf", gamma=1.0)
     r = psi_dc(X, y, kernel=kern, lam=0.01, cw=np.where(y > 0, 0.6, 0.4), tol=1e-9)
-    h = r.history
+    h = r.info["history"]
     assert np.all(np.diff(h) <= 1e-9)               # DC majorisation: monotone
     assert r.objective == pytest.approx(h.min())
     import pandas as pd

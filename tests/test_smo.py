@@ -38,23 +38,23 @@ def test_matches_libsvm(kernel, pi):
     cw = None if pi is None else {1.0: 1 - pi, -1.0: pi}
     s = SVC(C=C, kernel=kernel, gamma=g, tol=1e-9, class_weight=cw, shrinking=True).fit(X, y)
     K = make_kernel(kernel, gamma=g)(X) if kernel == "rbf" else X @ X.T
-    beta = r.a * y
+    beta = r.dual * y
     beta_sk = _sk_dual(s, n)
-    obj = 0.5 * beta @ K @ beta - r.a.sum()
+    obj = 0.5 * beta @ K @ beta - r.dual.sum()
     obj_sk = 0.5 * beta_sk @ K @ beta_sk - np.abs(beta_sk).sum()
     assert r.converged
     assert obj == pytest.approx(obj_sk, rel=1e-7, abs=1e-9)
     assert r.objective == pytest.approx(obj, rel=1e-9, abs=1e-9)
-    f = K @ beta + r.b
+    f = K @ beta + r.intercept
     # libsvm caches Q in single precision (Qfloat), so it agrees to ~1e-6, not to tol
     np.testing.assert_allclose(f, s.decision_function(X), atol=2e-5)
     # ours satisfies the KKT conditions to the requested tolerance in double precision
     yf = y * f
-    assert np.all(yf[r.a == 0] >= 1 - 1e-8) and np.all(yf[r.a == cost] <= 1 + 1e-8)
-    free = (r.a > 0) & (r.a < cost)
+    assert np.all(yf[r.dual == 0] >= 1 - 1e-8) and np.all(yf[r.dual == cost] <= 1 + 1e-8)
+    free = (r.dual > 0) & (r.dual < cost)
     assert np.all(np.abs(yf[free] - 1) <= 1e-8)
     # same support vectors (multipliers clearly away from zero)
-    assert set(np.flatnonzero(r.a > 1e-6)) == set(np.flatnonzero(np.abs(beta_sk) > 1e-6))
+    assert set(np.flatnonzero(r.dual > 1e-6)) == set(np.flatnonzero(np.abs(beta_sk) > 1e-6))
     np.testing.assert_allclose(beta, beta_sk, atol=1e-4)
 
 
@@ -65,10 +65,10 @@ def test_kkt_at_default_tolerance():
     tol = 1e-3
     r = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(0.5), C=C, tol=tol)
     K = make_kernel("rbf", gamma=0.5)(X)
-    yf = y * (K @ (r.a * y) + r.b)
-    assert abs(np.sum(r.a * y)) < 1e-12
-    assert np.all(r.a >= 0) and np.all(r.a <= C)
-    zero, top = r.a == 0, r.a == C
+    yf = y * (K @ (r.dual * y) + r.intercept)
+    assert abs(np.sum(r.dual * y)) < 1e-12
+    assert np.all(r.dual >= 0) and np.all(r.dual <= C)
+    zero, top = r.dual == 0, r.dual == C
     free = ~zero & ~top
     assert np.all(yf[zero] >= 1 - tol)
     assert np.all(yf[top] <= 1 + tol)
@@ -87,20 +87,20 @@ def test_cache_and_shrinking_do_not_change_the_solution():
     ref = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=False)
     tiny = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=True,
                      cache_size=8 * n * 3 / 2**20)         # three cached rows
-    assert tiny.cache_misses > n                              # the LRU cache really evicted rows
-    np.testing.assert_allclose(tiny.a, ref.a, atol=1e-7)
-    assert tiny.b == pytest.approx(ref.b, abs=1e-8)
+    assert tiny.info["kernel_rows"] > n      # the LRU cache really evicted rows
+    np.testing.assert_allclose(tiny.dual, ref.dual, atol=1e-7)
+    assert tiny.intercept == pytest.approx(ref.intercept, abs=1e-8)
     K = make_kernel("rbf", gamma=1.0)(X)
     pre = smo_solve(None, y, code=KERNEL_CALLABLE, Kpre=K, C=C, tol=1e-10)
-    np.testing.assert_allclose(pre.a, ref.a, atol=1e-7)
+    np.testing.assert_allclose(pre.dual, ref.dual, atol=1e-7)
     # early and frequent shrinking (the warm-start setting of pi_grid_smo), from a warm start
     a0 = np.where(y > 0, 1.0, 0.0) * C
     a0[y < 0] = a0.sum() / np.sum(y < 0)                  # feasible: sum y_i a_i = 0
     for start in (None, a0):
         early = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, a0=start,
                           shrink_first=5, shrink_every=7)
-        np.testing.assert_allclose(early.a, ref.a, atol=1e-7)
-        assert early.b == pytest.approx(ref.b, abs=1e-8)
+        np.testing.assert_allclose(early.dual, ref.dual, atol=1e-7)
+        assert early.intercept == pytest.approx(ref.intercept, abs=1e-8)
 
 
 def test_general_bounds_and_linear_term_vs_scipy_qp():
@@ -119,12 +119,12 @@ def test_general_bounds_and_linear_term_vs_scipy_qp():
                  constraints=[cons], method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
     assert q.success
     assert r.objective == pytest.approx(q.fun, abs=1e-8)
-    np.testing.assert_allclose(r.a, q.x, atol=1e-5)
-    assert y @ r.a == pytest.approx(y @ a0, abs=1e-12)
+    np.testing.assert_allclose(r.dual, q.x, atol=1e-5)
+    assert y @ r.dual == pytest.approx(y @ a0, abs=1e-12)
     # intercept: free variables satisfy G_i + b y_i = 0
-    free = (r.a > lo + 1e-8) & (r.a < hi - 1e-8)
+    free = (r.dual > lo + 1e-8) & (r.dual < hi - 1e-8)
     assert free.any()
-    np.testing.assert_allclose(r.G[free] + r.b * y[free], 0.0, atol=1e-8)
+    np.testing.assert_allclose(r.info["gradient"][free] + r.intercept * y[free], 0.0, atol=1e-8)
 
 
 def test_input_errors():

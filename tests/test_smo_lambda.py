@@ -55,13 +55,13 @@ def test_dual_matches_generic_qp(L, margin):
     Cb[::5] = 0.7  # observation weights -> per-point box bounds
     W_ref, F_ref, _ = _qp(K, y, L, margin, Cb)
     res = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-9, eps=1e-12)
-    assert res["converged"]
-    assert res["dual"] == pytest.approx(W_ref, rel=1e-8)
+    assert res.converged
+    assert res.info["dual"] == pytest.approx(W_ref, rel=1e-8)
     # F (= Q alpha up to signs) is unique on the optimal face of a convex QP
-    assert np.abs(res["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
+    assert np.abs(res.info["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
     # returned F is the decision value recomputed from alpha
-    F_own, _ = _F_from_alpha(K, y, L, res["alpha"])
-    assert np.allclose(res["F"], F_own, atol=1e-9)
+    F_own, _ = _F_from_alpha(K, y, L, res.dual)
+    assert np.allclose(res.info["F"], F_own, atol=1e-9)
 
 
 @pytest.mark.parametrize("L,margin,T", [(3, 2.5, 1e-4), (4, 1.0, 1e-4), (4, 50.0, 5e-2),
@@ -73,8 +73,8 @@ def test_kkt_conditions_and_sum_to_zero(L, margin, T):
     K = k(X)
     C, eps = 5.0, 1e-6
     res = solve_lambda_svm(X, y, L, margin, np.full(N, C), k.code, k.kpar, tol=T, eps=eps)
-    assert res["converged"]
-    a = res["alpha"]
+    assert res.converged
+    a = res.dual
     F, _ = _F_from_alpha(K, y, L, a)  # independent recomputation with numpy
     assert np.abs(F.sum(axis=1)).max() < 1e-9 * max(1.0, np.abs(F).max())
     Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
@@ -95,13 +95,13 @@ def test_primal_equals_dual_at_optimum(L, margin):
     K = k(X)
     C = 3.0
     res = solve_lambda_svm(X, y, L, margin, np.full(N, C), k.code, k.kpar, tol=1e-4)
-    assert res["converged"]
-    F, Bt = _F_from_alpha(K, y, L, res["alpha"])
+    assert res.converged
+    F, Bt = _F_from_alpha(K, y, L, res.dual)
     # primal (14)-(16): 1/2 sum_j ||w_j||^2 + C sum_i Psi_{y_i}(f(x_i)), loss from cohstats.losses
     primal = 0.5 * np.sum(Bt * (K @ Bt)) + C * lamsvm_loss(F, y, margin).sum()
-    assert primal == pytest.approx(res["primal"], rel=1e-10)
-    assert (primal - res["dual"]) / abs(primal) < 1e-3
-    assert primal >= res["dual"] - 1e-9 * abs(primal)
+    assert primal == pytest.approx(res.info["primal"], rel=1e-10)
+    assert (primal - res.info["dual"]) / abs(primal) < 1e-3
+    assert primal >= res.info["dual"] - 1e-9 * abs(primal)
 
 
 def _binary_svm_qp(K, ypm, C):
@@ -129,8 +129,8 @@ def test_binary_margin_one_is_bias_free_svm(kernel, C):
     res = solve_lambda_svm(X, y, 2, 1.0, np.full(N, C), k.code, k.kpar, tol=1e-9, eps=1e-12)
     f_ref, W_bin = _binary_svm_qp(K, np.where(y == 1, 1.0, -1.0), C)
     # f = f_2 (class coded +1) = -f_1; the lambda-SVM objective is twice the binary one
-    assert np.abs(res["F"][:, 1] - f_ref).max() < 1e-5 * max(1.0, np.abs(f_ref).max())
-    assert res["dual"] == pytest.approx(2 * W_bin, rel=1e-8)
+    assert np.abs(res.info["F"][:, 1] - f_ref).max() < 1e-5 * max(1.0, np.abs(f_ref).max())
+    assert res.info["dual"] == pytest.approx(2 * W_bin, rel=1e-8)
 
 
 def test_tiny_cache_gives_identical_results():
@@ -140,11 +140,11 @@ def test_tiny_cache_gives_identical_results():
     kw = dict(tol=1e-3)
     big = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=100, **kw)
     tiny = solve_lambda_svm(X, y, L, 5.0, np.full(N, 10.0), k.code, k.kpar, cache_size=1e-4, **kw)
-    assert tiny["n_cache_rows"] == 2 and big["n_cache_rows"] == N
-    assert tiny["kernel_rows"] > big["kernel_rows"]
-    assert np.array_equal(big["alpha"], tiny["alpha"])
-    assert np.array_equal(big["F"], tiny["F"])
-    assert big["n_iter"] == tiny["n_iter"]
+    assert tiny.info["n_cache_rows"] == 2 and big.info["n_cache_rows"] == N
+    assert tiny.info["kernel_rows"] > big.info["kernel_rows"]
+    assert np.array_equal(big.dual, tiny.dual)
+    assert np.array_equal(big.info["F"], tiny.info["F"])
+    assert big.n_iter == tiny.n_iter
 
 
 def test_block_single_variable_and_shrinking_reach_the_same_optimum():
@@ -156,10 +156,10 @@ def test_block_single_variable_and_shrinking_reach_the_same_optimum():
     ref = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, shrinking=False)
     for kw in (dict(inner_max=1), dict(inner_max=3), dict(inner_max=1, shrinking=False)):
         r = solve_lambda_svm(X, y, L, 20.0, Cb, k.code, k.kpar, tol=1e-8, **kw)
-        assert r["converged"]
-        assert r["dual"] == pytest.approx(ref["dual"], rel=1e-10)
-        F, _ = _F_from_alpha(K, y, L, r["alpha"])
-        assert np.allclose(F, ref["F"], atol=1e-6)
+        assert r.converged
+        assert r.info["dual"] == pytest.approx(ref.info["dual"], rel=1e-10)
+        F, _ = _F_from_alpha(K, y, L, r.dual)
+        assert np.allclose(F, ref.info["F"], atol=1e-6)
 
 
 def test_compact_and_callable_kernels_against_qp():
@@ -172,8 +172,8 @@ def test_compact_and_callable_kernels_against_qp():
     r1 = solve_lambda_svm(X, y, L, 7.0, np.full(N, 4.0), kc.code, kc.kpar, tol=1e-9)
     r2 = solve_lambda_svm(X, y, L, 7.0, np.full(N, 4.0), KERNEL_CALLABLE, np.zeros(5), K, tol=1e-9)
     for r in (r1, r2):
-        assert r["dual"] == pytest.approx(W_ref, rel=1e-8)
-        assert np.abs(r["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
+        assert r.info["dual"] == pytest.approx(W_ref, rel=1e-8)
+        assert np.abs(r.info["F"] - F_ref).max() < 1e-4 * max(1.0, np.abs(F_ref).max())
 
 
 def test_warm_start_reaches_same_optimum_in_fewer_iterations():
@@ -183,9 +183,9 @@ def test_warm_start_reaches_same_optimum_in_fewer_iterations():
     r1 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 10.0), k.code, k.kpar, tol=1e-6)
     r2 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6)
     r3 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6,
-                          alpha0=r1["alpha"])
-    assert r3["dual"] == pytest.approx(r2["dual"], rel=1e-9)
-    assert r3["n_iter"] < r2["n_iter"]
+                          alpha0=r1.dual)
+    assert r3.info["dual"] == pytest.approx(r2.info["dual"], rel=1e-9)
+    assert r3.n_iter < r2.n_iter
 
 
 def test_budget_exhaustion_reports_status():
@@ -193,8 +193,8 @@ def test_budget_exhaustion_reports_status():
     X, y = _data(N, L, seed=1)
     k = make_kernel("rbf", X, gamma=0.5)
     r = solve_lambda_svm(X, y, L, 1.0, np.full(N, 100.0), k.code, k.kpar, tol=1e-8, max_iter=5)
-    assert not r["converged"] and r["status"] == "max_iter" and r["n_iter"] == 5
-    assert r["max_violation"] > 1e-8
+    assert not r.converged and r.info["status"] == "max_iter" and r.n_iter == 5
+    assert r.info["max_violation"] > 1e-8
 
 
 @pytest.mark.parametrize("margin,C", [(1.0, 1.0), (6.0, 10.0), (-20.0, 3.0)])
@@ -208,12 +208,12 @@ def test_shrinking_rebuild_is_exact(margin, C):
     Cb = np.full(N, C)
     a = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-6, shrinking=False)
     b = solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, tol=1e-6, shrinking=True)
-    assert b["n_shrink"] >= 1 and b["n_rebuild"] >= 1
-    assert b["converged"]
-    F, _ = _F_from_alpha(K, y, L, b["alpha"])
-    assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
-    assert b["dual"] == pytest.approx(a["dual"], rel=1e-8)
-    assert np.allclose(b["F"], a["F"], atol=1e-3)
+    assert b.info["n_shrink"] >= 1 and b.info["n_rebuild"] >= 1
+    assert b.converged
+    F, _ = _F_from_alpha(K, y, L, b.dual)
+    assert np.allclose(b.info["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b.info["dual"] == pytest.approx(a.info["dual"], rel=1e-8)
+    assert np.allclose(b.info["F"], a.info["F"], atol=1e-3)
 
 
 @pytest.mark.parametrize("n_select", [4, 16])
@@ -229,12 +229,12 @@ def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
     kw = dict(tol=1e-6, eps=1e-9)
     a = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=1, **kw)
     b = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, n_select=n_select, **kw)
-    assert a["converged"] and b["converged"]
-    assert b["max_violation"] < 1e-6
-    F, _ = _F_from_alpha(K, y, L, b["alpha"])
-    assert np.allclose(b["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
-    assert b["dual"] == pytest.approx(a["dual"], rel=1e-9)
-    assert np.allclose(b["F"], a["F"], atol=1e-3)
+    assert a.converged and b.converged
+    assert b.info["max_violation"] < 1e-6
+    F, _ = _F_from_alpha(K, y, L, b.dual)
+    assert np.allclose(b.info["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b.info["dual"] == pytest.approx(a.info["dual"], rel=1e-9)
+    assert np.allclose(b.info["F"], a.info["F"], atol=1e-3)
 
 
 def test_linear_weight_vector_path_reaches_the_exact_greedy_optimum():
@@ -247,21 +247,22 @@ def test_linear_weight_vector_path_reaches_the_exact_greedy_optimum():
     C, eps, T = 2.0, 1e-9, 1e-6
     a = solve_lambda_svm(X, y, L, 4.0, np.full(N, C), k.code, k.kpar, tol=T, eps=eps, n_select=1)
     b = solve_lambda_svm(X, y, L, 4.0, np.full(N, C), k.code, k.kpar, tol=T, eps=eps)
-    assert a["converged"] and b["converged"] and b["kernel_rows"] == 0
-    F, _ = _F_from_alpha(K, y, L, b["alpha"])
-    assert np.allclose(b["F"], F, atol=1e-9 * max(1.0, np.abs(F).max()))
+    assert a.converged and b.converged and b.info["kernel_rows"] == 0
+    F, _ = _F_from_alpha(K, y, L, b.dual)
+    assert np.allclose(b.info["F"], F, atol=1e-9 * max(1.0, np.abs(F).max()))
     Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
     V = Y * F - np.where(Y > 0, 4.0, 1.0)
-    al = b["alpha"]
+    al = b.dual
     lo, hi = al < eps, al > C - eps
     assert np.all(V[lo] >= -T) and np.all(np.abs(V[~lo & ~hi]) < T) and np.all(V[hi] < T)
-    assert b["dual"] == pytest.approx(a["dual"], rel=1e-9)
+    assert b.info["dual"] == pytest.approx(a.info["dual"], rel=1e-9)
 
 
 def test_vectorised_exp_and_kernel_rows():
     """The kernel rows of the solver (blocked distances, vectorised exp) equal the kernel matrix
     used for prediction; the exp agrees with numpy's to 2 ulp and is 0 below -708."""
-    from cohstats.solvers.svm.smo_lambda import _exp_nonpos, _fill_row
+    from cohstats.kernels import exp_nonpos as _exp_nonpos
+    from cohstats.solvers.svm.rows import get_row, rows_provider
     rng = np.random.default_rng(3)
     x = -np.concatenate([rng.random(2000) * 2, rng.random(2000) * 800, [0.0, -0.0, 5e-324, 707.9,
                                                                           708.0, 708.5, 1e300]])
@@ -275,12 +276,10 @@ def test_vectorised_exp_and_kernel_rows():
         X = rng.normal(size=(2500, 5))   # several blocks of 512 points; p = 5: passes of 4 features and a rest
         k = make_kernel(name, X, **kw)
         K = k(X)
-        xx = np.einsum("ij,ij->i", X, X)
-        XT = np.ascontiguousarray(X.T)
         for dt in (np.float64, np.float32):
-            row = np.empty(len(X), dtype=dt)
+            kr = rows_provider(k.code, X, k.kpar, n_slots=2, dtype=dt)
             for i in (0, 511, 512, 2499):
-                _fill_row(row, i, k.code, X, XT, xx, k.kpar, np.zeros((1, 1)))
+                row = get_row(kr, i)
                 tol = 1e-14 if dt == np.float64 else 1e-7
                 assert np.abs(row - K[i]).max() < tol
                 assert row[i] == 1.0
@@ -298,20 +297,20 @@ def test_float32_kernel_cache():
     T = 1e-3
     r32 = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=T)
     r64 = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=T, cache_float32=False)
-    assert r32["n_cache_rows"] == r64["n_cache_rows"] == N
-    assert r32["converged"] and r64["converged"]
-    F, Bt = _F_from_alpha(K, y, L, r32["alpha"])
+    assert r32.info["n_cache_rows"] == r64.info["n_cache_rows"] == N
+    assert r32.converged and r64.converged
+    F, Bt = _F_from_alpha(K, y, L, r32.dual)
     bound = 2.0 ** -24 * np.abs(Bt).sum(axis=0).max() + 1e-12
-    assert np.abs(r32["F"] - F).max() < bound
-    assert r32["max_violation"] < T
+    assert np.abs(r32.info["F"] - F).max() < bound
+    assert r32.info["max_violation"] < T
     Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)
     V = Y * F - np.where(Y > 0, 6.0, 1.0)
-    al = r32["alpha"]
+    al = r32.dual
     lo, hi = al < 1e-6, al > 10.0 - 1e-6
     assert np.all(V[lo] >= -T - bound) and np.all(np.abs(V[~lo & ~hi]) < T + bound)
     assert np.all(V[hi] < T + bound)
-    assert r32["dual"] == pytest.approx(r64["dual"], rel=1e-5)
+    assert r32.info["dual"] == pytest.approx(r64.info["dual"], rel=1e-5)
     # tight tolerances keep float64 rows by default
     r = solve_lambda_svm(X[:60], y[:60], L, 6.0, Cb[:60], k.code, k.kpar, tol=1e-8)
-    F, _ = _F_from_alpha(K[:60, :60], y[:60], L, r["alpha"])
-    assert np.abs(r["F"] - F).max() < 1e-10
+    F, _ = _F_from_alpha(K[:60, :60], y[:60], L, r.dual)
+    assert np.abs(r.info["F"] - F).max() < 1e-10

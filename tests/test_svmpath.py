@@ -25,12 +25,12 @@ def _check_against_smo(X, y, code, gamma, nlam, grid, w=None, tol_f=1e-6, n_jobs
     worst = 0.0
     for g, pi in enumerate(grid):
         S = w * np.where(y > 0, 1 - pi, pi)
-        a = res.A[g]
+        a = res.dual[g]
         # feasibility of the path multipliers
         assert np.all(a >= -1e-9) and np.all(a <= S + 1e-9)
         assert abs(np.sum(a * y)) < 1e-8 * max(1.0, S.sum())
         s = smo_solve(X, y, code=code, kpar=kpar, C=S / nlam, tol=1e-11)
-        f = K @ (s.a * y) + s.b
+        f = K @ (s.dual * y) + s.intercept
         worst = max(worst, np.abs(f - F[g]).max())
     assert worst < tol_f
     return res
@@ -40,8 +40,8 @@ def test_rbf_path_matches_smo_with_empty_elbow_jump():
     X, y = _wsl1(60, 0)
     grid = np.arange(1, 7) / 7
     res = _check_against_smo(X, y, KERNEL_RBF, 1.0, 60 * 0.05, grid)
-    assert res.n_events > 30
-    assert res.n_jumps >= 1        # the empty-elbow rule of SPEC 4.6 was exercised
+    assert res.info["n_events"] > 30
+    assert res.info["n_jumps"] >= 1        # the empty-elbow rule of SPEC 4.6 was exercised
 
 
 @pytest.mark.parametrize("lam", [0.002, 0.2])
@@ -49,7 +49,7 @@ def test_rbf_path_many_events(lam):
     X, y = _wsl1(120, 4)
     m = 10
     res = _check_against_smo(X, y, KERNEL_RBF, 2.0, 120 * lam, np.arange(1, m) / m)
-    assert res.n_restarts == 0
+    assert res.info["n_restarts"] == 0
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])
@@ -59,7 +59,7 @@ def test_linear_path_with_degenerate_ends_and_case_weights(n_jobs):
     res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w,
                              n_jobs=n_jobs)
     # flat ends of [WSL] Figure 1: f is constant (slopes zero) at the extreme grid values
-    B = res.A * y / res.nlam
+    B = res.dual * y / res.info["nlam"]
     W = B @ X
     assert np.abs(W[0]).max() < 1e-8 and np.abs(W[-1]).max() < 1e-8
 
@@ -77,7 +77,7 @@ def test_duplicated_points_are_merged_exactly():
     idx = np.random.default_rng(6).integers(0, 50, 80)       # resampled with duplicates
     Xd, yd = X[idx], y[idx]
     res = _check_against_smo(Xd, yd, KERNEL_RBF, 1.5, 80 * 0.01, np.arange(1, 8) / 8)
-    assert res.A.shape == (7, 80)
+    assert res.dual.shape == (7, 80)
 
 
 def test_warm_started_grid_agrees_with_exact_path():
@@ -90,13 +90,13 @@ def test_warm_started_grid_agrees_with_exact_path():
     Fe = path_decision(X, y, ex, X, code=KERNEL_RBF, kpar=kpar)
     Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
     np.testing.assert_allclose(Fw, Fe, atol=1e-6)
-    assert np.all(np.abs(wm.A @ y) < 1e-9)
+    assert np.all(np.abs(wm.dual @ y) < 1e-9)
     # the two chains (down and up from the value nearest 1/2) in two threads: same numbers
     X4, y4 = _wsl1(400, 5)
     w1 = pi_grid_smo(X4, y4, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid)
     w2 = pi_grid_smo(X4, y4, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid, n_jobs=2)
-    np.testing.assert_array_equal(w2.A, w1.A)
-    np.testing.assert_array_equal(w2.A0, w1.A0)
+    np.testing.assert_array_equal(w2.dual, w1.dual)
+    np.testing.assert_array_equal(w2.intercept, w1.intercept)
     # without the precomputed matrix (cache budget below n^2) the chains give the same solution
     w3 = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9,
                      cache_size=8 * 90 * 10 / 2**20)
@@ -113,7 +113,8 @@ def test_two_half_paths_equal_the_single_path():
     F1 = path_decision(X, y, one, X, code=KERNEL_RBF, kpar=kpar)
     F2 = path_decision(X, y, two, X, code=KERNEL_RBF, kpar=kpar)
     np.testing.assert_allclose(F2, F1, atol=2e-6)       # each path is exact to ~1e-6
-    assert two.n_events > 0 and two.n_restarts == 0 and two.n_events != one.n_events
+    assert (two.info["n_events"] > 0 and two.info["n_restarts"] == 0
+            and two.info["n_events"] != one.info["n_events"])
     with pytest.raises(ValueError, match="n_jobs"):
         pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=2.0, grid=grid, n_jobs=0)
 

@@ -955,32 +955,32 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
         res = solve_lambda_svm(Z, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
                                max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
                                shrinking=shrinking, alpha0=alpha)
-        alpha = res["alpha"]
-        F = res["F"]
+        alpha = res.dual
+        F = res.info["F"]
         if not (np.all(np.isfinite(F)) and np.all(np.isfinite(alpha))
-                and math.isfinite(res["primal"]) and math.isfinite(res["dual"])):
+                and math.isfinite(res.info["primal"]) and math.isfinite(res.info["dual"])):
             raise ValueError(
                 f"lamsvm: non-finite decision values at {path_var}={v:g} (the kernel or the "
                 "objective overflowed float64); use standardize=True or rescale the predictors, "
                 "and check the weights and C")
-        if not res["converged"]:
-            what = {"time_limit": "time_limit", "max_iter": "max_iter"}.get(res["status"], "tol")
+        if not res.converged:
+            what = {"time_limit": "time_limit", "max_iter": "max_iter"}.get(res.info["status"], "tol")
             warnings.warn(
-                f"lamsvm: SMO stopped ({res['status']}) at {path_var}={v:g} after {res['n_iter']} "
-                f"iterations with maximal KKT violation {res['max_violation']:.3g} > tol={tol:g}; "
+                f"lamsvm: SMO stopped ({res.info['status']}) at {path_var}={v:g} after {res.n_iter} "
+                f"iterations with maximal KKT violation {res.info['max_violation']:.3g} > tol={tol:g}; "
                 f"increase {what}" + (" or tol" if what != "tol" else ""),
                 ConvergenceWarning, stacklevel=2)
         b = np.where(yk[:, None] == np.arange(K), alpha, -alpha)
         bt = b - b.mean(axis=1, keepdims=True)
         pred = np.argmax(F, axis=1)
-        gap = (res["primal"] - res["dual"]) / max(abs(res["primal"]), 1e-300)
-        rows.append({path_var: float(v), "margin": m, "C": c, "n_iter": res["n_iter"],
-                     "n_steps": res["n_steps"], "time": res["time"], "converged": res["converged"],
-                     "status": res["status"], "max_violation": res["max_violation"],
-                     "primal": res["primal"], "dual": res["dual"], "gap": gap,
+        gap = (res.info["primal"] - res.info["dual"]) / max(abs(res.info["primal"]), 1e-300)
+        rows.append({path_var: float(v), "margin": m, "C": c, "n_iter": res.n_iter,
+                     "n_steps": res.info["n_steps"], "time": res.info["time"], "converged": res.converged,
+                     "status": res.info["status"], "max_violation": res.info["max_violation"],
+                     "primal": res.info["primal"], "dual": res.info["dual"], "gap": gap,
                      "n_sv": int((alpha > 0).any(axis=1).sum()), "n_alpha": int((alpha > 0).sum()),
                      "n_at_C": int(((alpha >= Cb[:, None] - eps) & (Cb[:, None] > 0)).sum()),
-                     "kernel_rows": res["kernel_rows"],
+                     "kernel_rows": res.info["kernel_rows"],
                      "train_error": float(np.mean(pred != yk))})
         bt_list.append(bt)
         alphas.append(alpha.copy())

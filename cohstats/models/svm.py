@@ -266,7 +266,7 @@ class SVMFit(Fit):
         """(grid, B, b): expansion coefficients ``B[j]`` and intercepts ``b[j]`` (in the
         standardised inputs) at the interior bracketing grid ``pi_j = j/m``, from the pi path."""
         res = self._get_path(m)
-        return res.grid, res.A * self.design.y / res.nlam, res.A0 / res.nlam
+        return res.info["grid"], res.dual * self.design.y / res.info["nlam"], res.intercept / res.info["nlam"]
 
     def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
         """Decision values of the weighted classifiers at the interior bracketing grid (rows)."""
@@ -794,12 +794,13 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         res = pi_path(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, nlam=1.0 / Cval,
                       grid=ext, weights=design.weights, cache_size=cache_size, n_jobs=n_jobs)
         g = int(np.flatnonzero(ext == 0.5)[0])
-        a = np.clip(res.A[g] * Cval, 0.0, cost)
-        b = float(res.A0[g] * Cval)
+        a = np.clip(res.dual[g] * Cval, 0.0, cost)
+        b = float(res.intercept[g] * Cval)
         if ext.size > grid.size:
-            res = res._replace(grid=grid, A=np.delete(res.A, g, axis=0), A0=np.delete(res.A0, g))
+            res = res._replace(dual=np.delete(res.dual, g, axis=0), intercept=np.delete(res.intercept, g),
+                               info={**res.info, "grid": grid})
         paths = {m: res}
-        n_iter, converged = int(res.n_events), True
+        n_iter, converged = int(res.info["n_events"]), True
         r = None
     else:
         r = smo_solve(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
@@ -807,12 +808,12 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         if warn and not r.converged:
             warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
                           f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=3)
-        a, b, n_iter, converged = r.a, float(r.b), r.n_iter, r.converged
+        a, b, n_iter, converged = r.dual, float(r.intercept), r.n_iter, r.converged
     fit = SVMFit._from_arrays(
         design, kernel=kern, kernel_arg=kernel_arg, C=float(Cval), lambda_=np.array([1.0 / (n * Cval)]),
         pi=pi, m=m, cost=cost, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=a,
         support=np.flatnonzero(a > 0), b=b, n_iter=int(n_iter), converged=bool(converged),
-        fitted_decision=None if r is None else y * (r.G + 1.0) + r.b, Kpre=Kpre, paths=paths,
+        fitted_decision=None if r is None else y * (r.info["gradient"] + 1.0) + r.intercept, Kpre=Kpre, paths=paths,
         rows=rows, call=call,
         **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter))
     if path:
@@ -1065,8 +1066,8 @@ class PsiFit(SVMFit):
                 cw = self.design.weights * class_weights(y, pj)
                 r = psi_dc(self._Z, y, kernel=self.kernel, lam=float(self.lambda_[0]), cw=cw,
                            tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
-                B[j] = r.theta * y
-                b0[j] = r.b
+                B[j] = r.dual * y
+                b0[j] = r.intercept
             cache[m] = (grid, B, b0)
         return cache[m]
 
@@ -1129,7 +1130,7 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
                cache_size=cache_size, max_iter=max_iter)
     if not r.converged:
-        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_dc} steps without a "
+        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_iter} steps without a "
                       "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
                       ConvergenceWarning, stacklevel=2)
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
@@ -1143,10 +1144,10 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     return PsiFit._from_arrays(
         design, kernel=kern, kernel_arg=kernel if not callable(kernel) else None, C=Cval,
         lambda_=np.array([lam]), pi=pi, m=_default_m(n) if m is None else int(m),
-        cost=2.0 * cw * Cval, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=r.theta,
-        support=np.flatnonzero(r.theta != 0), b=float(r.b), n_iter=r.n_dc, converged=r.converged,
-        fitted_decision=r.fitted, objective=float("nan"), psi_objective=r.objective,
-        history=r.history, n_dc=r.n_dc, tol=tol, max_dc=int(max_dc), prob_method=prob_method,
+        cost=2.0 * cw * Cval, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=r.dual,
+        support=np.flatnonzero(r.dual != 0), b=float(r.intercept), n_iter=r.n_iter, converged=r.converged,
+        fitted_decision=r.info["fitted"], objective=float("nan"), psi_objective=r.objective,
+        history=r.info["history"], n_dc=r.n_iter, tol=tol, max_dc=int(max_dc), prob_method=prob_method,
         cache_size=cache_size, fit_fn=psi_learn,
         fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
         call=call)

@@ -11,22 +11,11 @@ has the SMO dual with shifted bounds ``-d_i <= theta_i <= C_i - d_i`` (linear te
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from cohstats.kernels import KERNEL_CALLABLE
+from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.smo import smo_solve
-
-
-class PsiResult(NamedTuple):
-    theta: np.ndarray          # expansion multipliers: beta = theta * y
-    b: float
-    objective: float           # psi objective (1/n) sum w S psi(y f) + (lambda/2) beta'K beta
-    n_dc: int
-    converged: bool
-    fitted: np.ndarray         # training decision values
-    history: np.ndarray        # psi objective per DC iterate (start = weighted SVM)
 
 
 def psi_loss(z) -> np.ndarray:
@@ -46,7 +35,7 @@ def _fitted(K_or_none, X, y, theta, b, kernel):
 
 
 def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_dc: int = 50,
-           rel_tol: float = 1e-6, cache_size: float = 200.0, max_iter=None) -> PsiResult:
+           rel_tol: float = 1e-6, cache_size: float = 200.0, max_iter=None) -> SolverResult:
     """psi-learning at penalty ``lam`` with per-observation weights ``cw = w_i S(y_i)``.
 
     Starts from the weighted SVM (same ``cw``, ``lam``); stops when the sign pattern
@@ -60,15 +49,23 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
     kernel : a :class:`cohstats.kernels.Kernel`.
     lam : penalty ``lambda``; ``cw`` : ``w_i S(y_i)`` (the loss weights).
 
+    Returns
+    -------
+    SolverResult
+        ``dual`` the expansion multipliers ``theta`` (``beta = theta * y``), ``intercept`` ``b``,
+        ``objective`` the psi objective ``(1/n) sum w S psi(y f) + (lambda/2) beta'K beta`` of the
+        returned iterate, ``n_iter`` DC steps; ``info["fitted"]`` the training decision values,
+        ``info["history"]`` the psi objective per DC iterate (the first is the weighted SVM).
+
     Examples
     --------
     >>> import numpy as np
     >>> from cohstats.kernels import make_kernel
-    >>> rng = np.random.default_rng(0); X = rng.normal(size=(50, 2))
-    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=50) > 0, 1.0, -1.0)
-    >>> r = psi_dc(X, y, kernel=make_kernel("linear"), lam=0.05, cw=np.full(50, 0.5))
-    >>> bool(r.history[-1] <= r.history[0] + 1e-12)
-    True
+    >>> X = np.linspace(-2, 2, 9)[:, None]; y = np.array([-1, -1, -1, 1, -1, 1, 1, -1, 1.0])
+    >>> r = psi_dc(X, y, kernel=make_kernel("linear"), lam=0.05, cw=np.full(9, 0.5))
+    >>> h = r.info["history"]      # psi objective of the weighted SVM, then of each DC step
+    >>> bool(r.objective == h.min() < h[0]), r.n_iter
+    (True, 2)
     """
     y = np.asarray(y, dtype=np.float64)
     n = y.shape[0]
@@ -90,7 +87,7 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
     # start: the weighted SVM at the same (pi, lambda): hinge costs cw / (n lam)
     r = smo_solve(X, y, code=code, kpar=kernel.kpar, Kpre=Kpre, C=cw / (n * lam), tol=tol,
                   cache_size=cache_size, max_iter=max_iter)
-    theta, b = r.a.copy(), r.b
+    theta, b = r.dual.copy(), r.intercept
     obj, f = objective(theta, b)
     best = (obj, theta, b, f)
     hist = [obj]
@@ -107,7 +104,7 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
         d = C * delta
         r = smo_solve(X, y, code=code, kpar=kernel.kpar, Kpre=Kpre, lo=-d, hi=C - d,
                       a0=np.zeros(n), tol=tol, cache_size=cache_size, max_iter=max_iter)
-        theta, b = r.a.copy(), r.b
+        theta, b = r.dual.copy(), r.intercept
         new, f = objective(theta, b)
         hist.append(new)
         if new < best[0]:
@@ -117,4 +114,5 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
             break
         obj = new
     obj, theta, b, f = best
-    return PsiResult(theta, float(b), float(obj), k, converged, f, np.asarray(hist))
+    return SolverResult(coef=None, dual=theta, intercept=float(b), n_iter=k, converged=converged,
+                        objective=float(obj), info={"fitted": f, "history": np.asarray(hist)})

@@ -17,177 +17,31 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
 * shrinking every ``min(n, 1000)`` iterations with libsvm's rule, one unshrink when the
   violation first falls below ``10 tol``, and gradient reconstruction from the bound part of the
   gradient ``G_bar`` (kept up to date whenever a variable enters or leaves a bound);
-* an LRU cache of kernel rows (``n_cache`` rows of length ``n``), so memory is
-  ``O(n * n_cache)``, never ``O(n^2)`` unless the cache is that large; a precomputed matrix
-  (code ``-1``) is read in place, and a start point's gradient is then two BLAS products;
+* kernel rows from the provider of :mod:`cohstats.solvers.svm.rows` (an LRU cache of rows of
+  length ``n`` sized by ``cache_size``, so memory is never ``O(n^2)`` unless the cache is that
+  large); a precomputed matrix (code ``-1``) is read in place, and a start point's gradient is
+  then two BLAS products;
 * ``I_up`` / ``I_low`` membership kept as flags (updated for the two changed variables), and
   the first index of the next working set found inside the gradient-update loop, so one
-  iteration makes two passes over the active variables instead of three (n = 1000: 10 -> 7 ms
-  per fit, same iterates);
+  iteration makes two passes over the active variables instead of three;
 * intercept ``b = -mean(y_i G_i)`` over free variables, else the midpoint of the feasible
   interval.
 
 The kernel is selected by the codes of :mod:`cohstats.kernels`; code ``-1`` means a precomputed
 kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=True)`` function;
-:func:`smo_solve` is the Python entry point that sizes the cache and validates arrays.
+:func:`smo_solve` is the Python entry point that sizes the cache, validates arrays and returns a
+:class:`~cohstats.solvers.result.SolverResult`.
 """
 from __future__ import annotations
-
-import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import (KERNEL_CALLABLE, KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_POLY, exp_nonpos,
-                              kernel_pair)
+from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.solvers.result import SolverResult
+from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, rows_provider
 
 TAU = 1e-12
-
-
-# --------------------------------------------------------------------------- kernel-row cache
-@njit(cache=True, nogil=True)
-def cache_new(n, n_cache):
-    """Allocate an LRU cache of ``n_cache`` kernel rows of length ``n``.
-
-    Returns ``(rows, slot_of, row_of, link, state)``: ``rows[s]`` is the row stored in slot ``s``,
-    ``slot_of[i]`` the slot of row ``i`` (-1 when not cached), ``row_of[s]`` the inverse,
-    ``link`` a doubly linked list over slots (``link[0]`` prev, ``link[1]`` next; node
-    ``n_cache`` is the sentinel, most recently used first) and ``state = [used, misses, hits]``.
-    """
-    rows = np.empty((n_cache, n))
-    slot_of = -np.ones(n, dtype=np.int64)
-    row_of = -np.ones(n_cache, dtype=np.int64)
-    link = np.empty((2, n_cache + 1), dtype=np.int64)
-    link[0, n_cache] = n_cache
-    link[1, n_cache] = n_cache
-    state = np.zeros(3, dtype=np.int64)
-    return rows, slot_of, row_of, link, state
-
-
-@njit(cache=True, nogil=True)
-def _lru_unlink(link, s):
-    p = link[0, s]
-    q = link[1, s]
-    link[1, p] = q
-    link[0, q] = p
-
-
-@njit(cache=True, nogil=True)
-def _lru_push_front(link, s, sentinel):
-    first = link[1, sentinel]
-    link[1, sentinel] = s
-    link[0, s] = sentinel
-    link[1, s] = first
-    link[0, first] = s
-
-
-@njit(cache=True, nogil=True)
-def sq_norms(code, X, Kpre):
-    """Squared row norms of ``X`` (used by the distance form of the kernel rows)."""
-    if code == KERNEL_CALLABLE:
-        return np.zeros(Kpre.shape[0])
-    n = X.shape[0]
-    out = np.empty(n)
-    for i in range(n):
-        s = 0.0
-        for k in range(X.shape[1]):
-            s += X[i, k] * X[i, k]
-        out[i] = s
-    return out
-
-
-@njit(cache=True, nogil=True)
-def compute_row(i, code, X, kpar, Kpre, xsq, out):
-    """``out[j] = K(x_i, x_j)`` for all ``j``: one BLAS matrix-vector product for the inner
-    products, then the kernel's transform (``||x_i - x_j||^2 = |x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``,
-    clipped at 0 and exactly 0 on the diagonal, as libsvm); the Gaussian's exponential is the
-    vectorised :func:`cohstats.kernels.exp_nonpos` (1 ulp), shared with the lambda-SVM solver."""
-    if code == KERNEL_CALLABLE:
-        out[:] = Kpre[i]
-        return
-    dots = np.dot(X, X[i])
-    n = X.shape[0]
-    if code == KERNEL_LINEAR:
-        out[:] = dots
-        return
-    if code == KERNEL_POLY:
-        for j in range(n):
-            out[j] = (kpar[0] * dots[j] + kpar[1]) ** kpar[2]
-        return
-    g = kpar[0]
-    xi = xsq[i]
-    xs = np.empty(n)
-    for j in range(n):
-        d2 = xi + xsq[j] - 2.0 * dots[j]
-        d2 = d2 if d2 > 0.0 else 0.0
-        dots[j] = d2                                  # dots now holds ||x_i - x_j||^2
-        xs[j] = -g * d2
-    dots[i] = 0.0
-    xs[i] = 0.0
-    exp_nonpos(out, xs, np.empty(n))                  # vectorised exp (shared with smo_lambda)
-    if code == KERNEL_COMPACT:
-        for j in range(n):
-            rr = 1.0 - math.sqrt(dots[j]) / kpar[3]
-            out[j] = 0.0 if rr <= 0.0 else out[j] * rr ** kpar[4]
-
-
-@njit(cache=True, nogil=True)
-def gram_matrix(code, X, kpar):
-    """The whole kernel matrix ``K(X, X)``, row by row with :func:`compute_row` (so its entries
-    are exactly the cached rows an SMO solve computes)."""
-    n = X.shape[0]
-    dummy = np.empty((1, 1))
-    xsq = sq_norms(code, X, dummy)
-    K = np.empty((n, n))
-    for i in range(n):
-        compute_row(i, code, X, kpar, dummy, xsq, K[i])
-    return K
-
-
-@njit(cache=True, nogil=True)
-def get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
-    """Kernel row ``K(x_i, x_.)`` from the cache, computing (and evicting the LRU row) on a miss.
-
-    The returned array is a view into the cache: it stays valid until the cache evicts it, which
-    cannot happen before another *different* row has been requested ``n_cache - 1`` times.
-    """
-    if code == KERNEL_CALLABLE:
-        state[2] += 1
-        return Kpre[i]                 # the precomputed matrix is its own cache: no copy
-    sentinel = rows.shape[0]
-    s = slot_of[i]
-    if s >= 0:
-        state[2] += 1
-        _lru_unlink(link, s)
-        _lru_push_front(link, s, sentinel)
-        return rows[s]
-    state[1] += 1
-    if state[0] < sentinel:
-        s = state[0]
-        state[0] += 1
-    else:
-        s = link[0, sentinel]          # least recently used
-        _lru_unlink(link, s)
-        slot_of[row_of[s]] = -1
-    r = rows[s]
-    compute_row(i, code, X, kpar, Kpre, xsq, r)
-    row_of[s] = i
-    slot_of[i] = s
-    _lru_push_front(link, s, sentinel)
-    return r
-
-
-@njit(cache=True, nogil=True)
-def kernel_diagonal(code, X, kpar, Kpre):
-    n = X.shape[0] if code != KERNEL_CALLABLE else Kpre.shape[0]
-    d = np.empty(n)
-    for i in range(n):
-        if code == KERNEL_CALLABLE:
-            d[i] = Kpre[i, i]
-        else:
-            d[i] = kernel_pair(code, X[i], X[i], kpar)
-    return d
 
 
 # --------------------------------------------------------------------------- SMO core
@@ -230,8 +84,7 @@ def _update_gbar(G_bar, y, at_old, at_new, lot, hit, yt, Kt):
 
 
 @njit(cache=True, nogil=True)
-def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                          code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
+def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr):
     n_inactive = 0
     for k in range(n):
         if not active[k]:
@@ -241,7 +94,7 @@ def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
         return
     for i in range(n):
         if a[i] > lo[i] and a[i] < hi[i]:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ki = get_row(kr, i)
             ai = a[i] * y[i]
             for k in range(n):
                 if not active[k]:
@@ -296,20 +149,18 @@ def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
 
 
 @njit(cache=True, nogil=True)
-def _select(act, n_act, y, up, low, G, Kd, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link,
-            state):
+def _select(act, n_act, y, up, low, G, Kd, kr):
     """Second-order working set (Fan, Chen & Lin 2005); returns ``(i, j, m(a) - M(a))``."""
     i, gmax = _select_i(act, n_act, y, up, G)
     if i < 0:
         return -1, -1, -np.inf
-    Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+    Ki = get_row(kr, i)
     j, gmax2 = _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax)
     return i, j, gmax + gmax2
 
 
 @njit(cache=True, nogil=True)
-def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_cache, shrink_first,
-             shrink_every):
+def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink_every):
     """Solve the box-constrained dual in place from the feasible start ``a``.
 
     Returns ``(a, G, b, n_iter, converged, objective, misses)`` where ``G = Q a + p`` is the
@@ -317,9 +168,9 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     ``objective = (1/2) a' Q a + p' a``.
     """
     n = y.shape[0]
-    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
-    xsq = sq_norms(code, X, Kpre)
-    Kd = kernel_diagonal(code, X, kpar, Kpre)
+    code = kr.code
+    Kpre = kr.Kpre
+    Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
 
     # gradient and bound part of the gradient from the start point
     G = p.copy()
@@ -344,7 +195,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                 G_bar[k] += y[k] * kb[k]
     for i in range(n):
         if code != KERNEL_CALLABLE and a[i] != 0.0:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ki = get_row(kr, i)
             ai = a[i] * y[i]
             bv, atb = _bound_value(a[i], lo[i], hi[i])
             for k in range(n):
@@ -394,8 +245,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
                             gmax2 = v
                 if (not unshrink) and gmax1 + gmax2 <= tol * 10.0:
                     unshrink = True
-                    _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                                          code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                    _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
                     for k in range(n):
                         active[k] = True
                         act[k] = k
@@ -428,22 +278,19 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
             j = -1
             viol = -np.inf
             if i >= 0:
-                Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                Ki = get_row(kr, i)
                 j, gmax2 = _select_j(act, n_act, y, lowf, G, Kd, Ki, i, g_next)
                 viol = g_next + gmax2
         else:
-            i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd,
-                                 code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd, kr)
         if i < 0 or j < 0 or viol < tol:
             if n_act < n:
-                _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                                      code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
                 for k in range(n):
                     active[k] = True
                     act[k] = k
                 n_act = n
-                i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd,
-                                     code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd, kr)
                 if i < 0 or j < 0 or viol < tol:
                     converged = True
                     break
@@ -454,8 +301,8 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
 
         # ---- two-variable update: a_i += y_i t, a_j -= y_j t, t > 0
         n_iter += 1
-        Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-        Kj = get_row(j, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        Ki = get_row(kr, i)
+        Kj = get_row(kr, j)
         quad = Kd[i] + Kd[j] - 2.0 * Ki[j]
         if quad <= 0.0:
             quad = TAU
@@ -518,8 +365,7 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
         _update_gbar(G_bar, y, aj_old, aj_new, lo[j], hi[j], y[j], Kj)
 
     if n_act < n:
-        _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n,
-                              code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
 
     # ---- intercept
     ub = np.inf
@@ -553,58 +399,32 @@ def smo_core(code, X, kpar, Kpre, y, p, lo, hi, a, tol, max_iter, shrinking, n_c
     for t in range(n):
         obj += a[t] * (G[t] + p[t])
     obj *= 0.5
-    return a, G, -r, n_iter, converged, obj, state[1]
+    return a, G, -r, n_iter, converged, obj, kr.state[1]
 
 
-@njit(cache=True, nogil=True)
 def kernel_decision(code, Xtr, kpar, coef, b, Xnew, Kpre_new):
-    """``f(x) = sum_i coef_i K(x_i, x) + b`` for each row of ``Xnew`` (skips zero coefficients).
+    """``f(x) = sum_i coef_i K(x_i, x) + b`` for each row of ``Xnew`` (zero coefficients skipped).
 
-    With ``code == -1`` the kernel is the precomputed ``Kpre_new`` of shape ``(m, n)``.
+    The kernel values come from :func:`cohstats.kernels.kernel_cross`, the arithmetic of the
+    solver's training rows; with ``code == -1`` the kernel is the precomputed ``Kpre_new`` of
+    shape ``(m, n)``.
     """
-    m = Xnew.shape[0] if code != KERNEL_CALLABLE else Kpre_new.shape[0]
-    nz = np.nonzero(coef)[0]
-    out = np.full(m, b)
-    for r in range(m):
-        s = 0.0
-        for q in range(nz.shape[0]):
-            i = nz[q]
-            if code == KERNEL_CALLABLE:
-                s += coef[i] * Kpre_new[r, i]
-            else:
-                s += coef[i] * kernel_pair(code, Xtr[i], Xnew[r], kpar)
-        out[r] += s
-    return out
+    coef = np.asarray(coef, dtype=np.float64)
+    nz = np.flatnonzero(coef)
+    if code == KERNEL_CALLABLE:
+        Kn = np.asarray(Kpre_new, dtype=np.float64)[:, nz]
+    else:
+        Kn = kernel_cross(int(code), np.ascontiguousarray(Xnew, dtype=np.float64),
+                          np.ascontiguousarray(np.asarray(Xtr, dtype=np.float64)[nz]),
+                          np.ascontiguousarray(kpar, dtype=np.float64))
+    return Kn @ coef[nz] + b
 
 
 # --------------------------------------------------------------------------- Python entry
-class SMOResult(NamedTuple):
-    """Solution of the dual: multipliers ``a``, gradient ``G = Qa + p``, intercept ``b``."""
-
-    a: np.ndarray
-    G: np.ndarray
-    b: float
-    n_iter: int
-    converged: bool
-    objective: float
-    cache_misses: int
-
-
-def n_cache_rows(n: int, cache_size: float) -> int:
-    """Number of cached kernel rows of length ``n`` that fit in ``cache_size`` megabytes (>= 2)."""
-    if not (np.isfinite(cache_size) and cache_size > 0):
-        raise ValueError(f"cache_size must be a positive number of megabytes; got {cache_size!r}")
-    rows = int(cache_size * 1024.0 * 1024.0 // (8.0 * max(n, 1)))
-    return int(min(max(rows, 2), max(n, 2)))
-
-
-_EMPTY2 = np.empty((1, 1))
-
-
 def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None, p=None,
               a0=None, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
               cache_size: float = 200.0, shrink_first: int | None = None,
-              shrink_every: int | None = None) -> SMOResult:
+              shrink_every: int | None = None) -> SolverResult:
     """Solve ``min (1/2) a'Qa + p'a``, ``lo <= a <= hi``, ``y'a = y'a0`` by SMO.
 
     Parameters
@@ -628,7 +448,11 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
 
     Returns
     -------
-    SMOResult
+    SolverResult
+        ``dual`` the multipliers ``a``, ``intercept`` ``b`` (decision function
+        ``sum_i a_i y_i K(x_i, x) + b``), ``n_iter`` pair updates, ``objective``
+        ``(1/2) a'Qa + p'a``; ``info["gradient"]`` is ``G = Qa + p`` and ``info["kernel_rows"]``
+        the number of kernel rows computed.
 
     Examples
     --------
@@ -636,7 +460,7 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     >>> from cohstats.kernels import KERNEL_LINEAR
     >>> X = np.array([[0.0], [1.0], [3.0], [4.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
     >>> r = smo_solve(X, y, code=KERNEL_LINEAR, kpar=np.zeros(5), C=np.full(4, 10.0), tol=1e-10)
-    >>> round(float((r.a * y) @ X[:, 0]), 6), round(r.b, 6)     # f(x) = x - 2
+    >>> round(float((r.dual * y) @ X[:, 0]), 6), round(r.intercept, 6)     # f(x) = x - 2
     (1.0, -2.0)
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -647,10 +471,6 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
         if Kpre.shape != (n, n):
             raise ValueError(f"Kpre must have shape {(n, n)}; got {Kpre.shape}")
-        X = np.empty((n, 1))
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        Kpre = _EMPTY2
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if lo is None and hi is None:
         if C is None:
@@ -671,7 +491,7 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
         raise ValueError(f"tol must be a positive number; got {tol!r}")
     if max_iter is None:
         max_iter = max(10_000_000, 100 * n)
-    nc = 2 if code == KERNEL_CALLABLE else n_cache_rows(n, cache_size)
+    nc = n_cache_rows(n, cache_size)
     if shrink_every is None:
         shrink_every = min(n, 1000)
     if shrink_first is None:
@@ -679,7 +499,9 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
     for name, v in (("shrink_every", shrink_every), ("shrink_first", shrink_first)):
         if isinstance(v, bool) or not (isinstance(v, (int, np.integer)) and v >= 1):
             raise ValueError(f"{name} must be a positive integer; got {v!r}")
-    a, G, b, it, conv, obj, miss = smo_core(int(code), X, kpar, Kpre, y, p, lo, hi, a, float(tol),
-                                            int(max_iter), bool(shrinking), nc, int(shrink_first),
-                                            int(shrink_every))
-    return SMOResult(a, G, float(b), int(it), bool(conv), float(obj), int(miss))
+    # a precomputed matrix is its own cache (rows are read in place)
+    kr = rows_provider(int(code), X, kpar, Kpre, n_slots=nc, in_place=True)
+    a, G, b, it, conv, obj, miss = smo_core(kr, y, p, lo, hi, a, float(tol), int(max_iter),
+                                            bool(shrinking), int(shrink_first), int(shrink_every))
+    return SolverResult(coef=None, dual=a, intercept=float(b), n_iter=int(it), converged=bool(conv),
+                        objective=float(obj), info={"gradient": G, "kernel_rows": int(miss)})

@@ -15,7 +15,7 @@ Exact greedy algorithm (``n_select = 1``, :func:`smo_lambda_chunk`; one iteratio
 
 1. ``(i, j) = argmax`` of the KKT violation of [RH] eq. 24-26 (maximal violation;
    the per-point maxima are kept in ``pv`` so the scan is O(N));
-2. fetch the kernel row ``K(x_i, .)`` from an LRU cache of ``n_slots`` rows (memory
+2. fetch the kernel row ``K(x_i, .)`` from the LRU cache of :mod:`cohstats.solvers.svm.rows` (memory
    ``O(n_slots * N)``, never ``O(N^2 L^2)``); cached rows are stored in the solver's *position*
    order (permuted once per shrink event), so no per-visit gather is needed;
 3. exact single-variable step on ``alpha[i, j]``; then, with ``inner_max > 1``, further exact
@@ -45,163 +45,21 @@ Measurements, the comparison with libsvm and the variants tried and dropped are 
 ``benchmarks/README.md`` ("lambda-SVM solver notes").
 
 Everything is float64 and deterministic, except the cached kernel values, which are float32 when
-``tol >= 1e-3`` (``cache_float32``). The numba kernels only take arrays and scalars;
-:func:`solve_lambda_svm` is the thin numpy driver (time limit, chunking).
+``tol >= 1e-3`` (``cache_float32``). The numba loops take their state as one
+:class:`LambdaState` and the row provider; :func:`solve_lambda_svm` is the thin numpy driver
+(time limit, chunking) and returns a :class:`~cohstats.solvers.result.SolverResult`.
 """
 from __future__ import annotations
 
-import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import (KERNEL_CALLABLE, KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_RBF,
-                              kernel_pair)
-from cohstats.kernels import exp_nonpos as _exp_nonpos
-
-# ---------------------------------------------------------------------------------------------
-# kernel-row cache (LRU)
-# ---------------------------------------------------------------------------------------------
-
-# the vectorised exponential of the kernel rows lives in cohstats.kernels (shared with smo.py)
-
-
-@njit(cache=True, nogil=True)
-def _sqdist_block(d2, xi, xxi, XT, xx, lo, hi):
-    """``d2[t] = ||x_i||^2 + ||x_t||^2 - 2 <x_i, x_t>`` for the block of points ``lo <= t < hi``
-    (the block stays in L1 over the ``p`` passes). Accumulated in the order of the features, so
-    ``K`` is exactly symmetric. The slices are taken here, as ``XT[k, lo:hi]``: a 2-D slice
-    ``XT[:, lo:hi]`` passed in has layout 'A' and its loop did not vectorise (2.2x slower)."""
-    p = XT.shape[0]
-    db = d2[lo:hi]
-    xb = xx[lo:hi]
-    m = hi - lo
-    for t in range(m):
-        db[t] = xxi + xb[t]
-    k = 0
-    while k + 4 <= p:   # four features per pass over the block (same order of additions)
-        c0 = -2.0 * xi[k]
-        c1 = -2.0 * xi[k + 1]
-        c2 = -2.0 * xi[k + 2]
-        c3 = -2.0 * xi[k + 3]
-        x0 = XT[k, lo:hi]
-        x1 = XT[k + 1, lo:hi]
-        x2 = XT[k + 2, lo:hi]
-        x3 = XT[k + 3, lo:hi]
-        for t in range(m):
-            db[t] = (((db[t] + c0 * x0[t]) + c1 * x1[t]) + c2 * x2[t]) + c3 * x3[t]
-        k += 4
-    while k < p:
-        c = -2.0 * xi[k]
-        xk = XT[k, lo:hi]
-        for t in range(m):
-            db[t] += c * xk[t]
-        k += 1
-
-
-@njit(cache=True, nogil=True)
-def _fill_row(row, i, code, X, XT, xx, kpar, Kfull):
-    """``row[t] = K(x_i, x_t)`` for the kernel codes of :mod:`cohstats.kernels` (``XT`` is the
-    C-contiguous transpose of ``X``, used by the RBF and compact kernels).
-
-    Distances use ``||x_i||^2 + ||x_t||^2 - 2 <x_i, x_t>`` (clipped at 0, exact 0 on the diagonal),
-    the same formula as :class:`cohstats.kernels.Kernel` uses for prediction; they are computed
-    in blocks of 512 points vectorised over the points, and the exponential by
-    :func:`_exp_nonpos` (rows 2.3x faster than a scalar loop with ``math.exp``).
-    """
-    n = X.shape[0]
-    if code == KERNEL_CALLABLE:
-        for t in range(n):
-            row[t] = Kfull[i, t]
-        return
-    if code == KERNEL_RBF or code == KERNEL_COMPACT:
-        g = kpar[0]
-        d2 = np.empty(n)
-        x = np.empty(n)
-        e = np.empty(n)
-        kb = np.empty(n)
-        xi = X[i]
-        xxi = xx[i]
-        for lo in range(0, n, 512):
-            hi = min(n, lo + 512)
-            _sqdist_block(d2, xi, xxi, XT, xx, lo, hi)
-        d2[i] = 0.0
-        for t in range(n):
-            d2[t] = max(d2[t], 0.0)
-            x[t] = -g * d2[t]
-        _exp_nonpos(e, x, kb)
-        if code == KERNEL_COMPACT:
-            D = kpar[3]
-            nu = kpar[4]
-            for t in range(n):
-                r = 1.0 - math.sqrt(d2[t]) / D
-                e[t] = e[t] * r ** nu if r > 0.0 else 0.0
-        for t in range(n):
-            row[t] = e[t]
-        return
-    xi = X[i]
-    for t in range(n):
-        row[t] = kernel_pair(code, xi, X[t], kpar)
-
-
-@njit(cache=True, nogil=True)
-def _get_row(i, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm, perm_id):
-    """Return the slot index holding row ``K(x_i, .)`` (computing it on a miss); ``i`` is an
-    original index.
-
-    Cached rows are kept in *position* order (``row[q] = K(x_i, x_perm[q])``; the cached rows are
-    permuted at every shrink event by :func:`_permute_cache`), so that the solver uses them without
-    a gather; ``perm_id[0] == 1`` says that ``perm`` is still the identity.
-    ``clock[0]`` is the LRU clock, ``clock[1]`` counts kernel-row computations (misses).
-    """
-    clock[0] += 1
-    s = slot_of[i]
-    if s >= 0:
-        stamp[s] = clock[0]
-        return s
-    # choose a slot: a free one, else the least recently used
-    n_slots = cache.shape[0]
-    best = 0
-    bst = stamp[0]
-    for t in range(n_slots):
-        if owner[t] < 0:
-            best = t
-            break
-        if stamp[t] < bst:
-            bst = stamp[t]
-            best = t
-    s = best
-    if owner[s] >= 0:
-        slot_of[owner[s]] = -1
-    owner[s] = i
-    slot_of[i] = s
-    stamp[s] = clock[0]
-    clock[1] += 1
-    row = cache[s]
-    _fill_row(row, i, code, X, XT, xx, kpar, Kfull)
-    if not perm_id[0]:
-        tmp = row.copy()
-        for q in range(row.shape[0]):
-            row[q] = tmp[perm[q]]
-    return s
-
-
-@njit(cache=True, nogil=True)
-def _permute_cache(cache, owner, swa, swb, nsw):
-    """Reorder every cached row after a shrink event by replaying the event's ``nsw`` position
-    swaps ``(swa[k], swb[k])`` in order -- O(swaps) per row instead of a gather of ``N``."""
-    for s in range(cache.shape[0]):
-        if owner[s] < 0:
-            continue
-        row = cache[s]
-        for k in range(nsw):
-            a = swa[k]
-            b = swb[k]
-            t = row[a]
-            row[a] = row[b]
-            row[b] = t
-
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR
+from cohstats.solvers.result import SolverResult
+from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, permute_rows, rows_provider
 
 # ---------------------------------------------------------------------------------------------
 # KKT violation
@@ -264,15 +122,12 @@ def kkt_violations(Ft, alpha, y, margin, Cb, eps):
 
 
 @njit(cache=True, nogil=True)
-def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp,
-                        clock):
+def decision_from_alpha(alpha, y, kr):
     """``Ft[j, t] = sum_i K(x_i, x_t) btilde_ij`` (shape (L, N)), with ``btilde_ij = b_ij -
-    mean_j b_ij`` and ``b_ij = alpha_ij y_ij``."""
+    mean_j b_ij`` and ``b_ij = alpha_ij y_ij`` (rows from the provider ``kr``, not permuted)."""
     N, L = alpha.shape
     Ft = np.zeros((L, N))
     c = np.empty(L)
-    ident = np.arange(N)
-    pid = np.ones(1, dtype=np.int64)
     for i in range(N):
         nz = False
         for j in range(L):
@@ -287,9 +142,7 @@ def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, 
             c[j] = b
             mb += b
         mb /= L
-        s = _get_row(i, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, ident,
-                     pid)
-        row = cache[s]
+        row = get_row(kr, i)
         for j in range(L):
             cj = c[j] - mb
             Fj = Ft[j]
@@ -303,9 +156,10 @@ def decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, 
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def _swap(p, q, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of):
+@njit(cache=True, nogil=True, inline="always")
+def _swap(p, q, st, perm):
     """Exchange the points at positions ``p`` and ``q`` in every position-indexed array."""
+    alpha, Ft, S, pv, y, Cb, Kdiag, pos_of = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.pos_of
     L = alpha.shape[1]
     for j in range(L):
         alpha[p, j], alpha[q, j] = alpha[q, j], alpha[p, j]
@@ -320,11 +174,13 @@ def _swap(p, q, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of):
 
 
 @njit(cache=True, nogil=True)
-def _shrink_event(N, L, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of, ev_of, perm_id, snap,
-                  sstate, counter, cache, owner, swa, swb, margin, bv):
+def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
     point behind the active block (replaying the swaps on the row cache) and record the event
     in ``sstate`` / ``counter``. Returns the new number of active points."""
+    alpha, Ft, S, ev_of, snap, sstate, counter = st.alpha, st.Ft, st.S, st.ev_of, st.snap, st.sstate, st.counter
+    perm = kr.perm
+    N, L = alpha.shape
     e = sstate[1]
     for q in range(N):
         for j in range(L):
@@ -334,15 +190,14 @@ def _shrink_event(N, L, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of, ev_
     while q < n_act:
         if _shrinkable(Ft, S, q, margin, bv):
             n_act -= 1
-            _swap(q, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of)
+            _swap(q, n_act, st, perm)
             swa[nsw] = q
             swb[nsw] = n_act
             nsw += 1
             ev_of[perm[n_act]] = e
-            perm_id[0] = 0
         else:
             q += 1
-    _permute_cache(cache, owner, swa, swb, nsw)
+    permute_rows(kr, swa, swb, nsw)
     sstate[0] = n_act
     sstate[1] = e + 1
     sstate[2] = counter[0]
@@ -382,14 +237,15 @@ def _btilde_row(a, yi, L, out):
 
 
 @njit(cache=True, nogil=True)
-def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n_act,
-             code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id):
+def _rebuild(st, kr, margin, n_events, n_act):
     """Make ``Ft`` exact for the shrunk points (positions ``n_act..N-1``).
 
     A point shrunk at event ``e`` has ``Ft`` exact at that event; since then only the multipliers
     of active points moved, so ``F_t += sum_i K(x_i, x_t) (btilde_i - btilde_i at event e)``.
     ``snap[e]`` holds the multipliers (original order) at event ``e``.
     """
+    alpha, Ft, S, pv, y, pos_of, ev_of, snap = st.alpha, st.Ft, st.S, st.pv, st.y, st.pos_of, st.ev_of, st.snap
+    perm = kr.perm
     N, L = alpha.shape
     b_now = np.empty(L)
     b_old = np.empty(L)
@@ -416,9 +272,7 @@ def _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, n_events, n
                     nz = True
             if not nz:
                 continue
-            s = _get_row(i, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm,
-                         perm_id)
-            row = cache[s]
+            row = get_row(kr, i)
             for q in range(n_act, N):
                 t = perm[q]
                 if ev_of[t] == e:
@@ -482,14 +336,14 @@ def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps
 
 
 @njit(cache=True, nogil=True)
-def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kpar, Kfull,
-                     cache, slot_of, owner, stamp, clock, tol, eps, max_steps, inner_max, counter,
-                     perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every, perm_id):
+def smo_lambda_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every):
     """Run at most ``max_steps`` outer SMO iterations in place.
 
-    All point-indexed state is kept in *position* order (``perm[q]`` is the original index of
-    the point at position ``q``, ``pos_of`` the inverse); the kernel cache and ``X`` stay in the
-    original order. State: ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values
+    ``st`` is the :class:`LambdaState`, ``kr`` the kernel-row provider
+    (:class:`cohstats.solvers.svm.rows.KernelRows`). All point-indexed state is kept in *position*
+    order (``kr.perm[q]`` is the original index of the point at position ``q``, ``pos_of`` the
+    inverse); ``X`` stays in the original order and the cached rows follow the positions. State:
+    ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values
     ``f_j(x)`` (class-major so that the O(N L) refresh vectorises); ``S`` (L, N) status bits;
     ``pv`` (N,) per-point maximal violation; ``counter`` = [outer iterations, single-variable
     steps, shrink events, rebuilds]. With shrinking, the active points occupy positions
@@ -498,6 +352,9 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
     ``i``. Returns ``(status, max_violation)``: status 1 = all violations below ``tol`` (after an
     exact rebuild of shrunk points), 0 = the step budget ran out.
     """
+    alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
+    snap, sstate = st.snap, st.sstate
+    perm = kr.perm
     N, L = alpha.shape
     delta = np.zeros(L)
     c = np.zeros(L)
@@ -518,8 +375,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
                 best = q
         if bv < tol:
             if n_act < N:
-                _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, sstate[1], n_act,
-                         code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id)
+                _rebuild(st, kr, margin, sstate[1], n_act)
                 sstate[0] = N
                 sstate[1] = 0
                 sstate[2] = counter[0]
@@ -551,9 +407,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
         md *= inv_L
         for j in range(L):
             c[j] = delta[j] - md
-        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
-                     perm, perm_id)
-        rowp = cache[s]
+        rowp = get_row(kr, perm[i])
         # ---- refresh F and the per-point violations of the active points, vectorised
         for q in range(n_act):
             pv[q] = 0.0
@@ -571,9 +425,7 @@ def smo_lambda_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kp
                     pv[q] = max(pv[q], _viol_s(Fj[q], Sj[q], margin))
         # ---- shrinking (libsvm style, per point; at most max_events events between rebuilds)
         if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
-            n_act = _shrink_event(N, L, sstate[0], alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of,
-                                  ev_of, perm_id, snap, sstate, counter, cache, owner, swa, swb,
-                                  margin, bv)
+            n_act = _shrink_event(st, kr, sstate[0], swa, swb, margin, bv)
     return 0, 0.0
 
 
@@ -677,10 +529,8 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
-def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, xx, kpar, Kfull,
-                          cache, slot_of, owner, stamp, clock, tol, eps, max_steps, inner_max,
-                          counter, perm, pos_of, ev_of, snap, sstate, shrinking, shrink_every,
-                          k_sel, perm_id, rho):
+def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every,
+                          k_sel, rho):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
     After each exact recomputation of the per-point violations (``_fold``, one O(N L) pass) the
@@ -693,10 +543,12 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
     K(x_i, .)`` that every class would need is not applied: between folds ``F`` is known up to a
     per-point shift common to all classes, removed when a point's values are read (``F_j -
     mean_j F_j``) and by ``_fold``. Stopping is decided only on a fresh ``_fold`` (all
-    violations exact), so the KKT rule is unchanged. ``perm_id[0]`` is 1 while no point has been
-    permuted (then kernel rows are used without gathering). Same state and return value as
+    violations exact), so the KKT rule is unchanged. Same state and return value as
     :func:`smo_lambda_chunk`; ``counter[0]`` counts visits.
     """
+    alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
+    snap, sstate = st.snap, st.sstate
+    perm = kr.perm
     N, L = alpha.shape
     delta = np.zeros(L)
     Fi = np.zeros(L)
@@ -718,9 +570,7 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
             if bv < tol:
                 if n_act < N:
-                    _rebuild(alpha, Ft, S, pv, y, margin, perm, pos_of, ev_of, snap, sstate[1],
-                             n_act, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp,
-                             clock, perm_id)
+                    _rebuild(st, kr, margin, sstate[1], n_act)
                     sstate[0] = N
                     sstate[1] = 0
                     sstate[2] = counter[0]
@@ -732,9 +582,7 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
                 return 0, bv
             # ---- shrinking (libsvm style, per point), right after an exact fold
             if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
-                n_act = _shrink_event(N, L, n_act, alpha, Ft, S, pv, y, Cb, Kdiag, perm, pos_of,
-                                      ev_of, perm_id, snap, sstate, counter, cache, owner, swa,
-                                      swb, margin, bv)
+                n_act = _shrink_event(st, kr, n_act, swa, swb, margin, bv)
                 moves += 1   # stall marks refer to positions: forget them
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
@@ -773,9 +621,7 @@ def smo_lambda_lazy_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, code, X, XT, x
             stall[i] = moves   # skipped by the folds until something else moves
             continue
         moves += 1
-        s = _get_row(perm[i], code, X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock,
-                     perm, perm_id)
-        row = cache[s]
+        row = get_row(kr, perm[i])
         counter[4] += n_act
         for j in range(L):
             if delta[j] != 0.0:
@@ -811,8 +657,7 @@ def _fold_linear(Ft, S, pv, W, X, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
-def smo_lambda_linear_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, X, W, tol, eps, max_steps,
-                            inner_max, counter, k_sel):
+def smo_lambda_linear_chunk(st, X, W, margin, tol, eps, max_steps, inner_max, k_sel):
     """Linear kernel: the same exact single-variable steps, with ``f_j(x) = <W_j, x>`` and the
     class weight vectors ``W_j = sum_i btilde_ij x_i`` (L, p) kept explicitly.
 
@@ -824,6 +669,7 @@ def smo_lambda_linear_chunk(alpha, Ft, S, pv, y, margin, Cb, Kdiag, X, W, tol, e
     No shrinking (a full pass costs about as much as ``N / 4`` visits of the kernel loop).
     ``counter[0]`` counts visits.
     """
+    alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
     N, L = alpha.shape
     p = X.shape[1]
     delta = np.zeros(L)
@@ -921,11 +767,29 @@ def objectives(alpha, Ft, y, margin, Cb):
 # ---------------------------------------------------------------------------------------------
 
 
-def n_cache_rows(n: int, cache_size: float, itemsize: int = 8) -> int:
-    """Number of kernel rows of length ``n`` (``itemsize`` bytes per value) that fit in
-    ``cache_size`` megabytes (at least 2)."""
-    rows = int(cache_size * 2**20 // (itemsize * max(n, 1)))
-    return int(min(max(rows, 2), max(n, 2)))
+class LambdaState(NamedTuple):
+    """State of the lambda-SVM SMO loops, every point-indexed array in *position* order.
+
+    ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values; ``S`` (L, N) status bits;
+    ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
+    kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
+    refresh work]; ``pos_of`` the position of each original index; ``ev_of[i]`` the shrink event
+    that shrank point ``i``; ``snap[e]`` the multipliers (original order) at event ``e``;
+    ``sstate = [n_active, n_events, visit of the last event]``.
+    """
+
+    alpha: np.ndarray
+    Ft: np.ndarray
+    S: np.ndarray
+    pv: np.ndarray
+    y: np.ndarray
+    Cb: np.ndarray
+    Kdiag: np.ndarray
+    counter: np.ndarray
+    pos_of: np.ndarray
+    ev_of: np.ndarray
+    snap: np.ndarray
+    sstate: np.ndarray
 
 
 def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol=5e-2, eps=1e-6,
@@ -972,11 +836,14 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
 
     Returns
     -------
-    dict with ``alpha`` (N, L), ``F`` (N, L), ``n_iter``, ``n_steps``, ``converged``,
-    ``status`` ("converged" | "max_iter" | "time_limit"), ``max_violation``, ``primal``,
-    ``dual``, ``kernel_rows`` (rows computed), ``n_cache_rows``, ``n_shrink`` (events),
-    ``n_rebuild``, ``refresh_work`` (sum over visits of the refreshed length; lazy path only),
-    ``time``. ``n_iter`` counts point visits (one kernel row and one refresh each).
+    SolverResult
+        ``dual`` the multipliers ``alpha`` (N, L); ``intercept`` 0.0 (the lambda-SVM has no
+        bias); ``n_iter`` the point visits (one kernel row and one refresh each); ``converged``;
+        ``objective`` the dual objective ``W(alpha)`` (maximised). ``info`` holds ``F`` (N, L)
+        the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
+        "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
+        ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
+        of the refreshed length; lazy path only) and ``time``.
 
     Examples
     --------
@@ -986,7 +853,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     >>> X = rng.normal(size=(30, 2)); y = rng.integers(0, 3, 30)
     >>> k = make_kernel("rbf", X, gamma=0.5)
     >>> res = solve_lambda_svm(X, y, 3, 5.0, np.full(30, 1.0), k.code, k.kpar, tol=1e-6)
-    >>> bool(res["converged"]), bool(np.allclose(res["F"].sum(axis=1), 0.0))
+    >>> bool(res.converged), bool(np.allclose(res.info["F"].sum(axis=1), 0.0))
     (True, True)
     """
     t0 = time.perf_counter()
@@ -998,35 +865,25 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     kpar = np.ascontiguousarray(kpar, dtype=np.float64)
     if code == KERNEL_CALLABLE:
         Kfull = np.ascontiguousarray(Kfull, dtype=np.float64)
-        Kdiag = np.ascontiguousarray(np.diag(Kfull), dtype=np.float64)
-    else:
-        Kfull = np.zeros((1, 1))
-        from cohstats.kernels import kernel_diag
-        Kdiag = kernel_diag(code, X, kpar)
     if max_iter is None:
         max_iter = max(10_000_000, 100 * N)
     lazy_kernel = n_select is None or n_select > 1
     lazy_kernel = lazy_kernel and code != KERNEL_LINEAR
     if inner_max is None:
         inner_max = 2 if lazy_kernel else 2 * L
-    xx = np.einsum("ij,ij->i", X, X) if X.ndim == 2 else np.zeros(N)
-    XT = np.ascontiguousarray(X.T)
     if cache_float32 is None:
         cache_float32 = tol >= 1e-3
     cdt = np.float32 if cache_float32 else np.float64
     n_slots = n_cache_rows(N, cache_size, np.dtype(cdt).itemsize)
-    cache = np.empty((n_slots, N), dtype=cdt)
-    slot_of = np.full(N, -1, dtype=np.int64)
-    owner = np.full(n_slots, -1, dtype=np.int64)
-    stamp = np.zeros(n_slots, dtype=np.int64)
-    clock = np.zeros(2, dtype=np.int64)
+    # the cached rows are permuted with the points: a precomputed matrix is copied, not read in place
+    kr = rows_provider(int(code), X, kpar, Kfull, n_slots=n_slots, dtype=cdt)
+    Kdiag = kernel_diagonal(kr.code, kr.X, kpar, kr.Kpre)
     if alpha0 is None:
         alpha = np.zeros((N, L))
         Ft = np.zeros((L, N))
     else:
         alpha = np.clip(np.array(alpha0, dtype=np.float64, order="C"), 0.0, Cb[:, None])
-        Ft = decision_from_alpha(alpha, y, code, X, XT, xx, kpar, Kfull, cache, slot_of, owner,
-                                 stamp, clock)
+        Ft = decision_from_alpha(alpha, y, kr)
     margin = float(margin)
     eps = float(eps)
     S = _init_status(alpha, y, Cb, eps)
@@ -1035,7 +892,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     counter = np.zeros(5, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
-    perm = np.arange(N, dtype=np.int64)
+    perm = kr.perm                  # position -> original index, shared with the row cache
     pos_of = np.arange(N, dtype=np.int64)
     ev_of = np.full(N, -1, dtype=np.int64)
     max_events = 6 if shrinking else 0
@@ -1052,7 +909,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
         k_lin = max(1, N // 8) if N >= 512 else 1
         B = np.where(y[:, None] == np.arange(L), alpha, -alpha)
         W = np.ascontiguousarray((B - B.mean(axis=1, keepdims=True)).T @ X)
-    perm_id = np.ones(1, dtype=np.int64)
+    state = LambdaState(alpha, Ft, S, pv, yp, Cp, Kp, counter, pos_of, ev_of, snap, sstate)
     if chunk is None:
         chunk = 2000 if time_limit is not None else max_iter
     status = "max_iter"
@@ -1061,19 +918,15 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
         if budget <= 0:
             break
         if linear:
-            st, _ = smo_lambda_linear_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, X, W, float(tol),
-                                            eps, budget, int(inner_max), counter, k_lin)
+            st, _ = smo_lambda_linear_chunk(state, X, W, margin, float(tol), eps, budget,
+                                            int(inner_max), k_lin)
         elif n_select == 1:
-            st, _ = smo_lambda_chunk(alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, XT, xx,
-                                     kpar, Kfull, cache, slot_of, owner, stamp, clock, float(tol),
-                                     eps, budget, int(inner_max), counter, perm, pos_of, ev_of,
-                                     snap, sstate, bool(shrinking), shrink_every, perm_id)
+            st, _ = smo_lambda_chunk(state, kr, margin, float(tol), eps, budget, int(inner_max),
+                                     bool(shrinking), shrink_every)
         else:
-            st, _ = smo_lambda_lazy_chunk(
-                alpha, Ft, S, pv, yp, margin, Cp, Kp, int(code), X, XT, xx, kpar, Kfull, cache,
-                slot_of, owner, stamp, clock, float(tol), eps, budget, int(inner_max), counter,
-                perm, pos_of, ev_of, snap, sstate, bool(shrinking), shrink_every, n_select,
-                perm_id, float(rho))
+            st, _ = smo_lambda_lazy_chunk(state, kr, margin, float(tol), eps, budget,
+                                          int(inner_max), bool(shrinking), shrink_every, n_select,
+                                          float(rho))
         if st == 1:
             status = "converged"
             break
@@ -1081,8 +934,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
             status = "time_limit"
             break
     if sstate[0] < N:
-        _rebuild(alpha, Ft, S, pv, yp, margin, perm, pos_of, ev_of, snap, sstate[1], sstate[0],
-                 int(code), X, XT, xx, kpar, Kfull, cache, slot_of, owner, stamp, clock, perm_id)
+        _rebuild(state, kr, margin, sstate[1], sstate[0])
         counter[3] += 1
     # back to the original order
     alpha_o = np.empty_like(alpha)
@@ -1094,11 +946,10 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     if status == "converged" and not maxv < tol:
         status = "stalled"
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
-    return {
-        "alpha": alpha, "F": np.ascontiguousarray(Ft.T), "n_iter": int(counter[0]),
-        "n_steps": int(counter[1]), "refresh_work": int(counter[4]),
-        "converged": status == "converged", "status": status,
-        "max_violation": maxv, "primal": float(primal), "dual": float(dual),
-        "kernel_rows": int(clock[1]), "n_cache_rows": n_slots, "n_shrink": int(counter[2]),
-        "n_rebuild": int(counter[3]), "time": time.perf_counter() - t0,
-    }
+    info = {"F": np.ascontiguousarray(Ft.T), "n_steps": int(counter[1]),
+            "refresh_work": int(counter[4]), "status": status, "max_violation": maxv,
+            "primal": float(primal), "dual": float(dual), "kernel_rows": int(kr.state[1]),
+            "n_cache_rows": n_slots, "n_shrink": int(counter[2]), "n_rebuild": int(counter[3]),
+            "time": time.perf_counter() - t0}
+    return SolverResult(coef=None, dual=alpha, intercept=0.0, n_iter=int(counter[0]),
+                        converged=status == "converged", objective=float(dual), info=info)

@@ -49,14 +49,13 @@ bracketing classifiers is not reached with hundreds of free support vectors by e
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE
-from cohstats.solvers.svm.smo import (cache_new, get_row, gram_matrix, n_cache_rows, smo_solve,
-                                  sq_norms)
+from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.solvers.result import SolverResult
+from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
+from cohstats.solvers.svm.smo import smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -124,12 +123,12 @@ def invert_pivot(A):
 
 
 @njit(cache=True, nogil=True)
-def _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state):
+def _bordered(E, nE, y, kr):
     m = nE + 1
     Ks = np.zeros((m, m))
     for a in range(nE):
         ia = E[a]
-        Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+        Ka = get_row(kr, ia)
         Ks[0, a + 1] = y[ia]
         Ks[a + 1, 0] = y[ia]
         for c in range(nE):
@@ -181,8 +180,19 @@ def _inv_remove(P, k):
 
 
 @njit(cache=True, nogil=True)
-def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status,
-              A_out, A0_out, max_events, n_cache):
+def _enter_elbow(kr, k, status, f, y, w, sL):
+    """Move point ``k`` into the elbow (``y_k f_k = 1``), taking it out of ``sL = sum_L w_i K(., x_i)``
+    when it comes from ``L``."""
+    if status[k] == L_SET:
+        Kk = get_row(kr, k)
+        for q in range(sL.shape[0]):
+            sL[q] -= w[k] * Kk[q]
+    status[k] = E_SET
+    f[k] = y[k]
+
+
+@njit(cache=True, nogil=True)
+def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0_out, max_events):
     """Follow the path from the exact state at ``pi0`` (``status`` holds E/L/R/FIXED).
 
     Records ``alpha`` and ``alpha_0`` at every ``grid[g] >= pi0``, ``g >= g0`` into ``A_out[g]``,
@@ -193,13 +203,11 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     """
     n = y.shape[0]
     ng = grid.shape[0]
-    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
-    xsq = sq_norms(code, X, Kpre)
     # sum over L of w_i K(., x_i)
     sL = np.zeros(n)
     for i in range(n):
         if status[i] == L_SET:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ki = get_row(kr, i)
             for k in range(n):
                 sL[k] += w[i] * Ki[k]
     E = np.empty(n, dtype=np.int64)
@@ -246,12 +254,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             alpha0 += nlam * best
             for k in range(n):
                 f[k] += best
-            if status[kbest] == L_SET:
-                Kk = get_row(kbest, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-                for q in range(n):
-                    sL[q] -= w[kbest] * Kk[q]
-            status[kbest] = E_SET
-            f[kbest] = y[kbest]
+            _enter_elbow(kr, kbest, status, f, y, w, sL)
             E[0] = kbest
             nE = 1
             need_inv = True
@@ -271,7 +274,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             rhs[a + 1] = y[ia] * sL[ia]
         if (not need_inv) and since_refresh >= 50:
             # residual check of the updated inverse; rebuild only when it has drifted
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, kr)
             bs = Minv @ rhs
             res = Ks @ bs - rhs
             scale = 1.0
@@ -283,7 +286,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                     need_inv = True
             since_refresh = 0
         if need_inv:
-            Ks = _bordered(E, nE, y, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ks = _bordered(E, nE, y, kr)
             Minv, ok = invert_pivot(Ks)
             if not ok:
                 return g, n_events, FLAG_FALLBACK, n_jumps
@@ -294,7 +297,7 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
             h[k] = bs[0] - sL[k]
         for a in range(nE):
             ia = E[a]
-            Ka = get_row(ia, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            Ka = get_row(kr, ia)
             c = bs[a + 1] * y[ia]
             for k in range(n):
                 h[k] += c * Ka[k]
@@ -393,17 +396,12 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
                 alpha[kev] = 0.0
             else:
                 alpha[kev] = _S(y[kev], w[kev], pi)
-                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+                Kk = get_row(kr, kev)
                 for q in range(n):
                     sL[q] += w[kev] * Kk[q]
         else:
-            if status[kev] == L_SET:
-                Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-                for q in range(n):
-                    sL[q] -= w[kev] * Kk[q]
-            status[kev] = E_SET
-            f[kev] = y[kev]
-            Kk = get_row(kev, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
+            _enter_elbow(kr, kev, status, f, y, w, sL)
+            Kk = get_row(kr, kev)
             u = np.empty(nE + 1)
             u[0] = y[kev]
             for a in range(nE):
@@ -430,34 +428,20 @@ def path_core(code, X, kpar, Kpre, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, 
     return g, n_events, FLAG_DONE, n_jumps
 
 
-@njit(cache=True, nogil=True)
 def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
     """Training decision values ``f_k = (alpha_0 + sum_i alpha_i y_i K_ki) / (n lambda)``."""
-    n = y.shape[0]
-    rows, slot_of, row_of, link, state = cache_new(n, n_cache)
-    xsq = sq_norms(code, X, Kpre)
-    f = np.full(n, alpha0)
-    for i in range(n):
-        if alpha[i] != 0.0:
-            Ki = get_row(i, code, X, kpar, Kpre, xsq, rows, slot_of, row_of, link, state)
-            c = alpha[i] * y[i]
-            for k in range(n):
-                f[k] += c * Ki[k]
-    for k in range(n):
-        f[k] /= nlam
-    return f
+    kr = rows_provider(int(code), X, kpar, Kpre, n_slots=n_cache, in_place=True)
+    return expansion(kr, alpha * y, float(alpha0)) / nlam
 
 
-class PathResult(NamedTuple):
-    """Multipliers along the pi grid: ``A[g]`` (scaled ``alpha``), ``A0[g]`` (scaled intercept)."""
-
-    grid: np.ndarray
-    A: np.ndarray
-    A0: np.ndarray
-    nlam: float
-    n_events: int
-    n_restarts: int
-    n_jumps: int
+def _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps, *, n_iter=None, converged=True,
+                 objective=None):
+    """The :class:`~cohstats.solvers.result.SolverResult` of a pi grid (see :func:`pi_path`)."""
+    return SolverResult(coef=None, dual=A, intercept=A0,
+                        n_iter=int(n_events if n_iter is None else n_iter), converged=bool(converged),
+                        objective=objective,
+                        info={"grid": grid, "nlam": float(nlam), "n_events": int(n_events),
+                              "n_restarts": int(n_restarts), "n_jumps": int(n_jumps)})
 
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
@@ -477,7 +461,7 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
         return out
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.a,
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.dual,
                   cache_size=cache_size, max_iter=max(5_000, 20 * n))
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
@@ -488,8 +472,8 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
 def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, force=False):
     """E/L/R sets from an SMO solution, polished by the elbow system; None if not verified."""
     n = y.shape[0]
-    alpha = r.a * nlam
-    alpha0 = r.b * nlam
+    alpha = r.dual * nlam
+    alpha0 = r.intercept * nlam
     nc = n_cache_rows(n, cache_size)
     Xc = np.empty((n, 1)) if code == KERNEL_CALLABLE else X
     Kc = Kpre if code == KERNEL_CALLABLE else np.empty((1, 1))
@@ -545,9 +529,8 @@ def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, f
 def _kernel_block(code, X, kpar, Kpre, rows_idx, cols_idx):
     if code == KERNEL_CALLABLE:
         return Kpre[np.ix_(rows_idx, cols_idx)]
-    from cohstats.kernels import Kernel
-    kern = Kernel(name="k", code=code, kpar=kpar)
-    return kern(X[rows_idx], X[cols_idx])
+    return kernel_cross(int(code), np.ascontiguousarray(X[rows_idx]), np.ascontiguousarray(X[cols_idx]),
+                        np.ascontiguousarray(kpar, dtype=np.float64))
 
 
 def _check_grid(grid) -> np.ndarray:
@@ -602,7 +585,7 @@ def _two_halves(lower, upper, threads):
 
 def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
             tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None,
-            n_jobs: int | None = None) -> PathResult:
+            n_jobs: int | None = None) -> SolverResult:
     """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) ([WSL] section 4).
 
     Parameters
@@ -623,8 +606,14 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
 
     Returns
     -------
-    PathResult with ``A[g, i] = alpha_i(grid[g])`` (``0 <= alpha_i <= S_i``) and ``A0[g]``;
-    the decision function at ``grid[g]`` is ``(A0[g] + sum_i A[g, i] y_i K(x_i, x)) / nlam``.
+    SolverResult
+        ``A = dual`` with ``A[g, i] = alpha_i(grid[g])`` (``0 <= alpha_i <= S_i``) and
+        ``A0 = intercept``; the decision function at ``grid[g]`` is
+        ``(A0[g] + sum_i A[g, i] y_i K(x_i, x)) / nlam``. ``n_iter`` counts the path's events;
+        ``converged`` is True (every grid value is recorded on an exact piece of the path);
+        ``objective`` is None; ``info`` holds ``grid``, ``nlam``, ``n_events``, ``n_restarts``
+        (fresh SMO starts after a singular elbow system) and ``n_jumps`` (empty-elbow intercept
+        jumps).
 
     Examples
     --------
@@ -633,7 +622,7 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
     >>> r = pi_path(X, y, code=KERNEL_LINEAR, nlam=40 * 0.1, grid=np.linspace(0.1, 0.9, 9))
-    >>> r.A.shape
+    >>> r.dual.shape
     (9, 40)
     """
     y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
@@ -644,9 +633,11 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
                     tol_path=tol_path, cache_size=cache_size, max_events=max_events)
         lo, up = _two_halves(lambda: pi_path(X, -y, grid=1.0 - grid[:k][::-1], **args),
                              lambda: pi_path(X, y, grid=grid[k:], **args), threads)
-        return PathResult(grid, np.vstack([lo.A[::-1], up.A]), np.concatenate([-lo.A0[::-1], up.A0]),
-                          float(nlam), lo.n_events + up.n_events, lo.n_restarts + up.n_restarts,
-                          lo.n_jumps + up.n_jumps)
+        li, ui = lo.info, up.info
+        return _path_result(grid, np.vstack([lo.dual[::-1], up.dual]),
+                            np.concatenate([-lo.intercept[::-1], up.intercept]), nlam,
+                            li["n_events"] + ui["n_events"], li["n_restarts"] + ui["n_restarts"],
+                            li["n_jumps"] + ui["n_jumps"])
     if code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
         Xn = np.empty((n, 1))
@@ -668,9 +659,8 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
                           weights=wg, tol_path=tol_path, cache_size=cache_size,
                           max_events=max_events)
             share = np.where(wg[inv] > 0, w / np.where(wg[inv] > 0, wg[inv], 1.0), 0.0)
-            A = sub.A[:, inv] * share[None, :]
-            return PathResult(grid, A, sub.A0, float(nlam), sub.n_events, sub.n_restarts,
-                              sub.n_jumps)
+            A = sub.dual[:, inv] * share[None, :]
+            return sub._replace(dual=A)
     if max_events is None:
         max_events = 50 * n + 1000
     nc = n_cache_rows(n, cache_size)
@@ -682,9 +672,9 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     while g < ng:
         alpha, alpha0, f, status = _start_state(code, Xn, kpar, Kpre, y, w, float(nlam), grid[g],
                                                 tol_path, cache_size)
-        g_new, ev, flag, jumps = path_core(int(code), Xn, kpar, Kpre, y, w, float(nlam), grid, g,
-                                           grid[g], alpha, float(alpha0), f, status, A, A0,
-                                           int(max_events), nc)
+        kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+        g_new, ev, flag, jumps = path_core(kr, y, w, float(nlam), grid, g, grid[g], alpha,
+                                           float(alpha0), f, status, A, A0, int(max_events))
         n_events += ev
         n_jumps += jumps
         if flag != FLAG_DONE:
@@ -692,22 +682,23 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
             if g_new == g:          # not even the start point was recorded: impossible by design
                 raise RuntimeError("pi_path: no progress after a restart")
         g = g_new
-    return PathResult(grid, A, A0, float(nlam), n_events, n_restarts, n_jumps)
+    return _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps)
 
 
-def path_decision(X, y, res: PathResult, Xnew, *, code: int, kpar=None, Kpre_new=None) -> np.ndarray:
-    """Decision values at every grid pi: array ``(len(grid), m)``."""
+def path_decision(X, y, res: SolverResult, Xnew, *, code: int, kpar=None, Kpre_new=None) -> np.ndarray:
+    """Decision values at every grid pi of a :func:`pi_path` / :func:`pi_grid_smo` result: array
+    ``(len(grid), m)``."""
+    A, A0, nlam = res.dual, res.intercept, res.info["nlam"]
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if code == KERNEL_CALLABLE:
         Kn = np.ascontiguousarray(Kpre_new, dtype=np.float64)
-        return (Kn @ (res.A * y).T).T / res.nlam + res.A0[:, None] / res.nlam
-    from cohstats.kernels import Kernel
+        return (Kn @ (A * y).T).T / nlam + A0[:, None] / nlam
     Xtr = np.ascontiguousarray(X, dtype=np.float64)
     Xnew = np.ascontiguousarray(Xnew, dtype=np.float64)
-    used = np.flatnonzero(np.any(res.A != 0.0, axis=0))
-    Kn = Kernel(name="k", code=code, kpar=kpar)(Xnew, Xtr[used])
-    return ((res.A[:, used] * y[used]) @ Kn.T + res.A0[:, None]) / res.nlam
+    used = np.flatnonzero(np.any(A != 0.0, axis=0))
+    Kn = kernel_cross(int(code), Xnew, np.ascontiguousarray(Xtr[used]), kpar)
+    return ((A[:, used] * y[used]) @ Kn.T + A0[:, None]) / nlam
 
 
 def _repair_equality(a, C, pos):
@@ -738,7 +729,7 @@ def _repair_equality(a, C, pos):
 
 def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
                 tol: float = 1e-3, cache_size: float = 200.0, n_jobs: int | None = None
-                ) -> PathResult:
+                ) -> SolverResult:
     """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
 
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
@@ -752,7 +743,9 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     every one of them scanning all variables: 2-3x slower). When the kernel matrix fits in
     ``cache_size`` it is computed once for all grid values. The result has SMO's accuracy
     (maximal KKT violation below ``tol``), not the path's exactness.
-    Returns a :class:`PathResult` in the scaled parametrisation of :func:`pi_path`.
+    Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
+    :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
+    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
 
     Examples
     --------
@@ -760,12 +753,15 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     >>> from cohstats.kernels import KERNEL_LINEAR
     >>> rng = np.random.default_rng(1); X = rng.normal(size=(40, 2))
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
-    >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).A.shape
+    >>> pi_grid_smo(X, y, code=KERNEL_LINEAR, nlam=4.0, grid=np.linspace(0.1, 0.9, 9)).dual.shape
     (9, 40)
     """
     y, n, grid, w, threads = _common_args(y, grid, nlam, weights, n_jobs)
     A = np.zeros((grid.size, n))
     A0 = np.zeros(grid.size)
+    obj = np.zeros(grid.size)
+    its = np.zeros(grid.size, dtype=np.int64)
+    conv = np.zeros(grid.size, dtype=bool)
     pos = y > 0
     if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
@@ -777,8 +773,11 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
         return w * np.where(pos, 1.0 - pi, pi) / nlam
 
     def store(g, r):
-        A[g] = r.a * nlam
-        A0[g] = r.b * nlam
+        A[g] = r.dual * nlam
+        A0[g] = r.intercept * nlam
+        obj[g] = r.objective
+        its[g] = r.n_iter
+        conv[g] = r.converged
 
     mid = int(np.argmin(np.abs(grid - 0.5)))
     r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol,
@@ -786,7 +785,7 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
     store(mid, r)
 
     def chain(order):
-        a, prev = r.a, grid[mid]
+        a, prev = r.dual, grid[mid]
         for g in order:
             pi = grid[g]
             C = box(pi)
@@ -795,8 +794,9 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
             rg = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
                            cache_size=cache_size, shrink_first=100, shrink_every=200)
             store(g, rg)
-            a, prev = rg.a, pi
+            a, prev = rg.dual, pi
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)),
                 threads)
-    return PathResult(grid, A, A0, float(nlam), 0, 0, 0)
+    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(),
+                        objective=obj)

@@ -1,0 +1,270 @@
+"""Kernel rows for the SVM-dual solvers: one row provider with one LRU cache.
+
+:mod:`.smo`, :mod:`.smo_lambda` and :mod:`.svmpath` read the training kernel matrix one row at a
+time through a :class:`KernelRows` provider:
+
+* rows are computed by :func:`cohstats.kernels.kernel_row_into` (norm expansion of the squared
+  distance, exactly 0 on the diagonal, vectorised exponential), the arithmetic that
+  :func:`cohstats.kernels.kernel_cross` uses for prediction;
+* the cache keeps ``n_slots`` rows (float64, or float32 for the lambda-SVM's default
+  tolerance) and evicts the least recently used row; its size follows libsvm's ``cache_size``
+  in megabytes (:func:`n_cache_rows`), so memory is ``O(n_slots n)``, never ``O(n^2)`` unless
+  the cache is that large;
+* a precomputed kernel matrix (code ``-1``) can serve as a cache that holds every row
+  (:func:`rows_provider` with ``in_place=True``): rows are then views into it, no copy;
+* cached rows can be kept in a solver's *position* order (``perm``, permuted at shrink events by
+  :func:`permute_rows`), as the lambda-SVM solver needs.
+
+The provider is a NamedTuple of arrays, passed to the numba solvers as one argument.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from cohstats.kernels import KERNEL_CALLABLE, kernel_pair, kernel_row_into, sq_norms
+
+
+class KernelRows(NamedTuple):
+    """Training kernel rows ``K(x_i, x_.)`` with an LRU cache (build with :func:`rows_provider`).
+
+    ``rows[s]`` is the row stored in slot ``s``; ``slot_of[i]`` the slot of row ``i`` (-1 when
+    not cached) and ``row_of[s]`` the inverse; ``link`` a doubly linked list over the slots
+    (``link[0]`` previous, ``link[1]`` next; node ``n_slots`` is the sentinel, most recently used
+    first); ``state = [slots used, rows computed, hits, perm is the identity]``; cached rows hold
+    ``row[q] = K(x_i, x_perm[q])``; ``work`` and ``buf`` are scratch for one row.
+    """
+
+    code: int
+    X: np.ndarray
+    XT: np.ndarray
+    xx: np.ndarray
+    kpar: np.ndarray
+    Kpre: np.ndarray
+    rows: np.ndarray
+    slot_of: np.ndarray
+    row_of: np.ndarray
+    link: np.ndarray
+    state: np.ndarray
+    perm: np.ndarray
+    work: np.ndarray
+    buf: np.ndarray
+
+
+def n_cache_rows(n: int, cache_size: float, itemsize: int = 8) -> int:
+    """Number of kernel rows of length ``n`` (``itemsize`` bytes per value) that fit in
+    ``cache_size`` megabytes, as libsvm's ``cache_size``; at least 2 and at most ``n``."""
+    if isinstance(cache_size, bool) or not (np.isfinite(cache_size) and cache_size > 0):
+        raise ValueError(f"cache_size must be a positive number of megabytes; got {cache_size!r}")
+    rows = int(cache_size * 2.0**20 // (itemsize * max(n, 1)))
+    return int(min(max(rows, 2), max(n, 2)))
+
+
+_EMPTY2 = np.empty((1, 1))
+
+
+@njit(cache=True, nogil=True)
+def _empty64(n_slots, n):
+    return np.empty((n_slots, n))
+
+
+@njit(cache=True, nogil=True)
+def _empty32(n_slots, n):
+    return np.empty((n_slots, n), dtype=np.float32)
+
+
+def _empty_rows(n_slots, n, f32):
+    """The cache's row storage, allocated by numba's allocator (numpy asks the kernel for huge
+    pages on large arrays, which a solve that touches only part of its cache pays for)."""
+    return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
+
+
+def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64,
+                  in_place: bool = False) -> KernelRows:
+    """A :class:`KernelRows` provider for the training inputs ``X`` (n, p).
+
+    Parameters
+    ----------
+    code, kpar : kernel code and parameter vector of :mod:`cohstats.kernels`; ``code=-1`` reads
+        the precomputed matrix ``Kpre`` (n, n) (``X`` may then be None).
+    n_slots : rows the cache holds (:func:`n_cache_rows`).
+    dtype : float64, or float32 to store the cached rows in single precision.
+    in_place : with ``code=-1``, use ``Kpre`` itself as a cache holding every row (rows are views,
+        nothing is copied; ``n_slots`` and ``dtype`` are ignored). The provider must then not be
+        permuted.
+    """
+    kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+    if code == KERNEL_CALLABLE:
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        n = Kpre.shape[0]
+        X = np.zeros((n, 1))
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n = X.shape[0]
+        Kpre = _EMPTY2
+    XT = np.ascontiguousarray(X.T)
+    xx = sq_norms(X)
+    if in_place and code == KERNEL_CALLABLE:
+        n_slots = n
+        rows = Kpre
+        slot_of = np.arange(n, dtype=np.int64)
+        row_of = np.arange(n, dtype=np.int64)
+        link = np.empty((2, n + 1), dtype=np.int64)
+        order = np.arange(n + 1)
+        link[0] = np.roll(order, 1)        # a ring over the sentinel n and the slots 0..n-1
+        link[1] = np.roll(order, -1)
+        state = np.array([n, 0, 0, 1], dtype=np.int64)
+    else:
+        n_slots = int(max(n_slots, 1))
+        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32)
+        slot_of = np.full(n, -1, dtype=np.int64)
+        row_of = np.full(n_slots, -1, dtype=np.int64)
+        link = np.empty((2, n_slots + 1), dtype=np.int64)
+        link[:, n_slots] = n_slots
+        state = np.array([0, 0, 0, 1], dtype=np.int64)
+    return KernelRows(int(code), X, XT, xx, kpar, Kpre, rows, slot_of, row_of, link, state,
+                      np.arange(n, dtype=np.int64), np.empty((3, n)), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def _lru_unlink(link, s):
+    p = link[0, s]
+    q = link[1, s]
+    link[1, p] = q
+    link[0, q] = p
+
+
+@njit(cache=True, nogil=True)
+def _lru_push_front(link, s, sentinel):
+    first = link[1, sentinel]
+    link[1, sentinel] = s
+    link[0, s] = sentinel
+    link[1, s] = first
+    link[0, first] = s
+
+
+@njit(cache=True, nogil=True)
+def fill_row(kr, i, out):
+    """``out[t] = K(x_i, x_t)`` in the original order (float64 ``out`` of length n)."""
+    if kr.code == KERNEL_CALLABLE:
+        out[:] = kr.Kpre[i]
+        return
+    kernel_row_into(kr.code, kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar, i, out, kr.work)
+
+
+@njit(cache=True, nogil=True)
+def _miss(kr, i):
+    """Compute row ``i`` into the free slot, else the least recently used one; returns the slot."""
+    state = kr.state
+    link = kr.link
+    sentinel = kr.rows.shape[0]
+    state[1] += 1
+    if state[0] < sentinel:
+        s = state[0]
+        state[0] += 1
+    else:
+        s = link[0, sentinel]          # least recently used
+        _lru_unlink(link, s)
+        kr.slot_of[kr.row_of[s]] = -1
+    row = kr.rows[s]
+    if state[3] and row.itemsize == 8:
+        fill_row(kr, i, row)           # float64 rows in the original order: computed in place
+    else:
+        e = kr.buf                     # float32 rows are rounded once, from the float64 values
+        fill_row(kr, i, e)
+        if state[3]:
+            for q in range(row.shape[0]):
+                row[q] = e[q]
+        else:
+            perm = kr.perm
+            for q in range(row.shape[0]):
+                row[q] = e[perm[q]]
+    kr.row_of[s] = i
+    kr.slot_of[i] = s
+    _lru_push_front(link, s, sentinel)
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_slot(kr, i):
+    """The cache slot holding row ``K(x_i, .)`` (``i`` an original index), computing it on a miss.
+
+    Inlined into the solvers, so that a hit (the common case) costs a few integer operations and
+    no call with the whole provider as argument."""
+    s = kr.slot_of[i]
+    if s >= 0:
+        kr.state[2] += 1
+        link = kr.link
+        _lru_unlink(link, s)
+        _lru_push_front(link, s, kr.rows.shape[0])
+        return s
+    return _miss(kr, i)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def get_row(kr, i):
+    """Kernel row ``K(x_i, .)`` (a view into the cache: valid until ``n_slots - 1`` other rows
+    have been requested since)."""
+    return kr.rows[row_slot(kr, i)]
+
+
+@njit(cache=True, nogil=True)
+def permute_rows(kr, swa, swb, nsw):
+    """Replay the position swaps ``(swa[k], swb[k])``, ``k < nsw``, on every cached row (O(swaps)
+    per row instead of a gather of n). The caller has applied the same swaps to ``kr.perm``."""
+    if nsw > 0:
+        kr.state[3] = 0
+    rows = kr.rows
+    for s in range(rows.shape[0]):
+        if kr.row_of[s] < 0:
+            continue
+        row = rows[s]
+        for k in range(nsw):
+            a = swa[k]
+            b = swb[k]
+            t = row[a]
+            row[a] = row[b]
+            row[b] = t
+
+
+@njit(cache=True, nogil=True)
+def kernel_diagonal(code, X, kpar, Kpre):
+    """``K(x_i, x_i)`` for every training point (the diagonal of ``Kpre`` for code -1)."""
+    n = X.shape[0] if code != KERNEL_CALLABLE else Kpre.shape[0]
+    d = np.empty(n)
+    for i in range(n):
+        if code == KERNEL_CALLABLE:
+            d[i] = Kpre[i, i]
+        else:
+            d[i] = kernel_pair(code, X[i], X[i], kpar)
+    return d
+
+
+@njit(cache=True, nogil=True)
+def gram_matrix(code, X, kpar):
+    """The whole training kernel matrix, row by row with the provider's arithmetic (its entries
+    are exactly the rows a solver computes)."""
+    n = X.shape[0]
+    XT = np.ascontiguousarray(X.T)
+    xx = sq_norms(X)
+    work = np.empty((3, n))
+    K = np.empty((n, n))
+    for i in range(n):
+        kernel_row_into(code, X[i], xx[i], XT, xx, kpar, i, K[i], work)
+    return K
+
+
+@njit(cache=True, nogil=True)
+def expansion(kr, coef, b):
+    """``f_t = b + sum_i coef_i K(x_i, x_t)`` at every training point (zero ``coef`` skipped)."""
+    n = kr.slot_of.shape[0]
+    f = np.full(n, b)
+    for i in range(n):
+        if coef[i] != 0.0:
+            Ki = get_row(kr, i)
+            c = coef[i]
+            for t in range(n):
+                f[t] += c * Ki[t]
+    return f
