@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH
-from cohstats.solvers.cd.path import (MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
+from cohstats.solvers.cd.path import (MODE_IRLS, MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
                                  _check_tol, _lambda_max_std, _path_core, _warn_conv,
                                  standardize_design, xv_of)
 
@@ -79,6 +79,15 @@ def _prep(X, y, w, K):
     return X, yc, w * (n / w.sum()), K
 
 
+def _group_mode(mode):
+    """Update mode of the grouped problem: ``"irls"`` (proximal Newton, default) or ``"mm"``."""
+    if mode is None or mode == "auto" or mode == "irls":
+        return MODE_IRLS
+    if mode == "mm":
+        return MODE_MM
+    raise ValueError(f"mode must be 'irls' or 'mm' for the K-class problem; got {mode!r}")
+
+
 def _check_T(T):
     T = float(T)
     if not (T > 0 and np.isfinite(T)):
@@ -87,7 +96,7 @@ def _check_T(T):
 
 
 def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_factor=None,
-                     intercept=True, loss_scale=1.0):
+                     intercept=True, loss_scale=1.0, mode=None):
     """Smallest ``lambda`` at which every (penalised) coefficient row is zero:
     ``max_j ||(1/n) sum_i x_ij r_i||_2 / (alpha pf_j)`` at the intercept-only fit (``alpha`` is
     replaced by 1e-3 when smaller, glmnet's rule for the ridge).
@@ -106,11 +115,12 @@ def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_fac
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     return _lambda_max_std(Xt, np.zeros(X.shape[0]), w, LOSS_MCOH, T, float(loss_scale), alpha,
-                           pf, excl, bool(intercept), MODE_MM, False, _EMPTY_P, yc=yc, G=K)
+                           pf, excl, bool(intercept), _group_mode(mode), False, _EMPTY_P, yc=yc, G=K)
 
 
 def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1e-7,
-                  max_iter=10000, penalty_factor=None, intercept=True, loss_scale=1.0, warn=True):
+                  max_iter=10000, penalty_factor=None, intercept=True, loss_scale=1.0, warn=True,
+                  mode=None):
     """Grouped elastic-net multicategory coherence-loss fit along a ``lambda`` path.
 
     Parameters
@@ -144,6 +154,7 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     """
     X, yc, w, K = _prep(X, y, w, K)
     T = _check_T(T)
+    gmode = _group_mode(mode)
     alpha = _check_alpha(alpha)
     lam = _check_lambdas(lambdas)
     tol, max_iter = _check_tol(tol, max_iter)
@@ -154,7 +165,7 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, MODE_MM, lam, alpha, pf, False, _EMPTY_P, excl,
+        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, gmode, lam, alpha, pf, False, _EMPTY_P, excl,
         bool(intercept), tol, max_iter, xv_of(Xt, w), True, np.zeros(0), K)
     Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))     # (nlam, p, K)
     coefs = Bs / scale[None, :, None]
