@@ -145,8 +145,8 @@ def _mc_data(n=40, seed=3):
     return Xs, ys
 
 
-@pytest.mark.parametrize("T", [1e-3, 1e-2, 1.0])
-def test_multiclass_near_hinge_matches_scipy(T):
+@pytest.mark.parametrize("T,mode", [(1e-3, "auto"), (1e-2, "auto"), (1.0, "irls"), (1.0, "mm")])
+def test_multiclass_near_hinge_matches_scipy(T, mode):
     """The K-class fit at small rho reaches the optimum found by scipy on the same objective."""
     from scipy.optimize import minimize
 
@@ -155,7 +155,7 @@ def test_multiclass_near_hinge_matches_scipy(T):
     Xs, ys = _mc_data()
     lam, alpha = 0.02, 0.5
     b, B, info = cd_multi_path(Xs, ys, None, T, [lam], alpha, K=3, standardize=False,
-                               tol=1e-10, max_iter=100000)
+                               tol=1e-10, max_iter=100000, mode=mode)
     assert info["converged"][0]
     fun, unpack = _mc_objective_ref(Xs, ys, T, lam, alpha, 3)
     best = None
@@ -174,8 +174,8 @@ def test_multiclass_near_hinge_matches_scipy(T):
     np.testing.assert_allclose(b[0], b_ref, atol=2e-3 * scale)
 
 
-@pytest.mark.parametrize("T", [1e-3, 1.0])
-def test_multiclass_objective_never_rises(T):
+@pytest.mark.parametrize("T,mode", [(1e-3, "auto"), (1.0, "irls"), (1.0, "mm")])
+def test_multiclass_objective_never_rises(T, mode):
     """Stopping after k passes, k = 1, 2, ...: the objective of the grouped fit never rises."""
     from cohstats.solvers.cd.multi import cd_multi_path
 
@@ -184,7 +184,8 @@ def test_multiclass_objective_never_rises(T):
     for k in range(1, 41):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _, _, info = cd_multi_path(Xs, ys, None, T, [0.01], 0.5, K=3, max_iter=k, tol=1e-12)
+            _, _, info = cd_multi_path(Xs, ys, None, T, [0.01], 0.5, K=3, max_iter=k, tol=1e-12,
+                                      mode=mode)
         objs.append(info["objective"][0])
     objs = np.array(objs)
     assert np.all(np.diff(objs) <= 1e-12 * np.abs(objs[:-1]))
@@ -210,7 +211,7 @@ def test_multiclass_kernel_temperature_extremes(rho):
     yc = np.searchsorted(["a", "b", "c"], Y3)
     sc = closs_kappa(rho, 1.0)
     lam = [0.1, 0.01]
-    _, _, newton = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc)
+    _, _, newton = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc, mode="irls")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, _, mm = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc, mode="mm",

@@ -431,8 +431,15 @@ def test_save_load(fname, cname, tmp_path):
 
 @pytest.mark.slow
 def test_report_outcome_counts():
-    """Print the outcome counts of the tour (run with ``-m slow -s`` after the tour)."""
-    total = sum(OUTCOMES.values())
-    if total:
-        print("\ntour outcomes:", dict(OUTCOMES), "total", total)
-    assert sum(1 for _ in FIT_IDS) + sum(1 for _ in TUNE_IDS) + sum(1 for _ in SAVE_IDS) >= 470
+    """Print the outcome of every fit of the tour by fit function (``pytest -m slow -s``)."""
+    table = collections.defaultdict(collections.Counter)
+    for fname, cname in FIT_IDS:
+        table[fname][_fit_case(fname, cname)[0]] += 1
+    kinds = ["error", "warning", "fit", "failure"]
+    print(f"\ntour: {len(FIT_IDS)} fits x predict, {len(TUNE_IDS)} tuner calls, "
+          f"{len(SAVE_IDS)} save/load round trips")
+    print(f"{'':10s}" + "".join(f"{k:>9s}" for k in kinds))
+    for fname in FITS:
+        print(f"{fname:10s}" + "".join(f"{table[fname][k]:9d}" for k in kinds))
+    assert sum(table[f]["failure"] for f in FITS) == 0
+    assert len(FIT_IDS) + len(TUNE_IDS) + len(SAVE_IDS) >= 470

@@ -281,7 +281,8 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
     return _lambda_max_std(Xt, np.zeros(K.shape[0]), w, LOSS_MCOH, T, sc, alpha,
-                           np.ones(K.shape[0]), excl, bool(intercept), _group_mode(mode), True, K, yc=yc,
+                           np.ones(K.shape[0]), excl, bool(intercept), _group_mode(mode, T), True, K,
+                           yc=yc,
                            G=G)
 
 
@@ -313,9 +314,11 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     ``binary_equivalent(lambda, alpha)`` with ``beta = B_.1 - B_.0`` (see
     :mod:`cohstats.solvers.cd.multi`).
 
-    Algorithm: block coordinate descent over the rows of ``B`` with Böhning's bound on the loss
-    curvature, on the shared path driver of :mod:`cohstats.solvers.cd.path` (strong rules, KKT
-    checks, warm starts); the columns of ``K`` are centred internally as in
+    Algorithm: block coordinate descent over the rows of ``B``, by proximal-Newton passes (exact
+    per-row Hessians of the loss, profiled intercepts, step halving) for ``T < 0.1`` and with
+    Böhning's bound otherwise (see :mod:`cohstats.solvers.cd.multi`), on the shared path driver of
+    :mod:`cohstats.solvers.cd.path` (strong rules, KKT checks, warm starts); the columns of ``K``
+    are centred internally as in
     :func:`cd_kernel_path`. Pure ridge (``alpha = 0``) runs the same coordinate descent, which
     is slow for ill-conditioned kernels; small positive ``alpha`` is faster.
 
@@ -330,6 +333,8 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     n_classes : number of classes (default ``max(y) + 1``)
     tol, max_iter, intercept, warn : as :func:`cd_kernel_path`
     loss_scale : the constant ``s``
+    mode : ``"auto"`` (default), ``"irls"`` or ``"mm"``, as
+        :func:`cohstats.solvers.cd.multi.cd_multi_path`
 
     Returns
     -------
@@ -351,7 +356,7 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     ((2, 45, 3), 0, True)
     """
     K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
-    gmode = _group_mode(mode)
+    gmode = _group_mode(mode, T)
     alpha = _check_alpha(alpha)
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)

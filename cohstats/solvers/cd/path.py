@@ -15,8 +15,11 @@ coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scal
   (:mod:`cohstats.solvers.cd.multi`) or kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`).
 
 Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
-work on its single row), G = K for the grouped problem (block updates of one column at a time,
-majorised with Boehning's curvature bound, the ``"mm"`` mode below applied to a group).
+work on its single row), G = K for the grouped problem (block updates of one column at a time:
+the ``"irls"`` mode below applied to a group -- proximal-Newton passes with the exact per-row
+K x K Hessians, the intercepts profiled out, each block the exact minimiser of its quadratic
+model, and step halving on the true objective -- or the ``"mm"`` mode, the majorisation with
+Boehning's global curvature bound, whose cheap passes stall at small temperatures T).
 
 The minimised objective is
 
@@ -622,25 +625,27 @@ def _group_prox(lam, U, v, b, r, t, out):
 
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, PB, B, b, F, R,
-                  Pi, E, Gst, xv, intercept, sw):
-    """One pass of the grouped proximal-Newton (IRLS) step over rows idx[:m] (intercepts profiled).
+                  Pi, E, Gst, xv, intercept, sw, fresh, outer, stamp, Uc, Lc, Cc, A0):
+    """One block coordinate pass over rows idx[:m] on the grouped proximal-Newton (IRLS) model.
 
-    The quadratic model of the loss at the pass start uses the exact per-row Hessians
-    ``H_i = s w_i (diag(beta_i) - beta_i beta_i')/T`` (``R``, ``Pi`` from :func:`_gstate` at the
-    current fits) plus ``w_i floor_c (I - 11'/K)``, which keeps the model well posed where the
-    loss is flat and, like ``H_i``, annihilates the constant vector. As in the binary IRLS pass,
-    the intercepts are profiled out: they are kept at the exact minimiser of the model given the
-    coefficients (their pending shift ``db`` is applied at the end of the pass), so each block
-    step is the joint minimiser over (intercepts, block) of the majorised model. The profiled
-    block Hessian is the Schur complement ``S_j = M_j - C_j M_0^+ C_j`` of
-    ``M_j = (1/n) sum x_ij^2 H_i``, ``C_j = (1/n) sum x_ij H_i``, ``M_0 = (1/n) sum H_i``; it is
-    majorised by its largest eigenvalue (capped by Boehning's ``Lb xv_j``), so the block update
-    is a group soft-thresholding that decreases the model. Unlike Boehning's global bound
-    (``s/(2T)`` everywhere, which makes steps up to ``1/T`` times too short where the loss is
-    nearly linear, i.e. almost everywhere at small T), these curvatures follow the data; the
-    caller halves the step when the true objective rises. ``E`` is the model's negative
-    gradient (without the pending intercept shift). Returns (max_j h_j ||delta_j||^2, largest KKT
-    violation seen before the updates).
+    The quadratic model of the loss at the start of an outer iteration (``fresh``: ``R``, ``Pi``
+    from :func:`_gstate` at the current fits) uses the exact per-row Hessians
+    ``H_i = s w_i (diag(beta_i) - beta_i beta_i')/T`` plus ``w_i floor_c (I - 11'/K)``, which
+    keeps the model well posed where the loss is flat and, like ``H_i``, annihilates the
+    constant vector. Later (inner) passes of the same outer iteration continue on that model:
+    ``E`` is its negative gradient, kept exact under the updates. As in the binary IRLS pass
+    the intercepts are profiled out (kept at the minimiser of the model given the coefficients,
+    their pending shift ``db`` applied at the end of the pass), so each block step is the joint
+    minimiser over (intercepts, block) of the model: block ``j`` has the curvature
+    ``S_j = M_j - C_j M_0^+ C_j`` (``M_j = (1/n) sum x_ij^2 H_i``, ``C_j = (1/n) sum x_ij H_i``,
+    ``M_0 = (1/n) sum H_i``), whose eigendecomposition is cached per outer iteration
+    (``stamp[j] == outer``) in ``Uc``, ``Lc``, ``Cc`` (and ``A0`` = ``(M_0 + tau 11'/K)^-1``,
+    then ``M_0`` in ``A0[K:]``); the block update is the exact minimiser of its model, a group
+    soft-thresholding with the anisotropic curvature (:func:`_group_prox`). Unlike Boehning's
+    global bound (``s/(2T)`` everywhere, which makes steps up to ``1/T`` times too short where
+    the loss is nearly linear, i.e. almost everywhere at small T), these curvatures follow the
+    data; the caller halves the step of an outer iteration when the true objective rises.
+    Returns (max_j h_j ||delta_j||^2, largest KKT violation seen before the updates).
     """
     K, n = F.shape
     v = np.empty(K)
@@ -652,33 +657,38 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
     Mj = np.empty((K, K))
     Cj = np.empty((K, K))
     CA = np.empty((K, K))
-    Ainv = np.zeros((K, K))
-    M0 = np.zeros((K, K))
-    tau = 1.0
     fK = 1.0 / K
-    for k in range(K):
-        for i in range(n):
-            E[k, i] = R[k, i]
+    if fresh:
+        for k in range(K):
+            for i in range(n):
+                E[k, i] = R[k, i]
     if intercept:
-        # M0 (a Laplacian: M0 1 = 0) + (tau/K) 11' is invertible and its inverse acts as M0^+ on
-        # vectors with zero sum (all gradients and curvature products here)
-        for i in range(n):
-            if w[i] > 0.0:
-                a = w[i] * sc / T
-                fl = w[i] * floor_c
-                for k in range(K):
-                    tt[k] = a * Pi[k, i]
-                for k in range(K):
-                    for l in range(K):
-                        M0[k, l] += (tt[k] + fl if k == l else 0.0) - tt[k] * Pi[l, i] - fl * fK
-        tau = 0.0
-        for k in range(K):
-            tau += M0[k, k] / n
-        tau = tau / K if tau > 0.0 else 1.0
-        for k in range(K):
-            for l in range(K):
-                M0[k, l] = M0[k, l] / n + tau * fK
-        Ainv = np.linalg.inv(M0)
+        if fresh:
+            # M0 (a Laplacian: M0 1 = 0) + (tau/K) 11' is invertible and its inverse acts as
+            # M0^+ on vectors with zero sum (all gradients and curvature products here)
+            M0 = np.zeros((K, K))
+            for i in range(n):
+                if w[i] > 0.0:
+                    a = w[i] * sc / T
+                    fl = w[i] * floor_c
+                    for k in range(K):
+                        tt[k] = a * Pi[k, i]
+                    for k in range(K):
+                        for l in range(K):
+                            M0[k, l] += (tt[k] + fl if k == l else 0.0) - tt[k] * Pi[l, i] - fl * fK
+            tau = 0.0
+            for k in range(K):
+                tau += M0[k, k] / n
+            tau = tau / K if tau > 0.0 else 1.0
+            for k in range(K):
+                for l in range(K):
+                    M0[k, l] /= n
+                    A0[K + k, l] = M0[k, l]
+                    M0[k, l] += tau * fK
+            Ai = np.linalg.inv(M0)
+            for k in range(K):
+                for l in range(K):
+                    A0[k, l] = Ai[k, l]
         for k in range(K):
             se = 0.0
             for i in range(n):
@@ -687,7 +697,7 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
         for k in range(K):
             s = 0.0
             for l in range(K):
-                s += Ainv[k, l] * v[l]
+                s += A0[k, l] * v[l]
             db[k] = s
     dmax = 0.0
     kk = 0.0
@@ -698,58 +708,68 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
         Pjj = P[j, j] if use_P else 1.0
         for k in range(K):
             v[k] = _dot(xj, E[k]) / n
-            for l in range(K):
-                Mj[k, l] = 0.0
-                Cj[k, l] = 0.0
-        for i in range(n):
-            xi = xj[i]
-            if xi != 0.0 and w[i] > 0.0:
-                a = w[i] * sc / T
-                fl = w[i] * floor_c
-                x2 = xi * xi
-                for k in range(K):
-                    tt[k] = a * Pi[k, i]
+        if stamp[j] != outer:
+            # curvature of the block in this outer iteration: M_j, C_j, the Schur complement
+            for k in range(K):
+                for l in range(K):
+                    Mj[k, l] = 0.0
+                    Cj[k, l] = 0.0
+            for i in range(n):
+                xi = xj[i]
+                if xi != 0.0 and w[i] > 0.0:
+                    a = w[i] * sc / T
+                    fl = w[i] * floor_c
+                    x2 = xi * xi
+                    for k in range(K):
+                        tt[k] = a * Pi[k, i]
+                    for k in range(K):
+                        for l in range(K):
+                            h = (tt[k] + fl if k == l else 0.0) - tt[k] * Pi[l, i] - fl * fK
+                            Mj[k, l] += x2 * h
+                            Cj[k, l] += xi * h
+            for k in range(K):
+                for l in range(K):
+                    Mj[k, l] /= n
+                    Cj[k, l] /= n
+            if intercept:
                 for k in range(K):
                     for l in range(K):
-                        h = (tt[k] + fl if k == l else 0.0) - tt[k] * Pi[l, i] - fl * fK
-                        Mj[k, l] += x2 * h
-                        Cj[k, l] += xi * h
-        for k in range(K):
-            for l in range(K):
-                Mj[k, l] /= n
-                Cj[k, l] /= n
-        if intercept:
-            # profiled gradient v - C_j db and Schur complement M_j - C_j A^-1 C_j
-            for k in range(K):
-                s = 0.0
-                for l in range(K):
-                    s += Cj[k, l] * db[l]
-                v[k] -= s
-            for k in range(K):
-                for l in range(K):
-                    s = 0.0
-                    for r in range(K):
-                        s += Cj[k, r] * Ainv[r, l]
-                    CA[k, l] = s
-            for k in range(K):
-                for l in range(K):
-                    s = 0.0
-                    for r in range(K):
-                        s += CA[k, r] * Cj[r, l]
-                    Mj[k, l] -= s
+                        s = 0.0
+                        for r in range(K):
+                            s += Cj[k, r] * A0[r, l]
+                        CA[k, l] = s
+                for k in range(K):
+                    for l in range(K):
+                        s = 0.0
+                        for r in range(K):
+                            s += CA[k, r] * Cj[r, l]
+                        Mj[k, l] -= s
             for k in range(K):
                 for l in range(k):
                     s = 0.5 * (Mj[k, l] + Mj[l, k])
                     Mj[k, l] = s
                     Mj[l, k] = s
-        lam_s, U = np.linalg.eigh(Mj)
-        lo_c = floor_c * xv[j] * 1e-3
-        for k in range(K):
-            if not (lam_s[k] >= lo_c):
-                lam_s[k] = lo_c
-            if lam_s[k] > (Lb + floor_c) * xv[j]:
-                lam_s[k] = (Lb + floor_c) * xv[j]
-        H = lam_s[K - 1]
+            lam_s, U = np.linalg.eigh(Mj)
+            lo_c = floor_c * xv[j] * 1e-3
+            for k in range(K):
+                lk = lam_s[k]
+                if not (lk >= lo_c):
+                    lk = lo_c
+                if lk > (Lb + floor_c) * xv[j]:
+                    lk = (Lb + floor_c) * xv[j]
+                Lc[j, k] = lk
+                for l in range(K):
+                    Uc[j, l, k] = U[l, k]
+                    Cc[j, k, l] = Cj[k, l]
+            stamp[j] = outer
+        if intercept:
+            # profiled gradient: v - C_j db
+            for k in range(K):
+                s = 0.0
+                for l in range(K):
+                    s += Cc[j, k, l] * db[l]
+                v[k] -= s
+        H = Lc[j, K - 1]
         bn = 0.0
         for k in range(K):
             bn += B[k, j] * B[k, j]
@@ -772,7 +792,7 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
         for k in range(K):
             tt[k] = v[k] - (l2 * pj * cmv[k] if use_P else 0.0)
             d[k] = B[k, j]
-        _group_prox(lam_s, U, tt, d, l2 * pj * Pjj, l1 * pj, hd)
+        _group_prox(Lc[j], Uc[j], tt, d, l2 * pj * Pjj, l1 * pj, hd)
         mean = 0.0
         for k in range(K):
             mean += hd[k]
@@ -807,12 +827,12 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
                 for k in range(K):
                     s = 0.0
                     for l in range(K):
-                        s += Cj[k, l] * d[l]
+                        s += Cc[j, k, l] * d[l]
                     hd[k] = s
                 for k in range(K):
                     s = 0.0
                     for l in range(K):
-                        s += Ainv[k, l] * hd[l]
+                        s += A0[k, l] * hd[l]
                     db[k] -= s
             if H * ch > dmax:
                 dmax = H * ch
@@ -830,10 +850,20 @@ def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, P
             b[k] += d[k]
             for i in range(n):
                 F[k, i] += d[k]
+        # the model residual follows the intercepts: E_i -= H_i d
+        for i in range(n):
+            if w[i] > 0.0:
+                a = w[i] * sc / T
+                fl = w[i] * floor_c
+                pd = 0.0
+                for k in range(K):
+                    pd += Pi[k, i] * d[k]
+                for k in range(K):
+                    E[k, i] -= a * Pi[k, i] * (d[k] - pd) + fl * d[k]
         for k in range(K):
             s = 0.0
             for l in range(K):
-                s += (M0[k, l] - tau * fK) * d[l]
+                s += A0[K + k, l] * d[l]
             ch += d[k] * s
         if ch > dmax:
             dmax = ch
@@ -972,6 +1002,10 @@ def _gsave(B, B_old, b, b_old, F, F_old, PB, PB_old, use_P):
         PB_old[:, :] = PB
 
 
+#: inner passes over the quadratic model per outer (Newton) iteration of the grouped problem
+_GN_INNER = 10
+
+
 @njit(cache=True, nogil=True)
 def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P, P, PB,
                B, b, F, inS, intercept, thr, max_pass, xv, W, R, E, Gst,
@@ -1018,6 +1052,15 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
         PB_old = PB.copy()
         b_old_g = b.copy()
         gobj = math.inf
+        stamp = np.full(p, -1, dtype=np.int64)
+        Uc = np.empty((p, G, G))
+        Lc = np.empty((p, G))
+        Cc = np.empty((p, G, G))
+        A0 = np.zeros((2 * G, G))
+        outer = 0
+        inner = 0
+        refresh = True
+        fresh = True
     if irls:
         beta_old = np.empty(p)
         f_old = np.empty(n)
@@ -1035,29 +1078,50 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
             m = mA
         kk = -1.0
         if gnewton:
-            # proximal Newton for the grouped problem: the state (gradient, soft weights,
-            # objective) at the current fits; a pass that raised the objective is halved back
-            # towards its start, and if 30 halvings do not help the pass is undone and replaced
-            # by a Boehning majorise-minimise pass, which cannot raise it
-            obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(B, pf, l1, l2, use_P, PB)
-            nh = 0
-            while not (obj_new <= gobj + 1e-12 * abs(gobj)) and nh < 30:
-                nh += 1
-                _ghalve(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
-                obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(B, pf, l1, l2, use_P, PB)
+            # proximal Newton for the grouped problem. An outer iteration starts from the state
+            # (gradient, soft weights, objective) at the current fits; if the last outer step
+            # raised the objective it is first halved back towards its start, and if 30 halvings
+            # do not help it is undone and replaced by a Boehning majorise-minimise pass, which
+            # cannot raise it. Inner passes (up to _GN_INNER) minimise the quadratic model.
             use_mm = False
-            if not (obj_new <= gobj + 1e-12 * abs(gobj)):
-                _grestore(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+            fresh = False
+            if refresh:
                 obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(B, pf, l1, l2, use_P, PB)
-                use_mm = True
-            gobj = obj_new
-            _gsave(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+                nh = 0
+                while not (obj_new <= gobj + 1e-12 * abs(gobj)) and nh < 30:
+                    nh += 1
+                    _ghalve(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+                    obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(B, pf, l1, l2, use_P, PB)
+                if not (obj_new <= gobj + 1e-12 * abs(gobj)):
+                    _grestore(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+                    obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(B, pf, l1, l2, use_P, PB)
+                    use_mm = True
+                gobj = obj_new
+                _gsave(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+                outer += 1
+                inner = 0
+                fresh = True
+                refresh = False
             if use_mm:
                 dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b,
                                   F, R, E, Gst, xv, intercept, sw)
+                refresh = True
             else:
                 dmax, kk = _gpass_newton(idx, m, Xt, yc, w, p1, p2, Lb, floor_c, pf, l1, l2, use_P,
-                                         P, PB, B, b, F, R, Pi, E, Gst, xv, intercept, sw)
+                                         P, PB, B, b, F, R, Pi, E, Gst, xv, intercept, sw, fresh,
+                                         outer, stamp, Uc, Lc, Cc, A0)
+                inner += 1
+                if inner >= _GN_INNER:
+                    refresh = True
+                # every pass is checked on the true objective: a pass that lowered it becomes the
+                # point that later steps are halved back to; one that raised it ends the outer
+                # iteration (the next one starts by halving it back)
+                ob = _gobjective(F, yc, w, p1, p2, B, pf, l1, l2, use_P, PB)
+                if ob <= gobj + 1e-12 * abs(gobj):
+                    gobj = ob
+                    _gsave(B, B_old, b, b_old_g, F, F_old, PB, PB_old, use_P)
+                else:
+                    refresh = True
         elif group:
             dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F,
                               R, E, Gst, xv, intercept, sw)
@@ -1126,6 +1190,10 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
             if dmax < thr:
                 if mode == MODE_EXACT:
                     return passes, True
+                if gnewton and not fresh:
+                    # the model is solved: convergence is judged on a fresh outer iteration
+                    refresh = True
+                    continue
                 # also require the KKT conditions (residuals Gst from this pass) to hold to
                 # sqrt(thr): small steps alone can hide slow progress (ill-conditioned kernels)
                 if kk < 0.0:
