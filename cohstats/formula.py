@@ -299,10 +299,10 @@ def _check_weights(weights, n) -> np.ndarray:
         raise ValueError(f"weights must be a 1-D array of length {n}; got shape {w.shape}")
     if not np.all(np.isfinite(w)):
         i = int(np.flatnonzero(~np.isfinite(w))[0])
-        raise ValueError(f"weights must be finite; weight {i} is {w[i]!r}")
+        raise ValueError(f"weights must be finite; weight {i} is {float(w[i])!r}")
     if np.any(w < 0):
         i = int(np.flatnonzero(w < 0)[0])
-        raise ValueError(f"weights must be non-negative; weight {i} is {w[i]!r}")
+        raise ValueError(f"weights must be non-negative; weight {i} is {float(w[i])!r}")
     if not np.any(w > 0):
         raise ValueError("weights are all zero")
     return np.ascontiguousarray(w)
@@ -335,9 +335,11 @@ def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
     """Refuse a response that looks continuous: a classification response is categorical-like.
 
     Strings, booleans and categoricals are always class labels. A numeric response is
-    accepted when its values are integral and few (at most ``MAX_NUMERIC_LEVELS`` distinct
-    values); a float response with a non-integral value, or a numeric one with many values, is
-    refused with a message that says how to declare it as categorical.
+    accepted when its values are integral and few: at most ``MAX_NUMERIC_LEVELS`` distinct
+    values, and at most half as many as there are rows (a numeric column with a distinct value
+    in almost every row -- an index, a count, a measurement -- is not a set of class labels). A
+    float response with a non-integral value, or a numeric one with too many values, is refused
+    with a message that says how to declare it as categorical.
     """
     if isinstance(y.dtype, pd.CategoricalDtype) or y.dtype.kind not in "iuf":
         return
@@ -349,11 +351,16 @@ def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
         if frac.size:
             raise ValueError(f"response {name!r} is continuous (float values such as {float(frac[0])!r}); "
                              f"cohstats fits classifiers, whose response holds class labels -- {how}")
+    n = int(y.notna().sum())
     if len(classes) > MAX_NUMERIC_LEVELS:
         raise ValueError(f"response {name!r} is numeric with {len(classes)} distinct values "
                          f"({_fmt_list(classes)}), which looks like a continuous variable rather than "
                          f"class labels (at most {MAX_NUMERIC_LEVELS} numeric levels are taken as "
                          f"classes) -- {how}")
+    if len(classes) > 2 and 2 * len(classes) > n:
+        raise ValueError(f"response {name!r} is numeric with {len(classes)} distinct values in {n} "
+                         f"rows ({_fmt_list(classes)}): fewer than two rows per value looks like a "
+                         f"count or an index rather than class labels -- {how}")
 
 
 def _code_response(y: pd.Series, classes) -> np.ndarray:
@@ -552,7 +559,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
             vals = col.to_numpy(dtype=np.float64)
             bad = ~np.isfinite(vals)
             if bad.any():
-                raise ValueError(f"predictor column {c!r} has non-finite value(s) {_fmt_list(pd.unique(vals[bad]))} "
+                shown = _fmt_list([float(v) for v in pd.unique(vals[bad])])
+                raise ValueError(f"predictor column {c!r} has non-finite value(s) {shown} "
                                  f"in rows {_rows_desc(lab[bad])}")
     classes = _classes_of(df[yname], yname)
     ycode = _code_response(df[yname], classes)

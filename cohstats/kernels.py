@@ -163,10 +163,13 @@ def scale_gamma(X: np.ndarray) -> float:
     On standardised inputs this is ``1/p``, e1071's default.
     """
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError("a kernel needs at least one predictor, and the model has none (a formula "
+                         "such as 'y ~ 1'): add predictors to the formula")
     v = float(X.var()) * X.shape[1]
     if not (v > 0 and np.isfinite(v)):
         raise ValueError(f"gamma='scale' needs inputs with a positive finite variance; got Var(X) = "
-                         f"{X.var()!r}; give gamma or sigma explicitly")
+                         f"{float(X.var())!r}; give gamma or sigma explicitly")
     return 1.0 / v
 
 

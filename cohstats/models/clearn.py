@@ -591,7 +591,10 @@ def _sequence(lam, lmax, nlambda, ratio, n, p):
     from lambda_max (glmnet's advice: a path is faster and more accurate than a cold start)."""
     if lam is None:
         if not np.isfinite(lmax):
-            raise ValueError("every predictor is unpenalised (penalty_factor all 0): give lambda_")
+            why = ("the model has no predictors (a formula such as 'y ~ 1')" if p == 0 else
+                   "no predictor is penalised (constant columns, or penalty_factor all 0)")
+            raise ValueError(f"clearn: {why}, so there is no lambda path to compute; give lambda_ "
+                             f"(e.g. lambda_=0) for the unpenalised fit")
         return lambda_sequence(lmax, nlambda, ratio, n, p)
     top = lam[0]
     if np.isfinite(lmax) and top < lmax and lam.size < 5:

@@ -780,6 +780,9 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
     n, y = design.nobs, design.y
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) * Cval
+    if float(np.max(cost)) * n * np.finfo(float).eps > tol:     # the dual gradients lose all digits
+        raise ValueError(f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
+                         f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C")
     code = kern.code
     if Kpre is None and code == KERNEL_CALLABLE:
         Kpre = kern(Z)

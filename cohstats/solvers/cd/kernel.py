@@ -31,11 +31,11 @@ import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.path import (
-    MODE_MM, _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
+    _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
     _lambda_max_std, _null_fit, _objective, _path_core, _resolve_mode, _warn_conv,
     default_mode,
 )
-from cohstats.solvers.cd.multi import _check_T, _prep as _prep_multi
+from cohstats.solvers.cd.multi import _check_T, _group_mode, _prep as _prep_multi
 
 __all__ = ["cd_kernel_path", "kernel_gamma_max", "cd_kernel_multi_path", "kernel_multi_gamma_max"]
 
@@ -262,7 +262,8 @@ def _prep_mc(K, y, w, n_classes, T, loss_scale):
     return K, yc, w, G, T, sc
 
 
-def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0):
+def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0,
+                           mode=None):
     """Smallest penalty at which every row of the expansion coefficients is zero, for the
     K-class kernel problem of :func:`cd_kernel_multi_path`:
     ``max_j ||(1/n) sum_i K_ij r_i||_2 / alpha`` with ``r_i`` the negative gradient (in the K
@@ -280,12 +281,13 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
     return _lambda_max_std(Xt, np.zeros(K.shape[0]), w, LOSS_MCOH, T, sc, alpha,
-                           np.ones(K.shape[0]), excl, bool(intercept), MODE_MM, True, K, yc=yc,
+                           np.ones(K.shape[0]), excl, bool(intercept), _group_mode(mode, T), True, K,
+                           yc=yc,
                            G=G)
 
 
 def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7, max_iter=10000,
-                         intercept=True, loss_scale=1.0, warn=True):
+                         intercept=True, loss_scale=1.0, warn=True, mode=None):
     """Multicategory kernel C-learning along a decreasing penalty path.
 
     Minimises, for each penalty ``lambda`` of ``gammas`` in turn (warm starts),
@@ -312,9 +314,11 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     ``binary_equivalent(lambda, alpha)`` with ``beta = B_.1 - B_.0`` (see
     :mod:`cohstats.solvers.cd.multi`).
 
-    Algorithm: block coordinate descent over the rows of ``B`` with Böhning's bound on the loss
-    curvature, on the shared path driver of :mod:`cohstats.solvers.cd.path` (strong rules, KKT
-    checks, warm starts); the columns of ``K`` are centred internally as in
+    Algorithm: block coordinate descent over the rows of ``B``, by proximal-Newton passes (exact
+    per-row Hessians of the loss, profiled intercepts, step halving) for ``T < 0.1`` and with
+    Böhning's bound otherwise (see :mod:`cohstats.solvers.cd.multi`), on the shared path driver of
+    :mod:`cohstats.solvers.cd.path` (strong rules, KKT checks, warm starts); the columns of ``K``
+    are centred internally as in
     :func:`cd_kernel_path`. Pure ridge (``alpha = 0``) runs the same coordinate descent, which
     is slow for ill-conditioned kernels; small positive ``alpha`` is faster.
 
@@ -329,6 +333,8 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     n_classes : number of classes (default ``max(y) + 1``)
     tol, max_iter, intercept, warn : as :func:`cd_kernel_path`
     loss_scale : the constant ``s``
+    mode : ``"auto"`` (default), ``"irls"`` or ``"mm"``, as
+        :func:`cohstats.solvers.cd.multi.cd_multi_path`
 
     Returns
     -------
@@ -350,13 +356,14 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     ((2, 45, 3), 0, True)
     """
     K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
+    gmode = _group_mode(mode, T)
     alpha = _check_alpha(alpha)
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)
     n = K.shape[0]
     Xt, m, xv, excl = _design(K, w, intercept)
     b0, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, MODE_MM, gam, alpha, np.ones(n), True, K, excl,
+        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, gmode, gam, alpha, np.ones(n), True, K, excl,
         bool(intercept), tol, max_iter, xv, True, np.zeros(0), G)
     Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))       # (ngam, n, K)
     intercepts = b0 - np.einsum("j,ljk->lk", m, Bs)

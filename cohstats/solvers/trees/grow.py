@@ -631,11 +631,20 @@ def fit_class_tree(codes, n_bins, thresholds, y, K, w=None, *, min_leaf=1, max_d
     :func:`cc_prune_sequence`).
     """
     n = codes.shape[0]
+    if codes.ndim != 2 or codes.shape[1] == 0:
+        raise ValueError("a classification tree needs at least one predictor, and the model has "
+                         "none (a formula such as 'y ~ 1'): add predictors to the formula")
     y = np.asarray(y, np.int64)
     w = np.ones(n) if w is None else np.asarray(w, np.float64)
     if rows is None:
         rows = np.arange(n)
     rows = np.asarray(rows, np.int64)
+    # the tree depends on the weights only through their ratios: rescale them to mean 1 over the
+    # rows so that weights of order 1e+-300 neither overflow nor underflow in the Gini sums
+    wmax = float(np.max(w[rows])) if len(rows) else 0.0
+    if wmax > 0 and np.isfinite(wmax):
+        w = w / wmax
+        w = w * (len(rows) / float(np.sum(w[rows])))
     gz = np.zeros((n, K))
     gz[np.arange(n), y] = w
     t = _grow(codes, n_bins, gz, w, rows, len(rows), min_leaf, max_depth, False)
