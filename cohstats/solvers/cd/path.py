@@ -1103,7 +1103,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
     e = E[0]
     bb = b[0]
     dst = np.zeros(2)
-    gnewton = group and mode == MODE_IRLS
+    gnewton = code == LOSS_MCOH and mode == MODE_IRLS   # the Newton passes are the coherence loss's
     if gnewton:
         G = F.shape[0]
         Pi = np.empty((G, n))
@@ -1164,7 +1164,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
                 refresh = False
             if use_mm:
                 dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b,
-                                  F, R, E, Gst, xv, intercept, sw)
+                                  F, R, E, Gst, xv, intercept, sw, code)
                 refresh = True
             else:
                 dmax, kk = _gpass_newton(idx, m, Xt, yc, w, p1, p2, Lb, floor_c, pf, l1, l2, use_P,
