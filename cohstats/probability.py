@@ -342,7 +342,7 @@ def knn_prob(X, y, newdata, k=WSL_KNN_K, *, standardize: bool = True,
     Examples
     --------
     >>> import numpy as np
-    >>> X = np.array([[0.0], [1.0], [2.0], [10.0]]); y = np.array([1, 1, -1, -1])
+    >>> X = np.array([[0.0], [1.0], [2.0], [10.0]]); y = np.array([1, 1, -1, 1])
     >>> knn_prob(X, y, np.array([[0.4], [9.0]]), k=2, standardize=False).tolist()
     [1.0, 0.5]
     """
