@@ -81,3 +81,21 @@ def test_zdj_figure3_traces_never_rise_and_end_converged():
     f = clearn(X[t], y[t], loss="C", rho=1.0, u=1.0, alpha=0.5, standardize=False,
                lambda_=float(lin.lambda_.iloc[0]))
     assert lin.objective.iloc[-1] == pytest.approx(float(f.info["objective"][0]), rel=1e-10)
+
+
+def test_leukaemia_projection_keeps_the_linear_svm_fit():
+    # [WSL] Table 5 fits on the projection of the 7129 genes onto the training rows' span
+    from cohstats.datasets import load_split
+    from cohstats.formula import build_design
+    from cohstats.models.svm import psi_learn
+    from cohstats.vignettes.wsl_probability import _standardise
+
+    tr, te = load_split("leukemia")
+    Xtr, Xte = _standardise(tr.drop(columns="y").to_numpy(float),
+                            te.drop(columns="y").to_numpy(float), tr.shape[1] - 1)
+    vt = np.linalg.svd(Xtr, full_matrices=False)[2]
+    y = tr.y.to_numpy()
+    kw = dict(kernel="linear", lambda_=0.01, pi=0.5, standardize=False)
+    a = psi_learn(build_design(Xtr, y), **kw).predict(Xte, type="link").to_numpy().ravel()
+    b = psi_learn(build_design(Xtr @ vt.T, y), **kw).predict(Xte @ vt.T, type="link").to_numpy().ravel()
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-10 * np.abs(a).max())
