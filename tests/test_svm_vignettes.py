@@ -6,7 +6,7 @@ import pytest
 @pytest.mark.slow
 def test_wsl_probability_vignette(tmp_path):
     from cohstats.vignettes.wsl_probability import run
-    path = run(1, tmp_path, classifiers=["SVM L"], datasets=["Liver"])
+    path = run(1, tmp_path, classifiers=["SVM L"], datasets=["Liver"], leukaemia=False)
     text = path.read_text()
     assert "Table 1, test GKL_c" in text and "Table 3, test cross-entropy" in text
     assert (tmp_path / "wsl_probability_simulations_raw.csv").exists()

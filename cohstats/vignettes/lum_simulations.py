@@ -4,7 +4,10 @@ Reproduces Section 5 and the real-data example:
 
 * Examples 5.1 and 5.2: test classification error of linear LUMs for every
   ``a in {1, 5, 10, 100, 1000}``, ``c in {0, 1, 5, 10, 100, 1000, 10000}`` and the tuned LUM
-  (figures), and Tables 1-2: MAE of the LUM and refitted-LUM probabilities beside the paper's.
+  (figures), and Tables 1-2: MAE of the LUM and refitted-LUM probabilities beside the paper's,
+  with Table 2's "Best" row (per replication and ``a``, the ``c`` of the grid with the smallest
+  validation error, ties to the softer ``c``), and the calibration of the LUM and refitted-LUM
+  probabilities (``a = 1000``, every ``c``) and of PLR on the test sets.
 * Examples 5.3 (signal strength ``s``), 5.4 and 5.5 (dimension ``d``): classification-error
   figures of the soft-to-hard transition (the paper gives these only as figures).
 * Real data: BUPA liver disorders (10 random three-way splits; tuned LUM with ``a = 1000``
@@ -99,7 +102,9 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
     from cohstats.models.lum import lum, lum_link, lum_refit
     from cohstats.solvers.cd.path import cd_path
 
-    rows = []
+    from .calibration_report import calibration_record
+
+    rows, calib = [], []
     have_p = pte is not None
     for a in a_values:
         per_c = {}
@@ -118,10 +123,17 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
                 if have_p:
                     r_tr = fit.refit(lam, warn=False)
                     r_va = lum_refit(fit._decision(Xva), yva, a, warn=False)
+                    p_lum = lum_link(f_te, a, c)
+                    p_ref = lum_link(r_tr["g0"] + r_tr["g1"] * f_te, a, 0.0)
+                    if a == TUNED_A:            # calibration records (a = 1000, every c)
+                        calib.append(calibration_record(
+                            {"_calib": True, "estimator": "LUM", "c": f"{c:g}"}, p_lum, yte))
+                        calib.append(calibration_record(
+                            {"_calib": True, "estimator": "refitted LUM", "c": f"{c:g}"}, p_ref,
+                            yte))
                     row.update(
-                        mae_lum=float(np.mean(np.abs(lum_link(f_te, a, c) - pte))),
-                        mae_refit=float(np.mean(np.abs(
-                            lum_link(r_tr["g0"] + r_tr["g1"] * f_te, a, 0.0) - pte))),
+                        mae_lum=float(np.mean(np.abs(p_lum - pte))),
+                        mae_refit=float(np.mean(np.abs(p_ref - pte))),
                         mae_refit_val=float(np.mean(np.abs(
                             lum_link(r_va["g0"] + r_va["g1"] * f_te, a, 0.0) - pte))),
                         refit_separable=bool(r_tr["separable"]))
@@ -132,6 +144,9 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
             win = soft if soft["val_error"] <= hard["val_error"] else hard   # ties: soft
             t = dict(win, c="tuned", c_selected=win["c"])
             rows.append(t)
+        if len(per_c) > 1:                              # [LZW] Table 2's "Best" row
+            best = min(per_c.values(), key=lambda r: (r["val_error"], r["c"]))  # ties: softer c
+            rows.append(dict(best, c="best", c_selected=best["c"]))
     # PLR comparator: ridge logistic regression by the same engine, same grid and selection
     b0, B, _info = cd_path(Xtr, ytr, None, LOSS_LOGIT, 0.0, 0.0, lambdas, 0.0,
                            standardize=False, warn=False)
@@ -141,9 +156,12 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
                val_error=float(np.mean(((Xva @ B[k] + b0[k]) > 0) != (yva > 0))),
                test_error=float(np.mean((f_te > 0) != (yte > 0))))
     if have_p:
-        row["mae_lum"] = float(np.mean(np.abs(1.0 / (1.0 + np.exp(-f_te)) - pte)))
+        p_plr = 0.5 * (1.0 + np.tanh(0.5 * f_te))              # expit without overflow
+        row["mae_lum"] = float(np.mean(np.abs(p_plr - pte)))
+        calib.append(calibration_record({"_calib": True, "estimator": "PLR", "c": ""}, p_plr,
+                                        yte))
     rows.append(row)
-    return rows
+    return rows + calib
 
 
 def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_test,
@@ -161,8 +179,9 @@ def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_
     rows = _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, np.asarray(pte, dtype=np.float64),
                      a_values, c_values, LUM_LAMBDA_GRID, ties)
     for r in rows:
-        r.update(example=example, setting=setting, rep=rep,
-                 bayes_error=float(np.mean((pte > 0.5) != (yte > 0))))
+        r.update(example=example, setting=setting, rep=rep)
+        if "_calib" not in r:
+            r["bayes_error"] = float(np.mean((pte > 0.5) != (yte > 0)))
     return rows
 
 
@@ -246,7 +265,11 @@ def simulate(reps: int, seed: int = 0, n_jobs: int | None = None, quick: bool = 
     for name in real:
         for r in range(10 if not quick else min(10, max(reps, 3))):
             tasks.append((_real_rep, (name, r, seed, A_VALUES, C_VALUES, ties)))
-    return pd.DataFrame(_parallel(tasks, n_jobs, "LUM replications"))
+    out = _parallel(tasks, n_jobs, "LUM replications")
+    res = pd.DataFrame([r for r in out if "_calib" not in r])
+    # calibration records (per-bin sums of the test probabilities; see calibration_report)
+    res.attrs["calibration"] = [r for r in out if "_calib" in r]
+    return res
 
 
 def _mean_se(x):
@@ -286,20 +309,24 @@ def mae_table(res: pd.DataFrame, example: str, paper: pd.DataFrame | None) -> pd
     """Tables 1-2: MAE of LUM and refitted LUM by (c, a), ours with SE and replications beside
     the paper's."""
     d = res[(res.example == example) & res.c.isin(C_VALUES)]
+    dbest = res[(res.example == example) & (res.c == "best")]
     rows = []
     for est, col in (("LUM", "mae_lum"), ("refitted LUM", "mae_refit"),
                      ("refitted LUM (validation refit)", "mae_refit_val")):
-        for c in C_VALUES:
+        for c in list(C_VALUES) + (["best"] if est == "LUM" else []):
             for a in A_VALUES:
-                vals = d[(d.c == c) & (d.a == a)][col]
+                vals = dbest[(dbest.c == c) & (dbest.a == a)][col] if c == "best" else \
+                    d[(d.c == c) & (d.a == a)][col]
                 m, se = _mean_se(vals)
                 ref = np.nan
                 if paper is not None and est in ("LUM", "refitted LUM"):
-                    hit = paper[(paper.estimator == est) & (paper.c.astype(str) == f"{c:g}")
+                    clab = "Best" if c == "best" else f"{c:g}"
+                    hit = paper[(paper.estimator == est) & (paper.c.astype(str) == clab)
                                 & (paper.a.astype(float) == a)]
                     if len(hit):
                         ref = float(hit.mae.iloc[0])
-                rows.append(dict(estimator=est, c=c, a=a, ours=m, se=se, paper=ref,
+                rows.append(dict(estimator=est, c="Best" if c == "best" else c, a=a, ours=m,
+                                 se=se, paper=ref,
                                  reps=int(np.isfinite(vals.to_numpy(dtype=float)).sum())))
     return pd.DataFrame(rows)
 
@@ -330,6 +357,7 @@ def _mae_pattern(t: pd.DataFrame) -> pd.DataFrame:
     """The qualitative content of [LZW] Tables 1-2, ours and the paper's: MAE averaged over a
     at the softest and the hardest c, the c with the smallest mean MAE, and the refitting gain."""
     rows = {}
+    t = t[t.c.map(lambda v: not isinstance(v, str))]           # the c grid (no "Best" row)
     for who, col in (("ours", "ours"), ("paper", "paper")):
         row = {}
         for est in ("LUM", "refitted LUM"):
@@ -421,6 +449,7 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
     res = simulate(reps, seed=seed, n_jobs=n_jobs, quick=quick, examples=examples, real=real,
                    n_test=n_test, ties=ties)
     elapsed = time.time() - t0
+    calib = res.attrs.pop("calibration", [])
     res.to_csv(out / "lum_replications.csv", index=False)
     text = reference("lzw2011", "text")
     tv = {(str(r.example), r.quantity): r for r in text.itertuples()}
@@ -488,6 +517,16 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
                 caption=f"[LZW] Table {pname[-1]} (Example {ex}), {est}: MAE ours versus the "
                         "paper (published SE: the middle of the range the paper quotes for "
                         "the table, over 1000 replications).")
+        bst = res[(res.example == ex) & (res.c == "best")]
+        if len(bst):
+            cnt = bst.c_selected.value_counts().sort_index()
+            rep.text(f"Example {ex}, the 'Best' row: per replication and a, the c of the grid with "
+                     "the smallest validation error (ties to the softer c); its LUM MAE is in "
+                     "the MAE table above" + (", beside [LZW] Table 2's row" if ex == "5.2" else
+                                              " ([LZW] prints the row for Example 5.2 only)")
+                     + ". c chosen over "
+                     f"{len(bst)} (replication, a) pairs: "
+                     + ", ".join(f"c = {k:g}: {v}" for k, v in cnt.items()) + ".")
         rep.table(_mae_wide(t_mae, "refitted LUM (validation refit)"), index=True,
                   caption=f"Example {ex}, refitted LUM with the refit on the validation sample "
                           "(not in the paper): MAE ours (SE).")
@@ -498,6 +537,36 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
         if plr_m is not None:
             rep.text(f"PLR MAE: ours {_fmt(*plr_ours)}, paper {plr_m.value} ({plr_m.se})"
                      + (" (reconstructed data)." if reconstructed else "."))
+        if plr_m is not None and plr_e is not None:
+            dp = res[(res.example == ex) & (res.c == "PLR")]
+            ours_p = pd.DataFrame([
+                {"example": ex, "quantity": q, "value": m_, "se": s_,
+                 "reps": int(np.isfinite(dp[col].to_numpy(dtype=float)).sum())}
+                for q, col in (("PLR test error", "test_error"), ("PLR MAE", "mae_lum"))
+                for m_, s_ in [_mean_se(dp[col])]])
+            pub_p = pd.DataFrame([{"example": ex, "quantity": "PLR test error",
+                                   "value": float(plr_e.value), "se": float(plr_e.se)},
+                                  {"example": ex, "quantity": "PLR MAE",
+                                   "value": float(plr_m.value), "se": float(plr_m.se)}])
+            rep.compare(ours_p, pub_p, on=["example", "quantity"], value="value", se="se",
+                        published_se="se", reps="reps", published_reps=1000,
+                        source="[LZW] Section 5 (PLR)",
+                        stand_ins=True if reconstructed else None,
+                        note="reconstructed mixture" if reconstructed else "",
+                        caption=f"Example {ex}, PLR (ridge logistic regression, lambda by "
+                                "validation error as the LUMs): test error and MAE, ours versus "
+                                "the values [LZW] quotes in the text (1000 replications)"
+                                + (" -- the reconstructed mixture, not scored." if reconstructed
+                                   else "."))
+        recs = [r for r in calib if r["example"] == ex]
+        if recs:
+            from .calibration_report import add_calibration
+            add_calibration(rep, recs, ["example", "estimator", "c"], "example",
+                            ["estimator", "c"], title=f"Example {ex} (a = {TUNED_A:g}; "
+                            + ("reconstructed mixture" if reconstructed else "the paper's generator")
+                            + ")", name=f"lum_ex{ex.replace('.', '')}",
+                            lines=["LUM 0", "LUM 10000", "refitted LUM 0", "refitted LUM 10000",
+                                   "PLR "])
     for ex, settings in (("5.3", None), ("5.4", None), ("5.5", None)):
         if ex not in examples:
             continue

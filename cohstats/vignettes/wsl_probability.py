@@ -43,6 +43,27 @@ With "within", the covariance penalty of a near-interpolating fit is small (Live
 0.12 against 0.57 for "pooled", while the test cross-entropy is 2.5). The vignette keeps the
 package default; ``run(..., centering="pooled")`` gives the other reading.
 
+Comparators and the microarray example:
+
+* **Table 2 / Table 4, NN**: the nearest-neighbour estimate of ``p(x)`` (share of ``+1`` among
+  the ``k`` nearest training points, Euclidean distance on standardised inputs,
+  :func:`cohstats.probability.knn_prob`) for ``k`` in 4, 9, 16, 25; as [WSL] ("report the best
+  performance") each cell shows the ``k`` with the smallest mean test value of that cell's
+  metric, and averages run over the replications whose estimate is not degenerate.
+  [WSL] Table 4's NN test errors equal the share of one class in the whole data set (0.482
+  Mushroom, 0.578 Liver, 0.348 Diabetes, 0.642 Ionosphere): the published NN predicted a single
+  class; the report prints the shares beside ours.
+* **Table 2 / Table 4, PLR**: L2-penalised linear logistic regression
+  (``clearn(loss="logistic", alpha=0)``) with ``lambda`` by the GKL estimate on the grid of the
+  other methods. Table 2's "New (psi-learning)" is our psi-learning 'New' with the kernel whose
+  'New' GKL_c [WSL] Table 1 reports lower (linear for Example 1, Gaussian for Example 2).
+* **Table 5**: Golub's leukaemia data with its 38/34 split, all 7129 genes standardised with
+  the training means and SDs (as e1071's ``svm(scale=TRUE)``), linear SVM and psi-learning,
+  ``m = 19``; one split, so our SE is that of the mean cross-entropy over the 34 test patients.
+* **Calibration per method**: Brier score, expected calibration error and reliability diagrams
+  of every method's test probabilities, pooled over the replications
+  (:mod:`cohstats.vignettes.calibration_report`).
+
 ``quick=True`` (default) uses a 13-value penalty grid (``10^(-3 + k/2)``) and ``D = 4``
 perturbation draws per stage (16 refits per grid value) instead of the paper's 61-value grid
 and ``D = floor(sqrt(n)) = 10``; ``--full`` restores the paper's protocol. The "GKL" of Tables
@@ -115,24 +136,57 @@ def _all_methods(d, Xte, classifiers, grid, D, m_grid, seed, centering):
             yield cname, meth, ph, fit
 
 
+def _comparators(d, Xtr, ytr, Xte, grid, D, seed):
+    """Test probabilities of [WSL]'s comparators on one split: the nearest-neighbour estimate
+    for every ``k`` of (4, 9, 16, 25) (:func:`cohstats.probability.knn_prob`, standardised
+    Euclidean distance) and PLR (L2-penalised linear logistic regression,
+    ``clearn(loss="logistic", alpha=0)``, ``lambda`` by the GKL estimate on the grid of the
+    other methods). Returns ``{method: (p_hat, lambda or k)}``."""
+    from cohstats.models.clearn import clearn
+    from cohstats.probability import WSL_KNN_K, knn_prob
+    from cohstats.tuning import tune
+
+    out = {}
+    P = knn_prob(np.asarray(Xtr, dtype=float), ytr, np.asarray(Xte, dtype=float), k=WSL_KNN_K)
+    for k, pk in zip(WSL_KNN_K, P):
+        out[f"NN (k={k})"] = (pk, float(k))
+    plr = tune(clearn, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, loss="logistic",
+               alpha=0.0, random_state=seed + 3, verbose=False)
+    out["PLR"] = (plr.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy(),
+                  float(np.ravel(plr.best_fit.lambda_)[0]))
+    return out
+
+
 def _sim_rep(example, r, seed, grid, D, classifiers, centering="within", m_grid=None):
     from cohstats.datasets import make_wsl1, make_wsl2
     from cohstats.formula import build_design
     from cohstats.metrics import cre, error_rate, gkl_c
+
+    from .calibration_report import calibration_record
 
     gen = make_wsl1 if example == "Example 1" else make_wsl2
     df, p = gen(1000, random_state=seed + 1000 * r, return_prob=True)
     tr, te, pte = df.iloc[:100], df.iloc[100:], p[100:]
     d = build_design("y ~ x1 + x2", tr)
     Xte = te[["x1", "x2"]]
-    rows = []
+    yte = te.y.to_numpy()
+    rows, cmp, recs = [], [], []
     for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
                                              seed + 7919 * r, centering):
         yhat = np.where(ph > 0.5, 1, -1)
         rows.append({"example": example, "rep": r, "classifier": cname, "method": meth,
-                     "gkl": gkl_c(pte, ph), "cre": cre(te.y.to_numpy(), ph),
-                     "te": error_rate(te.y.to_numpy(), yhat), "lambda": float(np.ravel(fit.lambda_)[0])})
-    return rows
+                     "gkl": gkl_c(pte, ph), "cre": cre(yte, ph),
+                     "te": error_rate(yte, yhat), "lambda": float(np.ravel(fit.lambda_)[0])})
+        recs.append(calibration_record({"example": example, "classifier": cname, "method": meth},
+                                       ph, yte))
+    for meth, (ph, par) in _comparators(d, tr[["x1", "x2"]], tr.y.to_numpy(), Xte, grid, D,
+                                        seed + 7919 * r).items():
+        cmp.append({"example": example, "rep": r, "method": meth, "gkl": gkl_c(pte, ph),
+                    "cre": cre(yte, ph), "te": error_rate(yte, np.where(ph > 0.5, 1, -1)),
+                    "parameter": par})
+        recs.append(calibration_record({"example": example, "classifier": "-", "method": meth},
+                                       ph, yte))
+    return rows, cmp, recs
 
 
 def _bench_xy(name):
@@ -149,29 +203,118 @@ def _bench_xy(name):
     return X.to_numpy(), y, len(num)
 
 
-def _bench_rep(label, r, seed, grid, D, classifiers, centering="within", m_grid=None):
-    from cohstats.formula import build_design
-    from cohstats.metrics import cre, error_rate
-
-    X, y, n_num = _bench_xy(BENCH[label])
-    rng = np.random.default_rng(seed + 1000 * r)
-    idx = rng.permutation(len(y))
-    tr, te = idx[:100], idx[100:]
-    Xtr, Xte = X[tr].copy(), X[te].copy()
+def _standardise(Xtr, Xte, n_num):
+    """Centre and scale the first ``n_num`` columns by the training means and SDs (divisor n;
+    constant columns unscaled); the one-hot columns after them are kept."""
+    Xtr, Xte = Xtr.copy(), Xte.copy()
     if n_num:
         mu = Xtr[:, :n_num].mean(axis=0)
         sd = Xtr[:, :n_num].std(axis=0)
         sd[sd == 0] = 1.0                                      # constant columns unscaled
         Xtr[:, :n_num] = (Xtr[:, :n_num] - mu) / sd
         Xte[:, :n_num] = (Xte[:, :n_num] - mu) / sd
+    return Xtr, Xte
+
+
+def _bench_rep(label, r, seed, grid, D, classifiers, centering="within", m_grid=None):
+    from cohstats.formula import build_design
+    from cohstats.metrics import cre, error_rate
+
+    from .calibration_report import calibration_record
+
+    X, y, n_num = _bench_xy(BENCH[label])
+    rng = np.random.default_rng(seed + 1000 * r)
+    idx = rng.permutation(len(y))
+    tr, te = idx[:100], idx[100:]
+    Xtr, Xte = _standardise(X[tr], X[te], n_num)
     d = build_design(Xtr, y[tr])
-    rows = []
+    rows, cmp, recs = [], [], []
     for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
                                              seed + 7919 * r, centering):
         rows.append({"dataset": label, "rep": r, "classifier": cname, "method": meth,
                      "cre": cre(y[te], ph), "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
                      "lambda": float(np.ravel(fit.lambda_)[0])})
-    return rows
+        recs.append(calibration_record({"dataset": label, "classifier": cname, "method": meth},
+                                       ph, y[te]))
+    for meth, (ph, par) in _comparators(d, Xtr, y[tr], Xte, grid, D, seed + 7919 * r).items():
+        cmp.append({"dataset": label, "rep": r, "method": meth, "cre": cre(y[te], ph),
+                    "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)), "parameter": par})
+        recs.append(calibration_record({"dataset": label, "classifier": "-", "method": meth},
+                                       ph, y[te]))
+    return rows, cmp, recs
+
+
+def _leukaemia(seed, grid, D, m_grid=19):
+    """[WSL] Table 5: Golub's fixed 38/34 split, all 7129 genes standardised with the training
+    means and SDs (as e1071's ``svm(scale=TRUE)``), linear SVM and linear psi-learning, Platt /
+    Tuned Platt / New with ``m = 19``. Returns (rows, records): test cross-entropy with its
+    standard error over the 34 test patients, test misclassifications and the test
+    probabilities. The fits run on the projection of the genes onto the span of the training
+    rows, which leaves every linear-kernel fit and prediction unchanged (see the code)."""
+    from cohstats.datasets import load_split
+    from cohstats.formula import build_design
+    from cohstats.metrics import cre
+
+    from .calibration_report import calibration_record
+
+    trd, ted = load_split("leukemia")
+    Xtr, Xte = _standardise(trd.drop(columns="y").to_numpy(float), ted.drop(columns="y").to_numpy(float),
+                            trd.shape[1] - 1)
+    ytr, yte = trd.y.to_numpy(), ted.y.to_numpy()
+    # Linear kernels see the data only through inner products with training rows: project
+    # every row onto the span of the 38 training rows (X V, V from the SVD of the training
+    # matrix), which keeps every training and test inner product, hence every fit, CV fold,
+    # perturbed refit and decision value, exactly, with 38 columns instead of 7129.
+    vt = np.linalg.svd(Xtr, full_matrices=False)[2]
+    Xtr, Xte = Xtr @ vt.T, Xte @ vt.T
+    d = build_design(Xtr, ytr)
+    rows, recs = [], []
+    for cname, meth, ph, fit in _all_methods(d, Xte, ["SVM L", "psi L"], grid, D, m_grid, seed,
+                                             "within"):
+        pc = np.clip(ph, 1e-300, 1 - 1e-16)
+        per = -np.where(yte > 0, np.log(pc), np.log1p(-pc))      # per-patient cross-entropy
+        ce = cre(yte, ph)
+        wrong = np.flatnonzero(np.where(ph > 0.5, 1, -1) != yte)
+        rows.append({"classifier": cname, "method": meth, "cre": ce,
+                     "cre_se": float(np.std(per, ddof=1) / np.sqrt(per.size)) if np.isfinite(ce)
+                     else np.nan, "reps": 1, "misclassified": int(wrong.size),
+                     "patients": ", ".join(str(ted.index[i]) for i in wrong),
+                     "lambda": float(np.ravel(fit.lambda_)[0])})
+        recs.append(calibration_record({"data": "leukaemia", "classifier": cname, "method": meth},
+                                       ph, yte))
+    return pd.DataFrame(rows), recs
+
+
+def _summarise_cmp(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
+    """Means, SEs and replications per metric of the comparator rows (infinite = degenerate)."""
+    raw = raw.replace([np.inf, -np.inf], np.nan)
+    g = raw.groupby(keys, sort=False)
+    out = g[metrics].mean()
+    for m in metrics:
+        out[f"{m}_se"] = g[m].std(ddof=1) / np.sqrt(g[m].count())
+        out[f"{m}_reps"] = g[m].count()
+        out[f"{m}_degenerate"] = g[m].size() - g[m].count()
+    return out.reset_index()
+
+
+def _best_k(summ: pd.DataFrame, group: str, metrics) -> pd.DataFrame:
+    """[WSL]'s NN rows: per ``group`` value and metric, the ``k`` of (4, 9, 16, 25) with the
+    smallest mean test value over the replications with a finite value ("we examine ... 4, 9,
+    16, 25 nearest neighbours and report the best performance")."""
+    nn = summ[summ.method.str.startswith("NN (k=")]
+    rows = []
+    for gv, d in nn.groupby(group, sort=False):
+        row = {group: gv, "method": "NN"}
+        for m in metrics:
+            ok = d[d[f"{m}_reps"] > 0]
+            if len(ok):
+                b = ok.loc[ok[m].idxmin()]
+                row.update({m: b[m], f"{m}_se": b[f"{m}_se"], f"{m}_reps": b[f"{m}_reps"],
+                            f"{m}_k": b.method[len("NN (k="):-1]})
+            else:
+                row.update({m: np.nan, f"{m}_se": np.nan, f"{m}_reps": 0, f"{m}_k": "none"})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _lambda_sensitivity(seed, reps):
@@ -251,6 +394,95 @@ def _summarise(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
     return out
 
 
+def _psi_kernel_t2(ref1: pd.DataFrame) -> dict:
+    """``{example: "psi L" | "psi G"}``: the psi-learning kernel whose 'New' GKL_c [WSL]
+    Table 1 reports lower; [WSL] Table 2's "New (psi-learning)" does not name its kernel."""
+    t = ref1[(ref1.method == "New") & ref1.classifier.str.startswith("psi")]
+    return {ex: d.loc[d.gkl.idxmin(), "classifier"] for ex, d in t.groupby("example", sort=True)}
+
+
+def _table2(summ: pd.DataFrame, summc: pd.DataFrame, ref1: pd.DataFrame) -> pd.DataFrame:
+    """Our [WSL] Table 2 rows: NN (best k), PLR and New with psi-learning."""
+    nn = _best_k(summc, "example", ["gkl", "te"])
+    plr = summc[summc.method == "PLR"]
+    psi = []
+    for ex, k in _psi_kernel_t2(ref1).items():
+        r = summ[(summ.example == ex) & (summ.classifier == k) & (summ.method == "New")]
+        for _, x in r.iterrows():
+            psi.append({"example": ex, "method": "New (psi-learning)", "kernel": k,
+                        "gkl": x.gkl, "gkl_se": x.gkl_se, "gkl_reps": x.reps,
+                        "te": x.te, "te_se": x.te_se, "te_reps": x.reps})
+    return pd.concat([nn, plr, pd.DataFrame(psi)], ignore_index=True)
+
+
+def _class_shares(datasets) -> dict:
+    """``{data set: (share of y = -1, share of y = +1)}`` over the whole data set."""
+    out = {}
+    for ds in datasets:
+        _, y, _ = _bench_xy(BENCH[ds])
+        out[ds] = (float(np.mean(y < 0)), float(np.mean(y > 0)))
+    return out
+
+
+def _nn_share_text(ref4: pd.DataFrame, shares: dict, t4: pd.DataFrame) -> str:
+    """The measured cause of the NN error cells of [WSL] Table 4 (numbers from the data)."""
+    parts = []
+    for ds, (neg, pos) in shares.items():
+        r = ref4[(ref4.dataset == ds) & (ref4.method == "NN")]
+        ours = t4[(t4.dataset == ds) & (t4.method == "NN")]
+        if not len(r) or not len(ours):
+            continue
+        pub = float(r.te.iloc[0])
+        near = min((abs(pub - neg), "y = -1", neg), (abs(pub - pos), "y = +1", pos))
+        parts.append(f"{ds}: published {pub:.3f}, share of {near[1]} {near[2]:.3f}, "
+                     f"ours {float(ours.te.iloc[0]):.3f}")
+    if not parts:
+        return ""
+    return ("[WSL] Table 4's NN test errors against the class shares of each whole data set and "
+            "our NN error (" + "; ".join(parts) + "). Where the published value equals a class "
+            "share to the printed precision, the published NN predicted one class for every "
+            "test case; our nearest-neighbour classifier does not, which is why these cells "
+            "differ.")
+
+
+def _add_improv(t5: pd.DataFrame) -> None:
+    """Improvement over Platt (%) per classifier, as [WSL] Tables 3 and 5."""
+    base = t5[t5.method == "Platt"].set_index("classifier").cre
+    b = t5.classifier.map(base)
+    t5["improv_pct"] = np.where(t5.method == "Platt", np.nan, 100 * (b - t5.cre) / b)
+
+
+def _leuk_text(t5: pd.DataFrame) -> str:
+    """Our test misclassifications beside [WSL]'s section 6 statement."""
+    parts = []
+    for c, d in t5[t5.method == "New"].groupby("classifier", sort=False):
+        r = d.iloc[0]
+        parts.append(f"{c} (New) misclassifies {int(r.misclassified)} test patient(s)"
+                     + (f" ({r.patients})" if r.misclassified else ""))
+    return ("the paper's linear SVM misclassifies 2 test patients (60 and 66), psi-learning 1 "
+            "(66); ours: " + "; ".join(parts) + ".")
+
+
+def _table5(rep, t5: pd.DataFrame) -> None:
+    """[WSL] Table 5: the comparison and our table with the misclassified patients."""
+    from cohstats.datasets import reference
+
+    rep.compare(t5, reference("wsl2008", "table5"), on=["classifier", "method"], value="cre",
+                se="cre_se", reps="reps", source="[WSL] Table 5",
+                caption="Table 5, test cross-entropy on the 34 test patients (one fixed split, as "
+                "the paper; our SE is the standard error of the mean cross-entropy over the 34 "
+                "test patients, the paper gives none). Linear kernels, m = 19, all 7129 genes "
+                "standardised with the training means and SDs.")
+    rep.table(t5, caption="Table 5, ours: cross-entropy, improvement over Platt (%), test "
+              "misclassifications (patient numbers) and the selected lambda. [WSL] section 6: "
+              + _leuk_text(t5), floatfmt=".4g")
+
+
+def grid_38(quick: bool, lambda_convention: str) -> np.ndarray:
+    """The penalty grid for the 38 leukaemia training cases (as :func:`run` for 100)."""
+    return _grid(quick) / (38.0 if lambda_convention == "e1071" else 1.0)
+
+
 def _figure1(seed):
     import matplotlib.pyplot as plt
 
@@ -273,8 +505,8 @@ def _figure1(seed):
 
 def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: int = 0,
         n_jobs: int | None = None, quick: bool = True, classifiers=None, datasets=None,
-        lambda_convention: str = "e1071", centering: str = "within", m_grid: int | None = None
-        ) -> Path:
+        lambda_convention: str = "e1071", centering: str = "within", m_grid: int | None = None,
+        leukaemia: bool = True) -> Path:
     """Run the [WSL] experiments and write the report; returns its path.
 
     Parameters
@@ -295,6 +527,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
         On Example 2 the tuned SVM G 'New' gives 0.162-0.172 with m = 10 and 0.141 with
         m = 20 (12 replications, full grid) against the published 0.153: see the
         lambda-sensitivity table of the report.
+    leukaemia : run [WSL] Table 5 (default True).
 
     Examples
     --------
@@ -305,6 +538,7 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
 
     from cohstats.datasets import reference
 
+    from .calibration_report import add_calibration
     from .report import Report
 
     classifiers = list(CLASSIFIERS) if classifiers is None else list(classifiers)
@@ -342,7 +576,9 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
     with rep.timed("Examples 1-2"):
         rows = par(delayed(_sim_rep)(ex, r, seed, grid, D, classifiers, centering, m_grid)
                    for ex in ("Example 1", "Example 2") for r in range(reps))
-    raw = pd.DataFrame([x for rr in rows for x in rr])
+    raw = pd.DataFrame([x for rr, _, _ in rows for x in rr])
+    rawc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
+    recs_sim = [x for _, _, rc in rows for x in rc]
     summ = _summarise(raw, ["example", "classifier", "method"], ["gkl", "cre", "te"])
     ref = reference("wsl2008", "table1")
     for val, what in (("gkl", "test GKL_c"), ("cre", "test cross-entropy")):
@@ -361,15 +597,33 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
               "is the cost C = 1/lambda_WSL, so the tables above use lambda = lambda_WSL / n "
               f"(lambda_convention={lambda_convention!r}). " + _sensitivity_text(sens),
               floatfmt=".4f")
+    ref1 = reference("wsl2008", "table1")
     ref2 = reference("wsl2008", "table2")
-    rep.table(ref2, caption="[WSL] Table 2 (NN, PLR, New with psi-learning) for reference; our "
-              "psi-learning 'New' rows are in the tables above (both kernels).")
+    summc = _summarise_cmp(rawc, ["example", "method"], ["gkl", "te"])
+    t2 = _table2(summ, summc, ref1)
+    for val, what in (("gkl", "test GKL_c"), ("te", "test error")):
+        rep.compare(t2, ref2, on=["example", "method"], value=val, se=f"{val}_se",
+                    published_se=f"{val}_se", reps=f"{val}_reps", published_reps=66,
+                    source="[WSL] Table 2",
+                    caption=f"Table 2, {what}: NN (the best k of 4, 9, 16, 25 by mean "
+                    f"{what}, per example: " + ", ".join(
+                        f"{r.example}: k = {r[val + '_k']}" for _, r in
+                        t2[t2.method == "NN"].iterrows()) + "), PLR (lambda by the GKL estimate) "
+                    "and New with psi-learning (the kernel whose 'New' GKL_c [WSL] Table 1 "
+                    "reports lower: " + ", ".join(f"{k}: {v}" for k, v in _psi_kernel_t2(ref1).items())
+                    + "), averaged over the replications whose estimate is not degenerate "
+                    "(the paper: 66 of 100).")
+    rep.table(summc, caption="Every comparator: NN for each k and PLR (means over the "
+              "non-degenerate replications; *_degenerate counts estimates of exactly 0 or 1 "
+              "that contradict p, for which GKL_c is infinite).", floatfmt=".4f")
 
     rep.section("Tables 3-4: benchmark data")
     with rep.timed("benchmarks"):
         rows = par(delayed(_bench_rep)(ds, r, seed, grid, D, classifiers, centering, m_grid)
                    for ds in datasets for r in range(reps))
-    rawb = pd.DataFrame([x for rr in rows for x in rr])
+    rawb = pd.DataFrame([x for rr, _, _ in rows for x in rr])
+    rawbc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
+    recs_b = [x for _, _, rc in rows for x in rc]
     summb = _summarise(rawb, ["dataset", "classifier", "method"], ["cre", "te"])
     ref3 = reference("wsl2008", "table3")
     rep.compare(summb, ref3, on=["dataset", "classifier", "method"], value="cre", se="cre_se",
@@ -391,11 +645,58 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
                         caption=f"Table 4, New with psi-learning, {val}: ours versus [WSL], with "
                         "the kernel [WSL] reports per data set ("
                         + ", ".join(f"{d}: {k}" for d, k in psi_kernel.items())
-                        + "); the NN and PLR rows are not computed by this vignette.")
+                        + ").")
+    summbc = _summarise_cmp(rawbc, ["dataset", "method"], ["cre", "te"])
+    t4 = pd.concat([_best_k(summbc, "dataset", ["cre", "te"]), summbc[summbc.method == "PLR"]],
+                   ignore_index=True)
+    shares = _class_shares(datasets)
+    for val, what, meth in (("cre", "test cross-entropy", ["NN", "PLR"]),
+                            ("te", "test error", ["NN"]), ("te", "test error", ["PLR"])):
+        rep.compare(t4[t4.method.isin(meth)], ref4[ref4.method.isin(meth)],
+                    on=["dataset", "method"], value=val, se=f"{val}_se",
+                    published_se=f"{val}_se", reps=f"{val}_reps", published_reps=100,
+                    source="[WSL] Table 4",
+                    note=("the published NN error equals the share of one class in the whole "
+                          "data set (see the report)" if meth == ["NN"] and val == "te" else ""),
+                    caption=f"Table 4, NN and PLR, {what}: NN with the best k of 4, 9, 16, 25 "
+                    f"by mean {what} (" + ", ".join(
+                        f"{r.dataset}: k = {r[val + '_k']}" for _, r in
+                        t4[t4.method == "NN"].iterrows()) + "), PLR with lambda by the GKL "
+                    "estimate; [WSL] leaves the degenerate cross-entropies blank. Rows: "
+                    + ", ".join(meth) + ".")
+    rep.text(_nn_share_text(ref4, shares, t4))
+    rep.table(summbc, caption="Every benchmark comparator: NN for each k and PLR.",
+              floatfmt=".4f")
     rep.table(summb, caption="All benchmark metrics.")
+
+    recs_l = []
+    if leukaemia:
+        rep.section("Table 5: leukaemia (Golub et al.), fixed 38/34 split")
+        with rep.timed("Table 5"):
+            t5, recs_l = _leukaemia(seed, grid_38(quick, lambda_convention), D)
+        _add_improv(t5)
+        _table5(rep, t5)
+
+    rep.section("Calibration per method")
+    rep.text("How well the test probabilities of each method match the observed frequencies "
+             "(not in the papers). Every probability of every replication enters its method's "
+             "reliability table; NN and PLR are the Table 2/4 comparators (classifier '-').")
+    add_calibration(rep, recs_sim, ["example", "classifier", "method"], "example",
+                    ["classifier", "method"], title="Examples 1-2", name="wsl_simulations",
+                    lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")]
+                    + ["- NN (k=16)", "- PLR"])
+    add_calibration(rep, recs_b, ["dataset", "classifier", "method"], "dataset",
+                    ["classifier", "method"], title="Benchmarks", name="wsl_benchmarks",
+                    lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")]
+                    + ["- NN (k=16)", "- PLR"])
+    if recs_l:
+        add_calibration(rep, recs_l, ["data", "classifier", "method"], "data",
+                        ["classifier", "method"], title="Leukaemia", name="wsl_leukaemia")
     rep.out_dir.mkdir(parents=True, exist_ok=True)
     raw.to_csv(rep.out_dir / "wsl_probability_simulations_raw.csv", index=False)
+    rawc.to_csv(rep.out_dir / "wsl_probability_simulations_comparators_raw.csv", index=False)
     rawb.to_csv(rep.out_dir / "wsl_probability_benchmarks_raw.csv", index=False)
+    rawbc.to_csv(rep.out_dir / "wsl_probability_benchmarks_comparators_raw.csv", index=False)
     return rep.write()
 
 

@@ -225,6 +225,81 @@ def replications(reps: int, seed: int = 0, quick: bool = True, only=None, standa
     return pd.DataFrame(rows)
 
 
+def objective_traces(seed: int = 0, max_passes: int = 60, alpha: float = 0.5,
+                     lambda_ratio: float = 0.01) -> pd.DataFrame:
+    """[ZDJ] Figure 3 on the stand-in for USPS (1 vs 7): the C-learning objective
+    ``(1/n) sum C(y_i f_i) + lambda * penalty`` after each coordinate-descent pass, for the
+    linear and the Gaussian-kernel expansion (``rho = u = 1``, ``alpha`` = omega, ``lambda =
+    lambda_ratio * lambda_max``; the training part of partition ``seed``).
+
+    Our solver's outer step is a Newton (IRLS) step whose inner problem gets one coordinate
+    pass, so [ZDJ]'s outer and inner traces are one trace here. The trace is read by refitting
+    with ``max_iter = 1, 2, ...`` passes (the solver is deterministic, so the k-th fit stops
+    where the full run is after k passes) until the fit converges; pass 0 is the
+    intercept-only start. Returns one row per (expansion, pass).
+    """
+    import warnings
+
+    from cohstats.exceptions import ConvergenceWarning
+    from cohstats.models.clearn import clearn
+
+    name, loader, ntr, _ = datasets()[0]
+    X, y = loader(seed)
+    tr, _te = stratified_split(y, ntr, np.random.default_rng(seed))
+    rows = []
+    for exp, kw in (("linear", {}), ("rbf", {"kernel": "rbf", "gamma": "mean"})):
+        common = dict(loss="C", rho=1.0, u=1.0, alpha=alpha, standardize=False, **kw)
+        lam = lambda_ratio * float(clearn(X[tr], y[tr], lambda_=[1.0], **common).lambda_max)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for k in range(1, max_passes + 1):
+                f = clearn(X[tr], y[tr], lambda_=lam, max_iter=k, **common)
+                if k == 1:
+                    rows.append(dict(data=name, expansion=exp, lambda_=lam, passes=0,
+                                     objective=float(f.info["null_objective"]), converged=False))
+                done = int(f.info["n_iter"][0])
+                rows.append(dict(data=name, expansion=exp, lambda_=lam, passes=done,
+                                 objective=float(f.info["objective"][0]),
+                                 converged=bool(f.info["converged"][0])))
+                if rows[-1]["converged"]:
+                    break
+    return pd.DataFrame(rows).drop_duplicates(["expansion", "passes"], keep="first")
+
+
+def _trace_pattern(tr: pd.DataFrame) -> pd.DataFrame:
+    """What [ZDJ] Figure 3 shows, measured on our traces: the objective never rises, and most
+    of the decrease comes in the first passes."""
+    rows = []
+    for exp, d in tr.groupby("expansion", sort=False):
+        o = d.sort_values("passes").objective.to_numpy()
+        total = o[0] - o[-1]
+        rows.append({"expansion": exp, "passes to convergence": int(d.passes.max()),
+                     "converged": bool(d.converged.iloc[-1]),
+                     "start objective": o[0], "final objective": o[-1],
+                     "largest rise between passes": float(max(0.0, np.max(np.diff(o)))),
+                     "share of the decrease after 1 pass": (o[0] - o[1]) / total if total > 0 else np.nan,
+                     "share after 3 passes": (o[0] - o[min(3, o.size - 1)]) / total if total > 0
+                     else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _figure3(tr: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, (exp, d) in zip(axes, tr.groupby("expansion", sort=False)):
+        d = d.sort_values("passes")
+        gap = d.objective.to_numpy() - d.objective.iloc[-1]
+        ax.plot(d.passes.iloc[:-1], gap[:-1], "o-", ms=3)
+        ax.set_yscale("log")
+        ax.set_xlabel("coordinate-descent passes")
+        ax.set_ylabel("objective - final objective")
+        ax.set_title(f"C-learning, {'linear' if exp == 'linear' else 'Gaussian-kernel'} "
+                     f"expansion (lambda = {d.lambda_.iloc[0]:.3g})", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def _lowest(wide: pd.DataFrame) -> pd.Series:
     """Per row, the column(s) with the smallest value, ties joined by ``" = "``."""
     return wide.apply(lambda r: " = ".join(r.index[np.isclose(r.to_numpy(dtype=float),
@@ -352,7 +427,26 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
                 median_gamma_ties_larger=("gamma_larger", "median")).reset_index())
     rep.table(sel, caption="Mean selected omega and median selected gamma under the two tie "
                            "rules.")
+    rep.section("[ZDJ] Figure 3: the objective along the coordinate-descent passes")
+    with rep.timed("Figure 3"):
+        tr = objective_traces(seed)
+    pat = _trace_pattern(tr)
+    rep.figure(_figure3(tr), "zdj_figure3",
+               "C-learning objective after each coordinate-descent pass, minus its value at "
+               f"convergence (log scale), on {tr.data.iloc[0]} "
+               "(partition 0's training part; rho = u = 1, omega = 0.5, lambda = 0.01 "
+               "lambda_max), linear and Gaussian-kernel expansion. [ZDJ] draws the same on USPS "
+               "(1 vs 7); ours runs on the stand-in, so the figure is compared as a pattern only.")
+    rep.table(pat, caption="The pattern of [ZDJ] Figure 3 on our traces: [ZDJ] reports that the "
+              "objective decreases with the iterations and is 'significantly reduced' early. "
+              + "; ".join(f"{r.expansion}: largest rise {r['largest rise between passes']:.2g}, "
+                          f"{100 * r['share of the decrease after 1 pass']:.1f} % of the decrease "
+                          f"after one pass, converged after {r['passes to convergence']} passes"
+                          for _, r in pat.iterrows()) + ". Our outer (Newton) step has one inner "
+              "coordinate pass, so [ZDJ]'s outer and inner panels are one trace here.",
+              floatfmt=".4g")
     rep.out_dir.mkdir(parents=True, exist_ok=True)
+    tr.to_csv(rep.out_dir / "zdj_figure3_traces.csv", index=False)
     res.to_csv(rep.out_dir / "zdj_clearn_partitions.csv", index=False)
     return rep.write()
 
