@@ -17,6 +17,7 @@ simulations), so the printout gives, in one run, the time of each estimator (fit
 
 ``python benchmarks/bench_bracketing.py [--n 500 1000 2000] [--repeat 3] [--reps 3]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,18 +53,23 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3, help="data sets (seeds) per size for the MAE")
     args = ap.parse_args(argv)
     from sklearn.svm import SVC
+
     # scikit-learn >= 1.9 deprecates probability=True (in favour of CalibratedClassifierCV); it
     # is still libsvm's estimator that users know, and the one this benchmark anchors on.
     warnings.filterwarnings("ignore", message=".*probability.*", category=FutureWarning)
 
-    X, y, Xt, _ = _split(make_wsl2, 100, 0)     # compile / cache load, not timed
+    X, y, Xt, _ = _split(make_wsl2, 100, 0)  # compile / cache load, not timed
     cs.svm(X, y, kernel="rbf", gamma=0.5, standardize=False, pi="path").predict(Xt, type="prob")
 
-    print("bracketing ([WSL]) vs SVC(probability=True): C = 1, Gaussian kernel gamma = 1/(p Var X), "
-          "raw inputs; time = fit + probabilities on 2000 test rows (best of --repeat); "
-          "MAE = mean |p_hat - p| over --reps data sets (mean +- SE)")
-    head = (f"{'data':>5} {'n':>5} {'m':>3} {'SVC s':>7} {'exact s':>8} {'ratio':>6} {'warm s':>7} "
-            f"{'ratio':>6} {'MAE SVC':>14} {'MAE exact':>14} {'MAE warm':>14}")
+    print(
+        "bracketing ([WSL]) vs SVC(probability=True): C = 1, Gaussian kernel gamma = 1/(p Var X), "
+        "raw inputs; time = fit + probabilities on 2000 test rows (best of --repeat); "
+        "MAE = mean |p_hat - p| over --reps data sets (mean +- SE)"
+    )
+    head = (
+        f"{'data':>5} {'n':>5} {'m':>3} {'SVC s':>7} {'exact s':>8} {'ratio':>6} {'warm s':>7} "
+        f"{'ratio':>6} {'MAE SVC':>14} {'MAE exact':>14} {'MAE warm':>14}"
+    )
     print(head)
     for name, maker in (("WSL1", make_wsl1), ("WSL2", make_wsl2)):
         for n in args.n:
@@ -80,23 +86,25 @@ def main(argv=None):
                     return f.predict_proba(Xt)[:, list(f.classes_).index(pos)]
 
                 def ours(method):
-                    f = cs.svm(X, y, kernel="rbf", gamma=gamma, C=1.0, standardize=False, pi="path",
-                               path_method=method)
+                    f = cs.svm(X, y, kernel="rbf", gamma=gamma, C=1.0, standardize=False, pi="path", path_method=method)
                     P = f.predict(Xt, type="prob")
                     return P[pos].to_numpy()
 
-                for key, fn in (("svc", svc), ("exact", lambda: ours("exact")),
-                                ("warm", lambda: ours("warm"))):
+                for key, fn in (("svc", svc), ("exact", lambda: ours("exact")), ("warm", lambda: ours("warm"))):
                     t, P = _best(fn, args.repeat if rep == 0 else 1)
                     times[key].append(t)
                     maes[key].append(float(np.mean(np.abs(P - pt))))
             t = {k: float(np.min(v)) for k, v in times.items()}
-            ms = {k: f"{np.mean(v):.4f}+-{np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0:.4f}"
-                  for k, v in maes.items()}
+            ms = {
+                k: f"{np.mean(v):.4f}+-{np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0:.4f}"
+                for k, v in maes.items()
+            }
             m = int(np.floor(np.sqrt(n)))
-            print(f"{name:>5} {n:>5} {m:>3} {t['svc']:>7.3f} {t['exact']:>8.3f} "
-                  f"{t['exact'] / t['svc']:>6.2f} {t['warm']:>7.3f} {t['warm'] / t['svc']:>6.2f} "
-                  f"{ms['svc']:>14} {ms['exact']:>14} {ms['warm']:>14}")
+            print(
+                f"{name:>5} {n:>5} {m:>3} {t['svc']:>7.3f} {t['exact']:>8.3f} "
+                f"{t['exact'] / t['svc']:>6.2f} {t['warm']:>7.3f} {t['warm'] / t['svc']:>6.2f} "
+                f"{ms['svc']:>14} {ms['exact']:>14} {ms['warm']:>14}"
+            )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ separately); ratios are ours / theirs.
 
 Usage: python benchmarks/bench_clearn.py [--repeat 3] [--sizes 1000x100,5000x500,100x2000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,15 +70,15 @@ def run_glmnet(X, y, lams, repeat):
         return None, "R package glmnet not installed"
     with tempfile.TemporaryDirectory() as td:
         td = Path(td)
-        np.asfortranarray(X).T.tofile(td / "X.bin")       # column-major for R
+        np.asfortranarray(X).T.tofile(td / "X.bin")  # column-major for R
         ((y + 1) / 2).tofile(td / "y.bin")
         lams.tofile(td / "lam.bin")
         n, p = X.shape
         script = textwrap.dedent(f"""
             suppressMessages(library(glmnet))
-            X <- matrix(readBin("{td / 'X.bin'}", "double", {n * p}), {n}, {p})
-            y <- readBin("{td / 'y.bin'}", "double", {n})
-            lam <- readBin("{td / 'lam.bin'}", "double", {len(lams)})
+            X <- matrix(readBin("{td / "X.bin"}", "double", {n * p}), {n}, {p})
+            y <- readBin("{td / "y.bin"}", "double", {n})
+            lam <- readBin("{td / "lam.bin"}", "double", {len(lams)})
             fit <- glmnet(X, y, family = "binomial", alpha = {ALPHA}, lambda = lam)
             best <- Inf
             for (r in 1:{repeat}) {{
@@ -85,7 +86,7 @@ def run_glmnet(X, y, lams, repeat):
               best <- min(best, t)
             }}
             cat(best, length(fit$lambda), "\\n")
-            writeBin(as.vector(as.matrix(coef(fit))), "{td / 'coef.bin'}")
+            writeBin(as.vector(as.matrix(coef(fit))), "{td / "coef.bin"}")
         """)
         (td / "b.R").write_text(script)
         res = subprocess.run([rs, str(td / "b.R")], capture_output=True, text=True)
@@ -106,8 +107,9 @@ def run_skglm(Z, y, lams, repeat):
         return None, f"skglm unavailable: {e}"
 
     def path():
-        est = GeneralizedLinearEstimator(Logistic(), L1_plus_L2(lams[0], ALPHA),
-                                         ProxNewton(fit_intercept=True, warm_start=True, tol=1e-7))
+        est = GeneralizedLinearEstimator(
+            Logistic(), L1_plus_L2(lams[0], ALPHA), ProxNewton(fit_intercept=True, warm_start=True, tol=1e-7)
+        )
         coefs = []
         for lam in lams:
             est.penalty = L1_plus_L2(float(lam), ALPHA)
@@ -129,8 +131,7 @@ def run_saga(Z, y, lams, repeat):
     sub = lams[::5]
 
     def path():
-        clf = LogisticRegression(solver="saga", l1_ratio=ALPHA,
-                                 warm_start=True, tol=1e-4, max_iter=1000)
+        clf = LogisticRegression(solver="saga", l1_ratio=ALPHA, warm_start=True, tol=1e-4, max_iter=1000)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             for lam in sub:
@@ -148,7 +149,8 @@ def fresh_process_times():
     first lambda_max + 10-lambda path)``: the losses package (another module of cohstats)
     is imported by ``cohstats.losses.scalar`` and is timed separately.
     """
-    code = textwrap.dedent("""
+    code = textwrap.dedent(
+        """
         import time, sys
         t0 = time.perf_counter()
         import numpy as np
@@ -163,7 +165,9 @@ def fresh_process_times():
         cd_path(X, y, None, 7, 0.0, 0.0, lambda_sequence(lm, 10, 1e-2), 0.5)
         t3 = time.perf_counter()
         print(t3 - t0, t1 - t0, t2 - t1, t3 - t2)
-    """ % str(ROOT))
+    """
+        % str(ROOT)
+    )
 
     def parse(r):
         if r.returncode != 0:
@@ -173,11 +177,9 @@ def fresh_process_times():
     out = {}
     with tempfile.TemporaryDirectory() as td:
         env = dict(os.environ, NUMBA_CACHE_DIR=td)
-        out["cold"] = parse(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                           text=True, env=env))
+        out["cold"] = parse(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env))
     subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)  # fill cache
-    out["warm"] = parse(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                       text=True))
+    out["warm"] = parse(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True))
     return out
 
 
@@ -187,6 +189,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=FutureWarning)
     try:
         from numba.core.errors import NumbaPerformanceWarning
+
         warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)
     except ImportError:  # pragma: no cover
         pass
@@ -206,11 +209,15 @@ def main(argv=None):
         fp = fresh_process_times()
         for key, label in (("cold", "empty numba cache (compile)"), ("warm", "warm numba cache")):
             tot, tl, tc, tf = fp[key]
-            print(f"fresh process, {label:28s}: total {tot:6.2f} s = import cohstats.losses "
-                  f"{tl:5.2f} s + import cd {tc:5.2f} s + first fit {tf:5.2f} s")
+            print(
+                f"fresh process, {label:28s}: total {tot:6.2f} s = import cohstats.losses "
+                f"{tl:5.2f} s + import cd {tc:5.2f} s + first fit {tf:5.2f} s"
+            )
     print()
-    hdr = f"{'n x p':>11} {'ours s':>8} {'glmnet s':>9} {'ours/glmnet':>12} {'skglm s':>8} " \
-          f"{'ours/skglm':>11} {'saga(20) s':>11} {'ours/saga':>10} {'max|db| vs glmnet':>18}"
+    hdr = (
+        f"{'n x p':>11} {'ours s':>8} {'glmnet s':>9} {'ours/glmnet':>12} {'skglm s':>8} "
+        f"{'ours/skglm':>11} {'saga(20) s':>11} {'ours/saga':>10} {'max|db| vs glmnet':>18}"
+    )
     print(hdr)
     print("-" * len(hdr))
     notes = set()
@@ -218,7 +225,7 @@ def main(argv=None):
         X, y = make_data(n, p, seed=n + p)
         lm = lambda_max(X, y, None, LOSS_LOGIT, 0, 0, ALPHA)
         lams = lambda_sequence(lm, 100, None, n, p)
-        ours(X, y, lams)                                   # warm-up
+        ours(X, y, lams)  # warm-up
         t_ours, (b0, B, info) = best_of(lambda: ours(X, y, lams), args.repeat)
         Z = (X - X.mean(0)) / X.std(0)
         g, why = run_glmnet(X, y, lams, args.repeat)
@@ -235,8 +242,10 @@ def main(argv=None):
         if sk is None:
             notes.add(why)
         (t_saga, _), nsub = run_saga(Z, y, lams, 1 if n * p > 1e6 else args.repeat)
-        print(f"{n:>5}x{p:<5} {t_ours:8.3f} {t_g:9.3f} {t_ours / t_g:12.2f} {t_sk:8.3f} "
-              f"{t_ours / t_sk:11.2f} {t_saga:11.2f} {t_ours / t_saga:10.3f} {diff:18.2e}")
+        print(
+            f"{n:>5}x{p:<5} {t_ours:8.3f} {t_g:9.3f} {t_ours / t_g:12.2f} {t_sk:8.3f} "
+            f"{t_ours / t_sk:11.2f} {t_saga:11.2f} {t_ours / t_saga:10.3f} {diff:18.2e}"
+        )
         sys.stdout.flush()
     print()
     print("ours: cohstats.solvers.cd.path.cd_path (IRLS mode, tol=1e-7, no exact-KKT pass), 100 lambdas;")

@@ -7,6 +7,7 @@ Run it on two checkouts in one session to compare (``PYTHONPATH=<checkout>``).
 
 Usage: python benchmarks/bench_clearn_multi.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -51,9 +52,11 @@ def main():
             lams = lambda_sequence(lm, 100, None, n, p)
             cd_multi_path(X, y, None, T, lams[:3], 0.5, K=K)
             t, (_, _, info) = best(lambda: cd_multi_path(X, y, None, T, lams, 0.5, K=K))
-            print(f"n={n} p={p} K={K} rho={T}: {t:.3f}s passes={info['n_iter'].sum()} "
-                  f"converged={bool(info['converged'].all())} obj_last={info['objective'][-1]:.8f}",
-                  flush=True)
+            print(
+                f"n={n} p={p} K={K} rho={T}: {t:.3f}s passes={info['n_iter'].sum()} "
+                f"converged={bool(info['converged'].all())} obj_last={info['objective'][-1]:.8f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ allocations), the ratios are printed in one run.
 
 ``python benchmarks/bench_kernel_approx.py [--sizes 2000,4000] [--ranks 100,300,1000] [--big 200000]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,15 @@ def run(n, kind, r, lam, Xt, yt, pt, seed=0):
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     err = float(np.mean(fit.predict(Xt).to_numpy() != yt))
-    return dict(n=n, method=kind, r=r if kind != "exact" else n, seconds=secs, peak_mb=peak,
-                test_error=err, prob_mae=float(np.mean(np.abs(P - pt)))), P
+    return dict(
+        n=n,
+        method=kind,
+        r=r if kind != "exact" else n,
+        seconds=secs,
+        peak_mb=peak,
+        test_error=err,
+        prob_mae=float(np.mean(np.abs(P - pt))),
+    ), P
 
 
 def main(argv=None):
@@ -63,12 +71,14 @@ def main(argv=None):
     ap.add_argument("--lam", type=float, default=1e-3)
     args = ap.parse_args(argv)
     Xt, yt, pt = make(20_000, seed=99)
-    Xw, yw, _ = make(200, 1)                       # warm-up: compile outside the timings
+    Xw, yw, _ = make(200, 1)  # warm-up: compile outside the timings
     cs.lum(Xw, yw, kernel="rbf", lambda_=args.lam)
     cs.lum(Xw, yw, kernel="rbf", lambda_=args.lam, kernel_approx="nystroem", n_components=50)
     rows = []
-    print(f"{'n':>7} {'method':>9} {'r':>6} {'seconds':>8} {'peak MB':>9} {'test err':>8} "
-          f"{'MAE(p)':>7} {'MAE vs exact':>12} {'time ratio':>10}")
+    print(
+        f"{'n':>7} {'method':>9} {'r':>6} {'seconds':>8} {'peak MB':>9} {'test err':>8} "
+        f"{'MAE(p)':>7} {'MAE vs exact':>12} {'time ratio':>10}"
+    )
     for n in (int(v) for v in args.sizes.split(",")):
         ex, Pe = run(n, "exact", None, args.lam, Xt, yt, pt)
         ex["mae_vs_exact"] = 0.0
@@ -82,16 +92,20 @@ def main(argv=None):
                 res["mae_vs_exact"] = float(np.mean(np.abs(P - Pe)))
                 res["time_ratio"] = res["seconds"] / ex["seconds"]
                 rows.append(res)
-        for r in rows[-(len(rows) - [i for i, x in enumerate(rows) if x["method"] == "exact"][-1]):]:
-            print(f"{r['n']:>7} {r['method']:>9} {r['r']:>6} {r['seconds']:>8.2f} {r['peak_mb']:>9.1f} "
-                  f"{r['test_error']:>8.4f} {r['prob_mae']:>7.4f} {r['mae_vs_exact']:>12.4f} "
-                  f"{r['time_ratio']:>10.3f}")
+        for r in rows[-(len(rows) - [i for i, x in enumerate(rows) if x["method"] == "exact"][-1]) :]:
+            print(
+                f"{r['n']:>7} {r['method']:>9} {r['r']:>6} {r['seconds']:>8.2f} {r['peak_mb']:>9.1f} "
+                f"{r['test_error']:>8.4f} {r['prob_mae']:>7.4f} {r['mae_vs_exact']:>12.4f} "
+                f"{r['time_ratio']:>10.3f}"
+            )
     if args.big:
         res, _ = run(args.big, "nystroem", args.big_rank, args.lam, Xt, yt, pt)
-        print(f"{res['n']:>7} {res['method']:>9} {res['r']:>6} {res['seconds']:>8.2f} "
-              f"{res['peak_mb']:>9.1f} {res['test_error']:>8.4f} {res['prob_mae']:>7.4f} "
-              f"{'(no exact)':>12} {'':>10}")
-        print(f"exact kernel at n = {args.big} would need {8 * args.big ** 2 / 2**30:.0f} GiB for K alone")
+        print(
+            f"{res['n']:>7} {res['method']:>9} {res['r']:>6} {res['seconds']:>8.2f} "
+            f"{res['peak_mb']:>9.1f} {res['test_error']:>8.4f} {res['prob_mae']:>7.4f} "
+            f"{'(no exact)':>12} {'':>10}"
+        )
+        print(f"exact kernel at n = {args.big} would need {8 * args.big**2 / 2**30:.0f} GiB for K alone")
 
 
 if __name__ == "__main__":

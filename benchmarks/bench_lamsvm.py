@@ -17,6 +17,7 @@ Compile time is measured separately (a warm-up fit on 60 rows); every time is th
 
     python benchmarks/bench_lamsvm.py [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ import numpy as np
 
 def _data():
     from cohstats.datasets import load_split
+
     tr, te = load_split("pendigits")
     Xtr, Xte = tr.drop(columns="y").to_numpy(float), te.drop(columns="y").to_numpy(float)
     mu, sd = Xtr.mean(0), Xtr.std(0)
@@ -47,13 +49,17 @@ def _timed(fn, repeat=1):
 
 def _split(name):
     from cohstats.datasets import load_split
+
     tr, te = load_split(name)
-    return (tr.drop(columns="y").to_numpy(float), tr["y"].to_numpy(),
-            te.drop(columns="y").to_numpy(float), te["y"].to_numpy())
+    return (
+        tr.drop(columns="y").to_numpy(float),
+        tr["y"].to_numpy(),
+        te.drop(columns="y").to_numpy(float),
+        te["y"].to_numpy(),
+    )
 
 
-def equal_error(datasets=("pendigits", "satimage", "optdigits"), Cs=(1.0, 10.0, 100.0),
-                tols=(1e-3, 5e-2), repeat=1):
+def equal_error(datasets=("pendigits", "satimage", "optdigits"), Cs=(1.0, 10.0, 100.0), tols=(1e-3, 5e-2), repeat=1):
     """lamsvm at its defaults (standardize=True, gamma="scale", margin 2 (K - 1)) against
     libsvm's one-vs-one ``SVC(gamma="scale")`` on the same standardised inputs, both at the same
     ``tol``, over a grid of ``C``; each method's tuned setting is its lowest test error over the
@@ -63,6 +69,7 @@ def equal_error(datasets=("pendigits", "satimage", "optdigits"), Cs=(1.0, 10.0, 
     from sklearn.svm import SVC
 
     from cohstats.models.lamsvm import lamsvm
+
     rows = []
     for name in datasets:
         Xtr, ytr, Xte, yte = _split(name)
@@ -76,17 +83,38 @@ def equal_error(datasets=("pendigits", "satimage", "optdigits"), Cs=(1.0, 10.0, 
                     warnings.simplefilter("ignore")
                     fit, t_lam = _timed(lambda: lamsvm(Xtr, ytr, C=C, tol=tol), repeat)
                 e_lam = float(np.mean(fit.predict(Xte).to_numpy() != yte))
-                rows.append(dict(data=name, tol=tol, C=C, svc_time=t_svc, svc_err=100 * e_svc,
-                                 lam_time=t_lam, lam_err=100 * e_lam, ratio=t_lam / t_svc,
-                                 lam_iter=fit.n_iter, lam_converged=fit.converged))
+                rows.append(
+                    dict(
+                        data=name,
+                        tol=tol,
+                        C=C,
+                        svc_time=t_svc,
+                        svc_err=100 * e_svc,
+                        lam_time=t_lam,
+                        lam_err=100 * e_lam,
+                        ratio=t_lam / t_svc,
+                        lam_iter=fit.n_iter,
+                        lam_converged=fit.converged,
+                    )
+                )
     d = pd.DataFrame(rows)
     best = []
     for (name, tol), g in d.groupby(["data", "tol"], sort=False):
         s = g.sort_values(["svc_err", "C"]).iloc[0]
         lm = g.sort_values(["lam_err", "C"]).iloc[0]
-        best.append(dict(data=name, tol=tol, svc_C=s.C, svc_err=s.svc_err, svc_time=s.svc_time,
-                         lam_C=lm.C, lam_err=lm.lam_err, lam_time=lm.lam_time,
-                         tuned_ratio=lm.lam_time / s.svc_time))
+        best.append(
+            dict(
+                data=name,
+                tol=tol,
+                svc_C=s.C,
+                svc_err=s.svc_err,
+                svc_time=s.svc_time,
+                lam_C=lm.C,
+                lam_err=lm.lam_err,
+                lam_time=lm.lam_time,
+                tuned_ratio=lm.lam_time / s.svc_time,
+            )
+        )
     return d, pd.DataFrame(best)
 
 
@@ -97,7 +125,7 @@ def _gauss_ring(n, K, rng, radius=1.6):
     mu = radius * np.column_stack([np.cos(ang), np.sin(ang)])
     y = rng.integers(0, K, n)
     X = mu[y] + rng.standard_normal((n, 2))
-    E = X @ mu.T - 0.5 * (mu ** 2).sum(1)
+    E = X @ mu.T - 0.5 * (mu**2).sum(1)
     E -= E.max(1, keepdims=True)
     P = np.exp(E)
     return X, y, P / P.sum(1, keepdims=True)
@@ -111,6 +139,7 @@ def prob_study(reps=3, n_train=600, n_test=2000, seed=0):
     2 (K - 1), gamma = "scale", standardize=True) and at C = 10."""
     from cohstats.datasets import make_waveform
     from cohstats.models.lamsvm import lamsvm
+
     rows = []
     for r in range(reps):
         rng = np.random.default_rng(seed + r)
@@ -131,12 +160,28 @@ def prob_study(reps=3, n_train=600, n_test=2000, seed=0):
                     t = time.perf_counter()
                     ph = fit.predict(X[te], type="prob", method=method).to_numpy()
                     dt = time.perf_counter() - t
-                    rows.append(dict(sim=name, C=C, method=method, rep=r,
-                                     mae=float(np.mean(np.abs(ph - P[te]))),
-                                     gkl=float(np.mean(np.sum(P[te] * (np.log(np.clip(P[te], 1e-300, None))
-                                                                      - np.log(np.clip(ph, 1e-15, None))), 1))),
-                                     err=float(np.mean(ph.argmax(1) != y[te])), time=dt))
+                    rows.append(
+                        dict(
+                            sim=name,
+                            C=C,
+                            method=method,
+                            rep=r,
+                            mae=float(np.mean(np.abs(ph - P[te]))),
+                            gkl=float(
+                                np.mean(
+                                    np.sum(
+                                        P[te]
+                                        * (np.log(np.clip(P[te], 1e-300, None)) - np.log(np.clip(ph, 1e-15, None))),
+                                        1,
+                                    )
+                                )
+                            ),
+                            err=float(np.mean(ph.argmax(1) != y[te])),
+                            time=dt,
+                        )
+                    )
     import pandas as pd
+
     d = pd.DataFrame(rows)
     return d.groupby(["sim", "C", "method"])[["mae", "gkl", "err", "time"]].mean()
 
@@ -144,17 +189,24 @@ def prob_study(reps=3, n_train=600, n_test=2000, seed=0):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer lamsvm settings")
-    ap.add_argument("--repeat", type=int, default=2,
-                    help="best of this many runs for every timing, anchors included")
-    ap.add_argument("--prob", action="store_true",
-                    help="only the probability study (multinomial vs coupling calibration)")
-    ap.add_argument("--equal-error", action="store_true",
-                    help="only the three-data-set comparison with SVC(gamma='scale') at equal tol")
+    ap.add_argument("--repeat", type=int, default=2, help="best of this many runs for every timing, anchors included")
+    ap.add_argument(
+        "--prob", action="store_true", help="only the probability study (multinomial vs coupling calibration)"
+    )
+    ap.add_argument(
+        "--equal-error",
+        action="store_true",
+        help="only the three-data-set comparison with SVC(gamma='scale') at equal tol",
+    )
     args = ap.parse_args(argv)
     if args.equal_error:
         import pandas as pd
-        _ = _timed(lambda: __import__("cohstats.models.lamsvm", fromlist=["lamsvm"]).lamsvm(
-            np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3))
+
+        _ = _timed(
+            lambda: __import__("cohstats.models.lamsvm", fromlist=["lamsvm"]).lamsvm(
+                np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
+            )
+        )
         allruns, best = equal_error(repeat=max(1, args.repeat))
         with pd.option_context("display.width", 160, "display.float_format", "{:.3f}".format):
             print(allruns.to_string(index=False))
@@ -163,15 +215,19 @@ def main(argv=None):
         return
     if args.prob:
         import pandas as pd
+
         with pd.option_context("display.width", 120, "display.float_format", "{:.4f}".format):
             print(prob_study())
         return
     from sklearn.svm import SVC, LinearSVC
 
     from cohstats.models.lamsvm import lamsvm
+
     Xtr, ytr, Xte, yte = _data()
-    print(f"Pendigits: {Xtr.shape[0]} training rows, {Xte.shape[0]} test rows, "
-          f"{Xtr.shape[1]} features, {len(np.unique(ytr))} classes")
+    print(
+        f"Pendigits: {Xtr.shape[0]} training rows, {Xte.shape[0]} test rows, "
+        f"{Xtr.shape[1]} features, {len(np.unique(ytr))} classes"
+    )
 
     _, t_compile = _timed(lambda: lamsvm(Xtr[:60], ytr[:60], C=1, margin=100, gamma=1 / 16))
     _, t_compile_lin = _timed(lambda: lamsvm(Xtr[:60], ytr[:60], C=1, margin=100, kernel="linear"))
@@ -189,9 +245,16 @@ def main(argv=None):
     rows.append(("LinearSVC crammer_singer, C=1", t_lin, e_lin, None))
 
     # margin 18 = 2 (K - 1) is lamsvm's default; C = 10 matches libsvm's test error
-    settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 9.0), ("rbf", 1.0, 18.0), ("rbf", 1.0, 100.0),
-                ("rbf", 1.0, 10000.0), ("rbf", 10.0, 18.0), ("rbf", 10.0, 100.0),
-                ("linear", 1.0, 18.0)]
+    settings = [
+        ("rbf", 1.0, 1.0),
+        ("rbf", 1.0, 9.0),
+        ("rbf", 1.0, 18.0),
+        ("rbf", 1.0, 100.0),
+        ("rbf", 1.0, 10000.0),
+        ("rbf", 10.0, 18.0),
+        ("rbf", 10.0, 100.0),
+        ("linear", 1.0, 18.0),
+    ]
     if args.quick:
         settings = [("rbf", 1.0, 1.0), ("rbf", 1.0, 100.0), ("rbf", 10.0, 18.0)]
     for kern, C, m in settings:
@@ -202,8 +265,14 @@ def main(argv=None):
         e = float(np.mean(fit.predict(Xte).to_numpy() != yte))
         st = fit.steps.iloc[-1]
         ref = t_svc if kern == "rbf" else t_lin
-        rows.append((f"lamsvm {kern}, C={C:g}, margin={m:g}", t, e,
-                     f"{t / ref:7.1f}x  ({int(st['n_iter'])} it, {int(st['n_sv'])} SV, {st['status']})"))
+        rows.append(
+            (
+                f"lamsvm {kern}, C={C:g}, margin={m:g}",
+                t,
+                e,
+                f"{t / ref:7.1f}x  ({int(st['n_iter'])} it, {int(st['n_sv'])} SV, {st['status']})",
+            )
+        )
 
     print(f"\n{'method':44s} {'time (s)':>9s} {'test err':>9s}  ratio vs anchor (rbf: SVC, linear: LinearSVC)")
     for name, t, e, extra in rows:

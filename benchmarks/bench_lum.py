@@ -26,6 +26,7 @@ R is not installed on the development machines, so that branch has not been exer
 
 ``python benchmarks/bench_lum.py [--sizes 1000x100,5000x500,100x2000] [--nlambda 10] [--multiclass]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,11 +66,20 @@ def abclass_seconds(X, y, lambdas, c):
     if shutil.which("Rscript") is None:
         return None, "Rscript not found: the abclass anchor is skipped"
     with tempfile.TemporaryDirectory() as tmp:
-        np.savetxt(Path(tmp) / "xy.csv", np.column_stack([y, X]), delimiter=",",
-                   header=",".join(["y"] + [f"x{j}" for j in range(X.shape[1])]), comments="")
+        np.savetxt(
+            Path(tmp) / "xy.csv",
+            np.column_stack([y, X]),
+            delimiter=",",
+            header=",".join(["y"] + [f"x{j}" for j in range(X.shape[1])]),
+            comments="",
+        )
         np.savetxt(Path(tmp) / "lambda.txt", lambdas)
-        r = subprocess.run(["Rscript", "-e", _R_ABCLASS], capture_output=True, text=True,
-                           env={"BENCH_DIR": tmp, "LUM_C": str(c), "PATH": "/usr/bin:/bin"})
+        r = subprocess.run(
+            ["Rscript", "-e", _R_ABCLASS],
+            capture_output=True,
+            text=True,
+            env={"BENCH_DIR": tmp, "LUM_C": str(c), "PATH": "/usr/bin:/bin"},
+        )
         if r.returncode != 0:
             return None, f"abclass skipped: {r.stderr.strip().splitlines()[-1] if r.stderr else 'R failed'}"
         return float(r.stdout.split()[-1]), None
@@ -95,11 +105,20 @@ def abclass_multi(X, y, lambdas):
         return None, "Rscript not found: the abclass anchor is skipped (R is not installed)"
     K = int(y.max()) + 1
     with tempfile.TemporaryDirectory() as tmp:
-        np.savetxt(Path(tmp) / "xy.csv", np.column_stack([y, X]), delimiter=",",
-                   header=",".join(["y"] + [f"x{j}" for j in range(X.shape[1])]), comments="")
+        np.savetxt(
+            Path(tmp) / "xy.csv",
+            np.column_stack([y, X]),
+            delimiter=",",
+            header=",".join(["y"] + [f"x{j}" for j in range(X.shape[1])]),
+            comments="",
+        )
         np.savetxt(Path(tmp) / "lambda.txt", lambdas)
-        r = subprocess.run(["Rscript", "-e", _R_ABCLASS_MULTI], capture_output=True, text=True,
-                           env={"BENCH_DIR": tmp, "PATH": "/usr/bin:/bin"})
+        r = subprocess.run(
+            ["Rscript", "-e", _R_ABCLASS_MULTI],
+            capture_output=True,
+            text=True,
+            env={"BENCH_DIR": tmp, "PATH": "/usr/bin:/bin"},
+        )
         if r.returncode != 0:
             return None, f"abclass skipped: {r.stderr.strip().splitlines()[-1] if r.stderr else 'R failed'}"
         lines = r.stdout.strip().splitlines()
@@ -111,6 +130,7 @@ def multiclass(nlambda):
     """Angle-based LUM path, K = 3 and 5, against R abclass when available."""
     from cohstats.models.lum import lum
     from cohstats.solvers.cd.angle import cd_angle_lum_path
+
     print(f"{'K':>2} {'n x p':>9} {'nlam':>4} {'ours (s)':>9} {'abclass (s)':>11} {'ratio':>6} {'max|dcoef|':>10}")
     for K in (3, 5):
         for n, p in ((1000, 20), (5000, 100)):
@@ -118,7 +138,7 @@ def multiclass(nlambda):
             M = rng.normal(size=(K, p)) / np.sqrt(p) * 2.0
             y = rng.integers(0, K, size=n)
             X = M[y] + rng.standard_normal((n, p))
-            lum(X[:50], y[:50] % K, lambda_=[0.1], a=1000.0, c=0.0)       # compile
+            lum(X[:50], y[:50] % K, lambda_=[0.1], a=1000.0, c=0.0)  # compile
             lambdas = np.geomspace(1.0, 1e-3, nlambda) * 0.1
             t = time.perf_counter()
             b0, B, _ = cd_angle_lum_path(X, y, None, 1000.0, 0.0, lambdas, 0.0, tol=1e-7)
@@ -129,18 +149,24 @@ def multiclass(nlambda):
             else:
                 t_ab, coef = res
                 d = np.max(np.abs(np.vstack([b0[-1][None], B[-1]]) - coef))
-                print(f"{K:>2} {f'{n}x{p}':>9} {nlambda:>4} {t_ours:>9.3f} {t_ab:>11.3f} "
-                      f"{t_ours / t_ab:>6.2f} {d:>10.2e}")
+                print(
+                    f"{K:>2} {f'{n}x{p}':>9} {nlambda:>4} {t_ours:>9.3f} {t_ab:>11.3f} {t_ours / t_ab:>6.2f} {d:>10.2e}"
+                )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="linear LUM path vs scikit-learn linear SVMs")
     ap.add_argument("--sizes", default="1000x100,5000x500,100x2000")
     ap.add_argument("--nlambda", type=int, default=10)
-    ap.add_argument("--multiclass", action="store_true",
-                    help="time the angle-based multicategory LUM (K = 3, 5) instead")
-    ap.add_argument("--skip-svc-above", type=int, default=2_500_000,
-                    help="skip SVC(kernel='linear') when n*p exceeds this (libsvm is O(n^2))")
+    ap.add_argument(
+        "--multiclass", action="store_true", help="time the angle-based multicategory LUM (K = 3, 5) instead"
+    )
+    ap.add_argument(
+        "--skip-svc-above",
+        type=int,
+        default=2_500_000,
+        help="skip SVC(kernel='linear') when n*p exceeds this (libsvm is O(n^2))",
+    )
     args = ap.parse_args(argv)
     if args.multiclass:
         multiclass(args.nlambda)
@@ -156,12 +182,14 @@ def main(argv=None):
     lum(Xs, ys, a=1000.0, c=0.0, lambda_=[0.1, 0.01], standardize=False)
     compile_s = time.perf_counter() - t
     print(f"numba compile + first call (tiny problem): {compile_s:.2f} s (excluded below)")
-    print(f"{'n x p':>11} {'nlam':>4} {'LUM c=1e4':>10} {'LUM c=0':>9} {'SVC lin':>9} "
-          f"{'LinearSVC':>9} {'r/SVC':>7} {'r/LinSVC':>8} {'maxrel(f)':>9}")
+    print(
+        f"{'n x p':>11} {'nlam':>4} {'LUM c=1e4':>10} {'LUM c=0':>9} {'SVC lin':>9} "
+        f"{'LinearSVC':>9} {'r/SVC':>7} {'r/LinSVC':>8} {'maxrel(f)':>9}"
+    )
     for size in args.sizes.split(","):
         n, p = (int(v) for v in size.lower().split("x"))
         X, y = make(n, p, seed=n + p)
-        lambdas = np.geomspace(1.0, 1e-3, args.nlambda) * 10.0 / n   # C from 0.1 to 100
+        lambdas = np.geomspace(1.0, 1e-3, args.nlambda) * 10.0 / n  # C from 0.1 to 100
         t = time.perf_counter()
         hard = lum(X, y, a=1000.0, c=1e4, lambda_=lambdas, standardize=False)
         t_hard = time.perf_counter() - t
@@ -180,11 +208,12 @@ def main(argv=None):
             rel = np.max(np.abs(f_lum - f_svc)) / np.max(np.abs(f_svc))
         t = time.perf_counter()
         for lam in lambdas:
-            LinearSVC(loss="hinge", C=1.0 / (n * lam), dual=True, tol=1e-4,
-                      max_iter=100_000).fit(X, y)
+            LinearSVC(loss="hinge", C=1.0 / (n * lam), dual=True, tol=1e-4, max_iter=100_000).fit(X, y)
         t_lsvc = time.perf_counter() - t
-        print(f"{size:>11} {args.nlambda:>4} {t_hard:>10.3f} {t_soft:>9.3f} {t_svc:>9.3f} "
-              f"{t_lsvc:>9.3f} {t_hard / t_svc:>7.2f} {t_hard / t_lsvc:>8.2f} {rel:>9.2e}")
+        print(
+            f"{size:>11} {args.nlambda:>4} {t_hard:>10.3f} {t_soft:>9.3f} {t_svc:>9.3f} "
+            f"{t_lsvc:>9.3f} {t_hard / t_svc:>7.2f} {t_hard / t_lsvc:>8.2f} {rel:>9.2e}"
+        )
         t_ab, why = abclass_seconds(X, y, lambdas, 1e4)
         if t_ab is None:
             print(f"{'':>11} {why}")

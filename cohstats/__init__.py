@@ -4,6 +4,7 @@ Fit functions: :func:`clearn`, :func:`lum`, :func:`lamsvm`, :func:`gboost_c`, :f
 tuning: :func:`cv`, :func:`tune`, :func:`gkl`. Everything is imported lazily so that
 ``import cohstats`` stays fast.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -48,9 +49,27 @@ _LAZY = {
     "calibration": "cohstats.calibration",
 }
 
-_SUBMODULES = ("formula", "results", "persist", "losses", "kernels", "metrics", "probability", "tuning",
-               "reporting", "calibration", "kernel_approx", "validation", "exceptions", "plotting",
-               "datasets", "solvers", "models", "vignettes", "sklearn")
+_SUBMODULES = (
+    "formula",
+    "results",
+    "persist",
+    "losses",
+    "kernels",
+    "metrics",
+    "probability",
+    "tuning",
+    "reporting",
+    "calibration",
+    "kernel_approx",
+    "validation",
+    "exceptions",
+    "plotting",
+    "datasets",
+    "solvers",
+    "models",
+    "vignettes",
+    "sklearn",
+)
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning", "__version__", *sorted(_LAZY)]
 

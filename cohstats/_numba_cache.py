@@ -35,6 +35,7 @@ The first time a process compiles (rather than loads) cohstats code it prints on
 stderr; set ``COHSTATS_QUIET=1`` to silence it. ``python -m cohstats warmup`` compiles every
 model family ahead of time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,8 +48,7 @@ import threading
 import time
 import warnings
 
-__all__ = ["cache_dir", "in_cache", "install", "jitted_functions", "quiet", "source_files",
-           "source_hash"]
+__all__ = ["cache_dir", "in_cache", "install", "jitted_functions", "quiet", "source_files", "source_hash"]
 
 ENV_DIR = "COHSTATS_NUMBA_CACHE_DIR"
 ENV_QUIET = "COHSTATS_QUIET"
@@ -98,7 +98,7 @@ def _imported_files(package_dir: str, path: str, text: str) -> list[str]:
             up = len(dots) - 1
             if up > len(here):
                 continue
-            parts = here[:len(here) - up] if up else list(here)
+            parts = here[: len(here) - up] if up else list(here)
         parts = parts + [p for p in rest.split(".") if p]
         out += _module_file(package_dir, parts)
     for rest in _PLAIN_IMPORT.findall(text):
@@ -129,8 +129,7 @@ def source_files(package_dir: str | None = None) -> list[str]:
             if not f.endswith(".py"):
                 continue
             path = os.path.join(root, f)
-            if (rel in _JIT_TREES or (rel == "." and f in _JIT_FILES)
-                    or _IMPORTS_NUMBA.search(_read(path))):
+            if rel in _JIT_TREES or (rel == "." and f in _JIT_FILES) or _IMPORTS_NUMBA.search(_read(path)):
                 seeds.add(path)
     todo, seen = list(seeds), set(seeds)
     while todo:
@@ -151,6 +150,7 @@ def source_hash(package_dir: str | None = None) -> str:
     h = hashlib.sha256()
     try:
         import numba
+
         h.update(numba.__version__.encode())
     except ImportError:  # pragma: no cover - numba is a hard dependency
         pass
@@ -197,6 +197,7 @@ def _candidate_roots(package_dir: str):
         yield os.path.abspath(os.path.expanduser(mine)), True
     try:
         from numba.core import config
+
         numba_dir = (config.CACHE_DIR or "").strip()
     except ImportError:  # pragma: no cover
         numba_dir = os.environ.get("NUMBA_CACHE_DIR", "").strip()
@@ -249,11 +250,18 @@ def _resolve(package_dir: str) -> str | None:
                 _prune(root, tag, key)
             return path
         if explicit:
-            warnings.warn(f"cohstats: the numba cache directory {root!r} is not writable; "
-                          "using the next available location instead", RuntimeWarning, stacklevel=4)
-    warnings.warn("cohstats: found no writable directory for compiled code; numba's default "
-                  "cache applies (after editing cohstats' numba code delete its *.nbi/*.nbc files)",
-                  RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"cohstats: the numba cache directory {root!r} is not writable; "
+                "using the next available location instead",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+    warnings.warn(
+        "cohstats: found no writable directory for compiled code; numba's default "
+        "cache applies (after editing cohstats' numba code delete its *.nbi/*.nbc files)",
+        RuntimeWarning,
+        stacklevel=4,
+    )
     return None
 
 
@@ -298,9 +306,12 @@ def _notice_compile() -> None:
     if quiet():
         return
     what = f"the numerical code behind {name}()" if name else "numerical code"
-    print(f"cohstats: compiling {what} once (about 20-60 s); later runs reuse the cache -- "
-          "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
-          file=sys.stderr, flush=True)
+    print(
+        f"cohstats: compiling {what} once (about 20-60 s); later runs reuse the cache -- "
+        "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def jitted_functions() -> list:
@@ -391,6 +402,7 @@ def install() -> None:
             return
         try:
             from numba.core import caching
+
             impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # older numba
             classes = impl._locator_classes
             classes.insert(0, _make_locator_class())
@@ -398,6 +410,7 @@ def install() -> None:
             # fall back to numba's public switch: every cached function of the process goes
             # to the hash-keyed folder (unless the user chose a folder himself)
             from numba.core import config
+
             if not config.CACHE_DIR and cache_dir() is not None:
                 config.CACHE_DIR = cache_dir()
         _state["installed"] = True

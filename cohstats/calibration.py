@@ -16,6 +16,7 @@ Bins follow scikit-learn's ``calibration_curve``: ``"uniform"`` bins split [0, 1
 widths, ``"quantile"`` bins have (about) equal counts (edges at the sample quantiles); a
 probability on an inner edge belongs to the lower bin; empty bins are left out of the table.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,7 @@ import pandas as pd
 
 from .results import Summary
 
-__all__ = ["calibration", "reliability", "CalibrationResult", "calibration_table",
-           "plot_calibration"]
+__all__ = ["calibration", "reliability", "CalibrationResult", "calibration_table", "plot_calibration"]
 
 _STRATEGIES = ("uniform", "quantile")
 
@@ -46,8 +46,7 @@ def _check_bins(bins) -> int:
 
 def _check_strategy(strategy) -> str:
     if strategy not in _STRATEGIES:
-        raise ValueError(f"strategy must be 'uniform' (equal widths) or 'quantile' (equal counts); "
-                         f"got {strategy!r}")
+        raise ValueError(f"strategy must be 'uniform' (equal widths) or 'quantile' (equal counts); got {strategy!r}")
     return strategy
 
 
@@ -62,8 +61,9 @@ def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.searchsorted(edges[1:-1], p, side="left")
 
 
-def reliability(p_hat, event, bins: int = 10, strategy: str = "uniform", level: float = 0.95,
-                interval: str = "wilson") -> tuple[pd.DataFrame, float]:
+def reliability(
+    p_hat, event, bins: int = 10, strategy: str = "uniform", level: float = 0.95, interval: str = "wilson"
+) -> tuple[pd.DataFrame, float]:
     """Reliability table and expected calibration error of probabilities of one event.
 
     Parameters
@@ -120,11 +120,20 @@ def reliability(p_hat, event, bins: int = 10, strategy: str = "uniform", level: 
     n_k, ev = n_b[keep], s_e[keep]
     mean_p, obs = s_p[keep] / n_k, ev / n_k
     lo, hi = error_ci(np.round(ev).astype(np.int64), n_k.astype(np.int64), level=level, method=interval)
-    table = pd.DataFrame({"bin": b + 1, "bin_lo": edges[b], "bin_hi": edges[b + 1],
-                          "n": n_k.astype(np.int64), "events": np.round(ev).astype(np.int64),
-                          "mean_predicted": mean_p, "observed": obs,
-                          "ci_lower": np.atleast_1d(lo), "ci_upper": np.atleast_1d(hi),
-                          "gap": obs - mean_p})
+    table = pd.DataFrame(
+        {
+            "bin": b + 1,
+            "bin_lo": edges[b],
+            "bin_hi": edges[b + 1],
+            "n": n_k.astype(np.int64),
+            "events": np.round(ev).astype(np.int64),
+            "mean_predicted": mean_p,
+            "observed": obs,
+            "ci_lower": np.atleast_1d(lo),
+            "ci_upper": np.atleast_1d(hi),
+            "gap": obs - mean_p,
+        }
+    )
     ece = float(np.sum(n_k * np.abs(obs - mean_p)) / p.size)
     return table, ece
 
@@ -150,8 +159,7 @@ class CalibrationResult:
         What was measured and how.
     """
 
-    def __init__(self, *, method, classes, n, bins, strategy, level, interval, table, by_class,
-                 brier, ece, options):
+    def __init__(self, *, method, classes, n, bins, strategy, level, interval, table, by_class, brier, ece, options):
         self.method = method
         self.classes = list(classes)
         self.n = int(n)
@@ -172,11 +180,14 @@ class CalibrationResult:
     def summary(self) -> Summary:
         """Header (n, bins, Brier, ECE) and the reliability table as a :class:`Summary`."""
         pm = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
-        info = {"model": self.method + (f" ({pm})" if pm else ""), "test observations": self.n,
-                "classes": ", ".join(map(str, self.classes)),
-                "bins": f"{self.bins} {self.strategy}",
-                "Brier score": self.brier,
-                "expected calibration error": self.ece}
+        info = {
+            "model": self.method + (f" ({pm})" if pm else ""),
+            "test observations": self.n,
+            "classes": ", ".join(map(str, self.classes)),
+            "bins": f"{self.bins} {self.strategy}",
+            "Brier score": self.brier,
+            "expected calibration error": self.ece,
+        }
         tables = {}
         if self.binary:
             tables[f"Reliability (event y = {self.classes[1]})"] = self.table.set_index("bin")
@@ -184,10 +195,14 @@ class CalibrationResult:
             tables["By class (one-vs-rest)"] = self.by_class
             tables["Reliability (one-vs-rest)"] = self.table.set_index(["class", "bin"])
         from .reporting import _CI_LABELS, _ci_method
-        notes = [f"observed: event frequency in the bin, with the {_CI_LABELS[_ci_method(self.interval)]} "
-                 f"{100 * self.level:g} % interval (ci_lower, ci_upper); gap = observed - mean_predicted.",
-                 "expected calibration error: sum over bins of n_b / n |observed - mean_predicted|"
-                 + ("" if self.binary else ", averaged over the classes (one-vs-rest)") + "."]
+
+        notes = [
+            f"observed: event frequency in the bin, with the {_CI_LABELS[_ci_method(self.interval)]} "
+            f"{100 * self.level:g} % interval (ci_lower, ci_upper); gap = observed - mean_predicted.",
+            "expected calibration error: sum over bins of n_b / n |observed - mean_predicted|"
+            + ("" if self.binary else ", averaged over the classes (one-vs-rest)")
+            + ".",
+        ]
         return Summary("Calibration on test data", info, tables, notes)
 
     def to_frame(self) -> pd.DataFrame:
@@ -229,23 +244,36 @@ class CalibrationResult:
             blocks = [(c, self.table[self.table["class"] == c]) for c in want]
         style = {"fmt": "o-", "ms": 4, "capsize": 2, **kwargs}
         for c, t in blocks:
-            yerr = (np.clip(np.vstack([t.observed - t.ci_lower, t.ci_upper - t.observed]), 0, None)
-                    if intervals else None)
-            label = (f"{self.method} (ECE {self.ece:.3f})" if c is None
-                     else f"class {c} (ECE {self.by_class.loc[c, 'ece']:.3f})")
+            yerr = (
+                np.clip(np.vstack([t.observed - t.ci_lower, t.ci_upper - t.observed]), 0, None) if intervals else None
+            )
+            label = (
+                f"{self.method} (ECE {self.ece:.3f})"
+                if c is None
+                else f"class {c} (ECE {self.by_class.loc[c, 'ece']:.3f})"
+            )
             ax.errorbar(t.mean_predicted, t.observed, yerr=yerr, label=label, **style)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_xlabel("mean predicted probability" if self.binary
-                      else "mean predicted probability (one-vs-rest)")
+        ax.set_xlabel("mean predicted probability" if self.binary else "mean predicted probability (one-vs-rest)")
         ax.set_ylabel("observed frequency" + ("" if not self.binary else f" of y = {self.classes[1]}"))
         ax.set_title(f"Reliability diagram, {self.bins} {self.strategy} bins")
         ax.legend(fontsize=8, loc="upper left")
         return ax
 
 
-def calibration(fit, newdata, bins: int = 10, strategy: str = "uniform", *, y=None, s=None,
-                level: float = 0.95, interval: str = "wilson", **options) -> CalibrationResult:
+def calibration(
+    fit,
+    newdata,
+    bins: int = 10,
+    strategy: str = "uniform",
+    *,
+    y=None,
+    s=None,
+    level: float = 0.95,
+    interval: str = "wilson",
+    **options,
+) -> CalibrationResult:
     """Calibration of a fit's class probabilities on test data.
 
     Works for every fit that gives class probabilities (``clearn``, ``lum``, ``gboost_c`` and
@@ -303,8 +331,10 @@ def calibration(fit, newdata, bins: int = 10, strategy: str = "uniform", *, y=No
     P = fit.predict(newdata, type="prob", **({} if s is None else {"s": s}), **options)
     P = np.asarray(P, dtype=float)
     if P.shape[0] != yk.size:
-        raise ValueError(f"the fit predicted {P.shape[0]} rows for {yk.size} observed labels "
-                         "(rows with missing values?); drop them from newdata first")
+        raise ValueError(
+            f"the fit predicted {P.shape[0]} rows for {yk.size} observed labels "
+            "(rows with missing values?); drop them from newdata first"
+        )
     if not np.all(np.isfinite(P)):
         raise ValueError("the fit returned non-finite probabilities for newdata")
     classes = fit.classes
@@ -314,13 +344,18 @@ def calibration(fit, newdata, bins: int = 10, strategy: str = "uniform", *, y=No
     events = [1] if K == 2 else list(range(K))
     blocks, rows = [], []
     for k in events:
-        tab, ece_k = reliability(P[:, k], E[:, k] > 0, bins=nb, strategy=strategy, level=lv,
-                                 interval=interval)
+        tab, ece_k = reliability(P[:, k], E[:, k] > 0, bins=nb, strategy=strategy, level=lv, interval=interval)
         if K > 2:
             tab.insert(0, "class", classes[k])
         blocks.append(tab)
-        rows.append({"class": classes[k], "n_events": int(E[:, k].sum()),
-                     "brier": float(np.mean((E[:, k] - P[:, k]) ** 2)), "ece": ece_k})
+        rows.append(
+            {
+                "class": classes[k],
+                "n_events": int(E[:, k].sum()),
+                "brier": float(np.mean((E[:, k] - P[:, k]) ** 2)),
+                "ece": ece_k,
+            }
+        )
     by_class = pd.DataFrame(rows).set_index("class")
     table = pd.concat(blocks, ignore_index=True)
     if K == 2:
@@ -329,14 +364,24 @@ def calibration(fit, newdata, bins: int = 10, strategy: str = "uniform", *, y=No
         brier = float(np.mean(np.sum((E - P) ** 2, axis=1)))
         ece = float(by_class["ece"].mean())
     opts = dict(options, **({} if s is None else {"s": s}))
-    return CalibrationResult(method=fit.method, classes=classes, n=yk.size, bins=nb,
-                             strategy=strategy, level=lv, interval=interval, table=table,
-                             by_class=by_class, brier=brier, ece=ece, options=opts)
+    return CalibrationResult(
+        method=fit.method,
+        classes=classes,
+        n=yk.size,
+        bins=nb,
+        strategy=strategy,
+        level=lv,
+        interval=interval,
+        table=table,
+        by_class=by_class,
+        brier=brier,
+        ece=ece,
+        options=opts,
+    )
 
 
 # ----------------------------------------------------------------------------- array helpers
-def calibration_table(p_hat, y, n_bins: int = 10, strategy: str = "uniform",
-                      positive=1) -> pd.DataFrame:
+def calibration_table(p_hat, y, n_bins: int = 10, strategy: str = "uniform", positive=1) -> pd.DataFrame:
     """Reliability table: per bin of predicted probability, mean prediction and observed frequency.
 
     Parameters
@@ -387,13 +432,15 @@ def calibration_table(p_hat, y, n_bins: int = 10, strategy: str = "uniform",
         if k == 0:
             continue
         mp = float(p[m].mean())
-        rows.append((edges[b], edges[b + 1], float(k), mp, float(event[m].mean()),
-                     math.sqrt(max(mp * (1 - mp), 0.0) / k)))
+        rows.append(
+            (edges[b], edges[b + 1], float(k), mp, float(event[m].mean()), math.sqrt(max(mp * (1 - mp), 0.0) / k))
+        )
     return pd.DataFrame(rows, columns=["bin_lo", "bin_hi", "n", "mean_predicted", "observed", "se"])
 
 
-def plot_calibration(p_hat, y, n_bins: int = 10, strategy: str = "uniform", positive=1,
-                     label: str | None = None, ax=None, p_true=None):
+def plot_calibration(
+    p_hat, y, n_bins: int = 10, strategy: str = "uniform", positive=1, label: str | None = None, ax=None, p_true=None
+):
     """Reliability diagram: observed frequency against mean predicted probability per bin.
 
     Points carry 95 % binomial intervals; a histogram of ``p_hat`` sits underneath. With
@@ -412,13 +459,13 @@ def plot_calibration(p_hat, y, n_bins: int = 10, strategy: str = "uniform", posi
     plt = _plt()
     tab = calibration_table(p_hat, y, n_bins=n_bins, strategy=strategy, positive=positive)
     if ax is None:
-        fig, (ax, axh) = plt.subplots(2, 1, figsize=(5, 6), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 1]})
+        fig, (ax, axh) = plt.subplots(2, 1, figsize=(5, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     else:
         fig, axh = ax.figure, None
     ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="perfect calibration")
-    ax.errorbar(tab.mean_predicted, tab.observed, yerr=1.96 * tab.se, fmt="o-", ms=4,
-                capsize=2, label=label or "estimate")
+    ax.errorbar(
+        tab.mean_predicted, tab.observed, yerr=1.96 * tab.se, fmt="o-", ms=4, capsize=2, label=label or "estimate"
+    )
     if p_true is not None:
         pt = np.asarray(p_true, float).ravel()
         ph = np.asarray(p_hat, float).ravel()

@@ -15,13 +15,14 @@ constraint ``p >= 0`` is inactive. libsvm reaches the same minimiser by a fixed-
 iteration stopped at a tolerance of ``0.005 / K``; here the system is solved directly (exact
 to rounding), one small dense solve per observation, vectorised over observations.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = ["pairwise_coupling", "pairwise_matrix"]
 
-MIN_PROB = 1e-7      # libsvm clips the pairwise probabilities to [1e-7, 1 - 1e-7]
+MIN_PROB = 1e-7  # libsvm clips the pairwise probabilities to [1e-7, 1 - 1e-7]
 
 
 def pairwise_matrix(r, K: int) -> np.ndarray:
@@ -85,15 +86,15 @@ def pairwise_coupling(R, *, min_prob: float = MIN_PROB) -> np.ndarray:
     r[:, iu[1], iu[0]] = 1.0 - up
     # Q_tt = sum_{j != t} r_jt^2, Q_tj = -r_jt r_tj
     A = np.zeros((N, K + 1, K + 1))
-    rt = np.swapaxes(r, 1, 2)                      # rt[:, t, j] = r_jt
+    rt = np.swapaxes(r, 1, 2)  # rt[:, t, j] = r_jt
     A[:, :K, :K] = -rt * r
-    diag = np.sum(rt * rt, axis=2)                 # sum_j r_jt^2 (r_tt = 0)
+    diag = np.sum(rt * rt, axis=2)  # sum_j r_jt^2 (r_tt = 0)
     A[:, np.arange(K), np.arange(K)] = diag
     A[:, :K, K] = 1.0
     A[:, K, :K] = 1.0
     rhs = np.zeros((N, K + 1))
     rhs[:, K] = 1.0
     sol = np.linalg.solve(A, rhs[..., None])[..., 0]
-    P = np.maximum(sol[:, :K], 0.0)                # nonnegative in exact arithmetic
+    P = np.maximum(sol[:, :K], 0.0)  # nonnegative in exact arithmetic
     P /= P.sum(axis=1, keepdims=True)
     return P[0] if single else P

@@ -2,6 +2,7 @@
 
 Every module imports them from here (solvers included), so no module needs the package root.
 """
+
 from __future__ import annotations
 
 __all__ = ["ConvergenceWarning", "CalibrationWarning", "DataWarning"]

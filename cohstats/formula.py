@@ -17,6 +17,7 @@ Conventions:
   and missing columns, where formulaic alone would silently map an unseen level to the
   reference level.
 """
+
 from __future__ import annotations
 
 import copy
@@ -130,8 +131,11 @@ class Design:
 
     def __repr__(self) -> str:
         src = f"formula={self.formula!r}" if self.formula else "matrix input"
-        return (f"<Design {src}: n={self.nobs}, p={self.p}, classes={self.classes!r}"
-                + (f", dropped={self.n_dropped}" if self.n_dropped else "") + ">")
+        return (
+            f"<Design {src}: n={self.nobs}, p={self.p}, classes={self.classes!r}"
+            + (f", dropped={self.n_dropped}" if self.n_dropped else "")
+            + ">"
+        )
 
     # ------------------------------------------------------------------ derived designs
     def take(self, rows) -> "Design":
@@ -171,8 +175,9 @@ class Design:
             if weights is None and d.weights.shape[0] != n and self.weights_given is False:
                 d.weights = np.ones(n)
             if d.y.shape[0] != n or d.weights.shape[0] != n:
-                raise ValueError(f"replacement has {n} rows of X but {d.y.shape[0]} responses "
-                                 f"and {d.weights.shape[0]} weights")
+                raise ValueError(
+                    f"replacement has {n} rows of X but {d.y.shape[0]} responses and {d.weights.shape[0]} weights"
+                )
         if n != self.nobs:
             d.row_labels = None
         return d
@@ -220,15 +225,19 @@ class Design:
         for col in self.variables:
             na = nd[col].isna().to_numpy()
             if na.any():
-                raise ValueError(f"newdata column {col!r} has {int(na.sum())} missing value(s) "
-                                 f"(rows {_rows_desc(newdata.index[na])}); predictions need complete rows")
+                raise ValueError(
+                    f"newdata column {col!r} has {int(na.sum())} missing value(s) "
+                    f"(rows {_rows_desc(newdata.index[na])}); predictions need complete rows"
+                )
         for col, levels in self.categorical_levels.items():
             vals = pd.unique(nd[col].to_numpy(dtype=object))
             allowed = set(levels)
             unseen = [v for v in vals if v not in allowed and not any(_same_label(v, a) for a in levels)]
             if unseen:
-                raise ValueError(f"column {col!r} has level(s) {_fmt_list(unseen)} not seen in training; "
-                                 f"training levels: {_fmt_list(levels)}")
+                raise ValueError(
+                    f"column {col!r} has level(s) {_fmt_list(unseen)} not seen in training; "
+                    f"training levels: {_fmt_list(levels)}"
+                )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             mm = self.spec.get_model_matrix(nd)
@@ -322,8 +331,9 @@ def _classes_of(y: pd.Series, name: str):
     classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
     _check_categorical_like(y, name, classes)
     if len(classes) < 2:
-        raise ValueError(f"response {name!r} has only one class ({_fmt_list(classes)}); "
-                         "classification needs at least two")
+        raise ValueError(
+            f"response {name!r} has only one class ({_fmt_list(classes)}); classification needs at least two"
+        )
     return classes
 
 
@@ -343,30 +353,39 @@ def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
     """
     if isinstance(y.dtype, pd.CategoricalDtype) or y.dtype.kind not in "iuf":
         return
-    how = (f"if it really holds class labels, declare it categorical, e.g. "
-           f"data[{name!r}] = data[{name!r}].astype('category')")
+    how = (
+        f"if it really holds class labels, declare it categorical, e.g. "
+        f"data[{name!r}] = data[{name!r}].astype('category')"
+    )
     if y.dtype.kind == "f":
         v = np.asarray(classes, dtype=float)
         frac = v[np.abs(v - np.round(v)) > 0]
         if frac.size:
-            raise ValueError(f"response {name!r} is continuous (float values such as {float(frac[0])!r}); "
-                             f"cohstats fits classifiers, whose response holds class labels -- {how}")
+            raise ValueError(
+                f"response {name!r} is continuous (float values such as {float(frac[0])!r}); "
+                f"cohstats fits classifiers, whose response holds class labels -- {how}"
+            )
     n = int(y.notna().sum())
     if len(classes) > MAX_NUMERIC_LEVELS:
-        raise ValueError(f"response {name!r} is numeric with {len(classes)} distinct values "
-                         f"({_fmt_list(classes)}), which looks like a continuous variable rather than "
-                         f"class labels (at most {MAX_NUMERIC_LEVELS} numeric levels are taken as "
-                         f"classes) -- {how}")
+        raise ValueError(
+            f"response {name!r} is numeric with {len(classes)} distinct values "
+            f"({_fmt_list(classes)}), which looks like a continuous variable rather than "
+            f"class labels (at most {MAX_NUMERIC_LEVELS} numeric levels are taken as "
+            f"classes) -- {how}"
+        )
     if len(classes) > 2 and 2 * len(classes) > n:
-        raise ValueError(f"response {name!r} is numeric with {len(classes)} distinct values in {n} "
-                         f"rows ({_fmt_list(classes)}): fewer than two rows per value looks like a "
-                         f"count or an index rather than class labels -- {how}")
+        raise ValueError(
+            f"response {name!r} is numeric with {len(classes)} distinct values in {n} "
+            f"rows ({_fmt_list(classes)}): fewer than two rows per value looks like a "
+            f"count or an index rather than class labels -- {how}"
+        )
 
 
 def _code_response(y: pd.Series, classes) -> np.ndarray:
     lookup = {c: k for k, c in enumerate(classes)}
-    codes = np.array([lookup[v.item() if isinstance(v, np.generic) else v] for v in y.to_numpy(dtype=object)],
-                     dtype=np.int64)
+    codes = np.array(
+        [lookup[v.item() if isinstance(v, np.generic) else v] for v in y.to_numpy(dtype=object)], dtype=np.int64
+    )
     if len(classes) == 2:
         return np.where(codes == 1, 1.0, -1.0)
     return codes
@@ -376,12 +395,23 @@ def _check_response_na(y: pd.Series, name: str, labels) -> None:
     na = y.isna().to_numpy()
     if na.any():
         rows = _rows_desc(np.asarray(labels)[na])
-        raise ValueError(f"response {name!r} has {int(na.sum())} missing value(s) (rows {rows}); "
-                         "drop or impute them first -- cohstats never guesses a class")
+        raise ValueError(
+            f"response {name!r} has {int(na.sum())} missing value(s) (rows {rows}); "
+            "drop or impute them first -- cohstats never guesses a class"
+        )
 
 
-def build_design(formula, data=None, *, y=None, subset=None, weights=None, na_action: str = "omit",
-                 context: dict | None = None, max_classes: int | None = None) -> Design:
+def build_design(
+    formula,
+    data=None,
+    *,
+    y=None,
+    subset=None,
+    weights=None,
+    na_action: str = "omit",
+    context: dict | None = None,
+    max_classes: int | None = None,
+) -> Design:
     """Build a :class:`Design` from a formula and data, or from a matrix and labels.
 
     Parameters
@@ -435,8 +465,10 @@ def build_design(formula, data=None, *, y=None, subset=None, weights=None, na_ac
             raise TypeError("matrix input needs the labels: build_design(X, y)")
         design = _design_from_arrays(formula, labels, subset, weights, na_action)
     if max_classes is not None and design.n_classes > max_classes:
-        raise ValueError(f"this method handles at most {max_classes} classes; response {design.yname!r} has "
-                         f"{design.n_classes}: {_fmt_list(design.classes)}")
+        raise ValueError(
+            f"this method handles at most {max_classes} classes; response {design.yname!r} has "
+            f"{design.n_classes}: {_fmt_list(design.classes)}"
+        )
     return design
 
 
@@ -474,8 +506,9 @@ def _split_formula(formula: str):
         raise ValueError(f"formula {formula!r} has nothing on the right of '~' (use '~ 1' for no predictors)")
     m = re.fullmatch(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_.]*)", lhs)
     if not m:
-        raise ValueError(f"the response must be a single column name; got {lhs!r} "
-                         "(transform the response in the data frame first)")
+        raise ValueError(
+            f"the response must be a single column name; got {lhs!r} (transform the response in the data frame first)"
+        )
     return m.group(1) or m.group(2), rhs
 
 
@@ -508,11 +541,18 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     except Exception as e:
         raise ValueError(f"could not parse formula {formula!r}: {e}") from None
     ctx = dict(context or {})
-    missing = sorted(v for v in required if v not in data.columns and v not in ctx
-                     and v.split(".")[0] not in ctx and v not in ("np", "numpy", "C", "I", "Q"))
+    missing = sorted(
+        v
+        for v in required
+        if v not in data.columns
+        and v not in ctx
+        and v.split(".")[0] not in ctx
+        and v not in ("np", "numpy", "C", "I", "Q")
+    )
     if missing:
-        raise ValueError(f"column(s) {_fmt_list(missing)} in formula {formula!r} are not in data; "
-                         f"columns: {_fmt_list(data.columns)}")
+        raise ValueError(
+            f"column(s) {_fmt_list(missing)} in formula {formula!r} are not in data; columns: {_fmt_list(data.columns)}"
+        )
     variables = tuple(sorted(v for v in required if v in data.columns))
     if yname in variables:
         raise ValueError(f"the response {yname!r} also appears on the right-hand side of {formula!r}")
@@ -543,16 +583,20 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         if rows_na.any():
             cols = [c for c in variables if na[c].any()]
             if na_action == "raise":
-                raise ValueError(f"predictor column(s) {_fmt_list(cols)} have missing values in "
-                                 f"{int(rows_na.sum())} row(s) (rows {_rows_desc(lab[rows_na])}); "
-                                 "use na_action='omit' to drop them")
+                raise ValueError(
+                    f"predictor column(s) {_fmt_list(cols)} have missing values in "
+                    f"{int(rows_na.sum())} row(s) (rows {_rows_desc(lab[rows_na])}); "
+                    "use na_action='omit' to drop them"
+                )
             dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(rows_na.sum())
             df, lab = df[~rows_na], lab[~rows_na]
             if w_all is not None:
                 w_all = w_all[~rows_na]
     if len(df) == 0:
-        raise ValueError("no rows left after dropping rows with missing values" +
-                         (f" ({'; '.join(f'{k}: {v}' for k, v in dropped.items())})" if dropped else ""))
+        raise ValueError(
+            "no rows left after dropping rows with missing values"
+            + (f" ({'; '.join(f'{k}: {v}' for k, v in dropped.items())})" if dropped else "")
+        )
     for c in variables:
         col = df[c]
         if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
@@ -560,8 +604,9 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
             bad = ~np.isfinite(vals)
             if bad.any():
                 shown = _fmt_list([float(v) for v in pd.unique(vals[bad])])
-                raise ValueError(f"predictor column {c!r} has non-finite value(s) {shown} "
-                                 f"in rows {_rows_desc(lab[bad])}")
+                raise ValueError(
+                    f"predictor column {c!r} has non-finite value(s) {shown} in rows {_rows_desc(lab[bad])}"
+                )
     classes = _classes_of(df[yname], yname)
     ycode = _code_response(df[yname], classes)
     dfr = df.reset_index(drop=True)
@@ -579,14 +624,19 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     if bad.any():
         j = int(np.flatnonzero(bad.any(axis=0))[0])
         rows = np.flatnonzero(bad[:, j])
-        raise ValueError(f"design column {xnames[j]!r} has non-finite values in rows {_rows_desc(lab[rows])} "
-                         "(a transform produced NaN or inf)")
+        raise ValueError(
+            f"design column {xnames[j]!r} has non-finite values in rows {_rows_desc(lab[rows])} "
+            "(a transform produced NaN or inf)"
+        )
     # remember the levels of categorical data columns so new data can be checked
     cat_levels = {}
     for c in variables:
         col = dfr[c]
-        if not pd.api.types.is_numeric_dtype(col) or isinstance(col.dtype, pd.CategoricalDtype) \
-                or pd.api.types.is_bool_dtype(col):
+        if (
+            not pd.api.types.is_numeric_dtype(col)
+            or isinstance(col.dtype, pd.CategoricalDtype)
+            or pd.api.types.is_bool_dtype(col)
+        ):
             if isinstance(col.dtype, pd.CategoricalDtype):
                 cat_levels[c] = list(col.cat.categories)
             else:
@@ -601,11 +651,25 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     else:
         w = np.ones(len(dfr))
     n_dropped = int(sum(dropped.values()))
-    return Design(X=X, y=ycode, classes=classes, xnames=xnames, yname=yname, weights=w,
-                  formula=formula, intercept=intercept, n_dropped=n_dropped,
-                  dropped={k: v for k, v in dropped.items() if v}, row_labels=lab, spec=spec,
-                  variables=variables, categorical_levels=cat_levels, weights_given=weights is not None,
-                  rhs=rhs, frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])])
+    return Design(
+        X=X,
+        y=ycode,
+        classes=classes,
+        xnames=xnames,
+        yname=yname,
+        weights=w,
+        formula=formula,
+        intercept=intercept,
+        n_dropped=n_dropped,
+        dropped={k: v for k, v in dropped.items() if v},
+        row_labels=lab,
+        spec=spec,
+        variables=variables,
+        categorical_levels=cat_levels,
+        weights_given=weights is not None,
+        rhs=rhs,
+        frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])],
+    )
 
 
 def _formula_columns(rhs: str, columns) -> list:
@@ -664,16 +728,20 @@ def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action
 def _check_unique_columns(columns, what: str) -> None:
     dup = pd.Index(columns)[pd.Index(columns).duplicated()].unique().tolist()
     if dup:
-        raise ValueError(f"{what} has duplicated column name(s) {_fmt_list(dup)}; every column needs "
-                         "its own name (rename them, e.g. df.columns = [...])")
+        raise ValueError(
+            f"{what} has duplicated column name(s) {_fmt_list(dup)}; every column needs "
+            "its own name (rename them, e.g. df.columns = [...])"
+        )
 
 
 def _response_series(labels) -> pd.Series:
     """The labels of matrix input as a Series; a 2-D response is refused by name."""
     if isinstance(labels, pd.DataFrame):
         if labels.shape[1] != 1:
-            raise ValueError(f"the response must be one column of labels; got a DataFrame with "
-                             f"{labels.shape[1]} columns {_fmt_list(list(labels.columns))}")
+            raise ValueError(
+                f"the response must be one column of labels; got a DataFrame with "
+                f"{labels.shape[1]} columns {_fmt_list(list(labels.columns))}"
+            )
         labels = labels.iloc[:, 0]
     if isinstance(labels, pd.Series):
         return labels
@@ -683,8 +751,10 @@ def _response_series(labels) -> pd.Series:
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
-        raise ValueError(f"the response must be a 1-D sequence of labels; got an array of shape "
-                         f"{arr.shape} (for one-hot labels pass the class of each row instead)")
+        raise ValueError(
+            f"the response must be a 1-D sequence of labels; got an array of shape "
+            f"{arr.shape} (for one-hot labels pass the class of each row instead)"
+        )
     return pd.Series(arr)
 
 
@@ -693,8 +763,10 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         _check_unique_columns(X.columns, "X")
         nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
         if nonnum:
-            raise TypeError(f"matrix input must be numeric; column(s) {_fmt_list(nonnum)} are not "
-                            "(use the formula interface to expand factors)")
+            raise TypeError(
+                f"matrix input must be numeric; column(s) {_fmt_list(nonnum)} are not "
+                "(use the formula interface to expand factors)"
+            )
         xnames = [str(c) for c in X.columns]
         row_labels = X.index.to_numpy()
         Xa = X.to_numpy(dtype=np.float64)
@@ -733,8 +805,10 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     if nan_rows.any():
         cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))]
         if na_action == "raise":
-            raise ValueError(f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s); "
-                             "use na_action='omit' to drop them")
+            raise ValueError(
+                f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s); "
+                "use na_action='omit' to drop them"
+            )
         dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(nan_rows.sum())
         Xa, yser, row_labels = Xa[~nan_rows], yser[~nan_rows].reset_index(drop=True), row_labels[~nan_rows]
         if w_all is not None:
@@ -748,10 +822,20 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     classes = _classes_of(yser, yname)
     ycode = _code_response(yser, classes)
     w = _check_weights(w_all, Xa.shape[0]) if w_all is not None else np.ones(Xa.shape[0])
-    return Design(X=np.ascontiguousarray(Xa), y=ycode, classes=classes, xnames=xnames, yname=yname,
-                  weights=w, formula=None, intercept=True, n_dropped=int(sum(dropped.values())),
-                  dropped={k: v for k, v in dropped.items() if v}, row_labels=row_labels,
-                  weights_given=weights is not None)
+    return Design(
+        X=np.ascontiguousarray(Xa),
+        y=ycode,
+        classes=classes,
+        xnames=xnames,
+        yname=yname,
+        weights=w,
+        formula=None,
+        intercept=True,
+        n_dropped=int(sum(dropped.values())),
+        dropped={k: v for k, v in dropped.items() if v},
+        row_labels=row_labels,
+        weights_given=weights is not None,
+    )
 
 
 def capture_context(level: int = 1) -> dict:
@@ -767,7 +851,7 @@ def capture_context(level: int = 1) -> dict:
     from cohstats.validation import FIT_THREAD, TRANSPARENT_CODES
 
     ctx = getattr(FIT_THREAD, "context", None)
-    if ctx is not None:       # a fit running in its worker thread: the caller's context
+    if ctx is not None:  # a fit running in its worker thread: the caller's context
         return dict(ctx)
     frame = sys._getframe(level + 1)
     while frame is not None and frame.f_code in TRANSPARENT_CODES:

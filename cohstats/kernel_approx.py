@@ -29,6 +29,7 @@ Examples
 >>> bool(np.allclose(Phi @ Phi.T, k(X), atol=1e-8))      # all rows as landmarks: exact
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ from .kernels import KERNEL_RBF, Kernel
 __all__ = ["FeatureMap", "feature_map", "APPROXIMATIONS"]
 
 APPROXIMATIONS = ("nystroem", "rff")
-_BLOCK = 4096          # rows per block when mapping: the map's own memory stays O(block x r)
+_BLOCK = 4096  # rows per block when mapping: the map's own memory stays O(block x r)
 
 
 @dataclass
@@ -51,10 +52,10 @@ class FeatureMap:
     kind: str
     kernel: Kernel
     n_components: int
-    landmarks: np.ndarray | None = None        # Nystroem: (r, p)
-    normalization: np.ndarray | None = None    # Nystroem: (r, r') = K_LL^{-1/2}
-    W: np.ndarray | None = None                # rff: (p, r)
-    b: np.ndarray | None = None                # rff: (r,)
+    landmarks: np.ndarray | None = None  # Nystroem: (r, p)
+    normalization: np.ndarray | None = None  # Nystroem: (r, r') = K_LL^{-1/2}
+    W: np.ndarray | None = None  # rff: (p, r)
+    b: np.ndarray | None = None  # rff: (r,)
 
     @property
     def dim(self) -> int:
@@ -67,14 +68,14 @@ class FeatureMap:
         X = np.ascontiguousarray(X, dtype=np.float64)
         out = np.empty((X.shape[0], self.dim))
         for a in range(0, X.shape[0], _BLOCK):
-            Xb = X[a:a + _BLOCK]
+            Xb = X[a : a + _BLOCK]
             if self.kind == "nystroem":
-                out[a:a + _BLOCK] = self.kernel(Xb, self.landmarks) @ self.normalization
+                out[a : a + _BLOCK] = self.kernel(Xb, self.landmarks) @ self.normalization
             else:
                 Z = Xb @ self.W
                 Z += self.b
                 np.cos(Z, out=Z)
-                out[a:a + _BLOCK] = math.sqrt(2.0 / self.W.shape[1]) * Z
+                out[a : a + _BLOCK] = math.sqrt(2.0 / self.W.shape[1]) * Z
         return out
 
     def describe(self) -> str:
@@ -101,8 +102,10 @@ def feature_map(kind: str, kernel: Kernel, X, n_components: int = 300, random_st
     rng = np.random.default_rng(random_state)
     if kind == "rff":
         if kernel.code != KERNEL_RBF:
-            raise ValueError(f"kernel_approx='rff' approximates the Gaussian kernel only; got "
-                             f"{kernel.describe()} (use kernel_approx='nystroem')")
+            raise ValueError(
+                f"kernel_approx='rff' approximates the Gaussian kernel only; got "
+                f"{kernel.describe()} (use kernel_approx='nystroem')"
+            )
         gamma = float(kernel.kpar[0])
         W = rng.normal(scale=math.sqrt(2.0 * gamma), size=(p, int(n_components)))
         b = rng.uniform(0.0, 2.0 * math.pi, size=int(n_components))

@@ -13,6 +13,7 @@ KERNEL_COMPACT (1 - ||x - x'|| / D)_+^nu exp(-gamma ||x - x'||^2)   ([RH] sectio
 :func:`make_kernel` turns the user-facing arguments (``kernel="rbf"``, ``sigma=``, ``gamma=``,
 width heuristics) into ``(code, kpar)``; callables are evaluated in Python into a full matrix.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,14 @@ KERNEL_POLY = 2
 KERNEL_COMPACT = 3
 KERNEL_CALLABLE = -1
 
-_KERNEL_NAMES = {"linear": KERNEL_LINEAR, "rbf": KERNEL_RBF, "gaussian": KERNEL_RBF,
-                 "poly": KERNEL_POLY, "polynomial": KERNEL_POLY, "compact": KERNEL_COMPACT}
+_KERNEL_NAMES = {
+    "linear": KERNEL_LINEAR,
+    "rbf": KERNEL_RBF,
+    "gaussian": KERNEL_RBF,
+    "poly": KERNEL_POLY,
+    "polynomial": KERNEL_POLY,
+    "compact": KERNEL_COMPACT,
+}
 
 
 @njit(cache=True, nogil=True)
@@ -127,15 +134,20 @@ def median_between(X: np.ndarray, y: np.ndarray) -> float:
     if labels.size < 2:
         raise ValueError("median_between needs a response with at least two classes")
     # seeds 2, 1 for the two classes of a binary response (as before), k + 1 beyond
-    groups = [_subsample(X[y == lab], WIDTH_SUBSAMPLE, seed=(2 if k == 0 else k if k == 1 else k + 1))
-              for k, lab in enumerate(labels)]
-    parts = [np.sqrt(_sqdist(groups[b], groups[a])).ravel()
-             for a in range(len(groups)) for b in range(a + 1, len(groups))]
+    groups = [
+        _subsample(X[y == lab], WIDTH_SUBSAMPLE, seed=(2 if k == 0 else k if k == 1 else k + 1))
+        for k, lab in enumerate(labels)
+    ]
+    parts = [
+        np.sqrt(_sqdist(groups[b], groups[a])).ravel() for a in range(len(groups)) for b in range(a + 1, len(groups))
+    ]
     med = float(np.median(np.concatenate(parts)))
     if not (med > 0 and np.isfinite(med)):
-        raise ValueError(f"the median distance between the classes is {med!r} (the inputs are "
-                         "constant, or so large that squared distances overflow); give gamma or "
-                         "sigma explicitly, or standardize=True")
+        raise ValueError(
+            f"the median distance between the classes is {med!r} (the inputs are "
+            "constant, or so large that squared distances overflow); give gamma or "
+            "sigma explicitly, or standardize=True"
+        )
     return med
 
 
@@ -152,8 +164,10 @@ def mean_all(X: np.ndarray) -> float:
     iu = np.triu_indices(n, 1)
     m = float(d[iu].mean())
     if not (m > 0 and np.isfinite(m)):
-        raise ValueError(f"the mean pairwise distance is {m!r} (the inputs are constant, or so large "
-                         "that squared distances overflow); give gamma or sigma explicitly")
+        raise ValueError(
+            f"the mean pairwise distance is {m!r} (the inputs are constant, or so large "
+            "that squared distances overflow); give gamma or sigma explicitly"
+        )
     return m
 
 
@@ -164,12 +178,16 @@ def scale_gamma(X: np.ndarray) -> float:
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] == 0:
-        raise ValueError("a kernel needs at least one predictor, and the model has none (a formula "
-                         "such as 'y ~ 1'): add predictors to the formula")
+        raise ValueError(
+            "a kernel needs at least one predictor, and the model has none (a formula "
+            "such as 'y ~ 1'): add predictors to the formula"
+        )
     v = float(X.var()) * X.shape[1]
     if not (v > 0 and np.isfinite(v)):
-        raise ValueError(f"gamma='scale' needs inputs with a positive finite variance; got Var(X) = "
-                         f"{float(X.var())!r}; give gamma or sigma explicitly")
+        raise ValueError(
+            f"gamma='scale' needs inputs with a positive finite variance; got Var(X) = "
+            f"{float(X.var())!r}; give gamma or sigma explicitly"
+        )
     return 1.0 / v
 
 
@@ -212,9 +230,9 @@ def resolve_gamma(gamma, X=None, y=None) -> float:
 # below 1e-17), ``2^n`` built in the exponent bits. Agrees with ``numpy.exp`` to 1 ulp on
 # [-708, 0]; 0 below -708. 3.3x faster than ``math.exp`` on 7 494-long rows.
 # Used for the Gaussian / compact kernel rows of both SMO solvers.
-_EXP_SHIFT = 6755399441055744.0 + 1023.0   # 1.5 * 2^52 + exponent bias: rounds to an integer
+_EXP_SHIFT = 6755399441055744.0 + 1023.0  # 1.5 * 2^52 + exponent bias: rounds to an integer
 _LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01        # 32 significant bits: n * _LN2_HI is exact
+_LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
 
 
@@ -249,9 +267,10 @@ def exp_nonpos(out, x, kbuf):
         kbuf[t] = kd
     kb = kbuf.view(np.int64)
     for t in range(n):
-        kb[t] = kb[t] << 52          # the low bits of kd hold n + 1023: the bits of 2^n
+        kb[t] = kb[t] << 52  # the low bits of kd hold n + 1023: the bits of 2^n
     for t in range(n):
         out[t] = out[t] * kbuf[t] if x[t] > -708.0 else 0.0
+
 
 # Kernel rows by the norm expansion ``||x - z||^2 = ||x||^2 + ||z||^2 - 2 <x, z>`` (clipped at 0),
 # computed in blocks of 512 columns vectorised over the columns, with the inner products
@@ -388,8 +407,7 @@ class Kernel:
         if self.code == KERNEL_CALLABLE:
             K = np.asarray(self.func(X, Z), dtype=np.float64)
             if K.shape != (X.shape[0], Z.shape[0]):
-                raise ValueError(
-                    f"kernel callable returned shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
+                raise ValueError(f"kernel callable returned shape {K.shape}, expected {(X.shape[0], Z.shape[0])}")
             return K
         # every kernel is built in the one (n, m) array it returns: memory 8 n m bytes
         if self.code == KERNEL_LINEAR:
@@ -427,8 +445,20 @@ class Kernel:
         return self.name
 
 
-def make_kernel(kernel="rbf", X=None, y=None, *, sigma=None, gamma=None, degree=3,
-                coef0=1.0, width="mean_all", gamma_k=None, D=None, nu=None) -> Kernel:
+def make_kernel(
+    kernel="rbf",
+    X=None,
+    y=None,
+    *,
+    sigma=None,
+    gamma=None,
+    degree=3,
+    coef0=1.0,
+    width="mean_all",
+    gamma_k=None,
+    D=None,
+    nu=None,
+) -> Kernel:
     """Resolve user kernel arguments into a :class:`Kernel`.
 
     Parameters

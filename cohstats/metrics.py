@@ -12,6 +12,7 @@ take integer labels ``0..K-1`` and an ``(n, K)`` matrix of probabilities.
 Every function takes optional observation ``weights`` (non-negative; the result is the
 weighted mean); ``None`` means equal weights.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -113,25 +114,20 @@ def _binary01(y, name="y"):
     try:
         v = a.astype(np.float64)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"{name} must be coded -1/+1 or 0/1 (numeric or bool), got dtype {a.dtype}"
-        ) from None
+        raise TypeError(f"{name} must be coded -1/+1 or 0/1 (numeric or bool), got dtype {a.dtype}") from None
     vals = np.unique(v)
     if np.all(np.isin(vals, (-1.0, 1.0))):
         return (v + 1.0) / 2.0
     if np.all(np.isin(vals, (0.0, 1.0))):
         return v
-    raise ValueError(
-        f"{name} must be coded -1/+1 or 0/1; found values {vals[:5].tolist()}"
-    )
+    raise ValueError(f"{name} must be coded -1/+1 or 0/1; found values {vals[:5].tolist()}")
 
 
 def _labels_int(y, K, name="y"):
     a = np.asarray(y)
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
-    if not (np.issubdtype(a.dtype, np.integer) or (
-            np.issubdtype(a.dtype, np.floating) and np.all(a == np.round(a)))):
+    if not (np.issubdtype(a.dtype, np.integer) or (np.issubdtype(a.dtype, np.floating) and np.all(a == np.round(a)))):
         raise TypeError(f"{name} must hold integer class codes 0..K-1, got dtype {a.dtype}")
     a = a.astype(np.int64)
     if a.size and (a.min() < 0 or a.max() >= K):

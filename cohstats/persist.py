@@ -72,6 +72,7 @@ Adding a class. A new result class (or one that moved) gets one line in :data:`S
 attributes need no registration. When a class moves, keep its old name as a key of
 :data:`CLASS_ALIASES` so that older files still load.
 """
+
 from __future__ import annotations
 
 import ast
@@ -87,41 +88,54 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["save", "load", "read_meta", "register_class", "FormatError", "UnsafeObjectError",
-           "Persistable", "SAFE_CLASSES", "CLASS_ALIASES",
-           "SAFE_FUNCTIONS", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = [
+    "save",
+    "load",
+    "read_meta",
+    "register_class",
+    "FormatError",
+    "UnsafeObjectError",
+    "Persistable",
+    "SAFE_CLASSES",
+    "CLASS_ALIASES",
+    "SAFE_FUNCTIONS",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+]
 
 FORMAT_NAME = "cohstats-safe"
 FORMAT_VERSION = 1
 
 #: Qualified names of the classes a file may contain (one line per class).
-SAFE_CLASSES = frozenset({
-    "cohstats.formula.Design",
-    "cohstats.results.Summary",
-    "cohstats.results.PathFrame",
-    "cohstats.kernels.Kernel",
-    "cohstats.losses.binary.MarginLoss",
-    "cohstats.probability.PlattSigmoid",
-    "cohstats.solvers.result.SolverResult",
-    "cohstats.models.clearn.CLearnFit",
-    "cohstats.models.lum.LumFit",
-    "cohstats.models.lum.LumMultiFit",
-    "cohstats.models.svm.SVMFit",
-    "cohstats.models.svm.PsiFit",
-    "cohstats.models.svm.MulticlassSVMFit",
-    "cohstats.models.lamsvm.ProbCalibration",
-    "cohstats.models.lamsvm._LamSVMPath",
-    "cohstats.models.gboost._StepPath",
-    "cohstats.models.cart._PrunePath",
-    "cohstats.models.lamsvm.LamSVMFit",
-    "cohstats.models.gboost.GBoostFit",
-    "cohstats.models.cart.CartFit",
-    "cohstats.tuning.cv.CVResult",
-    "cohstats.tuning.tune.TuneResult",
-    "cohstats.tuning.gkl.GKLResult",
-    "cohstats.tuning.measures._Measure",
-    "cohstats.kernel_approx.FeatureMap",
-})
+SAFE_CLASSES = frozenset(
+    {
+        "cohstats.formula.Design",
+        "cohstats.results.Summary",
+        "cohstats.results.PathFrame",
+        "cohstats.kernels.Kernel",
+        "cohstats.losses.binary.MarginLoss",
+        "cohstats.probability.PlattSigmoid",
+        "cohstats.solvers.result.SolverResult",
+        "cohstats.models.clearn.CLearnFit",
+        "cohstats.models.lum.LumFit",
+        "cohstats.models.lum.LumMultiFit",
+        "cohstats.models.svm.SVMFit",
+        "cohstats.models.svm.PsiFit",
+        "cohstats.models.svm.MulticlassSVMFit",
+        "cohstats.models.lamsvm.ProbCalibration",
+        "cohstats.models.lamsvm._LamSVMPath",
+        "cohstats.models.gboost._StepPath",
+        "cohstats.models.cart._PrunePath",
+        "cohstats.models.lamsvm.LamSVMFit",
+        "cohstats.models.gboost.GBoostFit",
+        "cohstats.models.cart.CartFit",
+        "cohstats.tuning.cv.CVResult",
+        "cohstats.tuning.tune.TuneResult",
+        "cohstats.tuning.gkl.GKLResult",
+        "cohstats.tuning.measures._Measure",
+        "cohstats.kernel_approx.FeatureMap",
+    }
+)
 
 #: Old qualified name -> current qualified name, for classes that moved.
 CLASS_ALIASES: dict = {"cohstats.models.gboost.CartFit": "cohstats.models.cart.CartFit"}
@@ -147,21 +161,36 @@ def _is_safe_class(name: str) -> bool:
 
 
 #: Public functions of the ``cohstats`` namespace a file may name (stored as ``cohstats.<name>``).
-SAFE_FUNCTIONS = frozenset({"clearn", "lum", "tune_lum", "svm", "psi_learn", "lamsvm", "gboost_c",
-                            "gboost", "cart"})
+SAFE_FUNCTIONS = frozenset({"clearn", "lum", "tune_lum", "svm", "psi_learn", "lamsvm", "gboost_c", "gboost", "cart"})
 
 # ---------------------------------------------------------------------------- limits
 _MAX_MEMBERS = 1_000_000
-_BIG_INT = 10 ** 4000  # JSON integers stay below Python's 4300-digit conversion limit
+_BIG_INT = 10**4000  # JSON integers stay below Python's 4300-digit conversion limit
 _MAX_META = 1 << 16
 _MAX_DEPTH = 200
 _MAX_NDIM = 32
 _NPY_HEADER_MAX = 10_000
 _ARRAY_KINDS = set("biufcUSMm")
 _NP_SCALAR_KINDS = set("biuf")
-_PD_EXT_DTYPES = frozenset({"str", "string", "string[python]", "string[pyarrow]", "boolean",
-                            "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
-                            "Float32", "Float64"})
+_PD_EXT_DTYPES = frozenset(
+    {
+        "str",
+        "string",
+        "string[python]",
+        "string[pyarrow]",
+        "boolean",
+        "Int8",
+        "Int16",
+        "Int32",
+        "Int64",
+        "UInt8",
+        "UInt16",
+        "UInt32",
+        "UInt64",
+        "Float32",
+        "Float64",
+    }
+)
 _BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"})
 _MEMBER_RE = re.compile(r"meta\.json|graph\.json|arrays/(0|[1-9][0-9]{0,8})\.npy")
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -178,23 +207,132 @@ class UnsafeObjectError(TypeError):
 # ============================================================================ formulas
 # Names a formula's Python expressions may use besides its data columns: formulaic's
 # transforms (resolved by formulaic itself) and, under ``np.``/``numpy.``, these functions.
-_FORMULA_NAMES = frozenset({"C", "I", "Q", "center", "scale", "standardize", "poly", "bs", "cs",
-                            "cr", "cc", "lag", "log", "log2", "log10", "exp", "exp2", "exp10",
-                            "contr", "Treatment", "Sum", "Helmert", "Diff", "Poly", "np", "numpy",
-                            "True", "False", "None"})
-_NUMPY_NAMES = frozenset({
-    "log", "log1p", "log2", "log10", "exp", "expm1", "exp2", "sqrt", "cbrt", "square", "abs",
-    "absolute", "fabs", "sign", "floor", "ceil", "round", "rint", "trunc", "clip", "maximum",
-    "minimum", "power", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh",
-    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "where", "isnan", "isfinite", "logical_and",
-    "logical_or", "logical_not", "pi", "e", "inf", "nan", "float64", "int64", "reciprocal",
-    "hypot", "logaddexp", "heaviside", "deg2rad", "rad2deg"})
-_CONTR_NAMES = frozenset({"treatment", "sum", "helmert", "diff", "poly", "custom",
-                          "TreatmentContrasts", "SumContrasts", "HelmertContrasts", "DiffContrasts",
-                          "PolyContrasts"})
-_SAFE_AST = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Constant, ast.Attribute, ast.keyword,
-             ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.List, ast.Tuple,
-             ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_FORMULA_NAMES = frozenset(
+    {
+        "C",
+        "I",
+        "Q",
+        "center",
+        "scale",
+        "standardize",
+        "poly",
+        "bs",
+        "cs",
+        "cr",
+        "cc",
+        "lag",
+        "log",
+        "log2",
+        "log10",
+        "exp",
+        "exp2",
+        "exp10",
+        "contr",
+        "Treatment",
+        "Sum",
+        "Helmert",
+        "Diff",
+        "Poly",
+        "np",
+        "numpy",
+        "True",
+        "False",
+        "None",
+    }
+)
+_NUMPY_NAMES = frozenset(
+    {
+        "log",
+        "log1p",
+        "log2",
+        "log10",
+        "exp",
+        "expm1",
+        "exp2",
+        "sqrt",
+        "cbrt",
+        "square",
+        "abs",
+        "absolute",
+        "fabs",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "rint",
+        "trunc",
+        "clip",
+        "maximum",
+        "minimum",
+        "power",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "arctan2",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "where",
+        "isnan",
+        "isfinite",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "pi",
+        "e",
+        "inf",
+        "nan",
+        "float64",
+        "int64",
+        "reciprocal",
+        "hypot",
+        "logaddexp",
+        "heaviside",
+        "deg2rad",
+        "rad2deg",
+    }
+)
+_CONTR_NAMES = frozenset(
+    {
+        "treatment",
+        "sum",
+        "helmert",
+        "diff",
+        "poly",
+        "custom",
+        "TreatmentContrasts",
+        "SumContrasts",
+        "HelmertContrasts",
+        "DiffContrasts",
+        "PolyContrasts",
+    }
+)
+_SAFE_AST = (
+    ast.Expression,
+    ast.Call,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Attribute,
+    ast.keyword,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.List,
+    ast.Tuple,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
 
 
 def _check_expression(expr: str, columns) -> None:
@@ -205,31 +343,35 @@ def _check_expression(expr: str, columns) -> None:
         raise ValueError(f"expression {expr!r} is not valid Python: {e.msg}") from None
     for node in ast.walk(tree):
         if not isinstance(node, _SAFE_AST):
-            raise ValueError(f"expression {expr!r} uses {type(node).__name__}, which a saved "
-                             "formula may not contain")
+            raise ValueError(f"expression {expr!r} uses {type(node).__name__}, which a saved formula may not contain")
         if isinstance(node, ast.Name):
             if node.id not in columns and node.id not in _FORMULA_NAMES:
-                raise ValueError(f"expression {expr!r} uses {node.id!r}, which is neither a data "
-                                 "column nor a NumPy or formulaic transform")
+                raise ValueError(
+                    f"expression {expr!r} uses {node.id!r}, which is neither a data "
+                    "column nor a NumPy or formulaic transform"
+                )
         elif isinstance(node, ast.Attribute):
             base = node.value
             ok = isinstance(base, ast.Name) and (
                 (base.id in ("np", "numpy") and node.attr in _NUMPY_NAMES)
-                or (base.id == "contr" and node.attr in _CONTR_NAMES))
+                or (base.id == "contr" and node.attr in _CONTR_NAMES)
+            )
             if not ok:
-                raise ValueError(f"expression {expr!r} uses the attribute {node.attr!r}; only "
-                                 f"np.<function> ({', '.join(sorted(_NUMPY_NAMES)[:6])}, ...) "
-                                 "and contr.<contrast> may appear")
+                raise ValueError(
+                    f"expression {expr!r} uses the attribute {node.attr!r}; only "
+                    f"np.<function> ({', '.join(sorted(_NUMPY_NAMES)[:6])}, ...) "
+                    "and contr.<contrast> may appear"
+                )
         elif isinstance(node, ast.Call):
             if not isinstance(node.func, (ast.Name, ast.Attribute)) or (
-                    isinstance(node.func, ast.Name) and node.func.id in columns):
-                raise ValueError(f"expression {expr!r} calls something that is not a NumPy or "
-                                 "formulaic function")
+                isinstance(node.func, ast.Name) and node.func.id in columns
+            ):
+                raise ValueError(f"expression {expr!r} calls something that is not a NumPy or formulaic function")
         elif isinstance(node, ast.Constant):
             v = node.value
             if not (v is None or isinstance(v, (bool, int, float, complex, str))):
                 raise ValueError(f"expression {expr!r} holds a constant of type {type(v).__name__}")
-            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 10 ** 6:
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 10**6:
                 raise ValueError(f"expression {expr!r} holds the integer {v}, larger than 10**6")
             if isinstance(v, str) and len(v) > 1000:
                 raise ValueError(f"expression {expr!r} holds a string longer than 1000 characters")
@@ -237,12 +379,16 @@ def _check_expression(expr: str, columns) -> None:
             r = node.right
             if isinstance(r, ast.UnaryOp) and isinstance(r.op, (ast.USub, ast.UAdd)):
                 r = r.operand
-            if not (isinstance(r, ast.Name) or (isinstance(r, ast.Constant)
-                                                and isinstance(r.value, (int, float))
-                                                and not isinstance(r.value, bool)
-                                                and abs(r.value) <= 64)):
-                raise ValueError(f"expression {expr!r} raises to a power other than a column or "
-                                 "a number of at most 64")
+            if not (
+                isinstance(r, ast.Name)
+                or (
+                    isinstance(r, ast.Constant)
+                    and isinstance(r.value, (int, float))
+                    and not isinstance(r.value, bool)
+                    and abs(r.value) <= 64
+                )
+            ):
+                raise ValueError(f"expression {expr!r} raises to a power other than a column or a number of at most 64")
 
 
 def _check_formula(rhs: str, columns) -> None:
@@ -310,21 +456,26 @@ def _verify_spec_box(box: _SpecBox, where: str) -> None:
     if not isinstance(box.rhs, str) or not isinstance(box.frame, pd.DataFrame):
         raise UnsafeObjectError(
             f"cannot be saved in the safe format: {where} is a formula design without the data "
-            "its formula was evaluated on (built by an older cohstats?); refit it with this version")
+            "its formula was evaluated on (built by an older cohstats?); refit it with this version"
+        )
     try:
         mm_new, spec_new = _rebuild_spec(box.rhs, box.frame)
     except ValueError as e:
-        raise UnsafeObjectError(f"cannot be saved in the safe format: the formula {d.formula!r} "
-                                f"of {where}: {e}") from None
+        raise UnsafeObjectError(
+            f"cannot be saved in the safe format: the formula {d.formula!r} of {where}: {e}"
+        ) from None
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mm_old = box.spec.get_model_matrix(box.frame.reset_index(drop=True))
     if list(mm_new.columns) != list(mm_old.columns) or not _matrix_equal(
-            _to_float_matrix(mm_new, True), _to_float_matrix(mm_old, True)):
+        _to_float_matrix(mm_new, True), _to_float_matrix(mm_old, True)
+    ):
         raise UnsafeObjectError(
             f"cannot be saved in the safe format: the formula {d.formula!r} of {where} does not "
-            "rebuild the same design from its data (does it use a function from your session?)")
+            "rebuild the same design from its data (does it use a function from your session?)"
+        )
 
 
 # ============================================================================ encoding
@@ -345,8 +496,7 @@ def _slot_names(cls):
 def _safe_dtype(dt) -> np.dtype:
     """``dt`` as a NumPy dtype if it is plain data (no objects, fields or sub-arrays)."""
     dt = np.dtype(dt)
-    if dt.kind not in _ARRAY_KINDS or dt.fields is not None or dt.subdtype is not None \
-            or dt.hasobject:
+    if dt.kind not in _ARRAY_KINDS or dt.fields is not None or dt.subdtype is not None or dt.hasobject:
         raise ValueError(f"dtype {dt!s} is not plain data")
     return dt
 
@@ -445,8 +595,10 @@ class _Encoder:
             node["state"] = self.enc(bg.state, f"{where}.state", d)
             return node
         if t is np.random.SeedSequence:
-            return {"$": "seedseq", "v": self.enc(
-                [obj.entropy, list(obj.spawn_key), obj.pool_size, obj.n_children_spawned], where, d)}
+            return {
+                "$": "seedseq",
+                "v": self.enc([obj.entropy, list(obj.spawn_key), obj.pool_size, obj.n_children_spawned], where, d),
+            }
         name = _qualname(t)
         if _is_safe_class(name):
             return self.enc_object(obj, t, name, where, d)
@@ -491,17 +643,24 @@ class _Encoder:
         """The values of a 1-D pandas object (Index, Series, DataFrame column)."""
         if isinstance(dtype, pd.CategoricalDtype):
             cat = pd.Categorical(values)
-            return {"$": "cat", "categories": self.enc(cat.categories, f"{where} categories", d),
-                    "codes": self.enc(np.asarray(cat.codes), f"{where} codes", d),
-                    "ordered": bool(cat.ordered)}
+            return {
+                "$": "cat",
+                "categories": self.enc(cat.categories, f"{where} categories", d),
+                "codes": self.enc(np.asarray(cat.codes), f"{where} codes", d),
+                "ordered": bool(cat.ordered),
+            }
         if isinstance(dtype, np.dtype):
             arr = np.asarray(values, dtype=dtype)
             return {"$": "col", "v": self.enc(arr, where, d)}
         if str(dtype) in _PD_EXT_DTYPES:
             arr = np.asarray(pd.array(values, dtype=dtype).to_numpy(dtype=object, na_value=None), dtype=object)
             na = np.asarray(pd.isna(pd.array(values, dtype=dtype)))
-            return {"$": "ext", "dtype": str(dtype), "v": self.enc(arr, where, d),
-                    "na": self.enc(na, f"{where} missing", d)}
+            return {
+                "$": "ext",
+                "dtype": str(dtype),
+                "v": self.enc(arr, where, d),
+                "na": self.enc(na, f"{where} missing", d),
+            }
         self.fail(where, f"a pandas column of dtype {dtype}")
 
     def enc_index(self, obj, where, d):
@@ -529,12 +688,13 @@ class _Encoder:
         node = self._memo(obj, {"$": "frame"})
         if t is not pd.DataFrame:
             node["cls"] = _qualname(t)
-            node["meta"] = {m: self.enc(getattr(obj, m, None), f"{where}.{m}", d)
-                            for m in getattr(t, "_metadata", [])}
+            node["meta"] = {m: self.enc(getattr(obj, m, None), f"{where}.{m}", d) for m in getattr(t, "_metadata", [])}
         node["index"] = self.enc(obj.index, f"{where}.index", d)
         node["columns"] = self.enc(obj.columns, f"{where}.columns", d)
-        node["cols"] = [self.enc_column(obj.iloc[:, j].array, obj.dtypes.iloc[j], f"{where} column {j}", d)
-                        for j in range(obj.shape[1])]
+        node["cols"] = [
+            self.enc_column(obj.iloc[:, j].array, obj.dtypes.iloc[j], f"{where} column {j}", d)
+            for j in range(obj.shape[1])
+        ]
         if obj.attrs:
             node["attrs"] = self.enc(dict(obj.attrs), f"{where}.attrs", d)
         return node
@@ -543,8 +703,7 @@ class _Encoder:
         if issubclass(t, tuple):
             if not hasattr(t, "_fields"):
                 self.fail(where, f"a tuple subclass {name}")
-            return {"$": "nt", "cls": name,
-                    "v": [self.enc(v, f"{where}.{f}", d) for f, v in zip(t._fields, obj)]}
+            return {"$": "nt", "cls": name, "v": [self.enc(v, f"{where}.{f}", d) for f, v in zip(t._fields, obj)]}
         node = self._memo(obj, {"$": "obj", "cls": name})
         state = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
         hook = _SAVE_HOOKS.get(name)
@@ -558,11 +717,15 @@ class _Encoder:
 
     def enc_function(self, obj, where):
         import cohstats
+
         name = getattr(obj, "__name__", None)
         if name in SAFE_FUNCTIONS and getattr(cohstats, name, None) is obj:
             return {"$": "fn", "name": name}
-        self.fail(where, f"a Python callable ({obj!r}); only cohstats' own fit functions are "
-                         "saved (by name). Save the numbers you need, or refit after loading")
+        self.fail(
+            where,
+            f"a Python callable ({obj!r}); only cohstats' own fit functions are "
+            "saved (by name). Save the numbers you need, or refit after loading",
+        )
 
     def enc_spec(self, box: _SpecBox, where, d):
         ref = self.memo.get(id(box.spec))
@@ -627,14 +790,20 @@ def save(obj, path) -> None:
     import cohstats
 
     if not _is_safe_class(_qualname(type(obj))):
-        raise UnsafeObjectError(f"cannot be saved in the safe format: a {_qualname(type(obj))} is not a "
-                                "cohstats fit or tuner result")
+        raise UnsafeObjectError(
+            f"cannot be saved in the safe format: a {_qualname(type(obj))} is not a cohstats fit or tuner result"
+        )
     enc = _Encoder()
     graph = enc.enc(obj, type(obj).__name__)
-    meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-            "cohstats_version": cohstats.__version__, "object_type": _qualname(type(obj)),
-            "numpy_version": np.__version__, "pandas_version": pd.__version__,
-            "n_arrays": len(enc.arrays)}
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "cohstats_version": cohstats.__version__,
+        "object_type": _qualname(type(obj)),
+        "numpy_version": np.__version__,
+        "pandas_version": pd.__version__,
+        "n_arrays": len(enc.arrays),
+    }
     path = Path(os.fspath(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
@@ -807,8 +976,12 @@ class _Decoder:
         if tag == "cat":
             cats = self.dec(node.get("categories"), depth)
             codes = self.dec(node.get("codes"), depth)
-            if not isinstance(cats, pd.Index) or not isinstance(codes, np.ndarray) or codes.ndim != 1 \
-                    or codes.dtype.kind not in "iu":
+            if (
+                not isinstance(cats, pd.Index)
+                or not isinstance(codes, np.ndarray)
+                or codes.ndim != 1
+                or codes.dtype.kind not in "iu"
+            ):
                 raise ValueError("a categorical column is malformed")
             cat = pd.Categorical.from_codes(codes, categories=cats, ordered=bool(node.get("ordered")))
             return cat, cat.dtype
@@ -818,8 +991,13 @@ class _Decoder:
                 raise ValueError(f"pandas dtype {str(name)[:40]!r} is not loadable")
             vals = self.dec(node.get("v"), depth)
             na = self.dec(node.get("na"), depth)
-            if not isinstance(vals, np.ndarray) or vals.ndim != 1 or not isinstance(na, np.ndarray) \
-                    or na.shape != vals.shape or na.dtype != bool:
+            if (
+                not isinstance(vals, np.ndarray)
+                or vals.ndim != 1
+                or not isinstance(na, np.ndarray)
+                or na.shape != vals.shape
+                or na.dtype != bool
+            ):
                 raise ValueError("an extension column is malformed")
             dtype = pd.api.types.pandas_dtype(name)
             vals = vals.copy()
@@ -930,6 +1108,7 @@ class _Decoder:
         if name not in SAFE_FUNCTIONS:
             raise ValueError(f"it names the function {str(name)[:200]!r}, which cohstats does not load")
         import cohstats
+
         return getattr(cohstats, name)
 
     def d_rng(self, node, depth):
@@ -946,15 +1125,20 @@ class _Decoder:
 
     def d_seedseq(self, node, depth):
         v = self.dec(node.get("v"), depth)
-        if type(v) is not list or len(v) != 4 or not all(type(x) is int for x in v[2:]) \
-                or type(v[1]) is not list or not all(type(x) is int for x in v[1]):
+        if (
+            type(v) is not list
+            or len(v) != 4
+            or not all(type(x) is int for x in v[2:])
+            or type(v[1]) is not list
+            or not all(type(x) is int for x in v[1])
+        ):
             raise ValueError("a seed sequence is malformed")
         entropy = v[0]
-        if not (entropy is None or type(entropy) is int or
-                (type(entropy) is list and all(type(x) is int for x in entropy))):
+        if not (
+            entropy is None or type(entropy) is int or (type(entropy) is list and all(type(x) is int for x in entropy))
+        ):
             raise ValueError("a seed sequence's entropy is malformed")
-        return np.random.SeedSequence(entropy, spawn_key=tuple(v[1]), pool_size=v[2],
-                                      n_children_spawned=v[3])
+        return np.random.SeedSequence(entropy, spawn_key=tuple(v[1]), pool_size=v[2], n_children_spawned=v[3])
 
     def d_modelspec(self, node, depth):
         rhs = node.get("rhs")
@@ -986,8 +1170,7 @@ def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
         else:
             raise ValueError(f"array {info.filename} has .npy version {version}")
         dtype = _safe_dtype(dtype)
-        if type(shape) is not tuple or len(shape) > _MAX_NDIM or \
-                not all(type(s) is int and s >= 0 for s in shape):
+        if type(shape) is not tuple or len(shape) > _MAX_NDIM or not all(type(s) is int and s >= 0 for s in shape):
             raise ValueError(f"array {info.filename} has a malformed shape")
         nbytes = math.prod(shape) * dtype.itemsize
         remaining = info.file_size - fh.tell()
@@ -1051,9 +1234,11 @@ def _sniff(fh) -> None:
     if head == b"PK\x03\x04":
         return
     if head[:1] == b"\x80":
-        raise ValueError("it looks like a pickle file (older cohstats versions saved fits with "
-                         "pickle, which can run code when loaded). If you trust its source, load it "
-                         "with pickle.load and save it again with fit.save()")
+        raise ValueError(
+            "it looks like a pickle file (older cohstats versions saved fits with "
+            "pickle, which can run code when loaded). If you trust its source, load it "
+            "with pickle.load and save it again with fit.save()"
+        )
     raise ValueError("it is not a zip archive" + (" (the file is empty)" if not head else ""))
 
 
@@ -1069,10 +1254,13 @@ def _check_meta(zf, infos) -> dict:
         raise ValueError(f"meta.json has an invalid format_version {version!r}")
     if version > FORMAT_VERSION:
         import cohstats
-        raise FormatError(f"not a valid cohstats file for this version: it has format version {version} "
-                          f"(written by cohstats {meta.get('cohstats_version')!s}); cohstats "
-                          f"{cohstats.__version__} reads format versions up to {FORMAT_VERSION}. "
-                          "Upgrade cohstats to load it")
+
+        raise FormatError(
+            f"not a valid cohstats file for this version: it has format version {version} "
+            f"(written by cohstats {meta.get('cohstats_version')!s}); cohstats "
+            f"{cohstats.__version__} reads format versions up to {FORMAT_VERSION}. "
+            "Upgrade cohstats to load it"
+        )
     if not isinstance(meta.get("object_type"), str):
         raise ValueError("meta.json does not name the object type")
     return meta

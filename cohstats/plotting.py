@@ -13,6 +13,7 @@
 Loss values come from the single numba definition in :mod:`cohstats.losses.scalar`.
 Every function returns the matplotlib ``Figure``; nothing is shown or saved.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,9 +24,15 @@ import numpy as np
 from .calibration import calibration_table, plot_calibration  # noqa: F401  (moved; re-exported)
 
 __all__ = [
-    "loss_curve", "normalized_coherence", "lum_minimizer", "plot_coherence_losses", "plot_lum_losses",
+    "loss_curve",
+    "normalized_coherence",
+    "lum_minimizer",
+    "plot_coherence_losses",
+    "plot_lum_losses",
     "plot_lum_hybrid",
-    "plot_lum_minimizer", "calibration_table", "plot_calibration",
+    "plot_lum_minimizer",
+    "calibration_table",
+    "plot_calibration",
 ]
 
 
@@ -60,8 +67,7 @@ def loss_curve(loss: str, z, p1: float = math.nan, p2: float = math.nan) -> np.n
         raise ValueError(f"unknown loss {loss!r}; available: {sorted(scalar.LOSS_CODES)}")
     code = scalar.LOSS_CODES[loss]
     zz = np.asarray(z, dtype=float)
-    return np.array([scalar.loss_value(code, float(t), float(p1), float(p2)) for t in zz.ravel()]
-                    ).reshape(zz.shape)
+    return np.array([scalar.loss_value(code, float(t), float(p1), float(p2)) for t in zz.ravel()]).reshape(zz.shape)
 
 
 def normalized_coherence(z, rho: float, u: float) -> np.ndarray:
@@ -152,8 +158,13 @@ def plot_coherence_losses(z: Sequence[float] | None = None):
     return fig
 
 
-def plot_lum_losses(z: Sequence[float] | None = None, a_values=(1, 10, 100),
-                    c_values=(0, 1, 10, math.inf), fixed_a: float = 1.0, fixed_c: float = 1.0):
+def plot_lum_losses(
+    z: Sequence[float] | None = None,
+    a_values=(1, 10, 100),
+    c_values=(0, 1, 10, math.inf),
+    fixed_a: float = 1.0,
+    fixed_c: float = 1.0,
+):
     """[LZW] Figure 1: LUM losses ``V_{a,c}``; left panel varies ``c`` (``a`` fixed), right varies ``a``.
 
     ``c = inf`` is the hinge loss (SVM); ``a = 1, c = 1`` is DWD.
@@ -228,7 +239,7 @@ def plot_lum_minimizer(a: float = 1.0, c_values=(0, 1, math.inf), n: int = 999):
     for c in c_values:
         f = lum_minimizer(p, a, c)
         lab = "c = inf (SVM)" if math.isinf(c) else f"c = {c:g}"
-        line, = ax.plot(p[p < 0.5], f[p < 0.5], label=lab)
+        (line,) = ax.plot(p[p < 0.5], f[p < 0.5], label=lab)
         ax.plot(p[p > 0.5], f[p > 0.5], color=line.get_color())
         if c > 0:  # the set of minimizers at p = 1/2
             h = 1.0 if math.isinf(c) else c / (1 + c)

@@ -25,6 +25,7 @@ One comparator of [WSL] section 5 estimates ``p(x)`` without a classifier:
 <cohstats.models.svm.SVMFit.platt_tuned>` (a GKL search with :func:`cohstats.tuning.tune`,
 ``method="gkl", prob_args={"method": "platt"}``) once and caches the refitted SVM.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,18 @@ from scipy.optimize import minimize_scalar
 
 from cohstats.losses.binary import coherence_link, coherence_log_link
 
-__all__ = ["platt_fit", "platt_prob", "sollich_prob", "coherence_rho", "coherence_prob",
-           "bracket_prob", "bracket_grid", "PlattSigmoid", "knn_prob", "WSL_KNN_K"]
+__all__ = [
+    "platt_fit",
+    "platt_prob",
+    "sollich_prob",
+    "coherence_rho",
+    "coherence_prob",
+    "bracket_prob",
+    "bracket_grid",
+    "PlattSigmoid",
+    "knn_prob",
+    "WSL_KNN_K",
+]
 
 
 def _as_f(f, name="f") -> np.ndarray:
@@ -91,8 +102,9 @@ def _platt_targets(f, y):
     return f, t, npos, nneg
 
 
-def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: float = 1e-12,
-              eps: float = 1e-5) -> PlattSigmoid:
+def platt_fit(
+    f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: float = 1e-12, eps: float = 1e-5
+) -> PlattSigmoid:
     """Fit Platt's sigmoid to decision values ``f`` and labels ``y`` (+-1).
 
     Minimises ``sum_i -[t_i log p_i + (1 - t_i) log(1 - p_i)]`` with ``p_i = 1/(1 + exp(A f_i + B))``
@@ -121,8 +133,7 @@ def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: floa
     for it in range(1, max_iter + 1):
         z = A * f + B
         # p = 1/(1+exp(z)), q = 1 - p, computed stably
-        p = np.where(z >= 0, np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))),
-                     1.0 / (1.0 + np.exp(-np.abs(z))))
+        p = np.where(z >= 0, np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))), 1.0 / (1.0 + np.exp(-np.abs(z))))
         q = 1.0 - p
         d2 = p * q
         h11 = sigma + float(np.sum(f * f * d2))
@@ -147,7 +158,7 @@ def platt_fit(f, y, *, max_iter: int = 100, min_step: float = 1e-10, sigma: floa
                 break
             step /= 2.0
         else:
-            break          # line search failed: (A, B) is as good as it gets in float64
+            break  # line search failed: (A, B) is as good as it gets in float64
     return PlattSigmoid(float(A), float(B), it, converged)
 
 
@@ -182,9 +193,17 @@ def platt_glm(f, y, level: float = 0.95):
     X = np.column_stack([np.ones_like(f), f])
     res = sm.GLM(t, X, family=sm.families.Binomial()).fit(tol=1e-12, maxiter=100)
     ci = np.asarray(res.conf_int(alpha=1.0 - level))
-    tab = pd.DataFrame({"estimate": res.params, "std_error": res.bse, "z": res.tvalues,
-                        "p_value": res.pvalues, "lower": ci[:, 0], "upper": ci[:, 1]},
-                       index=["(Intercept)", "f"])
+    tab = pd.DataFrame(
+        {
+            "estimate": res.params,
+            "std_error": res.bse,
+            "z": res.tvalues,
+            "p_value": res.pvalues,
+            "lower": ci[:, 0],
+            "upper": ci[:, 1],
+        },
+        index=["(Intercept)", "f"],
+    )
     tab.attrs["result"] = res
     return tab
 
@@ -240,11 +259,11 @@ def coherence_rho(f, y, *, u: float = 1.0, bounds=(1e-3, 1e2), xtol: float = 1e-
     lo, hi = bounds
     if not (0 < lo < hi):
         raise ValueError(f"bounds must satisfy 0 < low < high; got {bounds!r}")
-    res = minimize_scalar(_ekl, bounds=(math.log(lo), math.log(hi)), args=(f, y, u),
-                          method="bounded", options={"xatol": xtol})
+    res = minimize_scalar(
+        _ekl, bounds=(math.log(lo), math.log(hi)), args=(f, y, u), method="bounded", options={"xatol": xtol}
+    )
     # the bounded Brent never evaluates the end points: compare with them explicitly
-    cands = [(res.fun, res.x), (_ekl(math.log(lo), f, y, u), math.log(lo)),
-             (_ekl(math.log(hi), f, y, u), math.log(hi))]
+    cands = [(res.fun, res.x), (_ekl(math.log(lo), f, y, u), math.log(lo)), (_ekl(math.log(hi), f, y, u), math.log(hi))]
     return float(math.exp(min(cands)[1]))
 
 
@@ -303,8 +322,7 @@ def bracket_prob(F, m: int | None = None, grid=None) -> np.ndarray:
 WSL_KNN_K = (4, 9, 16, 25)
 
 
-def knn_prob(X, y, newdata, k=WSL_KNN_K, *, standardize: bool = True,
-             block_size: int = 2 ** 22) -> np.ndarray:
+def knn_prob(X, y, newdata, k=WSL_KNN_K, *, standardize: bool = True, block_size: int = 2**22) -> np.ndarray:
     """k-nearest-neighbour estimate of ``p(x) = P(Y = +1 | x)``: the share of ``+1`` labels
     among the ``k`` training points nearest to ``x``.
 
@@ -365,8 +383,9 @@ def knn_prob(X, y, newdata, k=WSL_KNN_K, *, standardize: bool = True,
     scalar = np.ndim(k) == 0
     ks = np.atleast_1d(np.asarray(k))
     if ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) or np.any(ks < 1) or np.any(ks > n):
-        raise ValueError(f"k must be an integer (or integers) between 1 and the number of training "
-                         f"rows ({n}); got {k!r}")
+        raise ValueError(
+            f"k must be an integer (or integers) between 1 and the number of training rows ({n}); got {k!r}"
+        )
     if standardize:
         mu = X.mean(axis=0)
         sd = X.std(axis=0)
@@ -378,11 +397,11 @@ def knn_prob(X, y, newdata, k=WSL_KNN_K, *, standardize: bool = True,
     out = np.empty((ks.size, Z.shape[0]))
     rows = max(1, int(block_size) // max(1, n * p))
     for s0 in range(0, Z.shape[0], rows):
-        blk = Z[s0:s0 + rows]
+        blk = Z[s0 : s0 + rows]
         diff = blk[:, None, :] - X[None, :, :]
         d2 = np.einsum("ijk,ijk->ij", diff, diff)
         order = np.argsort(d2, axis=1, kind="stable")[:, :kmax]
         csum = np.cumsum(pos[order], axis=1)
         for i, kk in enumerate(ks):
-            out[i, s0:s0 + blk.shape[0]] = csum[:, int(kk) - 1] / float(kk)
+            out[i, s0 : s0 + blk.shape[0]] = csum[:, int(kk) - 1] / float(kk)
     return out[0] if scalar else out

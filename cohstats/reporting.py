@@ -9,6 +9,7 @@
   interval, Brier score, cross-entropy, AUC for two classes, and McNemar tests between every
   pair, as a :class:`~cohstats.results.Summary` (text, Markdown, LaTeX, HTML).
 """
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -22,10 +23,22 @@ from .results import Fit, Summary
 __all__ = ["error_ci", "mcnemar_test", "compare", "observed_classes"]
 
 #: our method names -> statsmodels' ``proportion_confint`` names
-_CI_METHODS = {"wilson": "wilson", "exact": "beta", "clopper-pearson": "beta", "beta": "beta",
-               "jeffreys": "jeffreys", "agresti_coull": "agresti_coull", "normal": "normal"}
-_CI_LABELS = {"wilson": "Wilson score", "beta": "Clopper-Pearson (exact)", "jeffreys": "Jeffreys",
-              "agresti_coull": "Agresti-Coull", "normal": "normal approximation (Wald)"}
+_CI_METHODS = {
+    "wilson": "wilson",
+    "exact": "beta",
+    "clopper-pearson": "beta",
+    "beta": "beta",
+    "jeffreys": "jeffreys",
+    "agresti_coull": "agresti_coull",
+    "normal": "normal",
+}
+_CI_LABELS = {
+    "wilson": "Wilson score",
+    "beta": "Clopper-Pearson (exact)",
+    "jeffreys": "Jeffreys",
+    "agresti_coull": "Agresti-Coull",
+    "normal": "normal approximation (Wald)",
+}
 
 #: below this many discordant pairs McNemar's test is the exact binomial test
 EXACT_MCNEMAR_BELOW = 25
@@ -132,8 +145,13 @@ def mcnemar_test(correct_a, correct_b, exact: bool | None = None) -> dict:
     if exact is None:
         exact = (n01 + n10) < EXACT_MCNEMAR_BELOW
     res = mcnemar(np.array([[n11, n01], [n10, n00]]), exact=bool(exact), correction=True)
-    return {"n01": n01, "n10": n10, "statistic": float(res.statistic), "pvalue": float(res.pvalue),
-            "test": "exact binomial" if exact else "chi-square (continuity corrected)"}
+    return {
+        "n01": n01,
+        "n10": n10,
+        "statistic": float(res.statistic),
+        "pvalue": float(res.pvalue),
+        "test": "exact binomial" if exact else "chi-square (continuity corrected)",
+    }
 
 
 # ----------------------------------------------------------------------------- observed classes
@@ -158,9 +176,7 @@ def observed_classes(fit: Fit, newdata, y=None) -> np.ndarray:
         if isinstance(newdata, pd.DataFrame) and yname is not None and yname in newdata.columns:
             y = newdata[yname]
         else:
-            raise ValueError(
-                f"newdata has no response column {yname!r}; pass the observed labels as y="
-            )
+            raise ValueError(f"newdata has no response column {yname!r}; pass the observed labels as y=")
     codes = np.asarray(fit.design.code_y(y))
     if fit.design.binary:
         return (codes > 0).astype(np.int64)
@@ -204,13 +220,24 @@ def _check_fits(fits, names):
     ref = fits[0].classes
     for nm, f in zip(names, fits):
         if list(f.classes) != list(ref):
-            raise ValueError(f"fit {nm!r} has classes {f.classes}, fit {names[0]!r} has {ref}: "
-                             "compare needs models of the same response")
+            raise ValueError(
+                f"fit {nm!r} has classes {f.classes}, fit {names[0]!r} has {ref}: "
+                "compare needs models of the same response"
+            )
     return fits, names
 
 
-def compare(fits, newdata, names=None, *, y=None, level: float = 0.95, interval: str = "wilson",
-            exact: bool | None = None, options: dict | None = None) -> Summary:
+def compare(
+    fits,
+    newdata,
+    names=None,
+    *,
+    y=None,
+    level: float = 0.95,
+    interval: str = "wilson",
+    exact: bool | None = None,
+    options: dict | None = None,
+) -> Summary:
     """Compare several fitted models on the same test data: the table a report needs.
 
     Parameters
@@ -275,20 +302,32 @@ def compare(fits, newdata, names=None, *, y=None, level: float = 0.95, interval:
         pred = np.asarray(f.design.code_y(cls))
         pred = (pred > 0).astype(np.int64) if f.design.binary else pred.astype(np.int64)
         if pred.size != n:
-            raise ValueError(f"model {nm!r} predicted {pred.size} rows for {n} observed labels "
-                             "(rows with missing values?); drop them from newdata first")
+            raise ValueError(
+                f"model {nm!r} predicted {pred.size} rows for {n} observed labels "
+                "(rows with missing values?); drop them from newdata first"
+            )
         ok = pred == yk
         correct[nm] = ok
         errs = int(n - ok.sum())
         lo, hi = error_ci(errs, n, level=lv, method=sm_method)
-        row = {"model": nm, "n": n, "errors": errs, "error": errs / n, "ci_lower": lo, "ci_upper": hi,
-               "brier": np.nan, "cross_entropy": np.nan}
+        row = {
+            "model": nm,
+            "n": n,
+            "errors": errs,
+            "error": errs / n,
+            "ci_lower": lo,
+            "ci_upper": hi,
+            "brier": np.nan,
+            "cross_entropy": np.nan,
+        }
         try:
             P = np.asarray(f.predict(newdata, type="prob", **options.get(nm, {})), dtype=float)
         except NotImplementedError:
             P = None
-            notes.append(f"{nm} gives no class probabilities: Brier and cross-entropy are missing"
-                         + ("; its AUC uses the decision value" if K == 2 else ""))
+            notes.append(
+                f"{nm} gives no class probabilities: Brier and cross-entropy are missing"
+                + ("; its AUC uses the decision value" if K == 2 else "")
+            )
         if P is not None:
             if K == 2:
                 row["brier"] = metrics.brier(yk, P[:, 1])
@@ -296,8 +335,9 @@ def compare(fits, newdata, names=None, *, y=None, level: float = 0.95, interval:
                 row["brier"] = metrics.brier_multi(yk, P)
             row["cross_entropy"] = metrics.cross_entropy(yk, P)
             if np.isinf(row["cross_entropy"]):
-                notes.append(f"{nm}: cross_entropy is inf because some test case got probability 0 "
-                             "for its observed class")
+                notes.append(
+                    f"{nm}: cross_entropy is inf because some test case got probability 0 for its observed class"
+                )
         if K == 2:
             score = P[:, 1] if P is not None else np.asarray(f.predict(newdata, type="link"), dtype=float)
             row["auc"] = metrics.auc(yk, score) if 0 < yk.sum() < n else np.nan
@@ -311,12 +351,27 @@ def compare(fits, newdata, names=None, *, y=None, level: float = 0.95, interval:
     if pairs:
         tables["McNemar tests"] = pd.DataFrame(pairs).set_index("models")
     label = _CI_LABELS[sm_method]
-    info = {"test observations": n, "classes": ", ".join(map(str, fits[0].classes)),
-            "error interval": f"{label}, {100 * lv:g} %"}
-    notes = [f"ci_lower/ci_upper: {label} {100 * lv:g} % interval of the error rate.",
-             "brier: " + ("mean (1[y = " + str(fits[0].classes[1]) + "] - p)^2" if K == 2
-                          else "mean sum_k (1[y = k] - p_k)^2") + "; cross_entropy: -mean log p(y).",
-             ] + ([f"McNemar: exact binomial test below {EXACT_MCNEMAR_BELOW} discordant pairs, "
-                   "otherwise chi-square with continuity correction; n01 = first model right and "
-                   "second wrong."] if pairs and exact is None else []) + notes
+    info = {
+        "test observations": n,
+        "classes": ", ".join(map(str, fits[0].classes)),
+        "error interval": f"{label}, {100 * lv:g} %",
+    }
+    notes = (
+        [
+            f"ci_lower/ci_upper: {label} {100 * lv:g} % interval of the error rate.",
+            "brier: "
+            + ("mean (1[y = " + str(fits[0].classes[1]) + "] - p)^2" if K == 2 else "mean sum_k (1[y = k] - p_k)^2")
+            + "; cross_entropy: -mean log p(y).",
+        ]
+        + (
+            [
+                f"McNemar: exact binomial test below {EXACT_MCNEMAR_BELOW} discordant pairs, "
+                "otherwise chi-square with continuity correction; n01 = first model right and "
+                "second wrong."
+            ]
+            if pairs and exact is None
+            else []
+        )
+        + notes
+    )
     return Summary("Comparison on test data", info, tables, notes)

@@ -3,6 +3,7 @@
 Labels live only here and in :mod:`cohstats.formula`: solvers return arrays, a ``Fit``
 re-attaches the names (coefficients by term, probabilities by class, predictions by row).
 """
+
 from __future__ import annotations
 
 import copy
@@ -17,7 +18,7 @@ from .validation import check_options, check_s
 
 __all__ = ["Fit", "Summary", "PathFrame", "load", "interpolate_path"]
 
-_TYPES = ("class", "prob", "link", "response")   # "response": R's name for probabilities
+_TYPES = ("class", "prob", "link", "response")  # "response": R's name for probabilities
 
 
 # ============================================================================ Summary
@@ -56,8 +57,14 @@ class Summary:
     ### Demo fit
     """
 
-    def __init__(self, title: str, info: dict | None = None, tables: dict | None = None,
-                 notes: Iterable[str] | None = None, call: str | None = None):
+    def __init__(
+        self,
+        title: str,
+        info: dict | None = None,
+        tables: dict | None = None,
+        notes: Iterable[str] | None = None,
+        call: str | None = None,
+    ):
         self.title = title
         self.info = dict(info or {})
         self.tables = {k: v for k, v in (tables or {}).items()}
@@ -68,8 +75,7 @@ class Summary:
     def to_frame(self, name: str | None = None) -> pd.DataFrame:
         """The main table (the first, or the one called ``name``) as a DataFrame."""
         if not self.tables:
-            return pd.DataFrame({"value": [_fmt_value(v) for v in self.info.values()]},
-                                index=list(self.info))
+            return pd.DataFrame({"value": [_fmt_value(v) for v in self.info.values()]}, index=list(self.info))
         if name is None:
             return next(iter(self.tables.values())).copy()
         if name not in self.tables:
@@ -98,8 +104,16 @@ class Summary:
         for name, tab in self.tables.items():
             lines.append("")
             lines.append(f"{name}:")
-            with pd.option_context("display.width", 120, "display.max_rows", 60,
-                                   "display.max_columns", 20, "display.float_format", "{:.6g}".format):
+            with pd.option_context(
+                "display.width",
+                120,
+                "display.max_rows",
+                60,
+                "display.max_columns",
+                20,
+                "display.float_format",
+                "{:.6g}".format,
+            ):
                 lines.append(tab.to_string())
         if self.notes:
             lines.append("")
@@ -135,15 +149,31 @@ class Summary:
 
     @staticmethod
     def _tex_escape(s: str) -> str:
-        for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                     ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        for a, b in (
+            ("\\", r"\textbackslash{}"),
+            ("&", r"\&"),
+            ("%", r"\%"),
+            ("$", r"\$"),
+            ("#", r"\#"),
+            ("_", r"\_"),
+            ("{", r"\{"),
+            ("}", r"\}"),
+            ("~", r"\textasciitilde{}"),
+            ("^", r"\^{}"),
+        ):
             s = s.replace(a, b)
         return s
 
     def _tex_table(self, df: pd.DataFrame, caption: str, floatfmt) -> str:
         e = self._tex_escape
-        lines = [r"\begin{table}[ht]", r"\centering", r"\begin{tabular}{l" + "r" * df.shape[1] + "}",
-                 r"\hline", " & ".join([""] + [e(str(c)) for c in df.columns]) + r" \\", r"\hline"]
+        lines = [
+            r"\begin{table}[ht]",
+            r"\centering",
+            r"\begin{tabular}{l" + "r" * df.shape[1] + "}",
+            r"\hline",
+            " & ".join([""] + [e(str(c)) for c in df.columns]) + r" \\",
+            r"\hline",
+        ]
         for i, r in zip(df.index, df.itertuples(index=False)):
             lines.append(" & ".join([e(str(i))] + [e(_fmt_cell(v, floatfmt)) for v in r]) + r" \\")
         lines += [r"\hline", r"\end{tabular}", rf"\caption{{{e(caption)}}}", r"\end{table}"]
@@ -185,8 +215,9 @@ class PathFrame(pd.DataFrame):
         return PathFrame
 
     @classmethod
-    def build(cls, data: pd.DataFrame | dict, xvar: str, coef_columns: Iterable[str] = (),
-              log_x: bool | None = None) -> "PathFrame":
+    def build(
+        cls, data: pd.DataFrame | dict, xvar: str, coef_columns: Iterable[str] = (), log_x: bool | None = None
+    ) -> "PathFrame":
         pf = cls(data)
         pf.xvar = xvar
         pf.coef_columns = list(coef_columns)
@@ -202,8 +233,14 @@ class PathFrame(pd.DataFrame):
         long = base.melt(id_vars=["step", xv], value_vars=cols, var_name="term", value_name="estimate")
         return long.sort_values(["step", "term"], kind="stable").reset_index(drop=True)
 
-    def plot(self, columns: Iterable[str] | None = None, ax=None, label: bool = True,  # type: ignore[override]
-             ylabel: str | None = None, **kwargs):
+    def plot(
+        self,
+        columns: Iterable[str] | None = None,
+        ax=None,
+        label: bool = True,  # type: ignore[override]
+        ylabel: str | None = None,
+        **kwargs,
+    ):
         """Coefficient paths against the sequence (log scale for penalties), glmnet style.
 
         The top axis shows the number of nonzero coefficients when a ``df`` column exists.
@@ -214,7 +251,7 @@ class PathFrame(pd.DataFrame):
 
         xv = getattr(self, "xvar", None) or self.columns[0]
         cols = list(columns) if columns is not None else list(getattr(self, "coef_columns", []) or [])
-        if not cols:                     # no coefficient paths: draw the other columns, named
+        if not cols:  # no coefficient paths: draw the other columns, named
             cols = [c for c in self.columns if c != xv]
             columns = cols
         if ax is None:
@@ -327,7 +364,7 @@ class Fit:
     def __init__(self, design: Design, call: dict | None = None):
         self.design = design
         self.call = dict(call or {})
-        self.converged = None       # every fit function sets it: no optimistic default
+        self.converged = None  # every fit function sets it: no optimistic default
         self.n_iter = 0
         self._coef = None
         self._intercept = None
@@ -361,28 +398,38 @@ class Fit:
         name = type(self).__name__
         lam = np.asarray(lambda_)
         if lam.ndim != 1 or lam.size == 0 or lam.dtype.kind not in "fiu":
-            raise ValueError(f"{name}: lambda_ must be a non-empty 1-D array of numbers (the fitted "
-                             f"{self.path_var} sequence); got an array of shape {lam.shape} and dtype "
-                             f"{lam.dtype}")
+            raise ValueError(
+                f"{name}: lambda_ must be a non-empty 1-D array of numbers (the fitted "
+                f"{self.path_var} sequence); got an array of shape {lam.shape} and dtype "
+                f"{lam.dtype}"
+            )
         return np.asarray(lam, dtype=np.float64)
 
     def _checked_converged(self, converged) -> bool:
         if not isinstance(converged, (bool, np.bool_)):
-            raise TypeError(f"{type(self).__name__}: converged must be a bool (whether the solver met "
-                            f"its tolerance); got {type(converged).__name__} {converged!r}")
+            raise TypeError(
+                f"{type(self).__name__}: converged must be a bool (whether the solver met "
+                f"its tolerance); got {type(converged).__name__} {converged!r}"
+            )
         return bool(converged)
 
     def _checked_n_iter(self, n_iter) -> int:
         if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
-            raise TypeError(f"{type(self).__name__}: n_iter must be a nonnegative int; got "
-                            f"{type(n_iter).__name__} {n_iter!r}")
+            raise TypeError(
+                f"{type(self).__name__}: n_iter must be a nonnegative int; got {type(n_iter).__name__} {n_iter!r}"
+            )
         return int(n_iter)
 
     def _checked_s(self, s) -> float:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(s):
-            raise TypeError(f"{type(self).__name__}: s must be a finite number (the selected "
-                            f"{self.path_var}); got {type(s).__name__} {s!r}")
+        if (
+            isinstance(s, (bool, np.bool_))
+            or not isinstance(s, (int, float, np.integer, np.floating))
+            or not np.isfinite(s)
+        ):
+            raise TypeError(
+                f"{type(self).__name__}: s must be a finite number (the selected "
+                f"{self.path_var}); got {type(s).__name__} {s!r}"
+            )
         return float(s)
 
     def _derive(self, **changes) -> "Fit":
@@ -390,8 +437,12 @@ class Fit:
         is built (``select(s)``, a tuned fit with its tuning table). Contract fields among the
         changes (``lambda_``, ``s``, ``converged``, ``n_iter``) are checked as in
         :meth:`_set_contract`."""
-        check = {"lambda_": self._checked_lambda, "s": self._checked_s,
-                 "converged": self._checked_converged, "n_iter": self._checked_n_iter}
+        check = {
+            "lambda_": self._checked_lambda,
+            "s": self._checked_s,
+            "converged": self._checked_converged,
+            "n_iter": self._checked_n_iter,
+        }
         for k, v in changes.items():
             if k in check:
                 check[k](v)
@@ -469,8 +520,10 @@ class Fit:
         s = self._check_s(s, "coef_at")
         c, b = self._coef_at(s)
         if c is None or self.coef is None:
-            raise ValueError(f"a {type(self).__name__} has no input-space coefficients "
-                             "(kernel expansions and trees); see dual_coef or predict(type='link')")
+            raise ValueError(
+                f"a {type(self).__name__} has no input-space coefficients "
+                "(kernel expansions and trees); see dual_coef or predict(type='link')"
+            )
         c = np.asarray(c)
         b = np.zeros(c.shape[1:]) if b is None else np.asarray(b, dtype=float)
         names = ["(Intercept)"] + self.xnames
@@ -485,8 +538,10 @@ class Fit:
         lo, hi = float(lam.min()), float(lam.max())
         tol = 1e-10 * max(1.0, abs(hi))
         if s < lo - tol or s > hi + tol:
-            raise ValueError(f"s={s!r} lies outside the fitted {self.path_var} range [{lo:.6g}, {hi:.6g}]; "
-                             f"refit with a {self.path_arg or self.path_var} sequence that covers it")
+            raise ValueError(
+                f"s={s!r} lies outside the fitted {self.path_var} range [{lo:.6g}, {hi:.6g}]; "
+                f"refit with a {self.path_arg or self.path_var} sequence that covers it"
+            )
         return s
 
     def _check_s(self, s, where: str = "predict"):
@@ -500,8 +555,10 @@ class Fit:
             if lam is not None and np.size(lam) == 1 and np.isclose(s, float(np.ravel(lam)[0]), rtol=1e-9, atol=0):
                 return None
             fitted = "" if lam is None or np.size(lam) != 1 else f" at {self.path_var} = {float(np.ravel(lam)[0]):.6g}"
-            raise ValueError(f"{where}: this fit is not a path (it was fitted{fitted}), so s cannot "
-                             f"select another value; refit with {self.path_arg or self.path_var}={s!r}")
+            raise ValueError(
+                f"{where}: this fit is not a path (it was fitted{fitted}), so s cannot "
+                f"select another value; refit with {self.path_arg or self.path_var}={s!r}"
+            )
         return self._validate_s(s)
 
     # ------------------------------------------------------------------ prediction
@@ -553,8 +610,10 @@ class Fit:
         if options:
             check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
             if type != "prob":
-                raise TypeError(f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
-                                f"got {sorted(options)} (they belong to type='prob')")
+                raise TypeError(
+                    f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
+                    f"got {sorted(options)} (they belong to type='prob')"
+                )
         X = self._X(newdata)
         sk = {} if s is None else {"s": s}
         idx = self._index(newdata, X.shape[0])
@@ -589,8 +648,10 @@ class Fit:
     def select(self, s) -> "Fit":
         """A copy of a path fit with the selected value ``s`` (used by predict/coef/summary)."""
         if not self.is_path:
-            raise ValueError(f"{type(self).__name__}.select(): this fit is not a path (a single "
-                             f"{self.path_var}), so there is nothing to select")
+            raise ValueError(
+                f"{type(self).__name__}.select(): this fit is not a path (a single "
+                f"{self.path_var}), so there is nothing to select"
+            )
         s = self._check_s(s, "select")
         return self._derive(s=float(s))
 
@@ -619,7 +680,8 @@ class Fit:
                     sm.notes.append(
                         f"s is the {which} value of the fitted {self.path_var} sequence: if it was "
                         f"chosen (e.g. by cross-validation), the best value may lie beyond the path; "
-                        f"extend the sequence ({self._extend_hint(which)}) and check")
+                        f"extend the sequence ({self._extend_hint(which)}) and check"
+                    )
                     break
         self._add_error_intervals(sm)
         n_drop = int(getattr(d, "n_dropped", 0) or 0)
@@ -627,8 +689,9 @@ class Fit:
         if n_drop:
             why = getattr(d, "dropped", {}) or {}
             detail = ", ".join(f"{k}: {v}" for k, v in why.items()) if isinstance(why, dict) else ""
-            sm.notes.append(f"{n_drop} row(s) with missing values were dropped before fitting"
-                            + (f" ({detail})" if detail else ""))
+            sm.notes.append(
+                f"{n_drop} row(s) with missing values were dropped before fitting" + (f" ({detail})" if detail else "")
+            )
         return sm
 
     def _add_error_intervals(self, sm: Summary, level: float = 0.95) -> None:
@@ -645,13 +708,11 @@ class Fit:
             v = sm.info[key]
             if isinstance(v, (float, np.floating)) and 0.0 <= float(v) <= 1.0 and n > 0:
                 lo, hi = error_ci(int(round(float(v) * n)), n, level=level, method="wilson")
-                sm.info[f"{key} {int(round(100 * level))}% interval (Wilson)"] = \
-                    f"{float(lo):.4g} .. {float(hi):.4g}"
+                sm.info[f"{key} {int(round(100 * level))}% interval (Wilson)"] = f"{float(lo):.4g} .. {float(hi):.4g}"
 
     def _extend_hint(self, which: str) -> str:
         if self.path_var == "lambda":
-            return "a smaller lambda_min_ratio or more lambda_ values" if which == "last" \
-                else "larger lambda_ values"
+            return "a smaller lambda_min_ratio or more lambda_ values" if which == "last" else "larger lambda_ values"
         if self.path_var == "step":
             return "more trees (n_trees)"
         return f"more {self.path_arg or self.path_var} values"
@@ -660,6 +721,7 @@ class Fit:
         """Calibration on test data: reliability table, Brier, ECE, ``.plot()``
         (:func:`cohstats.calibration.calibration`; ``kw`` as there)."""
         from .calibration import calibration
+
         return calibration(self, newdata, **kw)
 
     def path(self) -> PathFrame:
@@ -685,8 +747,10 @@ class Fit:
         src = self.formula if self.formula else f"{self.design.p} predictors"
         conv = "" if self.converged else ", NOT converged"
         extra = self._repr_extra()
-        return (f"<{type(self).__name__} {self.method}({src}): n={self.nobs}, "
-                f"{self.n_classes} classes{', ' + extra if extra else ''}{conv}>")
+        return (
+            f"<{type(self).__name__} {self.method}({src}): n={self.nobs}, "
+            f"{self.n_classes} classes{', ' + extra if extra else ''}{conv}>"
+        )
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
@@ -697,6 +761,7 @@ class Fit:
         :class:`cohstats.persist.UnsafeObjectError`.
         """
         from .persist import save
+
         save(self, path)
 
     @classmethod
@@ -712,4 +777,5 @@ def load(path, expected: type | None = None):
     cohstats file. See :func:`cohstats.persist.load`.
     """
     from .persist import load as _load
+
     return _load(path, expected=expected)

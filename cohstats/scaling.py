@@ -6,6 +6,7 @@ scale-safe: columns are first divided by their largest absolute value, so that p
 order 1e150 or 1e-150 give the same standardised inputs as their rescaled twins (no overflow or
 underflow in the squares). A column that is constant (relative spread below 1e-12) keeps scale 1.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,7 @@ def column_scaling(X, w=None, standardize: bool = True):
     ws = w / w.sum()
     big = np.max(np.abs(X), axis=0) if X.shape[0] else np.ones(p)
     big = np.where((big > 0) & np.isfinite(big), big, 1.0)
-    Xs = X / big                              # |Xs| <= 1: no overflow in the squares below
+    Xs = X / big  # |Xs| <= 1: no overflow in the squares below
     c = ws @ Xs
     sd = np.sqrt(ws @ (Xs - c) ** 2)
     scale = np.where(sd > 1e-12 * np.maximum(np.abs(c), 1e-300), sd * big, 1.0)

@@ -18,6 +18,7 @@ Examples
 >>> model.fit(d[["x1", "x2"]], d["y"]).predict_proba(d[["x1", "x2"]]).shape
 (100, 2)
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,8 +34,13 @@ except ImportError as e:  # pragma: no cover - exercised only without scikit-lea
 
 from .formula import build_design
 
-__all__ = ["CLearnClassifier", "LUMClassifier", "LambdaSVMClassifier", "GentleBoostCClassifier",
-           "WeightedSVMClassifier"]
+__all__ = [
+    "CLearnClassifier",
+    "LUMClassifier",
+    "LambdaSVMClassifier",
+    "GentleBoostCClassifier",
+    "WeightedSVMClassifier",
+]
 
 
 class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
@@ -43,10 +49,10 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
     #: scikit-learn checks that are expected to fail, with the reason (see each class's docstring)
     _expected_failed_checks: dict = {}
 
-    _fit_function: tuple[str, str] = ("", "")   # (module, function)
-    _prob_params: tuple[str, ...] = ()           # constructor params passed to predict(type="prob")
+    _fit_function: tuple[str, str] = ("", "")  # (module, function)
+    _prob_params: tuple[str, ...] = ()  # constructor params passed to predict(type="prob")
     _binary_only = False
-    _param_map: dict = {}                        # constructor name -> fit-function name
+    _param_map: dict = {}  # constructor name -> fit-function name
 
     def _fit_kwargs(self) -> dict:
         params = self.get_params(deep=False)
@@ -63,11 +69,13 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
-            raise ValueError(f"{type(self).__name__} needs at least two classes; y has only one class "
-                             f"({self.classes_[0]!r})")
+            raise ValueError(
+                f"{type(self).__name__} needs at least two classes; y has only one class ({self.classes_[0]!r})"
+            )
         if self._binary_only and self.classes_.size > 2:
-            raise ValueError(f"Only binary classification is supported by {type(self).__name__}; "
-                             f"y has {self.classes_.size} classes")
+            raise ValueError(
+                f"Only binary classification is supported by {type(self).__name__}; y has {self.classes_.size} classes"
+            )
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=np.float64)
         design = build_design(X, y=y_enc, weights=sample_weight)
@@ -120,15 +128,26 @@ class WeightedSVMClassifier(_CohstatsClassifier):
     """
 
     _expected_failed_checks = {
-        "check_sample_weight_equivalence_on_dense_data":
-            "SMO solutions agree only to the KKT tolerance, not to 1e-7",
+        "check_sample_weight_equivalence_on_dense_data": "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
 
     _fit_function = ("cohstats.models.svm", "svm")
 
-    def __init__(self, kernel="rbf", C=1.0, gamma="scale", sigma=None, degree=3, coef0=0.0,
-                 standardize=True, pi=None, tol=1e-3, max_iter=None, prob_method="platt",
-                 decision_function_shape="ovr"):
+    def __init__(
+        self,
+        kernel="rbf",
+        C=1.0,
+        gamma="scale",
+        sigma=None,
+        degree=3,
+        coef0=0.0,
+        standardize=True,
+        pi=None,
+        tol=1e-3,
+        max_iter=None,
+        prob_method="platt",
+        decision_function_shape="ovr",
+    ):
         self.kernel = kernel
         self.decision_function_shape = decision_function_shape
         self.C = C
@@ -149,8 +168,7 @@ class WeightedSVMClassifier(_CohstatsClassifier):
 
     def decision_function(self, X):
         if self.decision_function_shape not in ("ovr", "ovo"):
-            raise ValueError("decision_function_shape must be 'ovr' or 'ovo'; got "
-                             f"{self.decision_function_shape!r}")
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo'; got {self.decision_function_shape!r}")
         F = super().decision_function(X)
         K = self.classes_.size
         if K <= 2 or self.decision_function_shape == "ovo":
@@ -179,8 +197,18 @@ class GentleBoostCClassifier(_CohstatsClassifier):
 
     _fit_function = ("cohstats.models.gboost", "gboost_c")
 
-    def __init__(self, rho=1.0, n_trees=100, nodes=8, shrinkage=0.1, anneal=None,
-                 init_beta="uniform", min_node_size=1, max_bins=255, random_state=None):
+    def __init__(
+        self,
+        rho=1.0,
+        n_trees=100,
+        nodes=8,
+        shrinkage=0.1,
+        anneal=None,
+        init_beta="uniform",
+        min_node_size=1,
+        max_bins=255,
+        random_state=None,
+    ):
         self.rho = rho
         self.n_trees = n_trees
         self.nodes = nodes
@@ -208,9 +236,23 @@ class CLearnClassifier(_CohstatsClassifier):
     _fit_function = ("cohstats.models.clearn", "clearn")
     _param_map = {"lam": "lambda_"}
 
-    def __init__(self, loss="C", rho=1.0, u=1.0, alpha=1.0, lam=1e-3, kernel=None, gamma=None,
-                 sigma=None, degree=3, coef0=1.0, delta=2.0, standardize=True, tol=1e-7,
-                 max_iter=10000):
+    def __init__(
+        self,
+        loss="C",
+        rho=1.0,
+        u=1.0,
+        alpha=1.0,
+        lam=1e-3,
+        kernel=None,
+        gamma=None,
+        sigma=None,
+        degree=3,
+        coef0=1.0,
+        delta=2.0,
+        standardize=True,
+        tol=1e-7,
+        max_iter=10000,
+    ):
         self.loss = loss
         self.rho = rho
         self.u = u
@@ -243,13 +285,27 @@ class LambdaSVMClassifier(_CohstatsClassifier):
 
     _fit_function = ("cohstats.models.lamsvm", "lamsvm")
     _expected_failed_checks = {
-        "check_sample_weight_equivalence_on_dense_data":
-            "SMO solutions agree only to the KKT tolerance, not to 1e-7",
+        "check_sample_weight_equivalence_on_dense_data": "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
 
-    def __init__(self, margin=None, C=1.0, kernel="rbf", gamma="scale", sigma=None,
-                 degree=3, coef0=1.0, standardize=True, tol=5e-2, eps=1e-6, max_iter=None,
-                 time_limit=None, cache_size=200.0, shrinking=True, warn_calibration=True):
+    def __init__(
+        self,
+        margin=None,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        sigma=None,
+        degree=3,
+        coef0=1.0,
+        standardize=True,
+        tol=5e-2,
+        eps=1e-6,
+        max_iter=None,
+        time_limit=None,
+        cache_size=200.0,
+        shrinking=True,
+        warn_calibration=True,
+    ):
         self.margin = margin
         self.C = C
         self.kernel = kernel
@@ -268,9 +324,11 @@ class LambdaSVMClassifier(_CohstatsClassifier):
 
     def __getattribute__(self, name):
         if name in ("predict_proba", "predict_log_proba"):
-            raise AttributeError(f"LambdaSVMClassifier has no {name}: the λ-SVM loss gives no "
-                                 "class probabilities (cohstats.lamsvm(...).predict(type='prob') "
-                                 "offers a post-hoc calibration)")
+            raise AttributeError(
+                f"LambdaSVMClassifier has no {name}: the λ-SVM loss gives no "
+                "class probabilities (cohstats.lamsvm(...).predict(type='prob') "
+                "offers a post-hoc calibration)"
+            )
         return super().__getattribute__(name)
 
 
@@ -286,9 +344,20 @@ class LUMClassifier(_CohstatsClassifier):
     _prob_params = ("prob_method",)
     _binary_only = True
 
-    def __init__(self, a=1000.0, c=0.0, lam=1e-3, alpha=0.0, kernel=None,
-                 sigma=None, gamma=None, standardize=True, tol=1e-7, max_iter=10000,
-                 prob_method="refit"):
+    def __init__(
+        self,
+        a=1000.0,
+        c=0.0,
+        lam=1e-3,
+        alpha=0.0,
+        kernel=None,
+        sigma=None,
+        gamma=None,
+        standardize=True,
+        tol=1e-7,
+        max_iter=10000,
+        prob_method="refit",
+    ):
         self.a = a
         self.c = c
         self.lam = lam

@@ -33,6 +33,7 @@ Traceback (most recent call last):
 ...
 TypeError: demo(standardize=...) must be True or False; got 'no' (str)
 """
+
 from __future__ import annotations
 
 import difflib
@@ -49,23 +50,58 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
-    "FitSpec", "fit_function", "spec_of", "check_param", "check_options", "check_s",
-    "Constraint", "Real", "Integer", "Bool", "Options", "Reals", "Callable", "AnyOf",
-    "NoneOr", "Anything", "RENAMED",
+    "FitSpec",
+    "fit_function",
+    "spec_of",
+    "check_param",
+    "check_options",
+    "check_s",
+    "Constraint",
+    "Real",
+    "Integer",
+    "Bool",
+    "Options",
+    "Reals",
+    "Callable",
+    "AnyOf",
+    "NoneOr",
+    "Anything",
+    "RENAMED",
 ]
 
 # Spellings users bring from other packages (or from earlier versions of this one), mapped to
 # the package's vocabulary (CONTRIBUTING.md, "Vocabulary").
 RENAMED = {
-    "lam": "lambda_", "lamda": "lambda_", "lambda": "lambda_", "lambd": "lambda_",
-    "Lambda": "lambda_", "lambdas": "lambda_", "l1_ratio": "alpha", "omega": "alpha",
-    "T": "rho", "temperature": "rho", "H": "n_trees", "n_estimators": "n_trees",
-    "n_iterations": "n_trees", "learning_rate": "shrinkage", "gamma_k": "gamma",
-    "scale": "standardize", "standardise": "standardize", "normalize": "standardize",
-    "class_weight": "weights", "sample_weight": "weights", "seed": "random_state",
-    "cost": "C", "epsilon": "tol", "maxit": "max_iter", "thresh": "tol",
-    "penalty.factor": "penalty_factor", "pf": "penalty_factor", "exclude": "penalty_factor",
-    "kernel_width": "gamma", "sigma2": "sigma",
+    "lam": "lambda_",
+    "lamda": "lambda_",
+    "lambda": "lambda_",
+    "lambd": "lambda_",
+    "Lambda": "lambda_",
+    "lambdas": "lambda_",
+    "l1_ratio": "alpha",
+    "omega": "alpha",
+    "T": "rho",
+    "temperature": "rho",
+    "H": "n_trees",
+    "n_estimators": "n_trees",
+    "n_iterations": "n_trees",
+    "learning_rate": "shrinkage",
+    "gamma_k": "gamma",
+    "scale": "standardize",
+    "standardise": "standardize",
+    "normalize": "standardize",
+    "class_weight": "weights",
+    "sample_weight": "weights",
+    "seed": "random_state",
+    "cost": "C",
+    "epsilon": "tol",
+    "maxit": "max_iter",
+    "thresh": "tol",
+    "penalty.factor": "penalty_factor",
+    "pf": "penalty_factor",
+    "exclude": "penalty_factor",
+    "kernel_width": "gamma",
+    "sigma2": "sigma",
 }
 
 
@@ -125,7 +161,7 @@ class Real(Constraint):
 
     low: float | None = None
     high: float | None = None
-    closed: str = "both"          # "both", "left", "right", "neither"
+    closed: str = "both"  # "both", "left", "right", "neither"
     allow_inf: bool = False
 
     def _interval(self) -> str:
@@ -349,11 +385,11 @@ def spec_of(fit_fn) -> FitSpec | None:
 def _unknown_keyword(fn_name: str, key: str, accepted) -> TypeError:
     accepted = sorted(accepted)
     if key in RENAMED and RENAMED[key] in accepted:
-        return TypeError(f"{fn_name}() got an unexpected keyword argument {key!r}: it is called "
-                         f"{RENAMED[key]!r} in cohstats")
+        return TypeError(
+            f"{fn_name}() got an unexpected keyword argument {key!r}: it is called {RENAMED[key]!r} in cohstats"
+        )
     close = difflib.get_close_matches(key, accepted, n=3, cutoff=0.6)
-    hint = (f"; did you mean {' or '.join(repr(c) for c in close)}?" if close
-            else f"; accepted: {', '.join(accepted)}")
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; accepted: {', '.join(accepted)}"
     return TypeError(f"{fn_name}() got an unexpected keyword argument {key!r}{hint}")
 
 
@@ -369,8 +405,7 @@ def check_options(where: str, options: dict, accepted) -> None:
 def check_s(where: str, s, what: str = "the fitted sequence"):
     """A path value ``s``: a finite real number (TypeError for strings etc.)."""
     if not _is_real(s):
-        raise TypeError(f"{where}: s must be a number (a value of {what}) or None; "
-                        f"got {_show(s)}")
+        raise TypeError(f"{where}: s must be a number (a value of {what}) or None; got {_show(s)}")
     s = float(s)
     if not math.isfinite(s):
         raise ValueError(f"{where}: s must be finite; got {s!r}")
@@ -404,7 +439,7 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
     """
     if not _interruptible() or threading.current_thread() is not threading.main_thread():
         return fn(*args, **kwargs)
-    frame = sys._getframe(2)                    # the caller of the fit function's wrapper
+    frame = sys._getframe(2)  # the caller of the fit function's wrapper
     while frame is not None and frame.f_code in TRANSPARENT_CODES:
         frame = frame.f_back
     context = None
@@ -430,6 +465,7 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
     bar = None
     if verbose:
         from cohstats.tuning.parallel import progress_bar
+
         bar = progress_bar(None, f"{name}: fitting", True, bar_format="{desc} ({elapsed} elapsed)")
     try:
         while t.is_alive():
@@ -444,8 +480,7 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
     module = frame.f_globals.get("__name__", "cohstats") if frame is not None else "cohstats"
     registry = frame.f_globals.setdefault("__warningregistry__", {}) if frame is not None else None
     for w in box.get("warnings", ()):
-        warnings.warn_explicit(w.message, w.category, filename, lineno, module=module,
-                               registry=registry)
+        warnings.warn_explicit(w.message, w.category, filename, lineno, module=module, registry=registry)
     if "err" in box:
         err = box.pop("err")
         raise err.with_traceback(err.__traceback__)
@@ -464,10 +499,13 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
 
     def deco(fn):
         sig = inspect.signature(fn)
-        accepted = {k for k, p in sig.parameters.items()
-                    if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not k.startswith("_")}
+        accepted = {
+            k
+            for k, p in sig.parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not k.startswith("_")
+        }
         own_verbose = "verbose" in sig.parameters
-        accepted.add("verbose")          # every fit function takes verbose= (a progress line)
+        accepted.add("verbose")  # every fit function takes verbose= (a progress line)
         # a function with **kwargs checks its extra keywords itself (e.g. gboost(loss="cart"))
         open_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
         private = {k for k in sig.parameters if k.startswith("_")}
@@ -484,8 +522,11 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
                         continue
                     if k in extra_renamed:
                         v = extra_renamed[k]
-                        hint = (v if v.startswith(("the ", "it ")) else f"it is {v}") if " " in v \
+                        hint = (
+                            (v if v.startswith(("the ", "it ")) else f"it is {v}")
+                            if " " in v
                             else f"it is called {v!r} in cohstats"
+                        )
                         raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: {hint}")
                     raise _unknown_keyword(name, k, accepted)
             for k, v in kwargs.items():

@@ -1,4 +1,5 @@
 """Sphinx configuration of the cohstats documentation (``sphinx-build -W docs docs/_build``)."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The binary GKL estimator of [WSL] eq. (13)-(14) written out directly, as an independent
 reference for the package's K-class estimator (which must reproduce it exactly for K = 2)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,8 +40,8 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None)
     xidx = rng.integers(0, n, size=n)
     src = np.where(xmask, xidx, np.arange(n))
     Xs = np.ascontiguousarray(X[src])
-    p0c = _clip(p0)                        # (S, n) at the original inputs
-    p0s = p0c[:, src]                      # p0 at the perturbed inputs X*l
+    p0c = _clip(p0)  # (S, n) at the original inputs
+    p0s = p0c[:, src]  # p0 at the perturbed inputs X*l
     Kf = tau + tau * (1.0 - tau) * (y01[None] - p0s) ** 2 / (p0s * (1.0 - p0s))
     S = p0.shape[0]
     A = np.zeros((S, n))
@@ -67,7 +68,7 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None)
                 fit = fit_fn(design.replace(X=Xs, y=Ystar[idx[0]]), **_along(parg, args, sub))
                 P[idx] = _as_p1(_outputs(fit, X, "prob", sub, prob_args))
         Pc = _clip(P)
-        Ps = Pc[:, src]                      # p* at the perturbed inputs
+        Ps = Pc[:, src]  # p* at the perturbed inputs
         lam_s = _logit(Ps)
         A += lam_s * Ystar / Kf
         B += lam_s / Kf
@@ -80,16 +81,16 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None)
     return A, B, Ysum, W, dsum
 
 
-
-
 def binary_gkl(fit_fn, design, args, full, tau, D, seed_seq, prob_args=None, centering="within"):
     """(estimate, cov, d_hat) of [WSL] eq. (9) with eq. (13) in the 0/1 coding, for a binary design."""
     n = design.nobs
     child = seed_seq.spawn(D)
     lam = np.asarray(full.lambda_, float) if _has_path(full) else None
     p0 = _as_p1(_outputs(full, design.X, "prob", lam, prob_args))
-    parts = [_gkl_task(fit_fn, design, args, lam, p0, child[l], D, tau, prob_args,
-                       getattr(full, "path_arg", None)) for l in range(D)]
+    parts = [
+        _gkl_task(fit_fn, design, args, lam, p0, child[l], D, tau, prob_args, getattr(full, "path_arg", None))
+        for l in range(D)
+    ]
     A = sum(o[0] for o in parts)
     B = sum(o[1] for o in parts)
     Ys = sum(o[2] for o in parts)

@@ -6,6 +6,7 @@ by Newton's method at every lambda (warm starts). ``ridge_logit_fixed`` is the s
 a non-path fit at one lambda. ``shrunk_mean`` ignores x: p = expit(a + b * mean(y01)), a
 linear smoother in y whose covariance penalty is known in closed form.
 """
+
 import numpy as np
 from scipy.special import expit
 
@@ -20,7 +21,7 @@ def _newton(X1, y, w, lam, beta, max_iter=100, tol=1e-12):
     pen[0] = 0.0
     for _ in range(max_iter):
         f = X1 @ beta
-        q = expit(-y * f)                      # = 1 - P(correct)
+        q = expit(-y * f)  # = 1 - P(correct)
         g = -(X1.T @ (w * y * q)) / n + pen * beta
         H = (X1.T * (w * q * (1 - q))) @ X1 / n + np.diag(pen) + 1e-14 * np.eye(p1)
         step = np.linalg.solve(H, g)
@@ -32,7 +33,7 @@ def _newton(X1, y, w, lam, beta, max_iter=100, tol=1e-12):
 
 class RidgeLogitFit(Fit):
     method = "ridge_logit"
-    path_arg = "lambda_"      # cross-validation refits folds along the full-data sequence
+    path_arg = "lambda_"  # cross-validation refits folds along the full-data sequence
 
     def _decision(self, X, s=None):
         c, b = self._coef_at(s)
@@ -155,7 +156,7 @@ def ridge_softmax(formula, data=None, lam=1e-3):
         for a in range(K):
             for b in range(K):
                 w = P[:, a] * ((a == b) - P[:, b])
-                H[a * q:(a + 1) * q, b * q:(b + 1) * q] = (X1.T * w) @ X1 / n
+                H[a * q : (a + 1) * q, b * q : (b + 1) * q] = (X1.T * w) @ X1 / n
         H += np.diag(np.tile(pen, K))
         step = np.linalg.solve(H, G.T.ravel()).reshape(K, q).T
         B -= step

@@ -12,6 +12,7 @@ Every outcome must be either
 The number of examples is bounded and derandomised so the default run stays short. The named
 regression tests at the end are the cases of the audit that found silent wrong answers.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,9 +31,13 @@ from hypothesis import strategies as st  # noqa: E402
 import cohstats as cs  # noqa: E402
 
 PKG = os.path.dirname(cs.__file__)
-SETTINGS = settings(max_examples=int(os.environ.get("COHSTATS_BAD_INPUT_EXAMPLES", 12)),
-                    deadline=None, derandomize=True, database=None,
-                    suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=int(os.environ.get("COHSTATS_BAD_INPUT_EXAMPLES", 12)),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 FIT_FUNCTIONS = {
     "clearn": dict(nlambda=5),
@@ -60,9 +65,9 @@ def _check_outcome(call):
         except (ValueError, TypeError) as exc:
             msg = str(exc)
             assert msg and len(msg) > 10, f"an error without a message: {exc!r}"
-            assert _raised_by_cohstats(exc), (
-                f"{type(exc).__name__} from outside cohstats: {msg}\n"
-                + "".join(traceback.format_tb(exc.__traceback__)[-3:]))
+            assert _raised_by_cohstats(exc), f"{type(exc).__name__} from outside cohstats: {msg}\n" + "".join(
+                traceback.format_tb(exc.__traceback__)[-3:]
+            )
             return None
         except NotImplementedError as exc:
             assert _raised_by_cohstats(exc) and str(exc)
@@ -156,19 +161,39 @@ def test_every_fit_function_errors_clearly_or_fits_soundly(name, df):
 def test_tuners_error_clearly_or_run(name, df):
     fn = getattr(cs, name)
     kw = FIT_FUNCTIONS[name]
-    res = _check_outcome(lambda: cs.cv(fn, _formula(df), df, nfolds=2, verbose=False,
-                                       random_state=0, **kw))
+    res = _check_outcome(lambda: cs.cv(fn, _formula(df), df, nfolds=2, verbose=False, random_state=0, **kw))
     if res is not None:
         assert res.cvm.shape[0] >= 1
 
 
 @SETTINGS
-@given(bad=st.sampled_from([
-    {"lambda_": -1.0}, {"lambda_": "abc"}, {"lambda_": [0.1, np.nan]}, {"alpha": 2.0},
-    {"alpha": "l1"}, {"standardize": "no"}, {"standardize": 1}, {"nlambda": 0}, {"nlambda": 2.5},
-    {"kernel": "gauss"}, {"gamma": -1.0}, {"gamma": "wide"}, {"tol": 0.0}, {"max_iter": -3},
-    {"weights": "nosuchcolumn"}, {"subset": "x >"}, {"na_action": "drop"}, {"lamda": 0.1},
-    {"rho": 0.0}, {"loss": "hinge"}, {"sigma": 1.0}]))
+@given(
+    bad=st.sampled_from(
+        [
+            {"lambda_": -1.0},
+            {"lambda_": "abc"},
+            {"lambda_": [0.1, np.nan]},
+            {"alpha": 2.0},
+            {"alpha": "l1"},
+            {"standardize": "no"},
+            {"standardize": 1},
+            {"nlambda": 0},
+            {"nlambda": 2.5},
+            {"kernel": "gauss"},
+            {"gamma": -1.0},
+            {"gamma": "wide"},
+            {"tol": 0.0},
+            {"max_iter": -3},
+            {"weights": "nosuchcolumn"},
+            {"subset": "x >"},
+            {"na_action": "drop"},
+            {"lamda": 0.1},
+            {"rho": 0.0},
+            {"loss": "hinge"},
+            {"sigma": 1.0},
+        ]
+    )
+)
 def test_bad_arguments_name_themselves(bad):
     df = pd.DataFrame({"x": np.arange(20.0), "z": np.sin(np.arange(20.0)), "resp": ["a", "b"] * 10})
     with pytest.raises((ValueError, TypeError)) as info:
@@ -183,8 +208,7 @@ def test_bad_arguments_name_themselves(bad):
 # ============================================================================ named regressions
 def _df(n=80, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n),
-                         "y": rng.choice(["a", "b"], size=n)})
+    return pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "y": rng.choice(["a", "b"], size=n)})
 
 
 @pytest.mark.parametrize("name", ["clearn", "lamsvm", "gboost_c", "lum", "svm"])
@@ -208,12 +232,15 @@ def test_non_bool_flag_is_refused():
         cs.clearn("y ~ x1 + x2", _df(), standardize="no")
 
 
-@pytest.mark.parametrize("call", [
-    lambda df: cs.clearn("y ~ x1 + x2", df, sigma=1.0),
-    lambda df: cs.svm("y ~ x1 + x2", df, kernel="linear", sigma=1.0),
-    lambda df: cs.lamsvm("y ~ x1 + x2", df, kernel="linear", gamma=1.0),
-    lambda df: cs.lum("y ~ x1 + x2", df, gamma=1.0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df: cs.clearn("y ~ x1 + x2", df, sigma=1.0),
+        lambda df: cs.svm("y ~ x1 + x2", df, kernel="linear", sigma=1.0),
+        lambda df: cs.lamsvm("y ~ x1 + x2", df, kernel="linear", gamma=1.0),
+        lambda df: cs.lum("y ~ x1 + x2", df, gamma=1.0),
+    ],
+)
 def test_kernel_arguments_on_a_linear_fit_are_refused(call):
     with pytest.raises(ValueError, match="gamma|sigma"):
         call(_df())

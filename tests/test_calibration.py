@@ -1,6 +1,7 @@
 """Tests of cohstats.calibration: reliability tables against scikit-learn's calibration_curve
 (same bins), intervals against statsmodels, ECE and Brier by hand, for the fit functions that
 give probabilities (clearn binary and multiclass, lum, svm with Platt, gboost_c)."""
+
 from __future__ import annotations
 
 import matplotlib
@@ -20,8 +21,7 @@ from cohstats.results import Summary  # noqa: E402
 
 def _hand_table(p, event, bins, strategy):
     """Bins written out: (lo, hi] with the first closed, edges as scikit-learn's."""
-    edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform"
-             else np.percentile(p, np.linspace(0, 100, bins + 1)))
+    edges = np.linspace(0, 1, bins + 1) if strategy == "uniform" else np.percentile(p, np.linspace(0, 100, bins + 1))
     rows = []
     for b in range(bins):
         lo, hi = edges[b], edges[b + 1]
@@ -119,12 +119,14 @@ def test_true_probabilities_are_calibrated_and_distorted_ones_are_not():
     p = prob_wsl2(X)
     event = df["y"].to_numpy() == 1
     _, ece_true = reliability(p, event, bins=10)
-    q = p ** 2  # distorted: too small everywhere in (0, 1)
+    q = p**2  # distorted: too small everywhere in (0, 1)
     _, ece_bad = reliability(q, event, bins=10)
     # population ECE of q: in each bin of q the event frequency is the mean true probability
     idx = np.minimum((np.ceil(q * 10) - 1).clip(0), 9).astype(int)
-    pop = sum(np.sum(idx == b) * abs(p[idx == b].mean() - q[idx == b].mean())
-              for b in range(10) if np.any(idx == b)) / p.size
+    pop = (
+        sum(np.sum(idx == b) * abs(p[idx == b].mean() - q[idx == b].mean()) for b in range(10) if np.any(idx == b))
+        / p.size
+    )
     assert ece_true < 0.005 and pop > 0.03
     assert ece_bad == pytest.approx(pop, abs=0.005)
     tab, _ = reliability(p, event, bins=10)

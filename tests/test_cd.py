@@ -1,13 +1,23 @@
 """Tests of the pathwise coordinate-descent engine (cohstats/solvers/cd/path.py) against independent
 references: scikit-learn, scipy.optimize on the same objective, closed-form KKT conditions."""
+
 import math
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from cohstats.losses.scalar import (LOSS_C, LOSS_HHINGE, LOSS_LOGIT, LOSS_LUM, LOSS_SQHINGE,
-                                    LOSS_V, closs_kappa, loss_d1, loss_value)
+from cohstats.losses.scalar import (
+    LOSS_C,
+    LOSS_HHINGE,
+    LOSS_LOGIT,
+    LOSS_LUM,
+    LOSS_SQHINGE,
+    LOSS_V,
+    closs_kappa,
+    loss_d1,
+    loss_value,
+)
 from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence, standardize_design
 
 TIGHT = 1e-13
@@ -39,11 +49,11 @@ def _scipy_enet(X, y, w, code, p1, p2, lam, alpha, pf=None):
     pf = np.ones(p) if pf is None else pf
 
     def fun(v):
-        b, bp, bm = v[0], v[1:p + 1], v[p + 1:]
+        b, bp, bm = v[0], v[1 : p + 1], v[p + 1 :]
         beta = bp - bm
         z = y * (b + X @ beta)
         val = np.sum(w * _vec_loss(code, z, p1, p2)) / n
-        val += lam * np.sum(pf * ((1 - alpha) / 2 * beta ** 2 + alpha * (bp + bm)))
+        val += lam * np.sum(pf * ((1 - alpha) / 2 * beta**2 + alpha * (bp + bm)))
         d = w * y * _vec_d1(code, z, p1, p2) / n
         gb = d.sum()
         gbeta = X.T @ d + lam * pf * (1 - alpha) * beta
@@ -52,18 +62,23 @@ def _scipy_enet(X, y, w, code, p1, p2, lam, alpha, pf=None):
 
     v0 = np.zeros(2 * p + 1)
     bounds = [(None, None)] + [(0, None)] * (2 * p)
-    res = minimize(fun, v0, jac=True, method="L-BFGS-B", bounds=bounds,
-                   options=dict(maxiter=20000, ftol=1e-16, gtol=1e-13, maxcor=30))
+    res = minimize(
+        fun,
+        v0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options=dict(maxiter=20000, ftol=1e-16, gtol=1e-13, maxcor=30),
+    )
     v = res.x
-    return v[0], v[1:p + 1] - v[p + 1:], res.fun
+    return v[0], v[1 : p + 1] - v[p + 1 :], res.fun
 
 
 def _objective(X, y, w, code, p1, p2, lam, alpha, b, beta):
     n = X.shape[0]
     w = np.ones(n) if w is None else w * n / w.sum()
     z = y * (b + X @ beta)
-    return np.sum(w * _vec_loss(code, z, p1, p2)) / n + lam * np.sum(
-        (1 - alpha) / 2 * beta ** 2 + alpha * np.abs(beta))
+    return np.sum(w * _vec_loss(code, z, p1, p2)) / n + lam * np.sum((1 - alpha) / 2 * beta**2 + alpha * np.abs(beta))
 
 
 def test_ridge_logistic_matches_sklearn():
@@ -116,7 +131,7 @@ def test_closs_enet_matches_scipy_and_kkt_holds_along_path():
     for k, lam in enumerate(lams):
         # KKT (SPEC 3.5) recomputed here from the returned coefficients
         f = b0[k] + X @ B[k]
-        psi = y * _vec_d1(LOSS_C, y * f, rho, u)          # d phi(y f) / df
+        psi = y * _vec_d1(LOSS_C, y * f, rho, u)  # d phi(y f) / df
         assert abs(psi.sum() / n) < 1e-7
         g = X.T @ psi / n + lam * (1 - alpha) * B[k]
         nz = B[k] != 0
@@ -148,8 +163,7 @@ def test_irls_mm_exact_agree(code, p1, p2):
     X, y = _data(60, 5, seed=6)
     lm = lambda_max(X, y, None, code, p1, p2, 0.5)
     lams = lm * np.array([0.3, 0.05])
-    res = [cd_path(X, y, None, code, p1, p2, lams, 0.5, tol=TIGHT, mode=m)
-           for m in ("irls", "mm", "exact")]
+    res = [cd_path(X, y, None, code, p1, p2, lams, 0.5, tol=TIGHT, mode=m) for m in ("irls", "mm", "exact")]
     for b0, B, info in res[1:]:
         np.testing.assert_allclose(B, res[0][1], atol=1e-6)
         np.testing.assert_allclose(b0, res[0][0], atol=1e-6)
@@ -159,8 +173,7 @@ def test_irls_mm_exact_agree(code, p1, p2):
 def test_hhinge_mm_matches_scipy():
     X, y = _data(60, 4, seed=7, noise=2.0)
     lam, alpha = 0.02, 0.5
-    b0, B, info = cd_path(X, y, None, LOSS_HHINGE, 2.0, 0.0, [lam], alpha, standardize=False,
-                          tol=TIGHT)
+    b0, B, info = cd_path(X, y, None, LOSS_HHINGE, 2.0, 0.0, [lam], alpha, standardize=False, tol=TIGHT)
     assert info["mode"] == 1
     b, beta, fun = _scipy_enet(X, y, None, LOSS_HHINGE, 2.0, 0.0, lam, alpha)
     np.testing.assert_allclose(B[0], beta, atol=1e-5 * np.abs(beta).max())
@@ -169,11 +182,9 @@ def test_hhinge_mm_matches_scipy():
 
 def test_lambda_max_gives_exact_zero():
     X, y = _data(50, 6, seed=8)
-    for code, p1, p2 in [(LOSS_C, 1.0, 1.0), (LOSS_LOGIT, 0, 0), (LOSS_HHINGE, 2.0, 0.0),
-                         (LOSS_LUM, 1.0, 1.0)]:
+    for code, p1, p2 in [(LOSS_C, 1.0, 1.0), (LOSS_LOGIT, 0, 0), (LOSS_HHINGE, 2.0, 0.0), (LOSS_LUM, 1.0, 1.0)]:
         lm = lambda_max(X, y, None, code, p1, p2, 0.8)
-        b0, B, info = cd_path(X, y, None, code, p1, p2, [lm * 1.0001, lm * (1 + 1e-10), lm * 0.98], 0.8,
-                              tol=TIGHT)
+        b0, B, info = cd_path(X, y, None, code, p1, p2, [lm * 1.0001, lm * (1 + 1e-10), lm * 0.98], 0.8, tol=TIGHT)
         assert np.all(B[0] == 0.0) and np.all(B[1] == 0.0)
         assert np.count_nonzero(B[2]) >= 1
         # the null intercept solves sum_i y_i phi'(y_i b) = 0
@@ -192,8 +203,9 @@ def test_lum_infinite_c_reaches_the_svm_objective():
         return np.mean(np.maximum(1 - y * (b + X @ beta), 0)) + lam / 2 * beta @ beta
 
     ref = hinge_obj(svc.intercept_[0], svc.coef_.ravel())
-    b0, B, info = cd_path(X, y, None, LOSS_LUM, 1.0, math.inf, [lam], 0.0, standardize=False,
-                          tol=1e-12, max_iter=100000)
+    b0, B, info = cd_path(
+        X, y, None, LOSS_LUM, 1.0, math.inf, [lam], 0.0, standardize=False, tol=1e-12, max_iter=100000
+    )
     # c = inf is the hinge itself; the continuation in c keeps coordinate descent from stalling
     assert hinge_obj(b0[0], B[0]) <= ref * (1 + 1e-5)
     assert hinge_obj(b0[0], B[0]) >= ref * (1 - 1e-9)
@@ -205,8 +217,7 @@ def test_lum_large_c_matches_linear_svm():
     X, y = _data(60, 3, seed=9, noise=1.5)
     n = X.shape[0]
     lam = 0.05
-    b0, B, info = cd_path(X, y, None, LOSS_LUM, 1.0, 1e4, [lam], 0.0, standardize=False,
-                          tol=1e-14, max_iter=100000)
+    b0, B, info = cd_path(X, y, None, LOSS_LUM, 1.0, 1e4, [lam], 0.0, standardize=False, tol=1e-14, max_iter=100000)
     svc = SVC(kernel="linear", C=1.0 / (n * lam), tol=1e-10).fit(X, y)
     f_ours = b0[0] + X @ B[0]
     f_svm = svc.decision_function(X)
@@ -217,7 +228,8 @@ def test_lum_large_c_matches_linear_svm():
 
     w_svm = svc.coef_.ravel()
     assert abs(hinge_obj(b0[0], B[0]) - hinge_obj(svc.intercept_[0], w_svm)) <= 1e-3 * hinge_obj(
-        svc.intercept_[0], w_svm)
+        svc.intercept_[0], w_svm
+    )
 
 
 def test_integer_weights_equal_replicated_rows():
@@ -240,11 +252,11 @@ def test_ridge_path_start_and_standardisation_helper():
     X, y = _data(50, 3, seed=12)
     w = np.ones(50)
     Xt, c, s, excl = standardize_design(X, w)
-    np.testing.assert_allclose((Xt ** 2).mean(1), 1.0)
+    np.testing.assert_allclose((Xt**2).mean(1), 1.0)
     np.testing.assert_allclose(Xt.mean(1), 0.0, atol=1e-12)
     lm0 = lambda_max(X, y, None, LOSS_LOGIT, 0, 0, 0.0)
     lm1 = lambda_max(X, y, None, LOSS_LOGIT, 0, 0, 1.0)
-    assert np.isclose(lm0, lm1 / 1e-3)       # glmnet's alpha = 0 convention
+    assert np.isclose(lm0, lm1 / 1e-3)  # glmnet's alpha = 0 convention
     b0, B, _ = cd_path(X, y, None, LOSS_LOGIT, 0, 0, [lm0], 0.0, tol=TIGHT)
     # at the ridge start the coefficients are tiny but nonzero
     assert 0 < np.abs(B[0]).max() < 1e-2
@@ -278,8 +290,7 @@ def test_no_intercept_matches_sklearn():
 
     X, y = _data(80, 4, seed=15)
     n, lam = X.shape[0], 0.02
-    b0, B, _ = cd_path(X, y, None, LOSS_LOGIT, 0, 0, [lam], 0.0, standardize=False, tol=TIGHT,
-                       intercept=False)
+    b0, B, _ = cd_path(X, y, None, LOSS_LOGIT, 0, 0, [lam], 0.0, standardize=False, tol=TIGHT, intercept=False)
     clf = LogisticRegression(C=1 / (n * lam), fit_intercept=False, tol=1e-12, max_iter=10000)
     clf.fit(X, y)
     assert b0[0] == 0.0

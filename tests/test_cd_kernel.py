@@ -1,5 +1,6 @@
 """Kernel-expansion C-learning (cohstats/solvers/cd/kernel.py) against scipy.optimize, the KKT
 conditions of SPEC 3.5 and an exact SVM (scikit-learn's libsvm) in the rho -> 0 limit."""
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -25,22 +26,26 @@ def _scipy_kernel(K, y, code, p1, p2, gam, alpha):
     n = K.shape[0]
 
     def fun(v):
-        b, bp, bm = v[0], v[1:n + 1], v[n + 1:]
+        b, bp, bm = v[0], v[1 : n + 1], v[n + 1 :]
         beta = bp - bm
         Kb = K @ beta
         z = y * (b + Kb)
-        val = _v(loss_value, code, z, p1, p2).mean() + gam * (
-            (1 - alpha) / 2 * beta @ Kb + alpha * (bp + bm).sum())
+        val = _v(loss_value, code, z, p1, p2).mean() + gam * ((1 - alpha) / 2 * beta @ Kb + alpha * (bp + bm).sum())
         d = y * _v(loss_d1, code, z, p1, p2) / n
         gbeta = K @ d + gam * (1 - alpha) * Kb
         g = np.concatenate([[d.sum()], gbeta + gam * alpha, -gbeta + gam * alpha])
         return val, g
 
-    res = minimize(fun, np.zeros(2 * n + 1), jac=True, method="L-BFGS-B",
-                   bounds=[(None, None)] + [(0, None)] * (2 * n),
-                   options=dict(maxiter=50000, ftol=1e-16, gtol=1e-12, maxcor=50))
+    res = minimize(
+        fun,
+        np.zeros(2 * n + 1),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None)] + [(0, None)] * (2 * n),
+        options=dict(maxiter=50000, ftol=1e-16, gtol=1e-12, maxcor=50),
+    )
     v = res.x
-    return v[0], v[1:n + 1] - v[n + 1:], res.fun
+    return v[0], v[1 : n + 1] - v[n + 1 :], res.fun
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5])
@@ -48,15 +53,15 @@ def test_kernel_objective_matches_scipy_and_kkt(alpha):
     X, y, K = _data(36, seed=1)
     gmax = kernel_gamma_max(K, y, None, LOSS_C, 1.0, 1.0, alpha)
     gams = gmax * np.array([0.3, 0.05, 0.01])
-    b0, B, info = cd_kernel_path(K, y, None, LOSS_C, 1.0, 1.0, gams, alpha, tol=1e-10,
-                                 max_iter=50000)
+    b0, B, info = cd_kernel_path(K, y, None, LOSS_C, 1.0, 1.0, gams, alpha, tol=1e-10, max_iter=50000)
     assert info["converged"].all()
     n = K.shape[0]
     for k, gam in enumerate(gams):
         f = b0[k] + K @ B[k]
         z = y * f
         ours = _v(loss_value, LOSS_C, z, 1.0, 1.0).mean() + gam * (
-            (1 - alpha) / 2 * B[k] @ K @ B[k] + alpha * np.abs(B[k]).sum())
+            (1 - alpha) / 2 * B[k] @ K @ B[k] + alpha * np.abs(B[k]).sum()
+        )
         np.testing.assert_allclose(info["objective"][k], ours, rtol=1e-12)
         # KKT of SPEC 3.5 with P = K, at the SPEC's tolerance 1e-4 (the rbf kernel matrix is
         # ill-conditioned, eigenvalues down to 1e-10, so the coefficients converge slowly in
@@ -73,19 +78,18 @@ def test_kernel_objective_matches_scipy_and_kkt(alpha):
     f_ref = b + K @ beta
     np.testing.assert_allclose(b0[1] + K @ B[1], f_ref, atol=1e-3 * np.abs(f_ref).max())
     if alpha > 0:
-        assert info["df"][0] < n         # the l1 part selects support points
+        assert info["df"][0] < n  # the l1 part selects support points
 
 
 def test_gamma_max_gives_zero_and_irls_mm_agree():
     X, y, K = _data(30, seed=2)
     gmax = kernel_gamma_max(K, y, None, LOSS_LOGIT, 0, 0, 1.0)
-    b0, B, info = cd_kernel_path(K, y, None, LOSS_LOGIT, 0, 0,
-                                 [gmax * 1.0001, gmax * 0.5, gmax * 0.05], 1.0, tol=1e-13)
+    b0, B, info = cd_kernel_path(K, y, None, LOSS_LOGIT, 0, 0, [gmax * 1.0001, gmax * 0.5, gmax * 0.05], 1.0, tol=1e-13)
     assert np.all(B[0] == 0)
     assert info["df"][1] >= 1
-    b0m, Bm, infom = cd_kernel_path(K, y, None, LOSS_LOGIT, 0, 0,
-                                    [gmax * 1.0001, gmax * 0.5, gmax * 0.05], 1.0, tol=1e-13,
-                                    mode="mm")
+    b0m, Bm, infom = cd_kernel_path(
+        K, y, None, LOSS_LOGIT, 0, 0, [gmax * 1.0001, gmax * 0.5, gmax * 0.05], 1.0, tol=1e-13, mode="mm"
+    )
     np.testing.assert_allclose(infom["objective"], info["objective"], rtol=1e-9)
     np.testing.assert_allclose(b0m + K @ Bm.T, b0 + K @ B.T, atol=1e-3)
 
@@ -96,8 +100,7 @@ def test_small_rho_approaches_svm():
     X, y, K = _data(40, seed=3)
     n = K.shape[0]
     gam = 0.01
-    b0, B, info = cd_kernel_path(K, y, None, LOSS_C, 0.01, 1.0, [gam], 0.0, tol=1e-12,
-                                 max_iter=200000)
+    b0, B, info = cd_kernel_path(K, y, None, LOSS_C, 0.01, 1.0, [gam], 0.0, tol=1e-12, max_iter=200000)
     svc = SVC(kernel="precomputed", C=1.0 / (n * gam), tol=1e-8).fit(K, y)
     f_svm = svc.decision_function(K)
     f_ours = b0[0] + K @ B[0]
@@ -122,8 +125,9 @@ def test_kernel_lum_ridge_kkt_and_cd_agree(c):
     # Algorithm 1 with exact coordinate minimisation never beats the Newton solution, and gets
     # close to it for the smooth LUM (c = 1); for c = 1e4 (nearly the hinge) coordinate descent
     # stalls about 1-2 % above the optimum, which is why alpha = 0 uses the Newton solver
-    b1, B1, info1 = cd_kernel_path(K, y, None, LOSS_LUM, 1.0, c, gams, 0.0, tol=1e-9,
-                                   solver="cd", max_iter=100000, warn=False)
+    b1, B1, info1 = cd_kernel_path(
+        K, y, None, LOSS_LUM, 1.0, c, gams, 0.0, tol=1e-9, solver="cd", max_iter=100000, warn=False
+    )
     assert info1["mode"] == 2
     assert np.all(info1["objective"] >= info["objective"] - 1e-12)
     if c == 1.0:
@@ -152,9 +156,11 @@ def _mc_data(n=30, K=3, seed=0):
 
 def _mc_objective(Kmat, y, T, sc, lam, alpha, b, B):
     from cohstats.losses.multiclass import coherence_loss
+
     G = b + Kmat @ B
     return sc * coherence_loss(G, y, T).mean() + lam * (
-        (1 - alpha) / 2 * np.trace(B.T @ Kmat @ B) + alpha * np.linalg.norm(B, axis=1).sum())
+        (1 - alpha) / 2 * np.trace(B.T @ Kmat @ B) + alpha * np.linalg.norm(B, axis=1).sum()
+    )
 
 
 def _scipy_mc_kernel(Kmat, y, T, sc, lam, alpha):
@@ -163,6 +169,7 @@ def _scipy_mc_kernel(Kmat, y, T, sc, lam, alpha):
     with eps decreased over warm-started stages down to n eps lam alpha = 1e-9.
     Returns the minimiser (b, B)."""
     from cohstats.losses.multiclass import coherence_grad, coherence_loss
+
     n = Kmat.shape[0]
     K = int(y.max()) + 1
     eps_last = 1e-9 / (n * lam * max(alpha, 1e-3))
@@ -170,25 +177,30 @@ def _scipy_mc_kernel(Kmat, y, T, sc, lam, alpha):
     def fun(v, eps):
         b, B = v[:K], v[K:].reshape(n, K)
         G = b + Kmat @ B
-        nr = np.sqrt((B ** 2).sum(1) + eps ** 2)
+        nr = np.sqrt((B**2).sum(1) + eps**2)
         KB = Kmat @ B
-        val = sc * coherence_loss(G, y, T).mean() + lam * (
-            (1 - alpha) / 2 * np.sum(B * KB) + alpha * nr.sum())
+        val = sc * coherence_loss(G, y, T).mean() + lam * ((1 - alpha) / 2 * np.sum(B * KB) + alpha * nr.sum())
         gG = sc * coherence_grad(G, y, T) / n
         gB = Kmat @ gG + lam * ((1 - alpha) * KB + alpha * B / nr[:, None])
         return val, np.concatenate([gG.sum(0), gB.ravel()])
 
     v = np.zeros(K + n * K)
     for eps in (1e-2, 1e-4, 1e-6, eps_last):
-        v = minimize(fun, v, args=(max(eps, eps_last),), jac=True, method="L-BFGS-B",
-                     options=dict(maxiter=100000, maxfun=200000, ftol=1e-16, gtol=1e-12,
-                                  maxcor=50)).x
+        v = minimize(
+            fun,
+            v,
+            args=(max(eps, eps_last),),
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(maxiter=100000, maxfun=200000, ftol=1e-16, gtol=1e-12, maxcor=50),
+        ).x
     return v[:K], v[K:].reshape(n, K)
 
 
 @pytest.mark.parametrize("alpha", [0.0, pytest.param(0.5, marks=pytest.mark.slow), 1.0])
 def test_multiclass_kernel_matches_scipy(alpha):
     from cohstats.solvers.cd.kernel import cd_kernel_multi_path, kernel_multi_gamma_max
+
     X, y, Kmat = _mc_data(30, 3, seed=4)
     T, sc = 1.0, 1.0
     gmax = kernel_multi_gamma_max(Kmat, y, None, T, alpha)
@@ -199,7 +211,7 @@ def test_multiclass_kernel_matches_scipy(alpha):
     np.testing.assert_allclose(B.sum(axis=2), 0, atol=1e-10)
     np.testing.assert_allclose(b.sum(axis=1), 0, atol=1e-10)
     if alpha > 0:
-        nz = B != 0                      # support points enter for all classes or for none
+        nz = B != 0  # support points enter for all classes or for none
         assert np.all(nz.all(axis=2) == nz.any(axis=2))
     lam = lams[-1]
     ours = _mc_objective(Kmat, y, T, sc, lam, alpha, b[-1], B[-1])
@@ -216,17 +228,16 @@ def test_multiclass_kernel_k2_equals_binary_kernel_fit(alpha, loss):
     from cohstats.losses.scalar import LOSS_V, closs_kappa
     from cohstats.solvers.cd.kernel import cd_kernel_multi_path
     from cohstats.solvers.cd.multi import binary_equivalent
+
     X, y, Kmat = _mc_data(36, 2, seed=5)
     T = 0.8
     sc = 1.0 if loss == "V" else closs_kappa(T, 1.0)
     lams = np.array([0.05, 0.01, 0.003])
-    bm, Bm, im = cd_kernel_multi_path(Kmat, y, None, T, lams, alpha, tol=1e-14, max_iter=200000,
-                                      loss_scale=sc)
+    bm, Bm, im = cd_kernel_multi_path(Kmat, y, None, T, lams, alpha, tol=1e-14, max_iter=200000, loss_scale=sc)
     eq = [binary_equivalent(lam, alpha) for lam in lams]
     yb = np.where(y == 1, 1.0, -1.0)
     code = LOSS_V if loss == "V" else LOSS_C
-    bb, Bb, ib = cd_kernel_path(Kmat, yb, None, code, T, 1.0, [e[0] for e in eq], eq[0][1],
-                                tol=1e-14, max_iter=200000)
+    bb, Bb, ib = cd_kernel_path(Kmat, yb, None, code, T, 1.0, [e[0] for e in eq], eq[0][1], tol=1e-14, max_iter=200000)
     np.testing.assert_allclose(im["objective"], ib["objective"], rtol=1e-8)
     # decision values f = g_1 - g_0 on the training points (the coefficients of an
     # ill-conditioned kernel are determined far less sharply than the fit)

@@ -51,12 +51,13 @@ def test_multiclass_matches_scipy_and_sum_to_zero():
         bb = v[:K]
         BB = v[K:].reshape(p, K)
         G = bb + X @ BB
-        val = coherence_loss(G, y, T).mean() + lam / 2 * np.sum(BB ** 2)
+        val = coherence_loss(G, y, T).mean() + lam / 2 * np.sum(BB**2)
         gr = coherence_grad(G, y, T) / n
         return val, np.concatenate([gr.sum(0), (X.T @ gr + lam * BB).ravel()])
 
-    res = minimize(fun, np.zeros(K + p * K), jac=True, method="L-BFGS-B",
-                   options=dict(ftol=1e-16, gtol=1e-12, maxiter=10000))
+    res = minimize(
+        fun, np.zeros(K + p * K), jac=True, method="L-BFGS-B", options=dict(ftol=1e-16, gtol=1e-12, maxiter=10000)
+    )
     BB = res.x[K:].reshape(p, K)
     BB = BB - BB.mean(1, keepdims=True)
     np.testing.assert_allclose(B[0], BB, atol=1e-5 * np.abs(BB).max())

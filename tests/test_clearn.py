@@ -1,5 +1,6 @@
 """clearn(): the formula front end of C-learning, checked against scikit-learn, the solver layer
 and closed-form properties (inverse link, interpolation along the path, weights)."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,16 +24,16 @@ def test_rlrm_matches_sklearn_logistic(df):
 
     n = len(df)
     lam = 0.01
-    fit = clearn("y ~ x1 + x2 + x3 + x4", df, loss="V", rho=1.0, u=0.0, alpha=0.0, lambda_=lam,
-                 standardize=False, tol=1e-13)
+    fit = clearn(
+        "y ~ x1 + x2 + x3 + x4", df, loss="V", rho=1.0, u=0.0, alpha=0.0, lambda_=lam, standardize=False, tol=1e-13
+    )
     X = df[["x1", "x2", "x3", "x4"]].to_numpy()
     yb = (df.y == "yes").to_numpy()
     clf = LogisticRegression(C=1 / (n * lam), tol=1e-12, max_iter=10000).fit(X, yb)
     np.testing.assert_allclose(fit.coef.to_numpy(), clf.coef_.ravel(), rtol=1e-5)
     np.testing.assert_allclose(fit.intercept, clf.intercept_[0], rtol=1e-5)
     # loss="logistic" is the same model; probabilities are the logistic ones
-    fit2 = clearn("y ~ x1 + x2 + x3 + x4", df, loss="logistic", alpha=0.0, lambda_=lam,
-                  standardize=False, tol=1e-13)
+    fit2 = clearn("y ~ x1 + x2 + x3 + x4", df, loss="logistic", alpha=0.0, lambda_=lam, standardize=False, tol=1e-13)
     np.testing.assert_allclose(fit2.coef.to_numpy(), fit.coef.to_numpy(), atol=1e-9)
     p = fit2.predict(type="prob")["yes"].to_numpy()
     np.testing.assert_allclose(p, clf.predict_proba(X)[:, 1], rtol=1e-5)
@@ -62,8 +63,10 @@ def test_path_interpolation_select_and_pathframe(df):
     expect = t * fit._coef_path[10] + (1 - t) * fit._coef_path[11]
     np.testing.assert_allclose(fit.select(s).coef.to_numpy(), expect, rtol=1e-12)
     X = fit.design.X
-    np.testing.assert_allclose(fit.predict(type="link", s=s).to_numpy(),
-                               X @ expect + (t * fit._intercept_path[10] + (1 - t) * fit._intercept_path[11]))
+    np.testing.assert_allclose(
+        fit.predict(type="link", s=s).to_numpy(),
+        X @ expect + (t * fit._intercept_path[10] + (1 - t) * fit._intercept_path[11]),
+    )
     dp = fit._decision_path(X)
     np.testing.assert_allclose(dp[7], fit.predict(type="link", s=lam[7]).to_numpy(), atol=1e-12)
     pp = fit._proba_path(X)
@@ -75,9 +78,11 @@ def test_path_interpolation_select_and_pathframe(df):
     # at lambda_max only the intercept is fitted: its loss is the 1-D minimum over b
     from scipy.optimize import minimize_scalar
     from cohstats.losses.binary import coherence_C
+
     yb = fit.design.y
-    ref = minimize_scalar(lambda b: np.mean(coherence_C(yb * b, 1.0, 1.0)), bounds=(-5, 5),
-                          method="bounded", options=dict(xatol=1e-10)).fun
+    ref = minimize_scalar(
+        lambda b: np.mean(coherence_C(yb * b, 1.0, 1.0)), bounds=(-5, 5), method="bounded", options=dict(xatol=1e-10)
+    ).fun
     assert pf["train_loss"].iloc[0] == pytest.approx(ref, rel=1e-9)
     s_ = fit.summary()
     assert "Nonzero coefficients" in s_.tables and s_.info["alpha (l1 share)"] == 1.0
@@ -103,14 +108,13 @@ def test_integer_weights_equal_replicated_rows(df):
 def test_linear_kernel_equals_linear_expansion(df):
     lam = 0.02
     fl = clearn("y ~ x1 + x2 + x3", df, alpha=0.0, lambda_=lam, standardize=False, tol=1e-12)
-    fk = clearn("y ~ x1 + x2 + x3", df, alpha=0.0, lambda_=lam, kernel="linear",
-                standardize=False, tol=1e-12)
-    np.testing.assert_allclose(fk.predict(type="link").to_numpy(),
-                               fl.predict(type="link").to_numpy(), atol=1e-5)
+    fk = clearn("y ~ x1 + x2 + x3", df, alpha=0.0, lambda_=lam, kernel="linear", standardize=False, tol=1e-12)
+    np.testing.assert_allclose(fk.predict(type="link").to_numpy(), fl.predict(type="link").to_numpy(), atol=1e-5)
     new = df.head(5)
-    np.testing.assert_allclose(fk.predict(new, type="prob").to_numpy(),
-                               fl.predict(new, type="prob").to_numpy(), atol=1e-5)
-    assert fk.coef is None                     # kernel expansions: no input-space coefficients
+    np.testing.assert_allclose(
+        fk.predict(new, type="prob").to_numpy(), fl.predict(new, type="prob").to_numpy(), atol=1e-5
+    )
+    assert fk.coef is None  # kernel expansions: no input-space coefficients
     assert isinstance(fk.intercept, float)
 
 
@@ -125,11 +129,11 @@ def test_rbf_kernel_fit_support_and_summary(df):
     sig = fk._kernel.sigma
     D2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
     # default width gamma = "scale": 1 / (p Var(Z)) as scikit-learn (1/p on standardised inputs)
-    assert 1.0 / sig ** 2 == pytest.approx(1.0 / (Z.shape[1] * Z.var()), rel=1e-12)
+    assert 1.0 / sig**2 == pytest.approx(1.0 / (Z.shape[1] * Z.var()), rel=1e-12)
     iu = np.triu_indices(len(Z), 1)
     fm = clearn("y ~ x1 + x2 + x3 + x4", df, kernel="rbf", alpha=0.5, nlambda=15, gamma="mean")
-    assert fm._kernel.sigma == pytest.approx(np.sqrt(D2[iu]).mean(), rel=1e-10)   # [ZDJ] 5.2
-    f = np.exp(-D2 / sig ** 2) @ beta + fk._intercept_path[-1]
+    assert fm._kernel.sigma == pytest.approx(np.sqrt(D2[iu]).mean(), rel=1e-10)  # [ZDJ] 5.2
+    f = np.exp(-D2 / sig**2) @ beta + fk._intercept_path[-1]
     np.testing.assert_allclose(fk.predict(type="link").to_numpy(), f, atol=1e-8)
     assert fk.converged
     assert "support points" in fk.summary().info
@@ -152,6 +156,7 @@ def test_multiclass_probabilities_and_grouping(df):
 def test_multiclass_kernel_fit(df):
     from cohstats.losses.multiclass import coherence_loss, coherence_proba
     from cohstats.losses.scalar import closs_kappa
+
     fm = clearn("g ~ x1 + x2 + x3 + x4", df, kernel="rbf", alpha=0.5, nlambda=12)
     assert fm.converged and fm.coef is None
     B, b = fm._beta_at()
@@ -173,13 +178,13 @@ def test_multiclass_kernel_fit(df):
     Kmat = np.exp(-D2 / (Z.shape[1] * Z.var()))
     G = Kmat @ B + b
     np.testing.assert_allclose(fm.predict(type="link").to_numpy(), G, atol=1e-8)
-    np.testing.assert_allclose(fm.predict(type="prob").to_numpy(), coherence_proba(G, 1.0),
-                               atol=1e-10)
+    np.testing.assert_allclose(fm.predict(type="prob").to_numpy(), coherence_proba(G, 1.0), atol=1e-10)
     # the reported objective is the documented one ([ZJLY] loss times kappa + group penalty)
     y = pd.Categorical(df.g).codes
     lam = fm.s
     obj = closs_kappa(1.0, 1.0) * coherence_loss(G, y, 1.0).mean() + lam * (
-        0.25 * np.trace(B.T @ Kmat @ B) + 0.5 * np.linalg.norm(B, axis=1).sum())
+        0.25 * np.trace(B.T @ Kmat @ B) + 0.5 * np.linalg.norm(B, axis=1).sum()
+    )
     assert fm.info["objective"][-1] == pytest.approx(obj, rel=1e-9)
     assert fm.info["kkt"][-1] < 1e-4
     err = np.mean(fm.predict().to_numpy() != df.g.to_numpy())

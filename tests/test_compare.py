@@ -1,5 +1,6 @@
 """Tests of cohstats.reporting: error intervals and McNemar tests against statsmodels (and closed
 forms), the comparison table against statsmodels / scikit-learn on the same predictions."""
+
 from __future__ import annotations
 
 import math
@@ -73,7 +74,8 @@ def test_mcnemar_equals_statsmodels_and_binomial():
     assert r["statistic"] == pytest.approx(chi2, rel=1e-12)
     assert r["pvalue"] == pytest.approx(stats.chi2.sf(chi2, 1), rel=1e-10)
     assert mcnemar_test(a, c, exact=True)["pvalue"] == pytest.approx(
-        stats.binomtest(m01, m01 + m10, 0.5).pvalue, rel=1e-10)
+        stats.binomtest(m01, m01 + m10, 0.5).pvalue, rel=1e-10
+    )
     with pytest.raises(ValueError, match="same test cases"):
         mcnemar_test(a, c[:-1])
 
@@ -115,7 +117,7 @@ def test_compare_binary_matches_statsmodels_and_sklearn(readme_fits):
         assert row["cross_entropy"] == pytest.approx(log_loss(y == 1, p1), rel=1e-9)
         assert row["auc"] == pytest.approx(roc_auc_score(y == 1, p1), rel=1e-12)
     assert len(mc) == 3
-    for (a, b) in [("clearn linear", "clearn rbf"), ("clearn linear", "lum"), ("clearn rbf", "lum")]:
+    for a, b in [("clearn linear", "clearn rbf"), ("clearn linear", "lum"), ("clearn rbf", "lum")]:
         ca, cb = correct[a], correct[b]
         table = [[np.sum(ca & cb), np.sum(ca & ~cb)], [np.sum(~ca & cb), np.sum(~ca & ~cb)]]
         disc = table[0][1] + table[1][0]
@@ -133,7 +135,8 @@ def test_compare_binary_matches_statsmodels_and_sklearn(readme_fits):
     e = compare(fits, test, interval="exact", level=0.9).tables["Test performance"]
     errs = int(e.loc["lum", "errors"])
     assert (e.loc["lum", "ci_lower"], e.loc["lum", "ci_upper"]) == pytest.approx(
-        proportion_confint(errs, len(y), alpha=0.1, method="beta"), abs=1e-14)
+        proportion_confint(errs, len(y), alpha=0.1, method="beta"), abs=1e-14
+    )
 
 
 def test_compare_multiclass_and_probability_options():
@@ -152,8 +155,7 @@ def test_compare_multiclass_and_probability_options():
         P = f.predict(test, type="prob").to_numpy()
         E = np.eye(len(classes))[yk]
         assert perf.loc[nm, "brier"] == pytest.approx(np.mean(np.sum((E - P) ** 2, axis=1)), rel=1e-12)
-        assert perf.loc[nm, "cross_entropy"] == pytest.approx(log_loss(yk, P, labels=range(len(classes))),
-                                                              rel=1e-9)
+        assert perf.loc[nm, "cross_entropy"] == pytest.approx(log_loss(yk, P, labels=range(len(classes))), rel=1e-9)
 
 
 def test_compare_svm_probability_options_and_errors(readme_fits):
@@ -163,8 +165,10 @@ def test_compare_svm_probability_options_and_errors(readme_fits):
     s = compare({"svm": sv, "lum": fits["lum"]}, test, options={"svm": {"method": "platt"}})
     p1 = sv.predict(test, type="prob", method="platt")[1].to_numpy()
     from sklearn.metrics import brier_score_loss
+
     assert s.tables["Test performance"].loc["svm", "brier"] == pytest.approx(
-        brier_score_loss(test.y == 1, p1), rel=1e-12)
+        brier_score_loss(test.y == 1, p1), rel=1e-12
+    )
     with pytest.raises(ValueError, match="options"):
         compare({"svm": sv}, test, options={"sv": {"method": "platt"}})
     with pytest.raises(ValueError, match="response column"):
@@ -196,5 +200,9 @@ def test_compare_svm_probability_options_and_errors(readme_fits):
 
 def test_compare_is_exported_lazily():
     assert cs.compare is compare
-    assert isinstance(cs.compare([cs.clearn("y ~ x1 + x2", data=make_wsl2(50, random_state=0),
-                                            lambda_=0.01)], make_wsl2(50, random_state=9)), Summary)
+    assert isinstance(
+        cs.compare(
+            [cs.clearn("y ~ x1 + x2", data=make_wsl2(50, random_state=0), lambda_=0.01)], make_wsl2(50, random_state=9)
+        ),
+        Summary,
+    )

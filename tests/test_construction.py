@@ -10,6 +10,7 @@ of the class (``select``, ``_derive``). Two checks:
 * each constructor, given the arrays of a real fit but a 2-D ``lambda_`` or a non-bool
   ``converged``, raises an error naming the field.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,8 +32,7 @@ PKG = Path(cs.__file__).parent
 SCANNED = sorted([*PKG.glob("models/*.py"), *PKG.glob("tuning/*.py")])
 
 # public fit functions: their return value is a result object
-FIT_FUNCTIONS = {"clearn", "lum", "svm", "psi_learn", "lamsvm", "gboost", "gboost_c", "cart",
-                 "tune_lum"}
+FIT_FUNCTIONS = {"clearn", "lum", "svm", "psi_learn", "lamsvm", "gboost", "gboost_c", "cart", "tune_lum"}
 # calls whose value is a (new) result object
 RESULT_METHODS = {"_from_arrays", "_blank", "_derive", "select"}
 
@@ -63,8 +63,10 @@ def _callee(node) -> str | None:
 
 
 def _mentions(node, names) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names
-               or isinstance(n, ast.Attribute) and n.attr in names for n in ast.walk(node))
+    return any(
+        isinstance(n, ast.Name) and n.id in names or isinstance(n, ast.Attribute) and n.attr in names
+        for n in ast.walk(node)
+    )
 
 
 class _Scanner:
@@ -79,9 +81,9 @@ class _Scanner:
 
     def __init__(self, trees: dict):
         self.trees = trees
-        self.returning = set(FIT_FUNCTIONS)       # module functions returning a result
+        self.returning = set(FIT_FUNCTIONS)  # module functions returning a result
         changed = True
-        while changed:                            # fixpoint: helpers returning a helper's result
+        while changed:  # fixpoint: helpers returning a helper's result
             changed = False
             for fn in self._functions():
                 if fn.name in self.returning:
@@ -101,7 +103,7 @@ class _Scanner:
                 node = stack.pop()
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.ClassDef):
-                        continue                  # class bodies may set their own state
+                        continue  # class bodies may set their own state
                     if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         yield child
                     stack.append(child)
@@ -122,8 +124,11 @@ class _Scanner:
         return False
 
     def _result_names(self, fn) -> set:
-        names = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs, *fn.args.posonlyargs]
-                 if a.arg == "fit" or (a.annotation is not None and _mentions(a.annotation, FIT_CLASSES))}
+        names = {
+            a.arg
+            for a in [*fn.args.args, *fn.args.kwonlyargs, *fn.args.posonlyargs]
+            if a.arg == "fit" or (a.annotation is not None and _mentions(a.annotation, FIT_CLASSES))
+        }
         changed = True
         while changed:
             changed = False
@@ -153,20 +158,28 @@ class _Scanner:
                     flat.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
                 for t in flat:
                     base = t
-                    if isinstance(t, ast.Subscript):     # fit.__dict__["x"] = ...
+                    if isinstance(t, ast.Subscript):  # fit.__dict__["x"] = ...
                         base = t.value
-                    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
-                            and base.value.id in names:
+                    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id in names:
                         out.append(f"{path}:{node.lineno} in {fn.name}(): {ast.unparse(t)} = ...")
                 if isinstance(node, ast.Call):
                     c = _callee(node)
-                    if c in ("setattr", "__setattr__") and node.args and isinstance(node.args[0], ast.Name) \
-                            and node.args[0].id in names:
+                    if (
+                        c in ("setattr", "__setattr__")
+                        and node.args
+                        and isinstance(node.args[0], ast.Name)
+                        and node.args[0].id in names
+                    ):
                         out.append(f"{path}:{node.lineno} in {fn.name}(): {ast.unparse(node)}")
                     f = node.func
-                    if c in ("update", "setdefault") and isinstance(f, ast.Attribute) \
-                            and isinstance(f.value, ast.Attribute) and f.value.attr == "__dict__" \
-                            and isinstance(f.value.value, ast.Name) and f.value.value.id in names:
+                    if (
+                        c in ("update", "setdefault")
+                        and isinstance(f, ast.Attribute)
+                        and isinstance(f.value, ast.Attribute)
+                        and f.value.attr == "__dict__"
+                        and isinstance(f.value.value, ast.Name)
+                        and f.value.value.id in names
+                    ):
                         out.append(f"{path}:{node.lineno} in {fn.name}(): {ast.unparse(node)}")
         return out
 
@@ -184,7 +197,7 @@ def _scan(sources: dict) -> list:
 
 def test_scanner_finds_outside_assignments():
     """The scan catches the patterns it forbids (this is what the package did before)."""
-    src = '''
+    src = """
 class CLearnFit(Fit):
     def select(self, s):
         new = copy.copy(self)
@@ -215,11 +228,19 @@ def tuner(design):
     res = tune(clearn_like, design)
     best = res.best_fit
     best.tuning = 1
-'''
+"""
     found = _scan({"snippet.py": src})
     text = "\n".join(found)
-    for bad in ("fit._tol", "fit.lambda_", "fit.s", "fit.__dict__['_paths']", "setattr(f,", "g.s",
-                "h.__dict__.update", "best.tuning"):
+    for bad in (
+        "fit._tol",
+        "fit.lambda_",
+        "fit.s",
+        "fit.__dict__['_paths']",
+        "setattr(f,",
+        "g.s",
+        "h.__dict__.update",
+        "best.tuning",
+    ):
         assert bad in text, (bad, found)
     assert "new.s" not in text and "tab.index" not in text
     assert len(found) == 8, found
@@ -228,8 +249,7 @@ def tuner(design):
 def test_no_attribute_assignment_on_results_outside_their_classes():
     assert len(SCANNED) > 10
     found = _scan({str(p.relative_to(PKG.parent)): p.read_text() for p in SCANNED})
-    assert not found, "results set from outside their class (use the constructor or a method):\n" + \
-        "\n".join(found)
+    assert not found, "results set from outside their class (use the constructor or a method):\n" + "\n".join(found)
 
 
 # ============================================================================ constructors
@@ -239,8 +259,9 @@ def _data(n, K, seed):
     if K == 2:
         y = np.where(X[:, 0] - X[:, 1] + rng.normal(size=n) > 0, "yes", "no")
     else:
-        y = np.array(["a", "b", "c"])[np.argmax(np.column_stack([X[:, 0], X[:, 1], -X.sum(1)])
-                                               + rng.normal(size=(n, 3)), axis=1)]
+        y = np.array(["a", "b", "c"])[
+            np.argmax(np.column_stack([X[:, 0], X[:, 1], -X.sum(1)]) + rng.normal(size=(n, 3)), axis=1)
+        ]
     return pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y})
 
 

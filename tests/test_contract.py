@@ -8,6 +8,7 @@ attribute names and types, probability rows summing to one with class-named colu
 ``tune``, ``gkl``). The named regression tests at the end reproduce the defects this suite was
 written against.
 """
+
 from __future__ import annotations
 
 import sys
@@ -126,7 +127,7 @@ def test_attributes_have_one_type(case):
 
 
 def test_kernel_fits_report_their_intercept():
-    fit = _fit(CASES[1])            # clearn rbf: summary prints an intercept, so must .intercept
+    fit = _fit(CASES[1])  # clearn rbf: summary prints an intercept, so must .intercept
     assert isinstance(fit.intercept, float)
     assert fit.coef is None
     assert fit.summary().info["intercept"] == pytest.approx(fit.intercept)
@@ -148,7 +149,7 @@ def test_predict_types(case):
     assert list(P.columns) == fit.classes
     assert np.all(np.isfinite(P.to_numpy())) and np.all(P.to_numpy() >= 0)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-10)
-    R = fit.predict(new, type="response")              # R's name for probabilities
+    R = fit.predict(new, type="response")  # R's name for probabilities
     pd.testing.assert_frame_equal(P, R)
 
 
@@ -181,8 +182,7 @@ def test_predict_s(case):
             fit.predict(new, s=float(lam.max()) * 10 + 10)
     else:
         # the value it was fitted at is accepted, any other refused
-        pd.testing.assert_frame_equal(fit.predict(new, type="prob", s=float(lam[0])),
-                                      fit.predict(new, type="prob"))
+        pd.testing.assert_frame_equal(fit.predict(new, type="prob", s=float(lam[0])), fit.predict(new, type="prob"))
         with pytest.raises(ValueError, match="not a path"):
             fit.predict(new, s=float(lam[0]) * 3 + 1)
         with pytest.raises(ValueError, match="not a path"):
@@ -230,7 +230,7 @@ def test_path_and_plot_return_axes(case):
         assert isinstance(pf, PathFrame) and len(pf) == len(fit.lambda_)
         ax = pf.plot()
         assert isinstance(ax, matplotlib.axes.Axes)
-        if not pf.coef_columns:          # no coefficient paths: the label says what is drawn
+        if not pf.coef_columns:  # no coefficient paths: the label says what is drawn
             assert ax.get_ylabel() != "coefficient"
         plt.close("all")
 
@@ -281,15 +281,19 @@ def test_cv_runs_on_every_model(case):
 def test_tune_runs_on_every_model(case):
     fn, df, kw = _tuner_case_args(case)
     name = case[1]
-    grid = {"clearn": {"alpha": [0.5, 1.0]}, "lum": {"c": [0.0, 1e4]}, "svm": {"C": [0.5, 2.0]},
-            "lamsvm": {"margin": [0.5, 1.0]} if "C" in kw else {"C": [0.5, 2.0]},
-            "gboost_c": {"nodes": [2, 4]}, "gboost": {"nodes": [2, 4]},
-            "cart": {"min_node_size": [1, 5]}}[name]
+    grid = {
+        "clearn": {"alpha": [0.5, 1.0]},
+        "lum": {"c": [0.0, 1e4]},
+        "svm": {"C": [0.5, 2.0]},
+        "lamsvm": {"margin": [0.5, 1.0]} if "C" in kw else {"C": [0.5, 2.0]},
+        "gboost_c": {"nodes": [2, 4]},
+        "gboost": {"nodes": [2, 4]},
+        "cart": {"min_node_size": [1, 5]},
+    }[name]
     kw = {k: v for k, v in kw.items() if k not in grid}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = cs.tune(fn, FORMULA, df, grid=grid, nfolds=3, random_state=0, verbose=False,
-                      measure="class", **kw)
+        res = cs.tune(fn, FORMULA, df, grid=grid, nfolds=3, random_state=0, verbose=False, measure="class", **kw)
     assert set(grid) <= set(res.best_params)
     assert np.isfinite(res.best_score) and 0 <= res.best_score <= 1
     res.best_fit.predict(_new(case))
@@ -304,14 +308,17 @@ def test_gkl_runs_on_every_model(case):
     est = np.atleast_1d(res.estimate)
     assert np.all(np.isfinite(est))
     # the estimate is the training cross-entropy plus the two corrections
-    np.testing.assert_allclose(est, np.atleast_1d(res.egkl) + np.atleast_1d(res.cov_term)
-                               + np.atleast_1d(res.d_hat), rtol=1e-12)
+    np.testing.assert_allclose(
+        est, np.atleast_1d(res.egkl) + np.atleast_1d(res.cov_term) + np.atleast_1d(res.d_hat), rtol=1e-12
+    )
 
 
 def test_tuners_in_parallel_equal_serial():
     kw = dict(nfolds=3, random_state=0, verbose=False)
-    for fn, extra in ((cs.clearn, dict(nlambda=10)),
-                      (cs.gboost_c, dict(n_trees=5, nodes=4, fit_kwargs={"random_state": 0}))):
+    for fn, extra in (
+        (cs.clearn, dict(nlambda=10)),
+        (cs.gboost_c, dict(n_trees=5, nodes=4, fit_kwargs={"random_state": 0})),
+    ):
         a = cs.cv(fn, FORMULA, MULTI, **kw, **extra)
         b = cs.cv(fn, FORMULA, MULTI, n_jobs=2, **kw, **extra)
         np.testing.assert_array_equal(a.cvm, b.cvm)
@@ -319,15 +326,25 @@ def test_tuners_in_parallel_equal_serial():
 
 # ============================================================================ named regressions
 def test_cv_gboost_c_chooses_the_number_of_steps():
-    res = cs.cv(cs.gboost_c, "y ~ .", MULTI.drop(columns="g"), nfolds=3, random_state=0,
-                verbose=False, n_trees=10, nodes=4, fit_kwargs={"random_state": 1})
+    res = cs.cv(
+        cs.gboost_c,
+        "y ~ .",
+        MULTI.drop(columns="g"),
+        nfolds=3,
+        random_state=0,
+        verbose=False,
+        n_trees=10,
+        nodes=4,
+        fit_kwargs={"random_state": 1},
+    )
     assert res.fit.path_var == "step"
     np.testing.assert_array_equal(res.lambda_, np.arange(1, 11))
     assert res.lambda_min in set(range(1, 11))
     # the selected fit predicts at that step
     k = int(res.lambda_min)
-    pd.testing.assert_frame_equal(res.best_fit.predict(NEW_MULTI, type="prob"),
-                                  res.fit.predict(NEW_MULTI, type="prob", s=k))
+    pd.testing.assert_frame_equal(
+        res.best_fit.predict(NEW_MULTI, type="prob"), res.fit.predict(NEW_MULTI, type="prob", s=k)
+    )
 
 
 def test_default_cv_measure_is_a_proper_scoring_rule():
@@ -337,10 +354,16 @@ def test_default_cv_measure_is_a_proper_scoring_rule():
 
 
 def test_renamed_arguments_name_the_new_spelling():
-    cases = [(cs.gboost_c, {"T": 1.0}, "rho"), (cs.gboost_c, {"H": 5}, "n_trees"),
-             (cs.lamsvm, {"gamma_k": 1.0}, "gamma"), (cs.clearn, {"lam": 0.1}, "lambda_"),
-             (cs.lum, {"lamda": 0.1}, "lambda_"), (cs.lum, {"penalty": "l1"}, "alpha"),
-             (cs.svm, {"cost": 1.0}, "C"), (cs.cart, {"alpha": 0.01}, "ccp_alpha")]
+    cases = [
+        (cs.gboost_c, {"T": 1.0}, "rho"),
+        (cs.gboost_c, {"H": 5}, "n_trees"),
+        (cs.lamsvm, {"gamma_k": 1.0}, "gamma"),
+        (cs.clearn, {"lam": 0.1}, "lambda_"),
+        (cs.lum, {"lamda": 0.1}, "lambda_"),
+        (cs.lum, {"penalty": "l1"}, "alpha"),
+        (cs.svm, {"cost": 1.0}, "C"),
+        (cs.cart, {"alpha": 0.01}, "ccp_alpha"),
+    ]
     for fn, kw, new in cases:
         with pytest.raises(TypeError, match=new):
             fn(FORMULA, BIN, **kw)
@@ -350,11 +373,13 @@ def test_one_vocabulary_runs_everywhere():
     """A newcomer's script with the package's names runs unchanged on every fit function."""
     new = NEW_BIN
     common = dict(standardize=True)
-    fits = [cs.clearn(FORMULA, BIN, lambda_=[0.1, 0.01], alpha=0.5, kernel="rbf", gamma=0.5, **common),
-            cs.lum(FORMULA, BIN, lambda_=[0.1, 0.01], alpha=0.5, **common),
-            cs.svm(FORMULA, BIN, lambda_=0.01, kernel="rbf", gamma=0.5, **common),
-            cs.lamsvm(FORMULA, BIN, lambda_=0.01, kernel="rbf", gamma=0.5, **common),
-            cs.gboost_c(FORMULA, BIN, n_trees=5, **common)]
+    fits = [
+        cs.clearn(FORMULA, BIN, lambda_=[0.1, 0.01], alpha=0.5, kernel="rbf", gamma=0.5, **common),
+        cs.lum(FORMULA, BIN, lambda_=[0.1, 0.01], alpha=0.5, **common),
+        cs.svm(FORMULA, BIN, lambda_=0.01, kernel="rbf", gamma=0.5, **common),
+        cs.lamsvm(FORMULA, BIN, lambda_=0.01, kernel="rbf", gamma=0.5, **common),
+        cs.gboost_c(FORMULA, BIN, n_trees=5, **common),
+    ]
     for f in fits:
         s = float(f.lambda_[-1])
         P = f.predict(new, type="response", s=s)
@@ -367,8 +392,9 @@ def test_svm_and_lamsvm_standardize_by_default():
         X = BIN[["x1", "x2", "x3"]].copy()
         b = fn("y ~ x1 + x2 + x3 + g", BIN.assign(x1=1000 * BIN.x1))
         # standardised inputs: rescaling a predictor leaves the classifier unchanged
-        np.testing.assert_array_equal(a.predict(NEW_BIN).to_numpy(),
-                                      b.predict(NEW_BIN.assign(x1=1000 * NEW_BIN.x1)).to_numpy())
+        np.testing.assert_array_equal(
+            a.predict(NEW_BIN).to_numpy(), b.predict(NEW_BIN.assign(x1=1000 * NEW_BIN.x1)).to_numpy()
+        )
         assert X.shape[0] == a.nobs
 
 
@@ -378,13 +404,13 @@ def test_unweighted_svm_is_libsvm_c_svm():
     y = BIN["y"].to_numpy()
     fit = cs.svm(X, y, C=1.0, gamma=0.3, standardize=False, tol=1e-8)
     ref = SVC(C=1.0, gamma=0.3, tol=1e-8).fit(X, y)
-    np.testing.assert_allclose(fit.predict(X, type="link").to_numpy(), ref.decision_function(X),
-                               atol=1e-5)
+    np.testing.assert_allclose(fit.predict(X, type="link").to_numpy(), ref.decision_function(X), atol=1e-5)
 
 
 def test_summary_error_rates_carry_wilson_intervals():
     from statsmodels.stats.proportion import proportion_confint
-    fit = _fit(CASES[3])                      # lum: reports its training error
+
+    fit = _fit(CASES[3])  # lum: reports its training error
     sm = fit.summary()
     err = sm.info["training error"]
     lo, hi = proportion_confint(int(round(err * fit.nobs)), fit.nobs, alpha=0.05, method="wilson")
@@ -393,8 +419,10 @@ def test_summary_error_rates_carry_wilson_intervals():
 
 def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
     from cohstats.tuning import parallel
-    assert parallel.progress_bar(10, "x", verbose=True) is None or parallel.in_notebook() \
-        or sys.stderr.isatty()                # under pytest stderr is captured: no bar
+
+    assert (
+        parallel.progress_bar(10, "x", verbose=True) is None or parallel.in_notebook() or sys.stderr.isatty()
+    )  # under pytest stderr is captured: no bar
     monkeypatch.setattr(parallel, "in_notebook", lambda: True)
     bar = parallel.progress_bar(10, "x", verbose=True)
     assert bar is not None
@@ -405,11 +433,12 @@ def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
 @pytest.mark.parametrize("name", ["clearn", "lum", "svm", "lamsvm", "gboost_c", "gboost", "cart"])
 def test_every_fit_function_takes_verbose(name, monkeypatch, capsys):
     from cohstats.tuning import parallel
+
     fn = getattr(cs, name)
     df = BIN if name == "lum" else MULTI
     with pytest.raises(TypeError, match="verbose"):
         fn(FORMULA, df, verbose="yes")
-    monkeypatch.setattr(parallel, "in_notebook", lambda: True)   # where a bar is shown
+    monkeypatch.setattr(parallel, "in_notebook", lambda: True)  # where a bar is shown
     fit = fn(FORMULA, df, verbose=True)
     out = capsys.readouterr()
     assert f"{name}: fitting" in out.out + out.err

@@ -1,5 +1,6 @@
 """Tests of cohstats.datasets: generators against their true probability functions and the
 published Bayes errors, loaders against the documented shapes and the papers' Table 1s."""
+
 from __future__ import annotations
 
 import math
@@ -86,8 +87,7 @@ MC_BAYES = [  # name, kwargs, published value (SPEC §9), n
 ]
 
 
-@pytest.mark.parametrize("name,kw,published,n", MC_BAYES,
-                         ids=[f"{a}{b}" for a, b, _, _ in MC_BAYES])
+@pytest.mark.parametrize("name,kw,published,n", MC_BAYES, ids=[f"{a}{b}" for a, b, _, _ in MC_BAYES])
 def test_bayes_error_monte_carlo(name, kw, published, n):
     make, _ = D.GENERATORS[name]
     df, p = make(n, random_state=7, return_prob=True, **kw)
@@ -141,6 +141,7 @@ def test_waveform_probabilities_and_bayes_error():
 def test_waveform_probability_against_numerical_integration():
     # independent check of the closed-form u-integral by quadrature at a few points
     from scipy import integrate
+
     X = D.make_waveform(4, random_state=9).drop(columns="y").to_numpy()
     bases = S._waveform_bases()
     lik = np.zeros((4, 3))
@@ -148,8 +149,7 @@ def test_waveform_probability_against_numerical_integration():
         for k, (a, b) in enumerate(bases):
             f = lambda u: np.exp(-0.5 * np.sum((X[i] - u * a - (1 - u) * b) ** 2) + 40)
             lik[i, k] = integrate.quad(f, 0, 1, epsabs=0, epsrel=1e-10)[0]
-    np.testing.assert_allclose(D.prob_waveform(X), lik / lik.sum(1, keepdims=True), rtol=1e-6,
-                               atol=1e-12)
+    np.testing.assert_allclose(D.prob_waveform(X), lik / lik.sum(1, keepdims=True), rtol=1e-6, atol=1e-12)
 
 
 def test_lamsvm_single_point():
@@ -199,12 +199,24 @@ def test_generators_reproducible_and_validated():
 
 # ----------------------------------------------------------------------------- loaders
 EXPECTED = {  # name: (rows, features, classes)
-    "vowel": (990, 10, 11), "segment": (2310, 19, 7), "optdigits": (5620, 64, 10),
-    "pendigits": (10992, 16, 10), "satimage": (6435, 36, 6), "bupa": (345, 6, 2),
-    "ionosphere": (351, 34, 2), "pima": (768, 8, 2), "mushroom": (8124, 22, 2),
-    "abalone": (4177, 8, 28), "abalone6": (4177, 8, 6), "digits": (1797, 64, 10),
-    "breast_cancer": (569, 30, 2), "khan": (83, 2308, 4), "khan2": (83, 2308, 2),
-    "leukemia": (72, 7129, 2), "leukemia3571": (72, 3571, 2), "colon": (62, 2000, 2),
+    "vowel": (990, 10, 11),
+    "segment": (2310, 19, 7),
+    "optdigits": (5620, 64, 10),
+    "pendigits": (10992, 16, 10),
+    "satimage": (6435, 36, 6),
+    "bupa": (345, 6, 2),
+    "ionosphere": (351, 34, 2),
+    "pima": (768, 8, 2),
+    "mushroom": (8124, 22, 2),
+    "abalone": (4177, 8, 28),
+    "abalone6": (4177, 8, 6),
+    "digits": (1797, 64, 10),
+    "breast_cancer": (569, 30, 2),
+    "khan": (83, 2308, 4),
+    "khan2": (83, 2308, 2),
+    "leukemia": (72, 7129, 2),
+    "leukemia3571": (72, 3571, 2),
+    "colon": (62, 2000, 2),
 }
 
 
@@ -238,8 +250,7 @@ def test_aliases_and_errors():
 
 def test_known_facts_of_real_data():
     mush = D.load("mushroom")
-    assert (mush.stalk_root == "?").sum() == 2480 and isinstance(mush.cap_shape.dtype,
-                                                                 pd.CategoricalDtype)
+    assert (mush.stalk_root == "?").sum() == 2480 and isinstance(mush.cap_shape.dtype, pd.CategoricalDtype)
     assert (mush.y == 1).sum() == 3916  # poisonous
     assert (D.load("bupa").y == 1).sum() == 200  # selector 2
     assert (D.load("pima").y == 1).sum() == 268
@@ -251,8 +262,14 @@ def test_known_facts_of_real_data():
 
 def test_splits_match_zjly_table1():
     ref = D.reference("zjly2009", "table1")
-    names = {"Vowel": "vowel", "Segmentation": "segment", "Optdigits": "optdigits",
-             "Pendigits": "pendigits", "Satimage": "satimage", "Waveform": "waveform"}
+    names = {
+        "Vowel": "vowel",
+        "Segmentation": "segment",
+        "Optdigits": "optdigits",
+        "Pendigits": "pendigits",
+        "Satimage": "satimage",
+        "Waveform": "waveform",
+    }
     for _, row in ref.iterrows():
         tr, te = D.load_split(names[row.dataset], random_state=0)
         assert (len(tr), len(te)) == (row.n_train, row.n_test), row.dataset
@@ -312,6 +329,7 @@ def test_data_dir_prefers_installed_package_then_checkout(tmp_path, monkeypatch)
 
     # in this checkout (or an editable install) the package has no data/ and the top-level one is used
     from pathlib import Path
+
     pkg = Path(L.__file__).resolve().parents[1]
     if not (pkg / "data").is_dir():
         assert Path(str(L.data_dir())).resolve() == (pkg.parent / "data").resolve()

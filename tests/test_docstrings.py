@@ -1,4 +1,5 @@
 """User-facing text cites the papers, never the internal SPEC decision numbers."""
+
 from __future__ import annotations
 
 import ast
@@ -31,9 +32,14 @@ def test_no_spec_decision_numbers_in_string_literals_shown_to_users():
     offenders = []
     for path in sorted(PKG.rglob("*.py")):
         tree = ast.parse(path.read_text())
-        docs = {id(n.body[0].value) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
                 if re.search(r"\bSPEC\b|\[D\d+[a-z]?\]", node.value):

@@ -6,6 +6,7 @@ whose objective is a weighted mean are invariant to the scale of the weights), a
 parameters at the ends of their ranges (rho in [1e-3, 1e3], LUM a and c up to 1e4, lambda-SVM
 margins up to 1e4).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -119,14 +120,14 @@ def _mc_objective_ref(X, y, T, lam, alpha, K):
 
     def fun(th):
         b, B, Z = unpack(th)
-        G = b + X @ B                                       # (n, K)
+        G = b + X @ B  # (n, K)
         E = (1.0 + G - G[np.arange(n), y][:, None]) / T
         E[np.arange(n), y] = 0.0
         loss = T * logsumexp(E, axis=1)
-        P = softmax(E, axis=1)                              # dC/dg_k = P_k - I[k = c]
+        P = softmax(E, axis=1)  # dC/dg_k = P_k - I[k = c]
         P[np.arange(n), y] -= 1.0
         nz = np.linalg.norm(Z[1:], axis=1)
-        val = loss.mean() + lam * np.sum((1 - alpha) / 2 * nz ** 2 + alpha * nz)
+        val = loss.mean() + lam * np.sum((1 - alpha) / 2 * nz**2 + alpha * nz)
         gG = P / n
         gZ = np.vstack([gG.sum(axis=0), X.T @ gG]) @ Q
         gZ[1:] += lam * ((1 - alpha) * Z[1:] + alpha * Z[1:] / np.maximum(nz, 1e-300)[:, None])
@@ -154,12 +155,13 @@ def test_multiclass_near_hinge_matches_scipy(T, mode):
 
     Xs, ys = _mc_data()
     lam, alpha = 0.02, 0.5
-    b, B, info = cd_multi_path(Xs, ys, None, T, [lam], alpha, K=3, standardize=False,
-                               tol=1e-10, max_iter=100000, mode=mode)
+    b, B, info = cd_multi_path(
+        Xs, ys, None, T, [lam], alpha, K=3, standardize=False, tol=1e-10, max_iter=100000, mode=mode
+    )
     assert info["converged"][0]
     fun, unpack = _mc_objective_ref(Xs, ys, T, lam, alpha, 3)
     best = None
-    for start in range(4):     # several starts: the reference must not stop at a kink
+    for start in range(4):  # several starts: the reference must not stop at a kink
         th0 = np.random.default_rng(start).normal(scale=0.1, size=6)
         r = minimize(fun, th0, jac=True, method="BFGS", options=dict(gtol=1e-12, maxiter=20000))
         if best is None or r.fun < best.fun:
@@ -184,8 +186,7 @@ def test_multiclass_objective_never_rises(T, mode):
     for k in range(1, 41):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _, _, info = cd_multi_path(Xs, ys, None, T, [0.01], 0.5, K=3, max_iter=k, tol=1e-12,
-                                      mode=mode)
+            _, _, info = cd_multi_path(Xs, ys, None, T, [0.01], 0.5, K=3, max_iter=k, tol=1e-12, mode=mode)
         objs.append(info["objective"][0])
     objs = np.array(objs)
     assert np.all(np.diff(objs) <= 1e-12 * np.abs(objs[:-1]))
@@ -214,8 +215,7 @@ def test_multiclass_kernel_temperature_extremes(rho):
     _, _, newton = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc, mode="irls")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, _, mm = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc, mode="mm",
-                                        max_iter=5000)
+        _, _, mm = cd_kernel_multi_path(Kmat, yc, None, rho, lam, 0.5, loss_scale=sc, mode="mm", max_iter=5000)
     assert np.all(newton["converged"])
     assert np.max(newton["kkt"]) < 1e-3
     o, m = newton["objective"], mm["objective"]

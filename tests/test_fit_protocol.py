@@ -1,5 +1,6 @@
 """Every fit function honours the shared protocol: formula, Design and arrays give the same fit,
 and weights given with a Design act like weights given with the formula."""
+
 import numpy as np
 import pytest
 
@@ -27,7 +28,8 @@ def test_formula_design_arrays_and_weights_agree(name, args):
     f_arrays = fn(df[["x1", "x2"]].to_numpy(), df["y"].to_numpy(), weights=w, **args)
     ref = f_formula.predict(df, type="link").to_numpy()
     np.testing.assert_allclose(f_design.predict(df, type="link").to_numpy(), ref, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(f_arrays.predict(df[["x1", "x2"]].to_numpy(), type="link").to_numpy(), ref,
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        f_arrays.predict(df[["x1", "x2"]].to_numpy(), type="link").to_numpy(), ref, rtol=1e-9, atol=1e-9
+    )
     unweighted = fn(design, **args).predict(df, type="link").to_numpy()
-    assert np.max(np.abs(unweighted - ref)) > 1e-6   # the weights did change the fit
+    assert np.max(np.abs(unweighted - ref)) > 1e-6  # the weights did change the fit

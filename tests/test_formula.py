@@ -1,4 +1,5 @@
 """Formula front end: coding, formula features, and the bad-input tour."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,13 +11,15 @@ from cohstats.formula import build_design
 def df():
     rng = np.random.default_rng(1)
     n = 40
-    return pd.DataFrame({
-        "y": rng.choice(["no", "yes"], n),
-        "x1": rng.normal(size=n),
-        "x2": rng.uniform(1, 3, size=n),
-        "g": pd.Categorical(rng.choice(["a", "b", "c"], n), categories=["a", "b", "c"]),
-        "h": rng.choice(["u", "v"], n),
-    })
+    return pd.DataFrame(
+        {
+            "y": rng.choice(["no", "yes"], n),
+            "x1": rng.normal(size=n),
+            "x2": rng.uniform(1, 3, size=n),
+            "g": pd.Categorical(rng.choice(["a", "b", "c"], n), categories=["a", "b", "c"]),
+            "h": rng.choice(["u", "v"], n),
+        }
+    )
 
 
 def test_binary_coding_second_level_is_plus_one(df):
@@ -60,6 +63,7 @@ def test_dot_interactions_transforms_and_no_intercept(df):
 def test_user_function_through_context(df):
     def twice(t):
         return 2 * t
+
     d = build_design("y ~ twice(x1)", df, context={"twice": twice})
     np.testing.assert_allclose(d.X[:, 0], 2 * df["x1"])
 
@@ -83,8 +87,8 @@ def test_duplicate_index_labels_drop_the_right_rows(df):
 
 def test_new_X_reordered_columns_and_level_subset(df):
     d = build_design("y ~ x1 + g + h", df)
-    nd = df.loc[df["g"] != "c", ["h", "g", "x1"]].copy()   # reordered, fewer levels
-    nd["g"] = nd["g"].astype(str)                            # plain strings, not categorical
+    nd = df.loc[df["g"] != "c", ["h", "g", "x1"]].copy()  # reordered, fewer levels
+    nd["g"] = nd["g"].astype(str)  # plain strings, not categorical
     np.testing.assert_array_equal(d.new_X(nd), d.X[(df["g"] != "c").to_numpy()])
 
 
@@ -124,12 +128,15 @@ def test_take_keeps_classes_and_coding(df):
 
 
 # ---------------------------------------------------------------- the bad-input tour
-@pytest.mark.parametrize("formula,match", [
-    ("y ~ x1 + nope", "'nope'.*not in data"),
-    ("nope ~ x1", "response 'nope' is not a column"),
-    ("y ~ x1 ~ x2", "exactly one '~'"),
-    ("y ~ y + x1", "also appears on the right"),
-])
+@pytest.mark.parametrize(
+    "formula,match",
+    [
+        ("y ~ x1 + nope", "'nope'.*not in data"),
+        ("nope ~ x1", "response 'nope' is not a column"),
+        ("y ~ x1 ~ x2", "exactly one '~'"),
+        ("y ~ y + x1", "also appears on the right"),
+    ],
+)
 def test_bad_formulas(df, formula, match):
     with pytest.raises(ValueError, match=match):
         build_design(formula, df)
@@ -157,8 +164,9 @@ def test_non_finite_predictor(df):
 def test_transform_producing_nan(df):
     df.loc[3, "x1"] = -1.0
     with pytest.raises(ValueError, match=r"np.log\(x1\).*non-finite"):
-        build_design("y ~ np.log(x1)", df.assign(x1=df["x1"].abs() + 0.1).assign(
-            x1=lambda d: d["x1"].where(d.index != 3, -1.0)))
+        build_design(
+            "y ~ np.log(x1)", df.assign(x1=df["x1"].abs() + 0.1).assign(x1=lambda d: d["x1"].where(d.index != 3, -1.0))
+        )
 
 
 def test_empty_after_dropping_na(df):
@@ -176,11 +184,14 @@ def test_unseen_level_and_missing_column_at_predict(df):
         d.new_X(pd.DataFrame({"x1": [np.nan], "h": ["u"]}))
 
 
-@pytest.mark.parametrize("w,match", [
-    (-1.0, "non-negative.*-1.0"),
-    (np.nan, "finite"),
-    (np.inf, "finite"),
-])
+@pytest.mark.parametrize(
+    "w,match",
+    [
+        (-1.0, "non-negative.*-1.0"),
+        (np.nan, "finite"),
+        (np.inf, "finite"),
+    ],
+)
 def test_bad_weights(df, w, match):
     weights = np.ones(len(df))
     weights[3] = w

@@ -1,4 +1,5 @@
 """GentleBoost.C and the boosting baselines against direct computations ([ZJLY], SPEC 5)."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,16 +21,14 @@ def C_ref(g, c, T):
 def prob_ref(g, T):
     """Eq (8) literally (moderate g only)."""
     m = len(g)
-    num = np.array([sum(np.exp((1 + g[l] + g[c] - (l == c)) / T) for l in range(m))
-                    for c in range(m)])
+    num = np.array([sum(np.exp((1 + g[l] + g[c] - (l == c)) / T) for l in range(m)) for c in range(m)])
     return num / num.sum()
 
 
 def prob_ref_log(g, T):
     """Eq (8) through scipy's logsumexp (any g)."""
     m = len(g)
-    M = np.array([logsumexp([(1 + g[l] + g[c] - (l == c)) / T for l in range(m)])
-                  for c in range(m)])
+    M = np.array([logsumexp([(1 + g[l] + g[c] - (l == c)) / T for l in range(m)]) for c in range(m)])
     return np.exp(M - logsumexp(M))
 
 
@@ -53,6 +52,7 @@ def test_loss_kernels_used_by_the_engine_match_direct_formulas():
     """The engine takes C, beta and eq (8) from cohstats.losses.multiclass: check them here
     against the literal formulas, and the engine's fused weights against mc_coh_beta."""
     from cohstats.losses.multiclass import mc_coh_beta, mc_coh_prob
+
     rng = np.random.default_rng(0)
     for m in (2, 3, 5):
         for T in (0.3, 1.0, 2.0):
@@ -66,24 +66,22 @@ def test_loss_kernels_used_by_the_engine_match_direct_formulas():
             GZ, W = np.empty((m, m)), np.empty((m, m))
             B.working_response(B.LOSS_COH, G, y, np.ones(m), T, False, True, 0.0, GZ, W)
             for c in range(m):
-                assert B.row_loss(B.LOSS_COH, g, c, T) == pytest.approx(C_ref(g, c, T),
-                                                                       rel=1e-12)
+                assert B.row_loss(B.LOSS_COH, g, c, T) == pytest.approx(C_ref(g, c, T), rel=1e-12)
                 beta = mc_coh_beta(g, c, T, np.empty(m))
                 np.testing.assert_allclose(W[c], beta * (1 - beta), rtol=1e-12)
-                np.testing.assert_allclose(GZ[c], T * (np.eye(m)[c] - beta), rtol=1e-12,
-                                           atol=1e-15)
+                np.testing.assert_allclose(GZ[c], T * (np.eye(m)[c] - beta), rtol=1e-12, atol=1e-15)
                 h = 1e-6
-                grad = [(C_ref(g + h * np.eye(m)[j], c, T) - C_ref(g - h * np.eye(m)[j], c, T))
-                        / (2 * h) for j in range(m)]
+                grad = [
+                    (C_ref(g + h * np.eye(m)[j], c, T) - C_ref(g - h * np.eye(m)[j], c, T)) / (2 * h) for j in range(m)
+                ]
                 np.testing.assert_allclose(beta - np.eye(m)[c], grad, atol=1e-8)
 
 
 def test_training_loss_is_accurate_when_tiny():
     g = np.array([40.0, -20.0, -20.0])
     GZ, W = np.empty((1, 3)), np.empty((1, 3))
-    ls = B.working_response(B.LOSS_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True,
-                            1e-10, GZ, W)
-    ref = 2 * np.exp(1 - 60.0)                 # T log(1 + x) ~ x for tiny x
+    ls = B.working_response(B.LOSS_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True, 1e-10, GZ, W)
+    ref = 2 * np.exp(1 - 60.0)  # T log(1 + x) ~ x for tiny x
     assert ls == pytest.approx(ref, rel=1e-12)
 
 
@@ -91,7 +89,7 @@ def _fd_newton(g, c, T, j, h=1e-4):
     e = np.eye(len(g))[j]
     f0, fp, fm = C_ref(g, c, T), C_ref(g + h * e, c, T), C_ref(g - h * e, c, T)
     d1 = (fp - fm) / (2 * h)
-    d2 = (fp - 2 * f0 + fm) / h ** 2
+    d2 = (fp - 2 * f0 + fm) / h**2
     return d1, d2
 
 
@@ -108,8 +106,8 @@ def test_working_response_is_newton_step_of_the_loss(T):
     for i in range(n):
         for j in range(m):
             d1, d2 = _fd_newton(G[i], y[i], T, j)
-            assert W[i, j] == pytest.approx(T * d2, rel=1e-5)       # beta (1 - beta) = T C''
-            assert GZ[i, j] / W[i, j] == pytest.approx(-d1 / d2, rel=1e-5)     # Newton step
+            assert W[i, j] == pytest.approx(T * d2, rel=1e-5)  # beta (1 - beta) = T C''
+            assert GZ[i, j] / W[i, j] == pytest.approx(-d1 / d2, rel=1e-5)  # Newton step
     # MulLogitBoost: same with the multinomial deviance
     B.working_response(B.LOSS_LOGIT, G, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
     P = softmax(G, axis=1)
@@ -129,33 +127,42 @@ def test_working_response_is_newton_step_of_the_loss(T):
 def test_first_round_is_centred_weighted_stumps():
     """One round with 2-leaf trees equals centred scikit-learn weighted stumps."""
     from sklearn.tree import DecisionTreeRegressor
+
     df = toy(200, seed=3, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
     fit = gboost_c(d, n_trees=1, nodes=2, shrinkage=1, max_bins=255, random_state=0)  # exact
     m = 3
-    beta = 1 / m                                   # paper: uniform weights in round 1
+    beta = 1 / m  # paper: uniform weights in round 1
     I = np.eye(m)[d.y_int]
     w = beta * (1 - beta)
     z = np.clip((I - beta) / w, -4, 4)
-    R = np.column_stack([DecisionTreeRegressor(max_leaf_nodes=2).fit(
-        d.X, z[:, j], sample_weight=np.full(len(z), w)).predict(d.X) for j in range(m)])
+    R = np.column_stack(
+        [
+            DecisionTreeRegressor(max_leaf_nodes=2).fit(d.X, z[:, j], sample_weight=np.full(len(z), w)).predict(d.X)
+            for j in range(m)
+        ]
+    )
     g_ref = (m - 1) / m * (R - R.mean(1, keepdims=True))
     np.testing.assert_allclose(fit.predict(type="link").to_numpy(), g_ref, atol=1e-12)
     # second round: responses from eq (5) at the current g (checked through the loss value)
     fit2 = gboost_c(d, n_trees=2, nodes=2, shrinkage=1, max_bins=255, random_state=0)
-    assert np.all(fit2.step_scale == 1.0)     # full Newton steps, as in the paper
-    beta2 = np.array([[np.exp((1 + g[j] - g[c]) / 1.0) for j in range(m)] for g, c in
-                      zip(g_ref, d.y_int)])
+    assert np.all(fit2.step_scale == 1.0)  # full Newton steps, as in the paper
+    beta2 = np.array([[np.exp((1 + g[j] - g[c]) / 1.0) for j in range(m)] for g, c in zip(g_ref, d.y_int)])
     beta2[np.arange(len(z)), d.y_int] = 1.0
     beta2 /= beta2.sum(1, keepdims=True)
     w2 = beta2 * (1 - beta2)
-    z2 = (I - beta2) / w2                      # no cap on the working responses
-    R2 = np.column_stack([DecisionTreeRegressor(max_leaf_nodes=2).fit(
-        d.X, z2[:, j], sample_weight=w2[:, j]).predict(d.X) for j in range(m)])
+    z2 = (I - beta2) / w2  # no cap on the working responses
+    R2 = np.column_stack(
+        [
+            DecisionTreeRegressor(max_leaf_nodes=2).fit(d.X, z2[:, j], sample_weight=w2[:, j]).predict(d.X)
+            for j in range(m)
+        ]
+    )
     g2 = g_ref + (m - 1) / m * (R2 - R2.mean(1, keepdims=True))
     np.testing.assert_allclose(fit2.predict(type="link").to_numpy(), g2, atol=1e-10)
     assert fit2.train_loss[0] == pytest.approx(
-        np.mean([C_ref(g_ref[i], d.y_int[i], 1.0) for i in range(len(z))]), rel=1e-12)
+        np.mean([C_ref(g_ref[i], d.y_int[i], 1.0) for i in range(len(z))]), rel=1e-12
+    )
 
 
 # ----------------------------------------------------------------------------- properties
@@ -187,11 +194,12 @@ def test_two_classes_reduce_to_binary_coherence():
         S = fit._staged_margins(fit.design.X)
         np.testing.assert_allclose(S[..., 0], -S[..., 1], atol=1e-13)
         p = fit.predict(type="prob")
-        f = fit.predict(type="link").to_numpy()        # binary margin f = g_2 - g_1 = 2 g_2
+        f = fit.predict(type="link").to_numpy()  # binary margin f = g_2 - g_1 = 2 g_2
         np.testing.assert_allclose(f, 2 * S[-1][:, 1], atol=1e-13)
         np.testing.assert_allclose(p["Q"], eta_tilde(f, T), rtol=1e-10)
         # class loss equals the binary coherence function V_{T,1}(y f)
         from cohstats.losses.scalar import coh_V
+
         yb = np.where(fit.design.y_int == 1, 1.0, -1.0)
         loss = np.mean([coh_V(v, T, 1.0) for v in yb * f])
         assert fit.train_loss[-1] == pytest.approx(loss, rel=1e-10)
@@ -199,7 +207,7 @@ def test_two_classes_reduce_to_binary_coherence():
 
 
 def test_separable_training_error_reaches_zero_and_loss_decreases():
-    df = toy(300, seed=7)           # noise-free: classes separated by the argmax of linear scores
+    df = toy(300, seed=7)  # noise-free: classes separated by the argmax of linear scores
     fit = gboost_c("y ~ a + b + c + d", df, n_trees=60, shrinkage=1)
     assert np.all(np.diff(fit.train_loss[:20]) < 0)
     assert fit.train_error[-1] == 0.0
@@ -234,30 +242,35 @@ def test_determinism_weights_and_design_input():
     # positive-weight rows alike; rounding in the histogram sums picks different ones for
     # weights and replicated rows, which moves only rows of weight zero: compare the others)
     for mb, init in ((255, "zero"), (255, "prior"), (16, "zero")):
-        fw = gboost_c("y ~ a + b + c + d", df, n_trees=8, weights=w, max_bins=mb, init=init,
-                      random_state=0)
-        fd = gboost_c("y ~ a + b + c + d", df.loc[df.index.repeat(w)].reset_index(drop=True),
-                      n_trees=8, max_bins=mb, init=init, random_state=0)
+        fw = gboost_c("y ~ a + b + c + d", df, n_trees=8, weights=w, max_bins=mb, init=init, random_state=0)
+        fd = gboost_c(
+            "y ~ a + b + c + d",
+            df.loc[df.index.repeat(w)].reset_index(drop=True),
+            n_trees=8,
+            max_bins=mb,
+            init=init,
+            random_state=0,
+        )
         rows = slice(None) if mb == 255 else w > 0
-        np.testing.assert_allclose(fw.predict(df, type="link")[rows],
-                                   fd.predict(df, type="link")[rows], atol=1e-9)
+        np.testing.assert_allclose(fw.predict(df, type="link")[rows], fd.predict(df, type="link")[rows], atol=1e-9)
         assert fw.train_error[-1] == pytest.approx(fd.train_error[-1])
 
 
 def test_adaboost_mh_leaf_values():
     from sklearn.tree import DecisionTreeRegressor
+
     df = toy(120, seed=10, noise=1.0)
     d = build_design("y ~ a + b + c + d", df)
-    fit = gboost(d, loss="adaboost_mh", n_trees=1, nodes=4, shrinkage=1, max_bins=255,
-                 random_state=0)  # n <= 255: exact
+    fit = gboost(
+        d, loss="adaboost_mh", n_trees=1, nodes=4, shrinkage=1, max_bins=255, random_state=0
+    )  # n <= 255: exact
     n, m = d.nobs, 3
     Y = 2 * np.eye(m)[d.y_int] - 1
     D = np.full((n, m), 1 / (n * m))
     eps = 1 / (n * m)
     F = np.empty((n, m))
     for j in range(m):
-        leaf = DecisionTreeRegressor(max_leaf_nodes=4).fit(d.X, Y[:, j], sample_weight=D[:, j]) \
-            .apply(d.X)
+        leaf = DecisionTreeRegressor(max_leaf_nodes=4).fit(d.X, Y[:, j], sample_weight=D[:, j]).apply(d.X)
         for v in np.unique(leaf):
             S = leaf == v
             wp, wm = D[S & (Y[:, j] > 0), j].sum(), D[S & (Y[:, j] < 0), j].sum()
@@ -272,9 +285,10 @@ def test_path_summary_and_test_curves():
     assert pf.xvar == "step" and len(pf) == 20
     err = [(p != new.y.to_numpy()).mean() for p in fit.staged_predict(new)]
     np.testing.assert_allclose(pf["test_error"], err)
-    assert pf["test_loss"].iloc[-1] == pytest.approx(np.mean(
-        [C_ref(g, c, 1.0) for g, c in zip(fit._margins(fit.design.new_X(new)),
-                                           fit.design.code_y(new.y))]), rel=1e-10)
+    assert pf["test_loss"].iloc[-1] == pytest.approx(
+        np.mean([C_ref(g, c, 1.0) for g, c in zip(fit._margins(fit.design.new_X(new)), fit.design.code_y(new.y))]),
+        rel=1e-10,
+    )
     s = fit.summary()
     assert s.info["steps fitted (n_trees)"] == 20 and "loss and error by step" in s.tables
     assert fit.tree_sizes().max() <= 8
@@ -329,30 +343,33 @@ def test_cart_fit_and_cv():
 
 # ----------------------------------------------------------------------------- the paper
 @pytest.mark.slow
-@pytest.mark.parametrize("name,key", [("Segmentation", "segment"), ("Optdigits", "optdigits"),
-                                      ("Pendigits", "pendigits"), ("Satimage", "satimage")])
+@pytest.mark.parametrize(
+    "name,key",
+    [("Segmentation", "segment"), ("Optdigits", "optdigits"), ("Pendigits", "pendigits"), ("Satimage", "satimage")],
+)
 def test_table2_gentleboost_c_matches_paper(name, key):
     """[ZJLY] Table 2: GentleBoost.C within one percentage point of the paper (or better) on
     the data sets with fixed splits whose test sets are large enough for a one-point
     comparison (Vowel's 462 test points move 0.2 points per error; see the vignette)."""
     from cohstats.datasets import load_split, reference
+
     train, test = load_split(key)
     ref = reference("zjly2009", "table2")
-    pub = float(ref.query("dataset == @name and method == 'GentleBoost.C'")["test_error_pct"]
-                .iloc[0])
-    fit = gboost_c("y ~ .", train, shrinkage=1, random_state=0)     # the paper's protocol
+    pub = float(ref.query("dataset == @name and method == 'GentleBoost.C'")["test_error_pct"].iloc[0])
+    fit = gboost_c("y ~ .", train, shrinkage=1, random_state=0)  # the paper's protocol
     err = 100 * (fit.predict(test).to_numpy() != test["y"].to_numpy()).mean()
     assert err <= pub + 1.0, (name, err, pub)
 
 
 def test_plot_summary_render_and_save_load(tmp_path):
     import matplotlib
+
     matplotlib.use("Agg")
     df, new = toy(120, seed=14, noise=1.0), toy(80, seed=15, noise=1.0)
     fit = gboost("y ~ a + b + c + d", df, loss="logit", n_trees=6)
     ax = fit.plot(new)
     lines = ax.get_lines()
-    assert len(lines) == 3        # train, test and the marker of the selected step s
+    assert len(lines) == 3  # train, test and the marker of the selected step s
     assert ax.get_ylabel() == "error rate"
     assert list(lines[2].get_xdata()) == [fit.s, fit.s]
     np.testing.assert_allclose(lines[1].get_ydata(), fit.path(new)["test_error"])
@@ -369,13 +386,13 @@ def test_plot_summary_render_and_save_load(tmp_path):
 
 def test_no_linear_coefficients_and_the_intercept():
     from cohstats.losses.multiclass import coherence_minimizer
+
     df = toy(60, seed=1)
-    fit = gboost_c("y ~ a + b", df, n_trees=2, shrinkage=1)          # paper: starts at g = 0
+    fit = gboost_c("y ~ a + b", df, n_trees=2, shrinkage=1)  # paper: starts at g = 0
     assert fit.coef is None and fit.intercept is None and fit.dual_coef is None
-    fit = gboost_c("y ~ a + b", df, n_trees=2, rho=0.5)               # default: init="prior"
+    fit = gboost_c("y ~ a + b", df, n_trees=2, rho=0.5)  # default: init="prior"
     share = df["y"].value_counts(normalize=True).sort_index().to_numpy()
-    np.testing.assert_allclose(fit.intercept.to_numpy(), coherence_minimizer(share, 0.5),
-                               atol=1e-12)
+    np.testing.assert_allclose(fit.intercept.to_numpy(), coherence_minimizer(share, 0.5), atol=1e-12)
     assert list(fit.intercept.index) == ["P", "Q", "R"]
 
 
@@ -410,19 +427,19 @@ def test_random_state_only_breaks_ties():
     df2 = df.assign(a2=df.a)
     f0 = gboost_c("y ~ a + a2 + b", df2, n_trees=3, random_state=-1)
     assert f0.split_counts()["a2"] == 0 and f0.split_counts()["a"] > 0
-    used = [gboost_c("y ~ a + a2 + b", df2, n_trees=3, random_state=s).split_counts()["a2"]
-            for s in range(3)]
+    used = [gboost_c("y ~ a + a2 + b", df2, n_trees=3, random_state=s).split_counts()["a2"] for s in range(3)]
     assert max(used) > 0
     np.testing.assert_allclose(
         gboost_c("y ~ a + a2 + b", df2, n_trees=3, random_state=1).predict(df2, type="link"),
-        f0.predict(df2, type="link"), atol=1e-12)
+        f0.predict(df2, type="link"),
+        atol=1e-12,
+    )
 
 
 def test_row_order_invariance():
     df = toy(200, seed=17, noise=1.0)
-    df[["a", "b"]] = df[["a", "b"]].round(1)          # many tied values and near-tied gains
+    df[["a", "b"]] = df[["a", "b"]].round(1)  # many tied values and near-tied gains
     perm = np.random.default_rng(0).permutation(len(df))
     a = gboost_c("y ~ a + b + c + d", df, n_trees=15, random_state=0)
     b = gboost_c("y ~ a + b + c + d", df.iloc[perm], n_trees=15, random_state=0)
-    np.testing.assert_allclose(a.predict(df, type="prob").to_numpy(),
-                               b.predict(df, type="prob").to_numpy(), atol=1e-9)
+    np.testing.assert_allclose(a.predict(df, type="prob").to_numpy(), b.predict(df, type="prob").to_numpy(), atol=1e-9)

@@ -1,5 +1,6 @@
 """The result contract of the boosting and CART fits: vocabulary, the step path (lambda_,
 path_var, s, predict(s=), select, _decision_path), early stopping, plots and summaries."""
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -23,8 +24,7 @@ def toy(n=200, seed=0, K=3):
 
 
 # ----------------------------------------------------------------------------- vocabulary
-@pytest.mark.parametrize("old,new", [("T", "rho"), ("H", "n_trees"), ("z_max", "removed"),
-                                     ("centre", "removed")])
+@pytest.mark.parametrize("old,new", [("T", "rho"), ("H", "n_trees"), ("z_max", "removed"), ("centre", "removed")])
 def test_old_argument_names_raise_and_name_the_new_one(old, new):
     d = toy(40)
     for fn in (gboost_c, gboost):
@@ -66,20 +66,17 @@ def test_step_path_attributes_and_staged_predictions():
     D = fit._decision_path(fit.design.new_X(new))
     assert D.shape == (12, 100, 3)
     for k in (1, 5, 12):
-        np.testing.assert_allclose(fit.predict(new, type="link", s=k).to_numpy(), D[k - 1],
-                                   atol=1e-12)
+        np.testing.assert_allclose(fit.predict(new, type="link", s=k).to_numpy(), D[k - 1], atol=1e-12)
         P = list(fit.staged_predict(new, type="prob"))[k - 1]
         np.testing.assert_allclose(fit.predict(new, type="prob", s=k), P, atol=1e-12)
-        np.testing.assert_allclose(fit._proba_path(fit.design.new_X(new))[k - 1], P,
-                                   atol=1e-12)
+        np.testing.assert_allclose(fit._proba_path(fit.design.new_X(new))[k - 1], P, atol=1e-12)
     # a fit with fewer trees is the staged prefix of a longer one
     short = gboost_c("y ~ .", d, n_trees=5, random_state=0)
     np.testing.assert_allclose(short.predict(new, type="link"), D[4], atol=1e-12)
     # select(s) gives the same predictions as predict(s=)
     sel = fit.select(5)
     assert sel.s == 5.0 and fit.s == 12
-    np.testing.assert_array_equal(sel.predict(new, type="prob"),
-                                  fit.predict(new, type="prob", s=5))
+    np.testing.assert_array_equal(sel.predict(new, type="prob"), fit.predict(new, type="prob", s=5))
     assert "s (step used)" in sel.summary().info and sel.summary().info["s (step used)"] == 5
     # binary: the decision path is the binary margin g_2 - g_1
     b = toy(150, seed=4, K=2)
@@ -89,9 +86,18 @@ def test_step_path_attributes_and_staged_predictions():
     np.testing.assert_allclose(Db[2], fb.predict(type="link", s=3), atol=1e-12)
 
 
-@pytest.mark.parametrize("bad,err", [(0, ValueError), (13, ValueError), (2.5, ValueError),
-                                     (float("nan"), ValueError), ("abc", TypeError),
-                                     (True, TypeError), ([3], TypeError)])
+@pytest.mark.parametrize(
+    "bad,err",
+    [
+        (0, ValueError),
+        (13, ValueError),
+        (2.5, ValueError),
+        (float("nan"), ValueError),
+        ("abc", TypeError),
+        (True, TypeError),
+        ([3], TypeError),
+    ],
+)
 def test_predict_s_is_validated(bad, err):
     d = toy(80, seed=5)
     fit = gboost_c("y ~ .", d, n_trees=12, random_state=0)
@@ -106,6 +112,7 @@ def test_predict_s_is_validated(bad, err):
 
 def test_path_plot_and_plot_label_what_they_draw():
     import matplotlib.pyplot as plt
+
     d, new = toy(150, seed=6), toy(100, seed=7)
     fit = gboost("y ~ .", d, loss="logit", n_trees=8, random_state=0)
     ax = fit.path(new).plot()
@@ -128,26 +135,24 @@ def test_validation_fraction_and_early_stopping():
     assert 90 <= len(rows) <= 110
     # stratified: each class keeps about its share in the validation part
     share = d["y"].value_counts(normalize=True).sort_index()
-    np.testing.assert_allclose(d["y"].iloc[rows].value_counts(normalize=True).sort_index(),
-                               share, atol=0.03)
+    np.testing.assert_allclose(d["y"].iloc[rows].value_counts(normalize=True).sort_index(), share, atol=0.03)
     # the recorded validation loss is the loss of the staged fit on the held-out rows
     from cohstats.losses.multiclass import coherence_loss
+
     Xv = full.design.X[rows]
     S = full._staged_margins(Xv)
     yv = full.design.y_int[rows]
     for k in (1, 50, 300):
-        assert full.val_loss[k - 1] == pytest.approx(coherence_loss(S[k - 1], yv).mean(),
-                                                     rel=1e-10)
+        assert full.val_loss[k - 1] == pytest.approx(coherence_loss(S[k - 1], yv).mean(), rel=1e-10)
     assert full.s == int(np.argmin(full.val_loss)) + 1
     # with n_iter_no_change the same boosting stops n_iter_no_change steps after its best step
-    es = gboost_c("y ~ .", d, n_trees=300, validation_fraction=0.25, n_iter_no_change=15,
-                  random_state=0)
+    es = gboost_c("y ~ .", d, n_trees=300, validation_fraction=0.25, n_iter_no_change=15, random_state=0)
     np.testing.assert_array_equal(es.validation_rows, rows)
     assert es.n_trees < 300 and es.stopped_early
-    np.testing.assert_allclose(es.val_loss, full.val_loss[:es.n_trees], rtol=1e-12)
+    np.testing.assert_allclose(es.val_loss, full.val_loss[: es.n_trees], rtol=1e-12)
     best = np.minimum.accumulate(full.val_loss)
-    assert es.s == int(np.argmin(full.val_loss[:es.n_trees])) + 1
-    assert np.all(full.val_loss[es.n_trees - 15:es.n_trees] >= best[es.n_trees - 16] - 1e-4)
+    assert es.s == int(np.argmin(full.val_loss[: es.n_trees])) + 1
+    assert np.all(full.val_loss[es.n_trees - 15 : es.n_trees] >= best[es.n_trees - 16] - 1e-4)
     assert "early stopping" in " ".join(es.summary().notes)
     with pytest.raises(ValueError, match="validation_fraction"):
         gboost_c("y ~ .", d, validation_fraction=1.5)
@@ -175,7 +180,7 @@ def test_cart_path_contract():
         assert cc[k] <= cc.min() + 1e-12
     np.testing.assert_allclose(fit.cv_table["leaves"], size)
     # predict(s=) is honoured and validated
-    assert fit.predict(X, s=fit.lambda_[-1]).nunique() == 1     # the root
+    assert fit.predict(X, s=fit.lambda_[-1]).nunique() == 1  # the root
     with pytest.raises(TypeError, match="ccp_alpha"):
         fit.predict(X, s="abc")
     with pytest.raises(ValueError, match="ccp_alpha"):

@@ -1,6 +1,7 @@
 """The boosting engine minimises its loss: intercept-only models converge to the minimiser found
 by scipy.optimize, the training loss never rises, and the [ZJLY] issue reproducers give the
 class shares."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,8 +35,7 @@ def mh_ref(F, c):
 def prob_coh(g, rho):
     """[ZJLY] eq (8) through logsumexp."""
     m = len(g)
-    M = np.array([logsumexp([(1 + g[l] + g[c] - (l == c)) / rho for l in range(m)])
-                  for c in range(m)])
+    M = np.array([logsumexp([(1 + g[l] + g[c] - (l == c)) / rho for l in range(m)]) for c in range(m)])
     return np.exp(M - logsumexp(M))
 
 
@@ -47,16 +47,18 @@ def scipy_minimiser(counts, loss, rho=1.0):
     K = len(counts)
     w = counts / counts.sum()
     if loss == "adaboost_mh":
+
         def obj(F):
             return sum(w[c] * mh_ref(F, c) for c in range(K))
+
         r = minimize(obj, np.zeros(K), method="BFGS", options={"gtol": 1e-12})
         return r.x, r.fun
-    f = {"coherence": lambda g, c: coh_ref(g, c, rho), "logit": lmult_ref,
-         "exp": exp_ref}[loss]
+    f = {"coherence": lambda g, c: coh_ref(g, c, rho), "logit": lmult_ref, "exp": exp_ref}[loss]
 
     def obj(v):
         g = np.append(v, -v.sum())
         return sum(w[c] * f(g, c) for c in range(K))
+
     r = minimize(obj, np.zeros(K - 1), method="BFGS", options={"gtol": 1e-12})
     return np.append(r.x, -r.x.sum()), r.fun
 
@@ -73,8 +75,7 @@ CASES = [(60, 20), (40, 40), (52, 14, 13), (30, 30, 30)]
 
 # ----------------------------------------------------------------------------- intercept only
 @pytest.mark.parametrize("counts", CASES, ids=["2-unbal", "2-bal", "3-unbal", "3-bal"])
-@pytest.mark.parametrize("loss", ["coherence", "logit", "exp", "adaboost_mh",
-                                  "adaboost_mh_discrete"])
+@pytest.mark.parametrize("loss", ["coherence", "logit", "exp", "adaboost_mh", "adaboost_mh_discrete"])
 def test_intercept_only_converges_to_the_scipy_minimiser(counts, loss):
     d = intercept_only(counts)
     ref_loss = "adaboost_mh" if loss.startswith("adaboost") else loss
@@ -99,8 +100,12 @@ def f_at_zero(counts, loss):
     _, _ = K, loss
     g = np.zeros(K)
     w = np.asarray(counts, float) / np.sum(counts)
-    f = {"coherence": lambda c: coh_ref(g, c, 1.0), "logit": lambda c: lmult_ref(g, c),
-         "exp": lambda c: exp_ref(g, c), "adaboost_mh": lambda c: mh_ref(g, c)}[loss]
+    f = {
+        "coherence": lambda c: coh_ref(g, c, 1.0),
+        "logit": lambda c: lmult_ref(g, c),
+        "exp": lambda c: exp_ref(g, c),
+        "adaboost_mh": lambda c: mh_ref(g, c),
+    }[loss]
     return sum(w[c] * f(c) for c in range(K))
 
 
@@ -109,11 +114,10 @@ def test_intercept_only_other_temperatures_and_default_shrinkage(rho):
     counts = (45, 25, 10)
     d = intercept_only(counts, seed=1)
     g_ref, f_ref = scipy_minimiser(counts, "coherence", rho)
-    fit = gboost_c("y ~ c", d, rho=rho, n_trees=400, random_state=0)   # shrinkage 0.1
+    fit = gboost_c("y ~ c", d, rho=rho, n_trees=400, random_state=0)  # shrinkage 0.1
     G = fit._margins(fit.design.X[:1])[0]
     np.testing.assert_allclose(G, g_ref, atol=1e-4)
-    np.testing.assert_allclose(fit.predict(d.iloc[:1], type="prob").to_numpy()[0],
-                               np.asarray(counts) / 80, atol=1e-3)
+    np.testing.assert_allclose(fit.predict(d.iloc[:1], type="prob").to_numpy()[0], np.asarray(counts) / 80, atol=1e-3)
     assert np.all(np.diff(fit.train_loss) <= 1e-14 * fit.train_loss[:-1])
     # init="prior" starts at the minimiser: the intercept is g_ref and nothing moves
     fp = gboost_c("y ~ c", d, rho=rho, n_trees=3, init="prior", random_state=0)
@@ -125,8 +129,12 @@ def test_issue_reproducer_binary_75_25():
     """80 rows, 75/25 classes, intercept-only: P(majority) -> 0.75 (was 1.000 and the loss
     climbed to 6.2 after 30 rounds)."""
     d = pd.DataFrame({"y": np.r_[["a"] * 60, ["b"] * 20], "c": np.ones(80)})
-    for kw in ({"shrinkage": 1.0, "n_trees": 30}, {"n_trees": 300}, {"nodes": 2, "n_trees": 300},
-               {"rho": 0.1, "n_trees": 300}):
+    for kw in (
+        {"shrinkage": 1.0, "n_trees": 30},
+        {"n_trees": 300},
+        {"nodes": 2, "n_trees": 300},
+        {"rho": 0.1, "n_trees": 300},
+    ):
         fit = gboost_c("y ~ c", d, **kw, random_state=0)
         p = fit.predict(d.iloc[:1], type="prob")["a"].iloc[0]
         assert p == pytest.approx(0.75, abs=1e-3), kw
@@ -142,14 +150,13 @@ def test_issue_reproducer_three_classes_unrelated_predictors():
     d = pd.DataFrame(rng.normal(size=(n, 4)), columns=list("abcd"))
     d["y"] = np.array(list("PQR"))[y]
     share = np.bincount(y) / n
-    fit = gboost_c("y ~ .", d, shrinkage=1.0, random_state=0)       # the paper's protocol
+    fit = gboost_c("y ~ .", d, shrinkage=1.0, random_state=0)  # the paper's protocol
     np.testing.assert_allclose(fit.predict(d, type="prob").mean().to_numpy(), share, atol=0.01)
     assert np.all(np.diff(fit.train_loss) <= 1e-14 * fit.train_loss[:-1])
     # early stopping on a validation fraction: fresh-data probabilities average to the shares
     es = gboost_c("y ~ .", d, n_trees=300, n_iter_no_change=10, random_state=0)
     new = pd.DataFrame(rng.normal(size=(4000, 4)), columns=list("abcd"))
-    np.testing.assert_allclose(es.predict(new, type="prob").mean().to_numpy(), share,
-                               atol=0.03)
+    np.testing.assert_allclose(es.predict(new, type="prob").mean().to_numpy(), share, atol=0.03)
 
 
 # ----------------------------------------------------------------------------- real data
@@ -164,8 +171,7 @@ def _noisy(n, seed, K=3):
     return d
 
 
-@pytest.mark.parametrize("loss", ["coherence", "logit", "exp", "adaboost_mh",
-                                  "adaboost_mh_discrete"])
+@pytest.mark.parametrize("loss", ["coherence", "logit", "exp", "adaboost_mh", "adaboost_mh_discrete"])
 def test_training_loss_never_rises_on_real_data(loss):
     d = _noisy(300, 3)
     for sh in (1.0, 0.1):
@@ -179,6 +185,7 @@ def test_two_classes_equal_the_binary_losses():
     """K = 2: the multiclass coherence loss of g = (-f/2, f/2) is the binary coherence loss
     V_{rho,1}(y f) of [ZDJ]; the multinomial deviance is the logistic deviance log(1 + e^{-yf})."""
     from cohstats.losses.scalar import coh_V
+
     d = _noisy(250, 4, K=2)
     yb = np.where(d["y"] == "Q", 1.0, -1.0)
     for rho in (1.0, 0.5):
@@ -190,10 +197,8 @@ def test_two_classes_equal_the_binary_losses():
     fit = gboost("y ~ .", d, loss="logit", n_trees=15, random_state=0)
     for s in (1, 15):
         f = fit.predict(type="link", s=s).to_numpy()
-        assert fit.train_loss[s - 1] == pytest.approx(np.mean(np.logaddexp(0, -yb * f)),
-                                                      rel=1e-10)
-        np.testing.assert_allclose(fit.predict(type="prob", s=s)["Q"], 1 / (1 + np.exp(-f)),
-                                   rtol=1e-12)
+        assert fit.train_loss[s - 1] == pytest.approx(np.mean(np.logaddexp(0, -yb * f)), rel=1e-10)
+        np.testing.assert_allclose(fit.predict(type="prob", s=s)["Q"], 1 / (1 + np.exp(-f)), rtol=1e-12)
 
 
 def test_step_control_shortens_only_overshooting_rounds():

@@ -1,6 +1,7 @@
 """The probability options of the boosting engine: the L2 penalty on the leaf values
 (``lambda_l2``) and stochastic gradient boosting (``subsample``), each against an independent
 reference (brute-force split search, numerical derivatives, scipy.optimize, binomial bounds)."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,7 +24,7 @@ def brute_penalised_stump(x, gz, w, lam):
         if xs[k] == xs[k - 1]:
             continue
         GL, WL, GR, WR = g[:k].sum(), h[:k].sum(), g[k:].sum(), h[k:].sum()
-        score = GL ** 2 / (WL + lam) + GR ** 2 / (WR + lam)
+        score = GL**2 / (WL + lam) + GR**2 / (WR + lam)
         if score > best[0] + 1e-12:
             best = (score, 0.5 * (xs[k - 1] + xs[k]), GL / (WL + lam), GR / (WR + lam))
     return best[1:]
@@ -43,8 +44,18 @@ def test_lambda_l2_first_stump_is_the_penalised_newton_stump(lam):
     # LogitBoost from g = 0 with beta = 1/2: w z = I - 1/2, w = 1/4 for both class trees, and
     # with two classes the binary margin after one round is the class-2 tree's leaf value
     d, x, y = stump_data()
-    fit = gboost("y ~ x", d, loss="logit", n_trees=1, nodes=2, shrinkage=1.0, init="zero",
-                 lambda_l2=lam, max_delta_step=None, random_state=-1)
+    fit = gboost(
+        "y ~ x",
+        d,
+        loss="logit",
+        n_trees=1,
+        nodes=2,
+        shrinkage=1.0,
+        init="zero",
+        lambda_l2=lam,
+        max_delta_step=None,
+        random_state=-1,
+    )
     assert fit.step_scale[0] == 1.0
     thr, vl, vr = brute_penalised_stump(x, y - 0.5, np.full(len(x), 0.25), lam)
     f = fit.predict(d, type="link").to_numpy()
@@ -54,9 +65,13 @@ def test_lambda_l2_first_stump_is_the_penalised_newton_stump(lam):
 
 def test_lambda_l2_changes_the_split_it_should():
     d, x, y = stump_data()
-    thr = [gboost("y ~ x", d, loss="logit", n_trees=1, nodes=2, shrinkage=1.0, init="zero",
-                  lambda_l2=lam, random_state=-1)._trees["thr"][0, 1, 0] for lam in (0, 2, 50)]
-    assert thr[0] < 0.1 < thr[1] < thr[2]     # the pure group first, larger leaves later
+    thr = [
+        gboost(
+            "y ~ x", d, loss="logit", n_trees=1, nodes=2, shrinkage=1.0, init="zero", lambda_l2=lam, random_state=-1
+        )._trees["thr"][0, 1, 0]
+        for lam in (0, 2, 50)
+    ]
+    assert thr[0] < 0.1 < thr[1] < thr[2]  # the pure group first, larger leaves later
 
 
 @pytest.mark.parametrize("rho", [1.0, 0.5])
@@ -74,12 +89,21 @@ def test_lambda_l2_coherence_leaf_is_newton_step_with_penalty(rho):
 
     g0 = np.zeros(3)
     grad = approx_fprime(g0, total, 1e-6)
-    hess = np.array([(total(g0 + 1e-4 * e) - 2 * total(g0) + total(g0 - 1e-4 * e)) / 1e-8
-                     for e in np.eye(3)])
+    hess = np.array([(total(g0 + 1e-4 * e) - 2 * total(g0) + total(g0 - 1e-4 * e)) / 1e-8 for e in np.eye(3)])
     r = -grad / (hess + lam)
     ref = (2 / 3) * (r - r.mean())
-    fit = gboost_c("y ~ c", d, rho=rho, n_trees=1, shrinkage=1.0, init="zero",
-                   init_beta="loss", lambda_l2=lam, max_delta_step=None, random_state=0)
+    fit = gboost_c(
+        "y ~ c",
+        d,
+        rho=rho,
+        n_trees=1,
+        shrinkage=1.0,
+        init="zero",
+        init_beta="loss",
+        lambda_l2=lam,
+        max_delta_step=None,
+        random_state=0,
+    )
     assert fit.step_scale[0] == 1.0
     np.testing.assert_allclose(fit._margins(fit.design.X[:1])[0], ref, rtol=1e-5, atol=1e-7)
 
@@ -90,15 +114,13 @@ def test_lambda_l2_keeps_the_minimiser_of_the_loss(loss):
     counts = (52, 14, 13)
     d = intercept_only(counts)
     g_ref, f_ref = scipy_minimiser(counts, loss)
-    fit = gboost("y ~ c", d, loss=loss, n_trees=300, shrinkage=1.0, lambda_l2=20.0,
-                 random_state=0)
+    fit = gboost("y ~ c", d, loss=loss, n_trees=300, shrinkage=1.0, lambda_l2=20.0, random_state=0)
     np.testing.assert_allclose(fit._margins(fit.design.X[:1])[0], g_ref, atol=1e-4)
     assert np.all(np.diff(fit.train_loss) <= 1e-14 * fit.train_loss[:-1])
     assert fit.train_loss[-1] == pytest.approx(f_ref, rel=1e-8)
     # and it does shorten them: after 3 rounds the penalised fit is further from the minimum
     f0 = gboost("y ~ c", d, loss=loss, n_trees=3, shrinkage=1.0, random_state=0)
-    f1 = gboost("y ~ c", d, loss=loss, n_trees=3, shrinkage=1.0, lambda_l2=20.0,
-                random_state=0)
+    f1 = gboost("y ~ c", d, loss=loss, n_trees=3, shrinkage=1.0, lambda_l2=20.0, random_state=0)
     assert f1.train_loss[-1] > f0.train_loss[-1] > f_ref
 
 
@@ -106,7 +128,7 @@ def test_lambda_l2_keeps_the_minimiser_of_the_loss(loss):
 def test_row_sampler_draws_exactly_and_uniformly():
     n, ns, reps = 50, 17, 4000
     np.random.seed(0)
-    B._draw_bag(n, ns, np.empty(n, np.int64))          # compile
+    B._draw_bag(n, ns, np.empty(n, np.int64))  # compile
     hits = np.zeros(n)
     bag = np.empty(n, np.int64)
     for _ in range(reps):
@@ -143,8 +165,7 @@ def test_subsample_is_seeded_and_one_means_every_row():
     la, lb, lc = (f.predict(X, type="link").to_numpy() for f in (a, b, c))
     np.testing.assert_array_equal(la, lb)
     assert not np.allclose(la, lc)
-    np.testing.assert_array_equal(full.predict(X, type="link").to_numpy(),
-                                  one.predict(X, type="link").to_numpy())
+    np.testing.assert_array_equal(full.predict(X, type="link").to_numpy(), one.predict(X, type="link").to_numpy())
     assert a.train_loss[-1] < 0.8 * a.train_loss[0]
     assert a.call["subsample"] == 0.5 and "subsample" not in full.call
 
@@ -168,6 +189,7 @@ def test_probabilities_use_the_temperature_of_the_step_predicted():
     """predict(type="prob", s=k) is eq (8) at the margins after k steps with that step's rho
     (annealed fit), also inside cv's staged predictions."""
     from test_gboost_loss import prob_coh
+
     rng = np.random.default_rng(5)
     X = rng.normal(size=(150, 2))
     y = np.array(list("abc"))[np.argmax(X @ rng.normal(size=(2, 3)) + rng.gumbel(size=(150, 3)), 1)]
@@ -175,6 +197,5 @@ def test_probabilities_use_the_temperature_of_the_step_predicted():
     for k in (1, 4, 8):
         G = fit._margins(X[:5], k)
         ref = np.array([prob_coh(g, fit.rhos[k - 1]) for g in G])
-        np.testing.assert_allclose(fit.predict(X[:5], type="prob", s=k).to_numpy(), ref,
-                                   rtol=1e-10)
+        np.testing.assert_allclose(fit.predict(X[:5], type="prob", s=k).to_numpy(), ref, rtol=1e-10)
         np.testing.assert_allclose(fit._proba_path(X[:5])[k - 1], ref, rtol=1e-10)

@@ -1,4 +1,5 @@
 """The gkl_tracking vignette: runs end to end on a small problem and its tables are right."""
+
 import os
 import sys
 
@@ -19,14 +20,18 @@ EST = (ridge_logit, {}, None, "ridge logistic (test fit)")
 
 def test_selection_table_on_constructed_curves():
     lam = np.array([10.0, 1.0, 0.1, 0.01])
-    curves = pd.DataFrame({
-        "example": 1, "seed": 0, "lambda": lam,
-        "true_gkl_c": [0.70, 0.60, 0.55, 0.58],
-        "gkl_hat": [0.72, 0.61, 0.61, 0.63],      # tie between 1.0 and 0.1 -> larger lambda 1.0
-        "cv_cre": [0.71, 0.62, 0.57, 0.60],
-        "egkl": [0.69, 0.58, 0.52, 0.50],
-        "test_cre": [0.70, 0.60, 0.55, 0.58],
-    })
+    curves = pd.DataFrame(
+        {
+            "example": 1,
+            "seed": 0,
+            "lambda": lam,
+            "true_gkl_c": [0.70, 0.60, 0.55, 0.58],
+            "gkl_hat": [0.72, 0.61, 0.61, 0.63],  # tie between 1.0 and 0.1 -> larger lambda 1.0
+            "cv_cre": [0.71, 0.62, 0.57, 0.60],
+            "egkl": [0.69, 0.58, 0.52, 0.50],
+            "test_cre": [0.70, 0.60, 0.55, 0.58],
+        }
+    )
     sel = V.selection_table(curves).set_index("criterion")
     assert sel.loc["gkl_hat", "median_lambda"] == 1.0
     assert sel.loc["gkl_hat", "mean_excess"] == pytest.approx(0.05)

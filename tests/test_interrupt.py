@@ -1,5 +1,6 @@
 """Ctrl-C during a long fit returns control within a second or two (issue: interrupting a
 numba solver used to wait for the whole fit)."""
+
 from __future__ import annotations
 
 import os
@@ -35,11 +36,17 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery differs on Windows")
 def test_ctrl_c_interrupts_a_long_fit_promptly(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env, cwd=str(tmp_path))
+    p = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
     line = p.stdout.readline()
     assert line.strip() == "start", line + p.stderr.read()
-    time.sleep(1.5)                                      # the solver is now running
+    time.sleep(1.5)  # the solver is now running
     sent = time.perf_counter()
     p.send_signal(signal.SIGINT)
     out = p.stdout.readline()

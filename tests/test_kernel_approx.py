@@ -1,4 +1,5 @@
 """Low-rank kernel feature maps (Nystroem, random Fourier features) and the LUM fitted on them."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,11 +55,13 @@ def test_lum_on_a_full_nystroem_map_equals_the_exact_kernel_lum():
     exact = cs.lum(X, y, **kw)
     approx = cs.lum(X, y, kernel_approx="nystroem", n_components=70, **kw)
     for s in (0.1, 0.01):
-        np.testing.assert_allclose(approx.predict(X, type="link", s=s).to_numpy(),
-                                   exact.predict(X, type="link", s=s).to_numpy(), atol=1e-5)
+        np.testing.assert_allclose(
+            approx.predict(X, type="link", s=s).to_numpy(), exact.predict(X, type="link", s=s).to_numpy(), atol=1e-5
+        )
     Xn = np.random.default_rng(2).normal(size=(10, 2))
-    np.testing.assert_allclose(approx.predict(Xn, type="prob").to_numpy(),
-                               exact.predict(Xn, type="prob").to_numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        approx.predict(Xn, type="prob").to_numpy(), exact.predict(Xn, type="prob").to_numpy(), atol=1e-5
+    )
     assert approx.coef is None and approx.dual_coef is None and approx.support_ is None
     assert "nystroem" in str(approx.summary())
 
@@ -96,8 +99,9 @@ def test_clearn_on_a_full_nystroem_map_equals_the_exact_kernel_fit():
     approx = cs.clearn(X, y, kernel_approx="nystroem", n_components=60, **kw)
     Xn = np.random.default_rng(3).normal(size=(9, 2))
     for s in (0.05, 0.01):
-        np.testing.assert_allclose(approx.predict(Xn, type="link", s=s).to_numpy(),
-                                   exact.predict(Xn, type="link", s=s).to_numpy(), atol=1e-5)
+        np.testing.assert_allclose(
+            approx.predict(Xn, type="link", s=s).to_numpy(), exact.predict(Xn, type="link", s=s).to_numpy(), atol=1e-5
+        )
     assert approx.coef is None and approx.dual_coef is None
     assert "nystroem" in str(approx.summary())
     # three classes: a moderate rank tracks the exact multiclass kernel fit
@@ -105,5 +109,6 @@ def test_clearn_on_a_full_nystroem_map_equals_the_exact_kernel_fit():
     kw3 = dict(kernel="rbf", gamma=0.8, lambda_=[0.05], alpha=0.0, tol=1e-11, max_iter=200000)
     e3 = cs.clearn(X, y3, **kw3)
     a3 = cs.clearn(X, y3, kernel_approx="nystroem", n_components=60, **kw3)
-    np.testing.assert_allclose(a3.predict(Xn, type="prob").to_numpy(),
-                               e3.predict(Xn, type="prob").to_numpy(), atol=1e-4)
+    np.testing.assert_allclose(
+        a3.predict(Xn, type="prob").to_numpy(), e3.predict(Xn, type="prob").to_numpy(), atol=1e-4
+    )

@@ -1,4 +1,5 @@
 """The k-nearest-neighbour probability estimator of [WSL] section 5 against scikit-learn."""
+
 import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
@@ -21,7 +22,7 @@ def test_knn_prob_equals_sklearn_predict_proba(standardize):
     ours = knn_prob(X, y, Z, k=WSL_KNN_K, standardize=standardize)
     assert ours.shape == (len(WSL_KNN_K), Z.shape[0])
     if standardize:
-        sc = StandardScaler().fit(X)        # divisor n, as ours
+        sc = StandardScaler().fit(X)  # divisor n, as ours
         Xs, Zs = sc.transform(X), sc.transform(Z)
     else:
         Xs, Zs = X, Z
@@ -38,7 +39,7 @@ def test_knn_prob_direct_computation_and_blocks():
     d = ((Z[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     near = np.argsort(d, axis=1)[:, :9]
     direct = (y[near] > 0).mean(axis=1)
-    for bs in (1, 7 * 40 * 3, 2 ** 22):          # one row per block, several, all at once
+    for bs in (1, 7 * 40 * 3, 2**22):  # one row per block, several, all at once
         np.testing.assert_array_equal(knn_prob(X, y, Z, k=9, standardize=False, block_size=bs), direct)
 
 
@@ -50,10 +51,15 @@ def test_knn_prob_ties_go_to_the_earlier_row():
     assert knn_prob(X, y, np.array([[0.0]]), k=3, standardize=False)[0] == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize("kw, msg", [
-    ({"k": 0}, "k must be"), ({"k": 101}, "k must be"), ({"k": 2.5}, "k must be"),
-    ({"k": []}, "k must be"),
-])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"k": 0}, "k must be"),
+        ({"k": 101}, "k must be"),
+        ({"k": 2.5}, "k must be"),
+        ({"k": []}, "k must be"),
+    ],
+)
 def test_knn_prob_bad_k(kw, msg):
     X, y, Z = _data()
     with pytest.raises(ValueError, match=msg):

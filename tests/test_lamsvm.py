@@ -1,4 +1,5 @@
 """lamsvm(): the fitted λ-SVM machine against independent references ([RH]; SPEC 6.5)."""
+
 import warnings
 
 import numpy as np
@@ -54,24 +55,27 @@ def test_formula_design_and_matrix_inputs_agree_and_link_sums_to_zero():
 def _bias_free_svm(K, ypm, C):
     Q = ypm[:, None] * K * ypm[None, :]
     n = len(ypm)
-    r = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(n), jac=True,
-                 method="L-BFGS-B", bounds=[(0, C)] * n,
-                 options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000))
+    r = minimize(
+        lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0),
+        np.zeros(n),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, C)] * n,
+        options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000),
+    )
     return K @ (r.x * ypm)
 
 
 def test_two_classes_margin_one_is_the_bias_free_binary_svm():
     df = _frame(n=70, K=2, seed=3)
-    fit = lamsvm("y ~ x1 + x2", df, C=2.0, margin=1, kernel="rbf", gamma=0.5, tol=1e-8,
-                 standardize=False)
+    fit = lamsvm("y ~ x1 + x2", df, C=2.0, margin=1, kernel="rbf", gamma=0.5, tol=1e-8, standardize=False)
     d = fit.design
     f = fit.predict(type="link").to_numpy()  # binary: positive means classes[1]
     assert f.ndim == 1
     ref = _bias_free_svm(make_kernel("rbf", d.X, gamma=0.5)(d.X), np.where(d.y_int == 1, 1.0, -1.0), 2.0)
     assert np.abs(f - ref).max() < 1e-5 * max(1.0, np.abs(ref).max())
     # observation weights scale the box bound: weight 2 with C = 1 equals C = 2
-    fw = lamsvm("y ~ x1 + x2", df, C=1.0, margin=1, gamma=0.5, tol=1e-8, weights=np.full(70, 2.0),
-                standardize=False)
+    fw = lamsvm("y ~ x1 + x2", df, C=1.0, margin=1, gamma=0.5, tol=1e-8, weights=np.full(70, 2.0), standardize=False)
     assert np.allclose(fw.predict(type="link").to_numpy(), f, atol=1e-6)
 
 
@@ -84,7 +88,7 @@ def test_linear_kernel_coefficients_match_expansion():
     # sum-to-zero over classes holds for slopes and intercepts
     assert np.allclose(fit.coef.to_numpy().sum(1), 0) and abs(fit.intercept.sum()) < 1e-10
     raw = lamsvm("y ~ x1 + x2", df, C=3, margin=20, kernel=None, tol=1e-5, standardize=False)
-    assert np.allclose(raw.intercept.to_numpy(), 0.0)   # [RH] has no intercept
+    assert np.allclose(raw.intercept.to_numpy(), 0.0)  # [RH] has no intercept
     assert np.allclose(X @ raw.coef.to_numpy(), raw.predict(type="link").to_numpy(), atol=1e-8)
     rbf = lamsvm("y ~ x1 + x2", df, C=3, margin=20)
     assert rbf.coef is None and rbf.intercept is None
@@ -173,24 +177,27 @@ def test_convergence_warning_names_max_iter():
     assert "max_iter" in fit.summary().info["Status"]
 
 
-@pytest.mark.parametrize("kw,exc,msg", [
-    (dict(margin="big"), (TypeError, ValueError), "margin"),
-    (dict(C=-1.0), ValueError, r"C=\.\.\.\) must be .*\(0, inf\)"),
-    (dict(C=[1, 2], margin=[5, 6]), ValueError, "both be sequences"),
-    (dict(kernel="sigmoid"), ValueError, "kernel"),
-    (dict(tol=0.0), ValueError, "tol"),
-    (dict(max_iter=0), ValueError, "max_iter"),
-    (dict(margin=float("nan")), ValueError, "margin"),
-    (dict(gamma=1.0, sigma=1.0), ValueError, "at most one"),
-    (dict(gamma_k=1.0), TypeError, "called 'gamma'"),
-    (dict(gamma="wide"), ValueError, "gamma"),
-    (dict(kernel="linear", gamma=0.5), ValueError, "gamma/sigma"),
-    (dict(kernel=None, sigma=2.0), ValueError, "gamma/sigma"),
-    (dict(kernel="rbf", D=2.0), ValueError, "compact"),
-    (dict(C=1.0, lambda_=0.1), ValueError, "one of C and lambda_"),
-    (dict(standardize="no"), TypeError, "standardize"),
-    (dict(foo=1), TypeError, "foo"),
-])
+@pytest.mark.parametrize(
+    "kw,exc,msg",
+    [
+        (dict(margin="big"), (TypeError, ValueError), "margin"),
+        (dict(C=-1.0), ValueError, r"C=\.\.\.\) must be .*\(0, inf\)"),
+        (dict(C=[1, 2], margin=[5, 6]), ValueError, "both be sequences"),
+        (dict(kernel="sigmoid"), ValueError, "kernel"),
+        (dict(tol=0.0), ValueError, "tol"),
+        (dict(max_iter=0), ValueError, "max_iter"),
+        (dict(margin=float("nan")), ValueError, "margin"),
+        (dict(gamma=1.0, sigma=1.0), ValueError, "at most one"),
+        (dict(gamma_k=1.0), TypeError, "called 'gamma'"),
+        (dict(gamma="wide"), ValueError, "gamma"),
+        (dict(kernel="linear", gamma=0.5), ValueError, "gamma/sigma"),
+        (dict(kernel=None, sigma=2.0), ValueError, "gamma/sigma"),
+        (dict(kernel="rbf", D=2.0), ValueError, "compact"),
+        (dict(C=1.0, lambda_=0.1), ValueError, "one of C and lambda_"),
+        (dict(standardize="no"), TypeError, "standardize"),
+        (dict(foo=1), TypeError, "foo"),
+    ],
+)
 def test_argument_errors(kw, exc, msg):
     with pytest.raises(exc, match=msg):
         lamsvm("y ~ x1 + x2", _frame(n=30), **kw)
@@ -201,8 +208,7 @@ def test_callable_kernel_equals_builtin():
     f1 = lamsvm("y ~ x1 + x2", df, C=2, margin=10, kernel="rbf", gamma=0.3, tol=1e-6)
     k = make_kernel("rbf", gamma=0.3)
     f2 = lamsvm("y ~ x1 + x2", df, C=2, margin=10, kernel=lambda A, B: k(A, B), tol=1e-6)
-    assert np.allclose(f1.predict(df, type="link").to_numpy(), f2.predict(df, type="link").to_numpy(),
-                       atol=1e-6)
+    assert np.allclose(f1.predict(df, type="link").to_numpy(), f2.predict(df, type="link").to_numpy(), atol=1e-6)
 
 
 def test_pendigits_subset_accuracy_close_to_libsvm():
@@ -211,6 +217,7 @@ def test_pendigits_subset_accuracy_close_to_libsvm():
     from sklearn.svm import SVC
 
     from cohstats.datasets import load_split
+
     tr, te = load_split("pendigits")
     tr = tr.sample(1500, random_state=0)
     Xtr, Xte = tr.drop(columns="y").to_numpy(float), te.drop(columns="y").to_numpy(float)
@@ -232,6 +239,7 @@ def test_time_limit_warning_names_time_limit():
 
 def test_save_load_round_trip_and_plot(tmp_path):
     import matplotlib
+
     matplotlib.use("Agg")
     df = _frame(n=60, K=3, seed=2)
     fit = lamsvm("y ~ x1 + x2", df, C=[1, 10], margin=4)
@@ -248,6 +256,7 @@ def test_cv_refits_the_C_path_on_folds():
     """cohstats.cv refits the fitted sequence (lambda_ = the C values) on every fold; the
     misclassification rate equals that of separate fits on the same folds."""
     from cohstats.tuning import cv
+
     df = _frame(n=90, K=3, seed=9)
     Cs = [0.1, 1.0, 10.0]
     folds = np.arange(90) % 3

@@ -1,4 +1,5 @@
 """lamsvm(): the package vocabulary and result contract, and the bad-input regressions."""
+
 import warnings
 
 import numpy as np
@@ -86,11 +87,16 @@ def test_contract_attribute_types():
 
 def test_plots_return_labelled_axes():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     df = _frame(n=60)
-    for fit in (lamsvm("y ~ x1 + x2", df, C=[0.5, 5.0]), lamsvm("y ~ x1 + x2", df, kernel=None, C=[0.5, 5.0]),
-                lamsvm("y ~ x1 + x2", df, margin=[4, 10])):
+    for fit in (
+        lamsvm("y ~ x1 + x2", df, C=[0.5, 5.0]),
+        lamsvm("y ~ x1 + x2", df, kernel=None, C=[0.5, 5.0]),
+        lamsvm("y ~ x1 + x2", df, margin=[4, 10]),
+    ):
         for ax in (fit.path().plot(), fit.plot()):
             assert isinstance(ax, matplotlib.axes.Axes)
             assert ax.get_xlabel() and ax.get_ylabel()
@@ -131,8 +137,7 @@ def test_standardize_makes_the_fit_scale_invariant_and_linear_coef_on_original_s
     Z = (Xb - mu) / sd
     ref = lamsvm(Z, big["y"].to_numpy(), kernel=None, tol=1e-7, standardize=False)
     np.testing.assert_allclose(lin.coef.to_numpy(), ref.coef.to_numpy() / sd[:, None], rtol=1e-8)
-    np.testing.assert_allclose(lin.intercept.to_numpy(), -(mu / sd) @ ref.coef.to_numpy(),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(lin.intercept.to_numpy(), -(mu / sd) @ ref.coef.to_numpy(), rtol=1e-8, atol=1e-10)
 
 
 def test_y_tilde_one_is_a_clear_error():
@@ -164,15 +169,16 @@ def test_continuous_response_is_refused():
     df = pd.DataFrame({"x": rng.normal(size=80), "y": rng.normal(size=80)})
     with pytest.raises(ValueError, match="is continuous"):
         lamsvm("y ~ x", df)
-    df["y"] = np.arange(80).astype(float)          # integral but one value per row
+    df["y"] = np.arange(80).astype(float)  # integral but one value per row
     with pytest.raises(ValueError, match="looks like a continuous"):
         lamsvm("y ~ x", df)
-    df["y"] = (np.arange(80) % 3).astype(float)    # few integral values: classes
+    df["y"] = (np.arange(80) % 3).astype(float)  # few integral values: classes
     assert lamsvm("y ~ x", df).classes == [0.0, 1.0, 2.0]
 
 
 def test_cv_refits_lambda_and_margin_paths_by_name():
     from cohstats.tuning import cv
+
     df = _frame(n=60, seed=9)
     folds = np.arange(60) % 3
     res = cv(lamsvm, "y ~ x1 + x2", df, margin=[2.0, 8.0], C=2.0, foldid=folds, verbose=False)
@@ -187,14 +193,31 @@ def test_cv_refits_lambda_and_margin_paths_by_name():
 def test_tune_over_margin_keeps_a_fixed_C_path():
     """Regression: tune(lamsvm, C=[...], grid={"margin": ...}) made margin a second path."""
     from cohstats.tuning import cv, tune
+
     df = _frame(n=60, seed=10)
     folds = np.arange(60) % 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = tune(lamsvm, "y ~ x1 + x2", df, grid={"margin": [2.0, 8.0]}, C=[0.5, 2.0],
-                   foldid=folds, measure="class", verbose=False)
-        ref = cv(lamsvm, "y ~ x1 + x2", df, margin=res.best_params["margin"], C=[0.5, 2.0],
-                 foldid=folds, measure="class", verbose=False)
+        res = tune(
+            lamsvm,
+            "y ~ x1 + x2",
+            df,
+            grid={"margin": [2.0, 8.0]},
+            C=[0.5, 2.0],
+            foldid=folds,
+            measure="class",
+            verbose=False,
+        )
+        ref = cv(
+            lamsvm,
+            "y ~ x1 + x2",
+            df,
+            margin=res.best_params["margin"],
+            C=[0.5, 2.0],
+            foldid=folds,
+            measure="class",
+            verbose=False,
+        )
     assert "margin" in res.best_params
     assert res.best_score == pytest.approx(float(np.min(ref.cvm)), abs=1e-12)
 

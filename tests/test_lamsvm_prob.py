@@ -1,4 +1,5 @@
 """lamsvm post-hoc probabilities: the calibration maps against independent references."""
+
 import warnings
 
 import numpy as np
@@ -24,6 +25,7 @@ def _frame(n=120, K=3, seed=0, noise=0.8):
 
 def _iris():
     from sklearn.datasets import load_iris
+
     ir = load_iris(as_frame=True)
     df = ir.frame.drop(columns="target")
     df.columns = ["sl", "sw", "pl", "pw"]
@@ -34,12 +36,13 @@ def _iris():
 def test_multinomial_calibration_equals_sklearn_on_the_same_cv_decision_values():
     """scikit-learn's unpenalised LogisticRegression (C=inf, i.e. penalty=None) on the same data."""
     from sklearn.linear_model import LogisticRegression
+
     df = _frame(n=150, K=3, seed=1)
     fit = lamsvm("y ~ x1 + x2", df, C=2.0)
     cal = fit.calibration(method="multinomial")
     F = cal.decision
     yk = fit.design.y_int
-    G = F[:, :2]                       # the K decision values sum to zero: K - 1 carry them
+    G = F[:, :2]  # the K decision values sum to zero: K - 1 carry them
     T = smoothed_targets(yk, 3)
     # soft targets = each row repeated once per class with weight T_ik
     n = len(yk)
@@ -47,8 +50,9 @@ def test_multinomial_calibration_equals_sklearn_on_the_same_cv_decision_values()
     lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10000).fit(Xr, yr, sample_weight=wr)
     np.testing.assert_allclose(cal(F), lr.predict_proba(G), atol=1e-6)
     P = fit.predict(df, type="prob", method="multinomial")
-    np.testing.assert_allclose(P.to_numpy(), lr.predict_proba(fit.predict(df, type="link").to_numpy()[:, :2]),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        P.to_numpy(), lr.predict_proba(fit.predict(df, type="link").to_numpy()[:, :2]), atol=1e-6
+    )
 
 
 def test_mnl_fit_with_one_hot_targets_is_statsmodels_mnlogit():
@@ -79,9 +83,15 @@ def test_pairwise_coupling_solves_wu_lin_weng_method_two():
 
         def obj(p):
             return sum((r[b, a] * p[a] - r[a, b] * p[b]) ** 2 for a in range(K) for b in range(K) if a != b)
-        ref = minimize(obj, np.full(K, 1 / K), method="SLSQP", bounds=[(0, 1)] * K,
-                       constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}],
-                       options=dict(ftol=1e-15, maxiter=1000)).x
+
+        ref = minimize(
+            obj,
+            np.full(K, 1 / K),
+            method="SLSQP",
+            bounds=[(0, 1)] * K,
+            constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}],
+            options=dict(ftol=1e-15, maxiter=1000),
+        ).x
         np.testing.assert_allclose(P[i], ref, atol=1e-6)
     # consistent pairwise probabilities r_ab = p_a / (p_a + p_b) give p back exactly
     p = np.array([0.1, 0.2, 0.3, 0.4])
@@ -124,8 +134,9 @@ def test_cv_decision_values_are_the_fold_fits_and_reproducible():
     for k in range(3):
         tr = df[folds != k]
         ff = lamsvm("y ~ x1 + x2", tr, C=3.0, margin=6.0)
-        np.testing.assert_allclose(cal.decision[folds == k],
-                                   ff.predict(df[folds == k], type="link").to_numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            cal.decision[folds == k], ff.predict(df[folds == k], type="link").to_numpy(), atol=1e-12
+        )
     again = lamsvm("y ~ x1 + x2", df, C=3.0, margin=6.0)
     p1 = fit.predict(df, type="prob", nfolds=3, random_state=7).to_numpy()
     np.testing.assert_array_equal(again.predict(df, type="prob", nfolds=3, random_state=7).to_numpy(), p1)
@@ -137,10 +148,12 @@ def test_path_fit_probabilities_at_s_equal_the_single_fit():
     df = _frame(n=90, K=3, seed=6)
     path = lamsvm("y ~ x1 + x2", df, C=[0.5, 4.0])
     one = lamsvm("y ~ x1 + x2", df, C=0.5)
-    np.testing.assert_allclose(path.predict(df, type="prob", s=0.5).to_numpy(),
-                               one.predict(df, type="prob").to_numpy(), atol=1e-10)
-    np.testing.assert_allclose(path.select(0.5).predict(df, type="prob").to_numpy(),
-                               one.predict(df, type="prob").to_numpy(), atol=1e-10)
+    np.testing.assert_allclose(
+        path.predict(df, type="prob", s=0.5).to_numpy(), one.predict(df, type="prob").to_numpy(), atol=1e-10
+    )
+    np.testing.assert_allclose(
+        path.select(0.5).predict(df, type="prob").to_numpy(), one.predict(df, type="prob").to_numpy(), atol=1e-10
+    )
 
 
 def test_iris_probabilities_sum_to_one_with_class_columns():
@@ -156,8 +169,7 @@ def test_iris_probabilities_sum_to_one_with_class_columns():
         # the calibrated probabilities classify about as well as the machine (CV-fitted map)
         acc = float((P.idxmax(axis=1) == df.species).mean())
         assert acc > 0.93, (method, acc)
-    np.testing.assert_array_equal(fit.predict(df, type="response").to_numpy(),
-                                  fit.predict(df, type="prob").to_numpy())
+    np.testing.assert_array_equal(fit.predict(df, type="response").to_numpy(), fit.predict(df, type="prob").to_numpy())
     notes = " ".join(fit.summary().notes)
     assert "post-hoc calibration" in notes and "not an estimate from the lambda-SVM loss" in notes
     with pytest.raises(ValueError, match="method"):
@@ -168,6 +180,7 @@ def test_multinomial_map_converges_when_the_gradient_hits_float_resolution():
     """Regression: a C = 10 fit whose Newton iterations stalled at a gradient of 1e-7 (the
     objective's float64 resolution) ran 200 iterations and warned; the decrement rule stops."""
     from cohstats import ConvergenceWarning
+
     rng = np.random.default_rng(2)
     n = 120
     X = rng.normal(size=(n, 3))

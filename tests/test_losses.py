@@ -4,6 +4,7 @@ Every check compares with an independent reference: the papers' formulas evaluat
 80-bit extended precision (numpy longdouble) where they do not overflow, asymptotic forms where
 they do, closed-form bounds, finite differences, and scipy root finding / minimisation.
 """
+
 from __future__ import annotations
 
 import math
@@ -94,10 +95,22 @@ REF = {
 }
 
 LOSS_CASES = [
-    ("C", {}), ("C", {"rho": 0.3, "u": 2.0}), ("V", {}), ("V", {"rho": 2.0, "u": 1.0}),
-    ("L", {}), ("L", {"rho": 0.5, "u": 0.0}), ("logistic", {}), ("hinge", {}), ("hhinge", {}),
-    ("hhinge", {"delta": 0.5}), ("hhinge", {"delta": 1.5}), ("sqhinge", {}), ("lum", {}),
-    ("lum", {"a": 1.0, "c": 1.0}), ("lum", {"a": 5.0, "c": 10.0}), ("lum", {"a": math.inf, "c": 0.5}),
+    ("C", {}),
+    ("C", {"rho": 0.3, "u": 2.0}),
+    ("V", {}),
+    ("V", {"rho": 2.0, "u": 1.0}),
+    ("L", {}),
+    ("L", {"rho": 0.5, "u": 0.0}),
+    ("logistic", {}),
+    ("hinge", {}),
+    ("hhinge", {}),
+    ("hhinge", {"delta": 0.5}),
+    ("hhinge", {"delta": 1.5}),
+    ("sqhinge", {}),
+    ("lum", {}),
+    ("lum", {"a": 1.0, "c": 1.0}),
+    ("lum", {"a": 5.0, "c": 10.0}),
+    ("lum", {"a": math.inf, "c": 0.5}),
     ("exp", {}),
 ]
 
@@ -191,16 +204,18 @@ def test_logistic_special_cases():
         np.testing.assert_allclose(getattr(v, m)(z), getattr(lg, m)(z), rtol=1e-14, atol=1e-300)
     np.testing.assert_allclose(coherence_link(z, 1.0, 0.0), sp_expit(z), rtol=1e-14)
     e = np.linspace(0.01, 0.99, 99)
-    np.testing.assert_allclose(coherence_minimizer(e, rho=1.7, u=0.0), 1.7 * np.log(e / (1 - e)),
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        coherence_minimizer(e, rho=1.7, u=0.0), 1.7 * np.log(e / (1 - e)), rtol=1e-12, atol=1e-13
+    )
 
 
 @SET
 @given(z=zs, rho=rhos, u=upos)
 def test_C_is_kappa_V_and_u_L(z, rho, u):
     """SPEC 3.1 at the loss level: C = kappa V (value and both derivatives), C = u L, L_{rho,1} = C_{rho,1}."""
-    kappa = (u / (rho * math.log1p(math.exp(u / rho))) if u / rho < 700
-             else u / (u + rho * math.log1p(math.exp(-u / rho))))
+    kappa = (
+        u / (rho * math.log1p(math.exp(u / rho))) if u / rho < 700 else u / (u + rho * math.log1p(math.exp(-u / rho)))
+    )
     C, V, L = get_loss("C", rho=rho, u=u), get_loss("V", rho=rho, u=u), get_loss("L", rho=rho, u=u)
     for m in ("value", "d1", "d2"):
         a, b = getattr(C, m)(z), kappa * getattr(V, m)(z)
@@ -368,8 +383,10 @@ def test_coherence_minimizer_solves_first_order_condition(eta, rho, u):
 @pytest.mark.parametrize("rho,u", [(1.0, 1.0), (0.3, 2.0), (2.0, 0.5)])
 def test_coherence_minimizer_minimises_risk(rho, u):
     for eta in (0.03, 0.2, 0.5, 0.61, 0.9):
+
         def risk(f):
             return eta * ref_V(f, rho, u) + (1 - eta) * ref_V(-f, rho, u)
+
         res = minimize_scalar(risk, bracket=(-5, 5), tol=1e-12)
         assert math.isclose(coherence_minimizer(eta, rho, u), res.x, abs_tol=2e-6)
         for name in ("C", "L"):  # same minimiser for the C-loss and L
@@ -379,8 +396,12 @@ def test_coherence_minimizer_minimises_risk(rho, u):
 
 
 # --------------------------------------------------------------------------- every loss: minimiser / link
-MIN_CASES = [c for c in LOSS_CASES] + [("hhinge", {"delta": 1.0}), ("hhinge", {"delta": 3.0}),
-                                        ("lum", {"a": 0.5, "c": 0.0}), ("lum", {"a": 100.0, "c": 5.0})]
+MIN_CASES = [c for c in LOSS_CASES] + [
+    ("hhinge", {"delta": 1.0}),
+    ("hhinge", {"delta": 3.0}),
+    ("lum", {"a": 0.5, "c": 0.0}),
+    ("lum", {"a": 100.0, "c": 5.0}),
+]
 
 
 @pytest.mark.parametrize("name,params", MIN_CASES)
@@ -391,8 +412,9 @@ def test_minimizer_minimises_pointwise_risk(name, params):
         grid = np.linspace(-20, 20, 8001)
         rgrid = eta * ref_vec(name, grid, loss.params) + (1 - eta) * ref_vec(name, -grid, loss.params)
         g0 = grid[np.argmin(rgrid)]
-        res = minimize_scalar(lambda t: risk_ref(loss, t, eta), bounds=(g0 - 0.01, g0 + 0.01),
-                              method="bounded", options={"xatol": 1e-11})
+        res = minimize_scalar(
+            lambda t: risk_ref(loss, t, eta), bounds=(g0 - 0.01, g0 + 0.01), method="bounded", options={"xatol": 1e-11}
+        )
         best = min(res.fun, rgrid.min())
         r = risk_ref(loss, f, eta)
         assert r <= best + 1e-9 * (1 + abs(best)), (eta, f, res.x)
@@ -475,9 +497,11 @@ def test_lum_continuity_at_connection_point(a, c):
 
 
 @SET
-@given(p=st.floats(0.001, 0.999).filter(lambda p: abs(p - 0.5) > 1e-4),
-       a=st.sampled_from([0.5, 1.0, 5.0, 10.0, 100.0, 1000.0, 1e4, math.inf]),
-       c=st.sampled_from([0.0, 0.5, 1.0, 5.0, 100.0, 1e4]))
+@given(
+    p=st.floats(0.001, 0.999).filter(lambda p: abs(p - 0.5) > 1e-4),
+    a=st.sampled_from([0.5, 1.0, 5.0, 10.0, 100.0, 1000.0, 1e4, math.inf]),
+    c=st.sampled_from([0.0, 0.5, 1.0, 5.0, 100.0, 1e4]),
+)
 def test_lum_minimizer_and_link(p, a, c):
     f = lum_minimizer(p, a, c)
     assert math.isclose(lum_link(f, a, c), p, rel_tol=1e-10)
@@ -617,26 +641,30 @@ def test_get_loss_defaults_and_repr():
     assert l.value(0.9) == S.loss_value(l.code, 0.9, l.p1, l.p2)
     assert get_loss(l, c=3.0).params == {"a": 5.0, "c": 3.0}
     import pickle
+
     assert pickle.loads(pickle.dumps(l)) == l
     # array shapes are preserved; scalar in, float out
     assert get_loss("C").value(np.zeros((2, 3))).shape == (2, 3)
     assert isinstance(get_loss("C").value(0.5), float)
 
 
-@pytest.mark.parametrize("name,params,exc,match", [
-    ("C", {"u": 0.0}, ValueError, "u must be > 0"),
-    ("C", {"rho": 0.0}, ValueError, "rho must be > 0"),
-    ("V", {"u": -1.0}, ValueError, "u must be >= 0"),
-    ("V", {"rho": math.inf}, ValueError, "rho must be a finite"),
-    ("L", {"rho": "1"}, TypeError, "rho must be a real number"),
-    ("lum", {"a": 0.0}, ValueError, "a must be > 0"),
-    ("lum", {"c": -0.5}, ValueError, "c must be >= 0"),
-    ("lum", {"a": math.nan}, ValueError, "a must be"),
-    ("hhinge", {"delta": 0.0}, ValueError, "delta must be > 0"),
-    ("hinge", {"delta": 1.0}, TypeError, "unexpected parameter"),
-    ("C", {"a": 1.0}, TypeError, "unexpected parameter"),
-    ("svm", {}, ValueError, "unknown loss 'svm'"),
-])
+@pytest.mark.parametrize(
+    "name,params,exc,match",
+    [
+        ("C", {"u": 0.0}, ValueError, "u must be > 0"),
+        ("C", {"rho": 0.0}, ValueError, "rho must be > 0"),
+        ("V", {"u": -1.0}, ValueError, "u must be >= 0"),
+        ("V", {"rho": math.inf}, ValueError, "rho must be a finite"),
+        ("L", {"rho": "1"}, TypeError, "rho must be a real number"),
+        ("lum", {"a": 0.0}, ValueError, "a must be > 0"),
+        ("lum", {"c": -0.5}, ValueError, "c must be >= 0"),
+        ("lum", {"a": math.nan}, ValueError, "a must be"),
+        ("hhinge", {"delta": 0.0}, ValueError, "delta must be > 0"),
+        ("hinge", {"delta": 1.0}, TypeError, "unexpected parameter"),
+        ("C", {"a": 1.0}, TypeError, "unexpected parameter"),
+        ("svm", {}, ValueError, "unknown loss 'svm'"),
+    ],
+)
 def test_get_loss_validation(name, params, exc, match):
     with pytest.raises(exc, match=match):
         get_loss(name, **params)

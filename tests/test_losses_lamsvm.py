@@ -1,4 +1,5 @@
 """lambda-SVM loss [RH] (SPEC 6.1): special cases, LP minimisers, Theorem 2 calibration shares."""
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,12 @@ def test_loss_matches_definition_and_special_cases(seed, K, lam):
     np.testing.assert_allclose(got, [ref_loss(F[i], y[i], lam) for i in range(7)], rtol=1e-14, atol=1e-14)
     # margin = K - 1 is twice Liu & Yuan's reinforced hinge with gamma = 1/2
     g = 0.5
-    rml = np.array([g * max((K - 1) - F[i, y[i]], 0) + (1 - g) * sum(max(1 + F[i, j], 0) for j in range(K) if j != y[i])
-                    for i in range(7)])
+    rml = np.array(
+        [
+            g * max((K - 1) - F[i, y[i]], 0) + (1 - g) * sum(max(1 + F[i, j], 0) for j in range(K) if j != y[i])
+            for i in range(7)
+        ]
+    )
     np.testing.assert_allclose(lamsvm_loss(F, y, K - 1), 2 * rml, rtol=1e-14, atol=1e-14)
     # pointwise risk = expected loss under P
     P = rng.dirichlet(np.ones(K))
@@ -50,8 +55,9 @@ def test_binary_case_matches_binary_form_and_grid():
     for lam in (-3.0, -0.5, 0.3, 1.0, 4.0):
         for p1 in (0.1, 0.45, 0.7, 0.95):
             P = np.array([p1, 1 - p1])
-            r_bin = (p1 * (np.maximum(lam - t, 0) + np.maximum(1 - t, 0))
-                     + (1 - p1) * (np.maximum(lam + t, 0) + np.maximum(1 + t, 0)))
+            r_bin = p1 * (np.maximum(lam - t, 0) + np.maximum(1 - t, 0)) + (1 - p1) * (
+                np.maximum(lam + t, 0) + np.maximum(1 + t, 0)
+            )
             np.testing.assert_allclose(lamsvm_pointwise_risk(np.stack([t, -t], 1), P, lam), r_bin, rtol=1e-13)
             f, unique = lamsvm_minimizer(P, lam)
             assert lamsvm_pointwise_risk(f, P, lam) <= r_bin.min() + 1e-12

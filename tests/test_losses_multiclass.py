@@ -1,4 +1,5 @@
 """Multicategory coherence loss [ZJLY] (SPEC 5.1-5.3) against independent references."""
+
 from __future__ import annotations
 
 import math
@@ -100,9 +101,13 @@ def test_eq8_recovers_P_from_numerically_minimised_risk(K, T):
     Q = basis(K)
     for _ in range(4):
         P = rng.dirichlet(np.ones(K))
-        res = minimize(lambda z: pop_risk(Q @ z, P, T), np.zeros(K - 1), method="BFGS",
-                       jac=lambda z: Q.T @ sum(P[c] * mc.coherence_grad((Q @ z)[None], [c], T)[0] for c in range(K)),
-                       options={"gtol": 1e-12})
+        res = minimize(
+            lambda z: pop_risk(Q @ z, P, T),
+            np.zeros(K - 1),
+            method="BFGS",
+            jac=lambda z: Q.T @ sum(P[c] * mc.coherence_grad((Q @ z)[None], [c], T)[0] for c in range(K)),
+            options={"gtol": 1e-12},
+        )
         g_ref = Q @ res.x
         np.testing.assert_allclose(mc.coherence_proba(g_ref[None], T)[0], P, rtol=1e-6, atol=1e-8)
         g = mc.coherence_minimizer(P, T)
@@ -169,8 +174,9 @@ def test_theorem3_temperature_limits(seed, K):
     S = mc.S_loss(G, y)
     for T in (1e3, 1e6):
         C = mc.coherence_loss(G, y, T)
-        rng_e = np.array([np.ptp([(1 + G[i, j] - G[i, y[i]]) if j != y[i] else 0.0 for j in range(K)])
-                          for i in range(6)])
+        rng_e = np.array(
+            [np.ptp([(1 + G[i, j] - G[i, y[i]]) if j != y[i] else 0.0 for j in range(K)]) for i in range(6)]
+        )
         excess = C - T * math.log(K) - S
         fp = 1e-15 * T * 10
         assert np.all(excess >= -fp) and np.all(excess <= rng_e**2 / (8 * T) + fp)

@@ -4,6 +4,7 @@ References: scipy.optimize on small problems (the LUM objective written out in n
 scikit-learn's SVC for the hinge limit, closed forms of the link, the true probabilities of
 simulated data.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from cohstats import ConvergenceWarning
-from cohstats.models.lum import (LUM_LAMBDA_GRID, lum, lum_link, lum_refit, tune_lum,
-                                 _interp_weights)
+from cohstats.models.lum import LUM_LAMBDA_GRID, lum, lum_link, lum_refit, tune_lum, _interp_weights
 
 
 # --------------------------------------------------------------------------- numpy reference
@@ -37,7 +37,7 @@ def dV(u, a, c):
     u0 = c / (1 + c)
     t = np.maximum((1 + c) * u - c, 0.0)
     with np.errstate(over="ignore"):
-        right = -np.exp(-t) if math.isinf(a) else -(a / (t + a)) ** (a + 1)
+        right = -np.exp(-t) if math.isinf(a) else -((a / (t + a)) ** (a + 1))
     return np.where(u < u0, -1.0, right)
 
 
@@ -58,8 +58,14 @@ def lum_grad(theta, X, y, lam, a, c, w=None):
 
 def scipy_lum(X, y, lam, a, c, w=None):
     p = X.shape[1]
-    r = minimize(lum_objective, np.zeros(p + 1), jac=lum_grad, args=(X, y, lam, a, c, w),
-                 method="L-BFGS-B", options=dict(maxiter=20000, ftol=1e-15, gtol=1e-11))
+    r = minimize(
+        lum_objective,
+        np.zeros(p + 1),
+        jac=lum_grad,
+        args=(X, y, lam, a, c, w),
+        method="L-BFGS-B",
+        options=dict(maxiter=20000, ftol=1e-15, gtol=1e-11),
+    )
     return r.x, r.fun
 
 
@@ -77,8 +83,7 @@ def test_link_inverts_numerical_population_minimiser(a, c):
     # f*(p) = argmin_f p V(f) + (1-p) V(-f), found numerically; link(f*) must give back p
     for p in (0.05, 0.3, 0.45, 0.6, 0.9, 0.99):
         risk = lambda f: p * V(f, a, c) + (1 - p) * V(-f, a, c)
-        r = minimize_scalar(risk, bounds=(-30, 30), method="bounded",
-                            options=dict(xatol=1e-12))
+        r = minimize_scalar(risk, bounds=(-30, 30), method="bounded", options=dict(xatol=1e-12))
         assert abs(lum_link(np.array([r.x]), a, c)[0] - p) < 2e-6
 
 
@@ -110,8 +115,7 @@ def test_refit_matches_scipy(a):
     w = rng.uniform(0.5, 2.0, size=150)
     r = lum_refit(f, y, a, w)
     obj = lambda g: np.sum(w * V(y * (g[0] + g[1] * f), a, 0.0)) / len(f)
-    ref = minimize(obj, [0.0, 1.0], method="Nelder-Mead",
-                   options=dict(xatol=1e-11, fatol=1e-15, maxiter=20000))
+    ref = minimize(obj, [0.0, 1.0], method="Nelder-Mead", options=dict(xatol=1e-11, fatol=1e-15, maxiter=20000))
     assert r["converged"] and not r["separable"]
     np.testing.assert_allclose([r["g0"], r["g1"]], ref.x, atol=2e-6)
     assert r["objective"] <= ref.fun + 1e-12
@@ -125,8 +129,7 @@ def test_refit_separable_guard_warns():
     assert r["separable"]
     # the guarded problem is the 1e-6 ridge: check its stationarity independently
     obj = lambda g: np.mean(V(y * (g[0] + g[1] * f), 1000.0, 0.0)) + 0.5e-6 * (g @ g)
-    ref = minimize(obj, [0.0, 1.0], method="Nelder-Mead",
-                   options=dict(xatol=1e-10, fatol=1e-16, maxiter=40000))
+    ref = minimize(obj, [0.0, 1.0], method="Nelder-Mead", options=dict(xatol=1e-10, fatol=1e-16, maxiter=40000))
     assert r["objective"] <= ref.fun + 1e-10
     assert r["g1"] > 10
 
@@ -134,10 +137,12 @@ def test_refit_separable_guard_warns():
 # --------------------------------------------------------------------------- fits
 try:
     import cohstats.solvers.cd.path  # noqa: F401  (the coordinate-descent engine, branch clearn)
+
     _ENGINE = True
 except ImportError:  # pragma: no cover - only before the engine is merged
     _ENGINE = False
 pytestmark_engine = pytest.mark.skipif(not _ENGINE, reason="coordinate-descent engine not merged")
+
 
 @pytestmark_engine
 def test_dwd_matches_direct_convex_solve():
@@ -170,8 +175,7 @@ def test_optimality_conditions(a, c, kkt):
     _, fref = scipy_lum(X, y, lams[-1], a, c)
     assert fit._info_objective[-1] <= fref + 1e-9
     # objective decreases along the decreasing lambda path and matches the engine's report
-    objs = [lum_objective(np.r_[fit._intercepts[k], fit._coefs[k]], X, y, lam, a, c)
-            for k, lam in enumerate(lams)]
+    objs = [lum_objective(np.r_[fit._intercepts[k], fit._coefs[k]], X, y, lam, a, c) for k, lam in enumerate(lams)]
     assert np.all(np.diff(objs) < 0)
     np.testing.assert_allclose(fit._info_objective, objs, rtol=1e-8)
 
@@ -189,6 +193,7 @@ def test_weighted_fit_matches_scipy():
 def test_hard_limit_is_linear_svm():
     # c = 1e4 LUM and the SVM with the same objective: C = 1/(n lambda) (SPEC 0.5, 7.6)
     from sklearn.svm import SVC
+
     X, y = make_data(80, 2, seed=5, noise=1.0)
     n = len(y)
     for lam in (0.1, 0.01):
@@ -220,7 +225,7 @@ def test_soft_lum_probabilities_are_consistent():
 @pytestmark_engine
 def test_refit_keeps_ranking_and_class_predictions():
     X, y = make_data(100, 3, seed=8, noise=1.2)
-    fit = lum(X, y, a=1000.0, c=1e4, lambda_=0.5, standardize=False)   # heavy shrinkage
+    fit = lum(X, y, a=1000.0, c=1e4, lambda_=0.5, standardize=False)  # heavy shrinkage
     f = fit.predict(type="link").to_numpy()
     r = fit.refit()
     assert r["g1"] > 0
@@ -247,8 +252,7 @@ def test_path_interpolation_and_select():
     k0, k1, t = _interp_weights(lams, 0.055)
     assert (k0, k1) == (1, 2) and abs(t - (0.1 - 0.055) / 0.09) < 1e-12
     mid = fit.select(0.055)
-    np.testing.assert_allclose(mid.coef.to_numpy(),
-                               (1 - t) * fit._coefs[1] + t * fit._coefs[2], rtol=1e-14)
+    np.testing.assert_allclose(mid.coef.to_numpy(), (1 - t) * fit._coefs[1] + t * fit._coefs[2], rtol=1e-14)
     F = fit._decision_path(X)
     assert F.shape == (3, 60)
     np.testing.assert_allclose(F[1], fit.predict(type="link", s=0.1).to_numpy(), rtol=1e-12)
@@ -268,6 +272,7 @@ def test_formula_interface_and_summary():
     df["y"] = np.where(df.x1 - df.x2 + (df.g == "v") + rng.normal(size=120) > 0, "yes", "no")
     fit = lum("y ~ x1 + x2 + C(g)", df, a=10.0, c=0.0, lambda_=0.01)
     from cohstats.formula import build_design
+
     d = build_design("y ~ x1 + x2 + C(g)", df)
     fit2 = lum(d, a=10.0, c=0.0, lambda_=0.01)
     fit3 = lum(d.X, np.asarray(df.y), a=10.0, c=0.0, lambda_=0.01)
@@ -283,7 +288,8 @@ def test_formula_interface_and_summary():
     assert s.info["regime"] == "soft"
     assert s.tables["margins"].loc["margin_median", "value"] == pytest.approx(np.median(yy * f))
     import matplotlib
-    ax = fit.plot()                # coefficient paths
+
+    ax = fit.plot()  # coefficient paths
     assert isinstance(ax, matplotlib.axes.Axes) and ax.get_ylabel() == "coefficient"
     assert fit.plot(kind="loss").get_ylabel() == "loss"
     with pytest.raises(ValueError, match="two predictors"):
@@ -294,8 +300,9 @@ def test_formula_interface_and_summary():
 def test_refit_on_validation():
     X, y = make_data(200, 2, seed=11, noise=1.0)
     tr, va = slice(0, 100), slice(100, 200)
-    fit = lum(X[tr], y[tr], a=1000.0, c=0.0, lambda_=0.05, standardize=False,
-              validation=(X[va], y[va]), refit_on="validation")
+    fit = lum(
+        X[tr], y[tr], a=1000.0, c=0.0, lambda_=0.05, standardize=False, validation=(X[va], y[va]), refit_on="validation"
+    )
     r = fit.refit()
     ref = lum_refit(X[va] @ fit.coef.to_numpy() + fit.intercept, y[va], 1000.0)
     assert r["g0"] == pytest.approx(ref["g0"]) and r["g1"] == pytest.approx(ref["g1"])
@@ -311,9 +318,9 @@ def test_tuned_lum_rules():
     best = {}
     for c, g in tab.groupby("c"):
         g = g.sort_values("lambda", ascending=False)
-        k = int(np.argmin(g.error.to_numpy()))         # first minimum = largest lambda [D24]
+        k = int(np.argmin(g.error.to_numpy()))  # first minimum = largest lambda [D24]
         best[c] = (g.error.iloc[k], g["lambda"].iloc[k])
-    c_sel = 0.0 if best[0.0][0] <= best[10000.0][0] else 10000.0   # [D25]
+    c_sel = 0.0 if best[0.0][0] <= best[10000.0][0] else 10000.0  # [D25]
     assert fit.c_selected == c_sel and fit.c == c_sel
     assert fit.s == pytest.approx(best[c_sel][1])
     # the reported validation error is the error of the selected fit on the validation set
@@ -328,7 +335,7 @@ def test_tuned_lum_rules():
 @pytestmark_engine
 def test_errors():
     X, y = make_data(30, 2)
-    with pytest.raises(ValueError, match="two classes only"):     # K > 2: linear angle-based LUM
+    with pytest.raises(ValueError, match="two classes only"):  # K > 2: linear angle-based LUM
         lum(X, np.arange(30) % 3, lambda_=0.1, kernel="rbf")
     with pytest.raises(ValueError, match="two classes only"):
         lum(X, np.arange(30) % 3, lambda_=0.1, c=np.inf)
@@ -356,22 +363,21 @@ def test_errors():
 @pytestmark_engine
 def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
     from sklearn.svm import SVC
+
     rng = np.random.default_rng(13)
     n = 60
     X = rng.normal(size=(n, 2))
     y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 1.2, 1.0, -1.0)
     sigma, lam = 1.5, 0.02
     K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / sigma**2)
-    hard = lum(X, y, a=1000.0, c=1e4, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-10,
-               standardize=False)
+    hard = lum(X, y, a=1000.0, c=1e4, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-10, standardize=False)
     svc = SVC(kernel="rbf", gamma=1 / sigma**2, C=1 / (n * lam), tol=1e-10).fit(X, y)
     f_svm = svc.decision_function(X)
     rel = np.max(np.abs(hard.predict(type="link").to_numpy() - f_svm)) / np.max(np.abs(f_svm))
     assert rel < 1e-2
     # soft kernel LUM: (1/n) sum V(y (b + K beta)) + (lam/2) beta'K beta, by L-BFGS
     a, c = 5.0, 0.0
-    soft = lum(X, y, a=a, c=c, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-12,
-               standardize=False)
+    soft = lum(X, y, a=a, c=c, kernel="rbf", sigma=sigma, lambda_=lam, tol=1e-12, standardize=False)
 
     def obj(th):
         f = th[0] + K @ th[1:]
@@ -382,13 +388,12 @@ def test_kernel_lum_hard_limit_is_rbf_svm_and_soft_matches_scipy():
         g = dV(y * f, a, c) * y / n
         return np.r_[g.sum(), K @ g + lam * K @ th[1:]]
 
-    r = minimize(obj, np.zeros(n + 1), jac=grad, method="L-BFGS-B",
-                 options=dict(maxiter=50000, ftol=1e-15, gtol=1e-11))
+    r = minimize(obj, np.zeros(n + 1), jac=grad, method="L-BFGS-B", options=dict(maxiter=50000, ftol=1e-15, gtol=1e-11))
     f_ref = r.x[0] + K @ r.x[1:]
     np.testing.assert_allclose(soft.predict(type="link").to_numpy(), f_ref, atol=1e-4)
     beta = soft._beta()
     assert obj(np.r_[soft.intercept, beta]) <= r.fun + 1e-10
-    assert soft.coef is None                       # a kernel expansion: no input-space coefficients
+    assert soft.coef is None  # a kernel expansion: no input-space coefficients
     np.testing.assert_array_equal(soft.dual_coef["dual_coef"].to_numpy(), beta[soft.support_])
 
 
@@ -398,6 +403,7 @@ def test_vignette_one_replication_example_52(tmp_path):
     # the probabilities of the hard LUMs (paper Table 2: 0.217 -> 0.074 for c = 10000)
     from cohstats.datasets import reference
     from cohstats.vignettes.lum_simulations import mae_table, simulate
+
     res = simulate(1, seed=3, examples=("5.2",), real=(), n_test=4000)
     assert set(res.c) >= {0.0, 10000.0, "tuned", "PLR"}
     t = mae_table(res, "5.2", reference("lzw2011", "table2"))
@@ -427,8 +433,7 @@ def test_p_greater_than_n_ridge_uses_representer_form_exactly():
     y = np.where(X[:, 0] - X[:, 1] + rng.normal(size=n) > 0, 1.0, -1.0)
     lams = np.array([0.5, 0.1, 0.02])
     fit = lum(X, y, a=1000.0, c=0.0, lambda_=lams, tol=1e-10)
-    b0, B, _ = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lams, 0.0, standardize=True,
-                       tol=1e-10, max_iter=100000)
+    b0, B, _ = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lams, 0.0, standardize=True, tol=1e-10, max_iter=100000)
     for k, lam in enumerate(lams):
         f_ours = fit.predict(X, type="link", s=lam).to_numpy()
         f_primal = X @ B[k] + b0[k]
@@ -452,6 +457,7 @@ def test_hard_lum_reports_convergence_honestly():
     X = rng.standard_normal((n, p))
     y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.standard_normal(n) > 0, 1.0, -1.0)
     import warnings as _w
+
     with _w.catch_warnings():
         _w.simplefilter("ignore")
         fit = lum(X, y, a=1000.0, c=1e4, nlambda=20)
@@ -463,9 +469,8 @@ def test_hard_lum_reports_convergence_honestly():
     # the soft LUM reaches the same objective as exact coordinate minimisation
     from cohstats.losses.scalar import LOSS_LUM
     from cohstats.solvers.cd.path import cd_path
+
     lam = np.asarray(fit.lambda_)[:8]
     soft = lum(X, y, a=1000.0, c=0.0, lambda_=lam, tol=1e-9)
-    _, _, ex = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lam, 0.0, standardize=True,
-                       tol=1e-9, mode="exact")
-    np.testing.assert_allclose(np.asarray(soft._info["objective"]), np.asarray(ex["objective"]),
-                               rtol=1e-6)
+    _, _, ex = cd_path(X, y, np.ones(n), LOSS_LUM, 1000.0, 0.0, lam, 0.0, standardize=True, tol=1e-9, mode="exact")
+    np.testing.assert_allclose(np.asarray(soft._info["objective"]), np.asarray(ex["objective"]), rtol=1e-6)

@@ -4,6 +4,7 @@ References: scipy.optimize on the same objective (small problems), the binary LU
 package at K = 2 (coefficients and probabilities), the closed-form population minimiser checked
 against a direct scipy minimisation of the population risk, and the simplex geometry.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,7 @@ from scipy.optimize import minimize
 
 import cohstats as cs
 from cohstats.formula import build_design
-from cohstats.losses.angle import (angle_lum_loss, angle_lum_minimizer, angle_lum_proba,
-                                   angle_lum_risk, simplex_vertices)
+from cohstats.losses.angle import angle_lum_loss, angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
 from cohstats.losses.binary import lum_link, lum_minimizer
 from cohstats.models.lum import LumMultiFit, _lum_angle, lum_refit_angle
 from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
@@ -35,9 +35,9 @@ def _three_class(n, seed, p=3):
 
 def _objective(theta, X, y, a, c, lam, alpha, K):
     p = X.shape[1]
-    b, B = theta[:K - 1], theta[K - 1:].reshape(p, K - 1)
-    nrm = np.sqrt((B ** 2).sum(axis=1))
-    pen = lam * np.sum((1 - alpha) / 2 * nrm ** 2 + alpha * nrm)
+    b, B = theta[: K - 1], theta[K - 1 :].reshape(p, K - 1)
+    nrm = np.sqrt((B**2).sum(axis=1))
+    pen = lam * np.sum((1 - alpha) / 2 * nrm**2 + alpha * nrm)
     return float(np.mean(angle_lum_loss(X @ B + b, y, a, c)) + pen)
 
 
@@ -58,10 +58,9 @@ def test_simplex_vertices(K):
 def test_ridge_fit_is_the_scipy_minimiser(a, c):
     X, y = _three_class(30, 0)
     lam = 0.05
-    b0, B, info = cd_angle_lum_path(X, y, None, a, c, [lam], 0.0, standardize=False, tol=1e-14,
-                                    max_iter=200000)
+    b0, B, info = cd_angle_lum_path(X, y, None, a, c, [lam], 0.0, standardize=False, tol=1e-14, max_iter=200000)
     theta = np.r_[b0[0], B[0].ravel()]
-    f = lambda t: _objective(t, X, y, a, c, lam, 0.0, 3)   # noqa: E731
+    f = lambda t: _objective(t, X, y, a, c, lam, 0.0, 3)  # noqa: E731
     ref = minimize(f, np.zeros(theta.size), method="BFGS", options=dict(gtol=1e-11, maxiter=10000))
     assert info["objective"][0] == pytest.approx(f(theta), rel=1e-12)
     assert f(theta) <= ref.fun + 1e-11
@@ -74,11 +73,10 @@ def test_grouped_lasso_fit_is_the_scipy_minimiser():
     a, c, alpha = 1000.0, 0.0, 0.6
     lmax = angle_lum_lambda_max(X, y, None, a, c, alpha, standardize=False)
     lam = 0.3 * lmax
-    b0, B, info = cd_angle_lum_path(X, y, None, a, c, [lmax, lam], alpha, standardize=False,
-                                    tol=1e-14, max_iter=200000)
+    b0, B, info = cd_angle_lum_path(X, y, None, a, c, [lmax, lam], alpha, standardize=False, tol=1e-14, max_iter=200000)
     assert np.all(B[0] == 0) and np.any(B[1] != 0)
     theta = np.r_[b0[1], B[1].ravel()]
-    f = lambda t: _objective(t, X, y, a, c, lam, alpha, 3)   # noqa: E731
+    f = lambda t: _objective(t, X, y, a, c, lam, alpha, 3)  # noqa: E731
     # scipy on the smooth problem restricted to the groups the fit keeps (zero groups fixed)
     keep = np.any(B[1] != 0, axis=1)
     assert keep.sum() > 0
@@ -88,6 +86,7 @@ def test_grouped_lasso_fit_is_the_scipy_minimiser():
         full = np.zeros(theta.size)
         full[mask] = t
         return f(full)
+
     ref = minimize(fr, theta[mask] + 0.05, method="BFGS", options=dict(gtol=1e-11, maxiter=10000))
     assert f(theta) <= ref.fun + 1e-11
     np.testing.assert_allclose(theta[mask], ref.x, atol=2e-4)
@@ -106,14 +105,17 @@ def test_objective_never_rises():
     lams = lmax * np.geomspace(1, 1e-3, 25)
     _, _, info = cd_angle_lum_path(X, y, None, a, c, lams, 0.5, tol=1e-10)
     assert np.all(info["converged"])
-    assert np.all(np.diff(info["objective"]) <= 1e-12)     # optimal value falls with lambda
+    assert np.all(np.diff(info["objective"]) <= 1e-12)  # optimal value falls with lambda
     # along the iterations at one lambda: the objective after m passes never rises in m
     objs = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for m in range(1, 30):
-            objs.append(cd_angle_lum_path(X, y, None, a, c, [0.05 * lmax], 0.5, tol=1e-14,
-                                          max_iter=m, warn=False)[2]["objective"][0])
+            objs.append(
+                cd_angle_lum_path(X, y, None, a, c, [0.05 * lmax], 0.5, tol=1e-14, max_iter=m, warn=False)[2][
+                    "objective"
+                ][0]
+            )
     assert np.all(np.diff(objs) <= 1e-13)
     assert objs[-1] < objs[0]
 
@@ -128,9 +130,21 @@ def test_two_classes_equal_the_binary_lum(a, c, alpha):
     kw = dict(a=a, c=c, alpha=alpha, lambda_=lams, tol=1e-13, max_iter=200000)
     fb = cs.lum("y ~ x1 + x2 + x3", df, **kw)
     design = build_design("y ~ x1 + x2 + x3", df)
-    fm = _lum_angle(design, a=a, c=c, lambda_=lams, nlambda=3, lambda_min_ratio=None,
-                    alpha=alpha, standardize=True, penalty_factor=None, validation=None,
-                    refit_on="train", tol=1e-13, max_iter=200000)
+    fm = _lum_angle(
+        design,
+        a=a,
+        c=c,
+        lambda_=lams,
+        nlambda=3,
+        lambda_min_ratio=None,
+        alpha=alpha,
+        standardize=True,
+        penalty_factor=None,
+        validation=None,
+        refit_on="train",
+        tol=1e-13,
+        max_iter=200000,
+    )
     assert isinstance(fm, LumMultiFit)
     np.testing.assert_allclose(fm.vertices.to_numpy().ravel(), [1.0, -1.0])
     # the same objective values (two different engines' modes, each to tol = 1e-13)
@@ -168,6 +182,7 @@ def test_refit_is_the_scipy_minimiser_k3():
 
     def obj(t):
         return float(np.mean(angle_lum_loss(t[:2] + t[2] * F1, y, 1000.0, 0.0)))
+
     ref = minimize(obj, np.r_[0.0, 0.0, 1.0], method="BFGS", options=dict(gtol=1e-12))
     assert r["objective"] == pytest.approx(ref.fun, rel=1e-9)
     np.testing.assert_allclose(np.r_[r["g0"], r["g1"]], ref.x, atol=1e-4)
@@ -175,9 +190,20 @@ def test_refit_is_the_scipy_minimiser_k3():
 
 
 # ============================================================================ probabilities
-_GRID = [np.array(p) / np.sum(p) for p in
-         ([1, 1, 1], [5, 3, 2], [0.7, 0.2, 0.1], [1, 2, 7], [98, 1, 1], [4, 4, 2], [1, 2, 3, 4],
-          [0.05, 0.9, 0.03, 0.02], [3, 1, 1, 1, 2])]
+_GRID = [
+    np.array(p) / np.sum(p)
+    for p in (
+        [1, 1, 1],
+        [5, 3, 2],
+        [0.7, 0.2, 0.1],
+        [1, 2, 7],
+        [98, 1, 1],
+        [4, 4, 2],
+        [1, 2, 3, 4],
+        [0.05, 0.9, 0.03, 0.02],
+        [3, 1, 1, 1, 2],
+    )
+]
 
 
 @pytest.mark.parametrize("a,c", [(1000.0, 0.0), (1.0, 0.0), (2.0, 1.0), (math.inf, 0.0), (0.5, 5.0)])
@@ -187,23 +213,26 @@ def test_inverse_link_recovers_p_at_the_population_minimiser(a, c):
         # the closed form is a minimiser of the population risk: scipy finds nothing lower
         r0, g0 = angle_lum_risk(fstar, p, a, c)
         np.testing.assert_allclose(g0, 0.0, atol=1e-9)
-        ref = minimize(lambda f: angle_lum_risk(f, p, a, c)[0], np.zeros(p.size - 1),
-                       jac=lambda f: angle_lum_risk(f, p, a, c)[1], method="BFGS",
-                       options=dict(gtol=1e-12))
+        ref = minimize(
+            lambda f: angle_lum_risk(f, p, a, c)[0],
+            np.zeros(p.size - 1),
+            jac=lambda f: angle_lum_risk(f, p, a, c)[1],
+            method="BFGS",
+            options=dict(gtol=1e-12),
+        )
         assert r0 <= ref.fun + 1e-12
         # and the inverse link maps it back to p
         np.testing.assert_allclose(angle_lum_proba(fstar, a, c)[0], p, rtol=1e-9, atol=1e-12)
-        if c == 0.0 and np.unique(p).size == p.size:      # unique minimiser: scipy's is f*
+        if c == 0.0 and np.unique(p).size == p.size:  # unique minimiser: scipy's is f*
             np.testing.assert_allclose(ref.x, fstar, atol=1e-4)
 
 
 def test_inverse_link_is_the_binary_lum_link_at_two_classes():
     f = np.linspace(-5, 5, 41)
     for a, c in [(1000.0, 0.0), (1.0, 1.0), (0.3, 2.0), (math.inf, 0.5)]:
-        P = angle_lum_proba(-f[:, None], a, c)       # class 2 is the vertex -1
+        P = angle_lum_proba(-f[:, None], a, c)  # class 2 is the vertex -1
         np.testing.assert_allclose(P[:, 1], lum_link(f, a, c), rtol=1e-12, atol=1e-15)
-        np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c),
-                                   rtol=1e-10)
+        np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c), rtol=1e-10)
 
 
 def test_inverse_link_is_stable_for_extreme_values():
@@ -220,6 +249,7 @@ def test_inverse_link_is_stable_for_extreme_values():
 def _iris():
     pytest.importorskip("sklearn")
     from sklearn.datasets import load_iris
+
     d = load_iris(as_frame=True)
     df = d.frame.drop(columns="target")
     df.columns = ["Sepal.Length", "Sepal.Width", "Petal.Length", "Petal.Width"]
@@ -243,7 +273,7 @@ def test_iris_fit_with_class_named_columns():
         assert list(Q.columns) == classes
         np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
     assert list(fit.coef.columns) == classes and list(fit.intercept.index) == classes
-    np.testing.assert_allclose(fit.coef.sum(axis=1), 0.0, atol=1e-10)   # margins sum to zero
+    np.testing.assert_allclose(fit.coef.sum(axis=1), 0.0, atol=1e-10)  # margins sum to zero
     link = fit.predict(df, type="link")
     assert list(link.columns) == classes
     # the class is the largest margin, and the coefficients by class reproduce the margins

@@ -1,6 +1,7 @@
 """Standard errors of the refitted LUM scale ([LZW] eq (9)): the sandwich covariance of an
 M-estimator, checked against statsmodels' own HC0 computation (numerical derivatives of the same
 objective) and against the sampling spread of (g0, g1) over repeated samples."""
+
 import numpy as np
 import pytest
 from statsmodels.base.model import GenericLikelihoodModel
@@ -24,12 +25,13 @@ def test_sandwich_equals_statsmodels_hc0(a):
     r = lum_refit(f, y, a)
     loss = get_loss("lum", a=a, c=0.0)
 
-    class Refit(GenericLikelihoodModel):     # statsmodels differentiates numerically
+    class Refit(GenericLikelihoodModel):  # statsmodels differentiates numerically
         def loglikeobs(self, params):
             return -loss.value(y * (params[0] + params[1] * f))
 
     res = Refit(y, np.column_stack([np.ones_like(f), f])).fit(
-        start_params=[r["g0"], r["g1"]], method="nm", maxiter=0, disp=0, cov_type="HC0")
+        start_params=[r["g0"], r["g1"]], method="nm", maxiter=0, disp=0, cov_type="HC0"
+    )
     np.testing.assert_allclose(np.sqrt(np.diag(r["cov"])), res.bse, rtol=1e-4)
     np.testing.assert_allclose(r["cov"], res.cov_params(), rtol=1e-3, atol=1e-8)
 

@@ -1,4 +1,5 @@
 """Metrics against closed forms and scikit-learn."""
+
 import numpy as np
 import pytest
 from sklearn import metrics as skm
@@ -22,7 +23,8 @@ def test_error_rate(data):
     yhat = np.where(q > 0.5, 1, -1)
     assert M.error_rate(y, yhat) == pytest.approx(1 - skm.accuracy_score(y, yhat), abs=1e-15)
     assert M.error_rate(y, yhat, weights=w) == pytest.approx(
-        1 - skm.accuracy_score(y, yhat, sample_weight=w), rel=1e-12)
+        1 - skm.accuracy_score(y, yhat, sample_weight=w), rel=1e-12
+    )
     assert M.error_rate(np.array(["a", "b"]), np.array(["a", "a"])) == 0.5
 
 
@@ -93,7 +95,8 @@ def test_multiclass_vs_sklearn():
     w = rng.uniform(0.5, 2, n)
     assert M.cross_entropy(y, P) == pytest.approx(skm.log_loss(y, P, labels=range(K)), rel=1e-12)
     assert M.cross_entropy(y, P, weights=w) == pytest.approx(
-        skm.log_loss(y, P, labels=range(K), sample_weight=w), rel=1e-12)
+        skm.log_loss(y, P, labels=range(K), sample_weight=w), rel=1e-12
+    )
     E = np.eye(K)[y]
     assert M.brier_multi(y, P) == pytest.approx(np.mean(np.sum((E - P) ** 2, axis=1)), rel=1e-12)
 

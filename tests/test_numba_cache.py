@@ -6,6 +6,7 @@ the stale-cache experiment: edit the hinge loss in ``losses/scalar.py`` of a cop
 package and check that ``get_loss("hinge").value(0.5)`` (compiled in ``losses/binary.py``)
 returns the new value in a fresh process.
 """
+
 import os
 import shutil
 import subprocess
@@ -24,8 +25,9 @@ HINGE_NEW = "    elif code == LOSS_HINGE:\n        return max(2.0 - z, 0.0)"
 
 def _copy_package(tmp_path):
     root = tmp_path / "src"
-    shutil.copytree(PKG, root / "cohstats",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "data", "datasets"))
+    shutil.copytree(
+        PKG, root / "cohstats", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "data", "datasets")
+    )
     return root
 
 
@@ -48,8 +50,9 @@ def _probe(src, cache, quiet=False):
     env.update(PYTHONPATH=str(src), COHSTATS_NUMBA_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
     if quiet:
         env["COHSTATS_QUIET"] = "1"
-    res = subprocess.run([sys.executable, "-c", _PROBE], cwd=str(src), env=env,
-                         capture_output=True, text=True, timeout=300, check=False)
+    res = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=str(src), env=env, capture_output=True, text=True, timeout=300, check=False
+    )
     assert res.returncode == 0, res.stderr
     path, values = res.stdout.strip().splitlines()[-2:]
     assert path.startswith(str(src)), path  # the copy was imported, not the installed package
@@ -92,8 +95,13 @@ def test_hash_follows_jitted_sources_only(pkg_copy):
     base = nc.source_hash(str(pkg_copy))
     assert base == nc.source_hash(str(pkg_copy))  # deterministic
     files = {os.path.relpath(f, pkg_copy).replace(os.sep, "/") for f in nc.source_files(str(pkg_copy))}
-    assert {"losses/scalar.py", "losses/binary.py", "solvers/cd/path.py", "kernels.py",
-            "exceptions.py"} <= files  # exceptions.py: imported by a jitted module
+    assert {
+        "losses/scalar.py",
+        "losses/binary.py",
+        "solvers/cd/path.py",
+        "kernels.py",
+        "exceptions.py",
+    } <= files  # exceptions.py: imported by a jitted module
     assert not any(f.startswith(("models/", "vignettes/")) for f in files)
 
     # unrelated edits keep the hash
@@ -112,8 +120,7 @@ def test_hash_follows_jitted_sources_only(pkg_copy):
 
 
 def test_a_new_module_importing_numba_is_hashed_with_its_imports(pkg_copy):
-    (pkg_copy / "models" / "fastpart.py").write_text(
-        "from numba import njit\nfrom ..formula import build_design\n")
+    (pkg_copy / "models" / "fastpart.py").write_text("from numba import njit\nfrom ..formula import build_design\n")
     files = {os.path.relpath(f, pkg_copy).replace(os.sep, "/") for f in nc.source_files(str(pkg_copy))}
     assert {"models/fastpart.py", "formula.py"} <= files
 
@@ -177,10 +184,10 @@ def test_numba_cache_dir_is_respected_and_other_hashes_pruned(pkg_copy, tmp_path
         warnings.simplefilter("error")
         second = nc._resolve(str(pkg_copy))
     assert second != first and os.path.basename(second).startswith(tag + "-")
-    assert not os.path.exists(first)          # this installation's old folder is pruned
-    assert other_install.is_dir()             # another installation's folder is kept ...
-    assert not abandoned.exists()             # ... unless unused for STALE_DAYS
-    assert foreign.is_dir()                   # names that are not cache keys are never touched
+    assert not os.path.exists(first)  # this installation's old folder is pruned
+    assert other_install.is_dir()  # another installation's folder is kept ...
+    assert not abandoned.exists()  # ... unless unused for STALE_DAYS
+    assert foreign.is_dir()  # names that are not cache keys are never touched
 
 
 def test_quiet_switch(monkeypatch):
@@ -199,12 +206,11 @@ def test_warmup_reports_each_family_and_failures(monkeypatch, capsys):
         raise ValueError("bad argument x")
 
     seen = []
-    runs = [("first family", [("ok", lambda: seen.append(nc.quiet()))]),
-            ("broken family", [("boom", boom)])]
+    runs = [("first family", [("ok", lambda: seen.append(nc.quiet()))]), ("broken family", [("boom", boom)])]
     monkeypatch.setattr(cli, "_warmup_runs", lambda: runs)
     monkeypatch.setenv(nc.ENV_QUIET, "0")
-    assert cli.main(["warmup"]) == 1   # a failing fit is reported, not swallowed
-    assert seen == [True]              # the compile notice is off while warmup runs ...
+    assert cli.main(["warmup"]) == 1  # a failing fit is reported, not swallowed
+    assert seen == [True]  # the compile notice is off while warmup runs ...
     assert os.environ[nc.ENV_QUIET] == "0"  # ... and the caller's setting is restored
     out, err = capsys.readouterr()
     lines = out.splitlines()

@@ -1,5 +1,6 @@
 """Safe persistence (cohstats.persist): every fit and tuner result round-trips bit for bit;
 damaged, foreign, newer or crafted files raise FormatError and never run code."""
+
 import importlib
 import io
 import json
@@ -25,18 +26,29 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 def data():
     rng = np.random.default_rng(7)
     n = 60
-    df = pd.DataFrame({"x": rng.normal(size=n), "z": rng.uniform(0.5, 3.0, size=n),
-                       "g": rng.choice(["a", "b", "c"], n),
-                       "h": pd.Categorical(rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"]),
-                       "flag": rng.random(n) < 0.4})
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "z": rng.uniform(0.5, 3.0, size=n),
+            "g": rng.choice(["a", "b", "c"], n),
+            "h": pd.Categorical(rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"]),
+            "flag": rng.random(n) < 0.4,
+        }
+    )
     f = df.x - 0.8 * np.log(df.z) + (df.g == "b") - 0.5 * (df.h == "hi") + 0.7 * rng.normal(size=n)
     df["y"] = np.where(f > 0, "yes", "no")
     df["y3"] = np.select([f < -0.4, f < 0.4], ["p", "q"], "r")
     df.index = [f"r{i}" for i in range(n)]
-    new = pd.DataFrame({"x": rng.normal(size=15), "z": rng.uniform(0.5, 3.0, size=15),
-                        "g": rng.choice(["a", "b", "c"], 15),
-                        "h": pd.Categorical(rng.choice(["lo", "mid", "hi"], 15), categories=["lo", "mid", "hi"]),
-                        "flag": rng.random(15) < 0.5}, index=np.arange(100, 115))
+    new = pd.DataFrame(
+        {
+            "x": rng.normal(size=15),
+            "z": rng.uniform(0.5, 3.0, size=15),
+            "g": rng.choice(["a", "b", "c"], 15),
+            "h": pd.Categorical(rng.choice(["lo", "mid", "hi"], 15), categories=["lo", "mid", "hi"]),
+            "flag": rng.random(15) < 0.5,
+        },
+        index=np.arange(100, 115),
+    )
     return df, new
 
 
@@ -49,8 +61,12 @@ FITS = {
     "clearn_matrix": lambda df: cs.clearn(df[["x", "z"]].to_numpy(), df["y"].to_numpy(), nlambda=5),
     "clearn_dot": lambda df: cs.clearn("y ~ .", df[["y", "x", "z"]], nlambda=4),
     "clearn_weighted_subset": lambda df: cs.clearn(
-        "y ~ x + g + np.log(z)", df.assign(w=np.linspace(0.5, 2.0, len(df)), x=df.x.mask(df.index.isin(["r3", "r9"]))),
-        weights="w", subset="z > 0.7", nlambda=4),
+        "y ~ x + g + np.log(z)",
+        df.assign(w=np.linspace(0.5, 2.0, len(df)), x=df.x.mask(df.index.isin(["r3", "r9"]))),
+        weights="w",
+        subset="z > 0.7",
+        nlambda=4,
+    ),
     "lum": lambda df: cs.lum("y ~ x + poly(z, 2) + g", df, nlambda=5),
     "lum_kernel": lambda df: cs.lum("y ~ x + z", df, kernel="rbf", nlambda=4),
     "svm": lambda df: cs.svm("y ~ x + z + g", df, prob_method="platt"),
@@ -62,9 +78,11 @@ FITS = {
     "cart": lambda df: cs.cart("y3 ~ x + z + g", df, nfolds=3, random_state=1),
 }
 
-PROB_OPTIONS = {"svm": [{"method": "platt"}, {"method": "sollich"}, {"method": "coherence"}],
-                "svm_path": [{"method": "bracket"}, {"method": "platt"}],
-                "psi_learn": [{"method": "platt"}]}
+PROB_OPTIONS = {
+    "svm": [{"method": "platt"}, {"method": "sollich"}, {"method": "coherence"}],
+    "svm_path": [{"method": "bracket"}, {"method": "platt"}],
+    "psi_learn": [{"method": "platt"}],
+}
 
 
 def same(a, b):
@@ -187,10 +205,8 @@ def test_select_and_path_methods_after_load(fitted, data, tmp_path):
 @pytest.fixture(scope="module")
 def tuned(data):
     df, _ = data
-    cvr = cs.cv(cs.clearn, "y ~ x + C(g) + np.log(z)", df, nfolds=3, random_state=1, verbose=False,
-                nlambda=5)
-    tr = cs.tune(cs.svm, "y ~ x + z", df, grid={"C": [0.5, 2.0]}, nfolds=3, random_state=1,
-                 verbose=False)
+    cvr = cs.cv(cs.clearn, "y ~ x + C(g) + np.log(z)", df, nfolds=3, random_state=1, verbose=False, nlambda=5)
+    tr = cs.tune(cs.svm, "y ~ x + z", df, grid={"C": [0.5, 2.0]}, nfolds=3, random_state=1, verbose=False)
     gk = cs.gkl(cs.clearn, "y ~ x + z", df, D=2, random_state=1, verbose=False, nlambda=4)
     return {"cv": cvr, "tune": tr, "gkl": gk}
 
@@ -228,7 +244,7 @@ def test_shared_objects_are_stored_once(data, tmp_path):
     f1 = cs.clearn(d, nlambda=4)
     f2 = cs.clearn(d, nlambda=4, alpha=0.5)
     assert f1.design is f2.design
-    f1.extra = [f2, f2]   # any attribute is saved, sharing kept
+    f1.extra = [f2, f2]  # any attribute is saved, sharing kept
     f1.save(tmp_path / "f")
     back = cs.load(tmp_path / "f")
     assert back.extra[0] is back.extra[1]
@@ -238,23 +254,36 @@ def test_shared_objects_are_stored_once(data, tmp_path):
 
 def test_generic_values_round_trip(fitted, tmp_path):
     """The graph encoder is generic: any plain-data attribute comes back equal, types kept."""
-    fit = cs.clearn("y ~ x", pd.DataFrame({"y": list("aabbab"), "x": [0.1, 0.5, 0.9, 1.3, -0.2, 0.8]}),
-                    nlambda=3)
+    fit = cs.clearn("y ~ x", pd.DataFrame({"y": list("aabbab"), "x": [0.1, 0.5, 0.9, 1.3, -0.2, 0.8]}), nlambda=3)
     mi = pd.MultiIndex.from_tuples([("a", 1), ("b", 2)], names=["k", "n"])
     payload = {
-        (1, "t"): [None, True, 3, -0.0, float("nan"), float("inf"), 10 ** 30, 1 + 2j, b"\x00\xff", "ü"],
+        (1, "t"): [None, True, 3, -0.0, float("nan"), float("inf"), 10**30, 1 + 2j, b"\x00\xff", "ü"],
         2.5: {"set": {3, 1, 2}, "fs": frozenset({"q"}), "range": range(2, 9, 3)},
-        "np": [np.float32(1.1), np.int8(-3), np.uint64(2 ** 63), np.bool_(True), np.float64(np.pi),
-               np.datetime64("2020-01-02"), np.str_("abc")],
-        "arrays": [np.arange(6, dtype=np.int16).reshape(2, 3, order="F"), np.array(["x", "yy"]),
-                   np.array([1, "a", None, (2, 3)], dtype=object), np.zeros((0, 3)),
-                   np.array(["2021-03-04"], dtype="M8[D]"), np.array([1 + 1j], dtype=np.complex64)],
-        "series": pd.Series(pd.Categorical(["u", "v", "u"], categories=["v", "u"], ordered=True),
-                            index=["i", "j", "k"], name=("a", 2)),
+        "np": [
+            np.float32(1.1),
+            np.int8(-3),
+            np.uint64(2**63),
+            np.bool_(True),
+            np.float64(np.pi),
+            np.datetime64("2020-01-02"),
+            np.str_("abc"),
+        ],
+        "arrays": [
+            np.arange(6, dtype=np.int16).reshape(2, 3, order="F"),
+            np.array(["x", "yy"]),
+            np.array([1, "a", None, (2, 3)], dtype=object),
+            np.zeros((0, 3)),
+            np.array(["2021-03-04"], dtype="M8[D]"),
+            np.array([1 + 1j], dtype=np.complex64),
+        ],
+        "series": pd.Series(
+            pd.Categorical(["u", "v", "u"], categories=["v", "u"], ordered=True), index=["i", "j", "k"], name=("a", 2)
+        ),
         "nullable": pd.Series(pd.array([1, None, 3], dtype="Int64")),
         "strings": pd.Series(["p", None, "r"], dtype="str"),
-        "frame": pd.DataFrame({"a": [1.5, 2.5], "b": ["s", "t"], "c": [True, False],
-                               "d": pd.Categorical(["m", "n"])}, index=mi),
+        "frame": pd.DataFrame(
+            {"a": [1.5, 2.5], "b": ["s", "t"], "c": [True, False], "d": pd.Categorical(["m", "n"])}, index=mi
+        ),
         "dupcols": pd.DataFrame([[1, 2]], columns=["a", "a"]),
         "dtindex": pd.Series([1, 2], index=pd.to_datetime(["2020-01-01", "2020-02-01"])),
         "dtype": np.dtype("<f4"),
@@ -284,7 +313,7 @@ def test_generic_values_round_trip(fitted, tmp_path):
     assert back["dtype"] == payload["dtype"]
     g0, g1 = payload["random"][0], back["random"][0]
     assert g1.bit_generator.state == g0.bit_generator.state and g1.random() == g0.random()
-    assert back["random"][1].randint(10 ** 6) == payload["random"][1].randint(10 ** 6)
+    assert back["random"][1].randint(10**6) == payload["random"][1].randint(10**6)
     same(back["random"][2].generate_state(4), payload["random"][2].generate_state(4))
     pf, pb = payload["pathframe"], back["pathframe"]
     assert type(pb) is type(pf) and pb.xvar == pf.xvar and pb.coef_columns == pf.coef_columns
@@ -363,8 +392,9 @@ def _load_bytes(tmp_path, raw, name="x"):
 
 def test_truncated_files_raise_format_error(saved_bytes, tmp_path):
     n = len(saved_bytes)
-    cuts = sorted(set([0, 1, 3, 4, 10, 30, 100, n // 2, n - 200, n - 22, n - 1] +
-                      list(np.linspace(5, n - 1, 25).astype(int))))
+    cuts = sorted(
+        set([0, 1, 3, 4, 10, 30, 100, n // 2, n - 200, n - 22, n - 1] + list(np.linspace(5, n - 1, 25).astype(int)))
+    )
     for cut in cuts:
         with pytest.raises(FormatError, match="not a valid cohstats file"):
             _load_bytes(tmp_path, saved_bytes[:cut])
@@ -414,8 +444,16 @@ def test_foreign_files_raise_format_error(fitted, tmp_path):
 
 
 def _crafted(tmp_path, graph, meta=None, arrays=(), compress=zipfile.ZIP_STORED, name="c"):
-    meta = {"format": "cohstats-safe", "format_version": 1, "cohstats_version": cs.__version__,
-            "object_type": "cohstats.models.svm.SVMFit"} if meta is None else meta
+    meta = (
+        {
+            "format": "cohstats-safe",
+            "format_version": 1,
+            "cohstats_version": cs.__version__,
+            "object_type": "cohstats.models.svm.SVMFit",
+        }
+        if meta is None
+        else meta
+    )
     p = tmp_path / name
     with zipfile.ZipFile(p, "w", compress) as zf:
         zf.writestr("meta.json", json.dumps(meta))
@@ -428,8 +466,13 @@ def _crafted(tmp_path, graph, meta=None, arrays=(), compress=zipfile.ZIP_STORED,
 def test_newer_or_other_format_is_refused(tmp_path):
     graph = {"$": "list", "v": []}
     with pytest.raises(FormatError, match="format version 2.*Upgrade cohstats"):
-        cs.load(_crafted(tmp_path, graph, meta={"format": "cohstats-safe", "format_version": 2,
-                                                "cohstats_version": "9.0", "object_type": "x"}))
+        cs.load(
+            _crafted(
+                tmp_path,
+                graph,
+                meta={"format": "cohstats-safe", "format_version": 2, "cohstats_version": "9.0", "object_type": "x"},
+            )
+        )
     with pytest.raises(FormatError, match="does not name the 'cohstats-safe' format"):
         cs.load(_crafted(tmp_path, graph, meta={"format": "other", "format_version": 1}))
     with pytest.raises(FormatError, match="compressed"):
@@ -442,6 +485,7 @@ def _marker_pickle(marker):
     class Evil:
         def __reduce__(self):
             return (os.system, (f"touch {marker}",))
+
     return pickle.dumps(Evil())
 
 
@@ -457,27 +501,52 @@ def test_crafted_files_cannot_run_code(tmp_path):
         {"$": "obj", "cls": "os._wrap_close", "d": {}},
         {"$": "obj", "cls": "subprocess.Popen", "d": {"args": cmd}},
         {"$": "nt", "cls": "builtins.eval", "v": [cmd]},
-        {"$": "frame", "cls": "pandas.DataFrame", "index": {"$": "index", "range": [0, 0, 1], "name": None},
-         "columns": {"$": "index", "range": [0, 0, 1], "name": None}, "cols": [], "meta": {}},
+        {
+            "$": "frame",
+            "cls": "pandas.DataFrame",
+            "index": {"$": "index", "range": [0, 0, 1], "name": None},
+            "columns": {"$": "index", "range": [0, 0, 1], "name": None},
+            "cols": [],
+            "meta": {},
+        },
         {"$": "pickle", "v": pickle.dumps(1).hex()},
     ]
-    frame = {"$": "frame", "index": {"$": "index", "range": [0, 3, 1], "name": None},
-             "columns": {"$": "index", "c": {"$": "col", "v": {"$": "ndo", "shape": [1], "v": ["x"]}},
-                         "name": None},
-             "cols": [{"$": "col", "v": {"$": "nd", "a": 0}}]}
+    frame = {
+        "$": "frame",
+        "index": {"$": "index", "range": [0, 3, 1], "name": None},
+        "columns": {"$": "index", "c": {"$": "col", "v": {"$": "ndo", "shape": [1], "v": ["x"]}}, "name": None},
+        "cols": [{"$": "col", "v": {"$": "nd", "a": 0}}],
+    }
     npy = io.BytesIO()
     np.lib.format.write_array(npy, np.array([1.0, 2.0, 3.0]))
-    for rhs in (f"x + {{__import__('os').system('{cmd}')}}", "x + {np.log(x).__class__}",
-                f"C(x, levels=__import__('os').system('{cmd}'))", "open('/etc/passwd')",
-                "x + np.load('a.npy', allow_pickle=True)", "x + {x ** 10 ** 10}",
-                f"{{__import__('os').system('{cmd}')}} ~ x", f"x | {{__import__('os').system('{cmd}')}}"):
+    for rhs in (
+        f"x + {{__import__('os').system('{cmd}')}}",
+        "x + {np.log(x).__class__}",
+        f"C(x, levels=__import__('os').system('{cmd}'))",
+        "open('/etc/passwd')",
+        "x + np.load('a.npy', allow_pickle=True)",
+        "x + {x ** 10 ** 10}",
+        f"{{__import__('os').system('{cmd}')}} ~ x",
+        f"x | {{__import__('os').system('{cmd}')}}",
+    ):
         graphs.append({"$": "modelspec", "rhs": rhs, "frame": frame})
-    reasons = ["function 'os.system'", "function 'system'", "class 'os._wrap_close'",
-               "class 'subprocess.Popen'", "class 'builtins.eval'",
-               "class 'pandas.DataFrame'", "unknown node type 'pickle'",
-               "attribute 'system'", "attribute '__class__'", "attribute 'system'",
-               "uses 'open'", "attribute 'load'", "power", "several parts",
-               "several parts"]
+    reasons = [
+        "function 'os.system'",
+        "function 'system'",
+        "class 'os._wrap_close'",
+        "class 'subprocess.Popen'",
+        "class 'builtins.eval'",
+        "class 'pandas.DataFrame'",
+        "unknown node type 'pickle'",
+        "attribute 'system'",
+        "attribute '__class__'",
+        "attribute 'system'",
+        "uses 'open'",
+        "attribute 'load'",
+        "power",
+        "several parts",
+        "several parts",
+    ]
     assert len(reasons) == len(graphs)
     for g, reason in zip(graphs, reasons):
         with pytest.raises(FormatError, match="not a valid cohstats file") as err:
@@ -490,21 +559,25 @@ def test_crafted_files_cannot_run_code(tmp_path):
     assert control.exists()
     control.unlink()
     from formulaic import model_matrix
+
     model_matrix(f"x + {{__import__('os').system('touch {control}')}}", pd.DataFrame({"x": [1.0, 2.0]}))
     assert control.exists()
     # the same frame with a harmless formula does rebuild (the check above is not vacuous)
-    ok = cs.load(_crafted(tmp_path, {"$": "list", "v": [{"$": "modelspec", "rhs": "x + np.log(x)",
-                                                          "frame": frame}]},
-                          meta={"format": "cohstats-safe", "format_version": 1, "object_type": "builtins.list"},
-                          arrays=[npy.getvalue()]))
+    ok = cs.load(
+        _crafted(
+            tmp_path,
+            {"$": "list", "v": [{"$": "modelspec", "rhs": "x + np.log(x)", "frame": frame}]},
+            meta={"format": "cohstats-safe", "format_version": 1, "object_type": "builtins.list"},
+            arrays=[npy.getvalue()],
+        )
+    )
     assert list(ok[0].column_names) == ["Intercept", "x", "np.log(x)"]
 
 
 def test_crafted_sizes_do_not_allocate(tmp_path):
     """A header declaring a huge array, deep nesting or huge numbers fail fast and cleanly."""
     hdr = io.BytesIO()
-    np.lib.format.write_array_header_1_0(hdr, {"descr": "<f8", "fortran_order": False,
-                                               "shape": (10 ** 12,)})
+    np.lib.format.write_array_header_1_0(hdr, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
     raw = hdr.getvalue() + b"\0" * 64
     g = {"$": "nd", "a": 0}
     meta = {"format": "cohstats-safe", "format_version": 1, "object_type": "numpy.ndarray"}
@@ -525,12 +598,12 @@ def test_crafted_sizes_do_not_allocate(tmp_path):
     with pytest.raises(FormatError):
         cs.load(_crafted(tmp_path, '{"$": "list", "v": [' + "9" * 100000 + "]}"))
     with pytest.raises(FormatError, match="shape does not match"):
-        cs.load(_crafted(tmp_path, {"$": "ndo", "shape": [10 ** 6, 10 ** 6], "v": []}))
+        cs.load(_crafted(tmp_path, {"$": "ndo", "shape": [10**6, 10**6], "v": []}))
     # a central directory that declares a member larger than the file
     p = _crafted(tmp_path, {"$": "list", "v": []})
     raw = bytearray(p.read_bytes())
     cd = raw.rfind(b"PK\x01\x02")  # last central directory entry (graph.json)
-    raw[cd + 20:cd + 28] = (2 ** 31).to_bytes(4, "little") * 2
+    raw[cd + 20 : cd + 28] = (2**31).to_bytes(4, "little") * 2
     with pytest.raises(FormatError, match="not a valid cohstats file"):
         _load_bytes(tmp_path, bytes(raw))
 
@@ -552,8 +625,11 @@ def _all_fit_classes():
 
 def test_every_cohstats_fit_class_is_allowlisted():
     """A new Fit class needs its one line in cohstats.persist.SAFE_CLASSES."""
-    missing = [f"{c.__module__}.{c.__qualname__}" for c in _all_fit_classes()
-               if f"{c.__module__}.{c.__qualname__}" not in persist.SAFE_CLASSES]
+    missing = [
+        f"{c.__module__}.{c.__qualname__}"
+        for c in _all_fit_classes()
+        if f"{c.__module__}.{c.__qualname__}" not in persist.SAFE_CLASSES
+    ]
     assert not missing, f"add to cohstats.persist.SAFE_CLASSES: {missing}"
     for name in persist.SAFE_CLASSES:
         assert isinstance(persist._resolve_class(name), type)

@@ -1,5 +1,6 @@
 """Tests of cohstats.plotting: loss curves against closed forms, LUM minimizer against numerical
 minimization, calibration table against scikit-learn."""
+
 from __future__ import annotations
 
 import math
@@ -22,11 +23,9 @@ def test_loss_curves_match_closed_forms():
     rho, u = 0.5, 1.0
     V = rho * np.log1p(np.exp((u - Z) / rho))
     np.testing.assert_allclose(P.loss_curve("V", Z, rho, u), V, rtol=1e-12)
-    np.testing.assert_allclose(P.loss_curve("C", Z, rho, u), u * V / (rho * math.log1p(math.exp(u / rho))),
-                               rtol=1e-12)
+    np.testing.assert_allclose(P.loss_curve("C", Z, rho, u), u * V / (rho * math.log1p(math.exp(u / rho))), rtol=1e-12)
     # [ZDJ]: L_{rho,1} = C_{rho,1}, L_{1,0} = log2(1 + e^-z), L(0) = 1, L >= 0-1 loss
-    np.testing.assert_allclose(P.normalized_coherence(Z, 0.3, 1.0), P.loss_curve("C", Z, 0.3, 1.0),
-                               rtol=1e-12)
+    np.testing.assert_allclose(P.normalized_coherence(Z, 0.3, 1.0), P.loss_curve("C", Z, 0.3, 1.0), rtol=1e-12)
     np.testing.assert_allclose(P.normalized_coherence(Z, 1.0, 0.0), np.log2(1 + np.exp(-Z)), rtol=1e-12)
     for u in (0.0, 0.1, 1.0, 10.0):
         L = P.normalized_coherence(Z, 1.0, u)
@@ -46,8 +45,7 @@ def test_loss_curves_match_closed_forms():
 @pytest.mark.parametrize("c", [0.0, 1.0, 10.0])
 def test_lum_minimizer_minimizes_pointwise_risk(a, c):
     for p in (0.05, 0.3, 0.45, 0.6, 0.9):
-        risk = lambda f: (p * P.loss_curve("lum", [f], a, c)[0]
-                          + (1 - p) * P.loss_curve("lum", [-f], a, c)[0])
+        risk = lambda f: p * P.loss_curve("lum", [f], a, c)[0] + (1 - p) * P.loss_curve("lum", [-f], a, c)[0]
         f_num = minimize_scalar(risk, bounds=(-30, 30), method="bounded", options={"xatol": 1e-11}).x
         f_cf = float(P.lum_minimizer(p, a, c))
         assert abs(f_cf - f_num) < 1e-5 * max(1.0, abs(f_cf))
@@ -86,8 +84,12 @@ def test_figures_build():
 
     from cohstats.datasets import make_wsl1
 
-    for f, n_axes in ((P.plot_coherence_losses, 4), (P.plot_lum_losses, 2), (P.plot_lum_hybrid, 2),
-                      (P.plot_lum_minimizer, 1)):
+    for f, n_axes in (
+        (P.plot_coherence_losses, 4),
+        (P.plot_lum_losses, 2),
+        (P.plot_lum_hybrid, 2),
+        (P.plot_lum_minimizer, 1),
+    ):
         fig = f()
         assert len(fig.axes) == n_axes and all(ax.lines for ax in fig.axes)
         plt.close(fig)

@@ -1,4 +1,5 @@
 """Post-processing probability methods against independent references (SPEC 2.2-2.4, 4.2)."""
+
 import math
 
 import numpy as np
@@ -6,8 +7,15 @@ import pytest
 from scipy.optimize import minimize
 
 from cohstats.losses.binary import coherence_log_link
-from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
-                                  platt_fit, platt_prob, sollich_prob)
+from cohstats.probability import (
+    bracket_grid,
+    bracket_prob,
+    coherence_prob,
+    coherence_rho,
+    platt_fit,
+    platt_prob,
+    sollich_prob,
+)
 
 
 def _scores(n=300, seed=0, scale=2.0):
@@ -42,7 +50,7 @@ def test_sollich_closed_form_and_sign_consistency():
     expit = lambda t: 1 / (1 + np.exp(-t))
     expected = [expit(-4.0), expit(-2.0), expit(-0.4), 0.5, expit(1.0), expit(2.0), expit(3.5)]
     np.testing.assert_allclose(sollich_prob(f), expected, rtol=1e-14)
-    eps = 1e-9   # continuity at |f| = 1
+    eps = 1e-9  # continuity at |f| = 1
     assert sollich_prob(np.array([1 + eps]))[0] == pytest.approx(sollich_prob(np.array([1 - eps]))[0], abs=1e-8)
     g = np.linspace(-5, 5, 1001)
     assert np.array_equal(sollich_prob(g) > 0.5, g > 0)
@@ -69,7 +77,7 @@ def test_bracket_facts():
     m = 10
     rng = np.random.default_rng(0)
     # monotone (nonincreasing in pi) sign sequences: exactly one bracket
-    thresholds = rng.integers(0, m, size=500)                 # number of leading positives
+    thresholds = rng.integers(0, m, size=500)  # number of leading positives
     F = np.where(np.arange(m - 1)[:, None] < thresholds[None, :], 1.0, -1.0)
     p = bracket_prob(F)
     grid = np.concatenate([[0], bracket_grid(m), [1]])

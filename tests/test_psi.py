@@ -1,5 +1,6 @@
 """psi-learning by DC programming (SPEC 4.3, D16): the shifted-bound SMO subproblem against a
 scipy QP of the primal, and the monotone decrease of the psi objective."""
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -35,8 +36,10 @@ def test_dc_subproblem_matches_primal_qp():
         wv, b, xi = v[:2], v[2], v[3:]
         return 0.5 * wv @ wv + C @ xi + np.sum(d * y * (X @ wv + b))
 
-    cons = [{"type": "ineq", "fun": lambda v: y * (X @ v[:2] + v[2]) - 1 + v[3:]},
-            {"type": "ineq", "fun": lambda v: v[3:]}]
+    cons = [
+        {"type": "ineq", "fun": lambda v: y * (X @ v[:2] + v[2]) - 1 + v[3:]},
+        {"type": "ineq", "fun": lambda v: v[3:]},
+    ]
     v0 = np.concatenate([np.zeros(3), np.ones(n) * 2])
     q = minimize(primal, v0, constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 2000})
     assert q.success
@@ -51,9 +54,10 @@ def test_dc_decreases_psi_objective_and_fit_interface():
     kern = make_kernel("rbf", gamma=1.0)
     r = psi_dc(X, y, kernel=kern, lam=0.01, cw=np.where(y > 0, 0.6, 0.4), tol=1e-9)
     h = r.info["history"]
-    assert np.all(np.diff(h) <= 1e-9)               # DC majorisation: monotone
+    assert np.all(np.diff(h) <= 1e-9)  # DC majorisation: monotone
     assert r.objective == pytest.approx(h.min())
     import pandas as pd
+
     df = pd.DataFrame(X, columns=["x1", "x2"]).assign(y=y)
     fit = psi_learn("y ~ x1 + x2", df, gamma=1.0, lambda_=0.01, pi=0.4, tol=1e-9, standardize=False)
     assert fit.psi_objective == pytest.approx(r.objective, rel=1e-9)

@@ -1,4 +1,5 @@
 """The README's two set-up commands, and CI running the second one verbatim."""
+
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +28,12 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 def test_demo_runs(capsys):
     from cohstats.__main__ import main
+
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "C-learning" in out and "Predicted class probabilities" in out
     err = float(out.split("test error ")[1].split()[0])
-    assert err < 0.12   # Bayes error of the simulation is 0.059
+    assert err < 0.12  # Bayes error of the simulation is 0.059
 
 
 def test_readme_example_runs():
@@ -39,7 +41,7 @@ def test_readme_example_runs():
     blocks = [b.split("```")[0] for b in text.split("```python")[1:]]
     assert len(blocks) >= 2
     ns: dict = {}
-    for code in blocks:                       # later blocks continue the first one's session
+    for code in blocks:  # later blocks continue the first one's session
         exec(compile(code, "README.md", "exec"), ns)
     best = ns["best"]
     P = best.predict(ns["test"], type="prob")

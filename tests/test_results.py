@@ -1,4 +1,5 @@
 """Result protocol: predict types and shapes, path interpolation, Summary renderers, save/load."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ from cohstats.results import Fit, PathFrame, Summary, interpolate_path, load
 
 class LinearLogitFit(Fit):
     """A fixed linear-logistic model (p = expit(b0 + x'b)), a path over a scale factor."""
+
     method = "testfit"
 
     def __init__(self, design, b0, b, scales):
@@ -50,8 +52,14 @@ class SoftmaxFit(Fit):
 @pytest.fixture
 def df():
     rng = np.random.default_rng(3)
-    return pd.DataFrame({"y": rng.choice(["neg", "pos"], 25), "x1": rng.normal(size=25),
-                         "x2": rng.normal(size=25), "k": rng.choice(["a", "b", "c"], 25)})
+    return pd.DataFrame(
+        {
+            "y": rng.choice(["neg", "pos"], 25),
+            "x1": rng.normal(size=25),
+            "x2": rng.normal(size=25),
+            "k": rng.choice(["a", "b", "c"], 25),
+        }
+    )
 
 
 def test_predict_types_binary(df):
@@ -117,9 +125,11 @@ def test_summary_renderers():
 
 def test_pathframe_long_and_plot():
     import matplotlib
+
     matplotlib.use("Agg")
-    pf = PathFrame.build({"lambda": [1.0, 0.1], "df": [0, 2], "a": [0.0, 1.0], "b": [0.0, -2.0]},
-                         xvar="lambda", coef_columns=["a", "b"])
+    pf = PathFrame.build(
+        {"lambda": [1.0, 0.1], "df": [0, 2], "a": [0.0, 1.0], "b": [0.0, -2.0]}, xvar="lambda", coef_columns=["a", "b"]
+    )
     long = pf.to_long()
     assert long.shape == (4, 4)
     assert long.loc[(long.step == 1) & (long.term == "b"), "estimate"].item() == -2.0

@@ -1,4 +1,5 @@
 """SMO against libsvm (scikit-learn SVC), KKT conditions and a scipy QP on a small problem."""
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -85,9 +86,10 @@ def test_cache_and_shrinking_do_not_change_the_solution():
     X, y = _data(n, seed=5)
     C = np.full(n, 5.0)
     ref = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=False)
-    tiny = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=True,
-                     cache_size=8 * n * 3 / 2**20)         # three cached rows
-    assert tiny.info["kernel_rows"] > n      # the LRU cache really evicted rows
+    tiny = smo_solve(
+        X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, shrinking=True, cache_size=8 * n * 3 / 2**20
+    )  # three cached rows
+    assert tiny.info["kernel_rows"] > n  # the LRU cache really evicted rows
     np.testing.assert_allclose(tiny.dual, ref.dual, atol=1e-7)
     assert tiny.intercept == pytest.approx(ref.intercept, abs=1e-8)
     K = make_kernel("rbf", gamma=1.0)(X)
@@ -95,10 +97,11 @@ def test_cache_and_shrinking_do_not_change_the_solution():
     np.testing.assert_allclose(pre.dual, ref.dual, atol=1e-7)
     # early and frequent shrinking (the warm-start setting of pi_grid_smo), from a warm start
     a0 = np.where(y > 0, 1.0, 0.0) * C
-    a0[y < 0] = a0.sum() / np.sum(y < 0)                  # feasible: sum y_i a_i = 0
+    a0[y < 0] = a0.sum() / np.sum(y < 0)  # feasible: sum y_i a_i = 0
     for start in (None, a0):
-        early = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, a0=start,
-                          shrink_first=5, shrink_every=7)
+        early = smo_solve(
+            X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=C, tol=1e-10, a0=start, shrink_first=5, shrink_every=7
+        )
         np.testing.assert_allclose(early.dual, ref.dual, atol=1e-7)
         assert early.intercept == pytest.approx(ref.intercept, abs=1e-8)
 
@@ -115,8 +118,15 @@ def test_general_bounds_and_linear_term_vs_scipy_qp():
     r = smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(0.4), lo=lo, hi=hi, p=p, a0=np.clip(0, lo, hi), tol=1e-10)
     a0 = np.clip(0, lo, hi)
     cons = {"type": "eq", "fun": lambda a: y @ a - y @ a0, "jac": lambda a: y}
-    q = minimize(lambda a: 0.5 * a @ Q @ a + p @ a, a0, jac=lambda a: Q @ a + p, bounds=list(zip(lo, hi)),
-                 constraints=[cons], method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
+    q = minimize(
+        lambda a: 0.5 * a @ Q @ a + p @ a,
+        a0,
+        jac=lambda a: Q @ a + p,
+        bounds=list(zip(lo, hi)),
+        constraints=[cons],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
     assert q.success
     assert r.objective == pytest.approx(q.fun, abs=1e-8)
     np.testing.assert_allclose(r.dual, q.x, atol=1e-5)

@@ -1,4 +1,5 @@
 """SMO for the λ-SVM dual against independent references (SPEC 6.2-6.5)."""
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -29,9 +30,14 @@ def _qp(K, y, L, margin, Cb):
         Qa = Q @ a
         return 0.5 * a @ Qa - lv @ a, Qa - lv
 
-    r = minimize(fun, np.zeros(N * L), jac=True, method="L-BFGS-B",
-                 bounds=list(zip(np.zeros(N * L), np.repeat(Cb, L))),
-                 options=dict(ftol=1e-15, gtol=1e-11, maxiter=20000, maxcor=30))
+    r = minimize(
+        fun,
+        np.zeros(N * L),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=list(zip(np.zeros(N * L), np.repeat(Cb, L))),
+        options=dict(ftol=1e-15, gtol=1e-11, maxiter=20000, maxcor=30),
+    )
     a = r.x.reshape(N, L)
     B = np.where(Y > 0, a, -a)
     F = K @ (B - B.mean(axis=1, keepdims=True))
@@ -44,8 +50,7 @@ def _F_from_alpha(K, y, L, a):
     return K @ Bt, Bt
 
 
-@pytest.mark.parametrize("L,margin", [(3, -5.0), (3, 0.1), (3, 1.0), (3, 10.0), (4, 1.0), (4, 3.0),
-                                      (4, 100.0)])
+@pytest.mark.parametrize("L,margin", [(3, -5.0), (3, 0.1), (3, 1.0), (3, 10.0), (4, 1.0), (4, 3.0), (4, 100.0)])
 def test_dual_matches_generic_qp(L, margin):
     N = 8 * L
     X, y = _data(N, L, seed=L + int(abs(margin)))
@@ -64,8 +69,7 @@ def test_dual_matches_generic_qp(L, margin):
     assert np.allclose(res.info["F"], F_own, atol=1e-9)
 
 
-@pytest.mark.parametrize("L,margin,T", [(3, 2.5, 1e-4), (4, 1.0, 1e-4), (4, 50.0, 5e-2),
-                                        (3, -10.0, 5e-2)])
+@pytest.mark.parametrize("L,margin,T", [(3, 2.5, 1e-4), (4, 1.0, 1e-4), (4, 50.0, 5e-2), (3, -10.0, 5e-2)])
 def test_kkt_conditions_and_sum_to_zero(L, margin, T):
     N = 40
     X, y = _data(N, L, seed=7)
@@ -81,9 +85,9 @@ def test_kkt_conditions_and_sum_to_zero(L, margin, T):
     V = Y * F - np.where(Y > 0, margin, 1.0)
     lo, hi = a < eps, a > C - eps
     mid = ~lo & ~hi
-    assert np.all(V[lo] >= -T)          # eq. (24)
-    assert np.all(np.abs(V[mid]) < T)   # eq. (25)
-    assert np.all(V[hi] < T)            # eq. (26)
+    assert np.all(V[lo] >= -T)  # eq. (24)
+    assert np.all(np.abs(V[mid]) < T)  # eq. (25)
+    assert np.all(V[hi] < T)  # eq. (26)
     assert np.all((a >= 0) & (a <= C))
 
 
@@ -113,8 +117,14 @@ def _binary_svm_qp(K, ypm, C):
         Qa = Q @ a
         return 0.5 * a @ Qa - a.sum(), Qa - 1.0
 
-    r = minimize(fun, np.zeros(n), jac=True, method="L-BFGS-B", bounds=[(0, C)] * n,
-                 options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000))
+    r = minimize(
+        fun,
+        np.zeros(n),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, C)] * n,
+        options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000),
+    )
     return K @ (r.x * ypm), -r.fun
 
 
@@ -182,8 +192,7 @@ def test_warm_start_reaches_same_optimum_in_fewer_iterations():
     k = make_kernel("rbf", X, gamma=0.5)
     r1 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 10.0), k.code, k.kpar, tol=1e-6)
     r2 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6)
-    r3 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6,
-                          alpha0=r1.dual)
+    r3 = solve_lambda_svm(X, y, L, 10.0, np.full(N, 20.0), k.code, k.kpar, tol=1e-6, alpha0=r1.dual)
     assert r3.info["dual"] == pytest.approx(r2.info["dual"], rel=1e-9)
     assert r3.n_iter < r2.n_iter
 
@@ -221,7 +230,7 @@ def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
     """The lazy selection (violations recomputed every few visits, decision values kept up to a
     per-point shift between those passes) converges to the optimum of the exact maximal-violation
     SMO, with exact decision values."""
-    L, N = 3, 1100   # N // 256 >= 4, so the lazy list really has several points
+    L, N = 3, 1100  # N // 256 >= 4, so the lazy list really has several points
     X, y = _data(N, L, seed=21, p=3)
     k = make_kernel("rbf", X, gamma=0.3)
     K = k(X)
@@ -263,9 +272,9 @@ def test_vectorised_exp_and_kernel_rows():
     used for prediction; the exp agrees with numpy's to 2 ulp and is 0 below -708."""
     from cohstats.kernels import exp_nonpos as _exp_nonpos
     from cohstats.solvers.svm.rows import get_row, rows_provider
+
     rng = np.random.default_rng(3)
-    x = -np.concatenate([rng.random(2000) * 2, rng.random(2000) * 800, [0.0, -0.0, 5e-324, 707.9,
-                                                                          708.0, 708.5, 1e300]])
+    x = -np.concatenate([rng.random(2000) * 2, rng.random(2000) * 800, [0.0, -0.0, 5e-324, 707.9, 708.0, 708.5, 1e300]])
     out, kb = np.empty_like(x), np.empty_like(x)
     _exp_nonpos(out, x, kb)
     ref = np.exp(x)
@@ -273,7 +282,7 @@ def test_vectorised_exp_and_kernel_rows():
     assert np.all(np.abs(out[big] - ref[big]) <= 2 * np.spacing(ref[big]))
     assert np.all(out[~big] == 0.0)
     for name, kw in (("rbf", {"gamma": 0.2}), ("compact", {"gamma_k": 2.0})):
-        X = rng.normal(size=(2500, 5))   # several blocks of 512 points; p = 5: passes of 4 features and a rest
+        X = rng.normal(size=(2500, 5))  # several blocks of 512 points; p = 5: passes of 4 features and a rest
         k = make_kernel(name, X, **kw)
         K = k(X)
         for dt in (np.float64, np.float32):
@@ -300,7 +309,7 @@ def test_float32_kernel_cache():
     assert r32.info["n_cache_rows"] == r64.info["n_cache_rows"] == N
     assert r32.converged and r64.converged
     F, Bt = _F_from_alpha(K, y, L, r32.dual)
-    bound = 2.0 ** -24 * np.abs(Bt).sum(axis=0).max() + 1e-12
+    bound = 2.0**-24 * np.abs(Bt).sum(axis=0).max() + 1e-12
     assert np.abs(r32.info["F"] - F).max() < bound
     assert r32.info["max_violation"] < T
     Y = np.where(y[:, None] == np.arange(L), 1.0, -1.0)

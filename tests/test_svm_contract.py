@@ -3,6 +3,7 @@
 References: scikit-learn's SVC (libsvm) on the same problem, with and without a StandardScaler;
 scipy's cdist for the median heuristic.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,8 +20,9 @@ def _data(n=150, seed=0):
     rng = np.random.default_rng(seed)
     # unequal scales and offsets, so that scaling matters
     X = rng.normal(size=(n, 3)) * np.array([1.0, 10.0, 0.1]) + np.array([0.0, 50.0, -3.0])
-    y = np.where(X[:, 0] + 0.1 * (X[:, 1] - 50) - 5 * (X[:, 2] + 3) ** 2 + 0.05
-                 + 0.5 * rng.normal(size=n) > 0, "yes", "no")
+    y = np.where(
+        X[:, 0] + 0.1 * (X[:, 1] - 50) - 5 * (X[:, 2] + 3) ** 2 + 0.05 + 0.5 * rng.normal(size=n) > 0, "yes", "no"
+    )
     return X, y
 
 
@@ -41,8 +43,9 @@ def test_unweighted_default_is_libsvm_c_svm(kernel):
     # the same support points, and dual_coef with libsvm's sign convention (> 0 for classes[1])
     assert np.array_equal(fit.support_, np.sort(s.support_))
     order = np.argsort(s.support_)
-    np.testing.assert_allclose(fit.dual_coef["dual_coef"].to_numpy(), s.dual_coef_[0][order],
-                               atol=rel * max(1.0, np.abs(s.dual_coef_).max()))
+    np.testing.assert_allclose(
+        fit.dual_coef["dual_coef"].to_numpy(), s.dual_coef_[0][order], atol=rel * max(1.0, np.abs(s.dual_coef_).max())
+    )
     # lambda_ = 1/(n C) gives the same fit
     lam = svm(X, y, kernel=kernel, lambda_=1 / (len(y) * 1.0), standardize=False, tol=1e-8, **kw)
     np.testing.assert_allclose(lam.predict(Xn, type="link"), got, atol=1e-10)
@@ -52,11 +55,10 @@ def test_unweighted_default_is_libsvm_c_svm(kernel):
 def test_standardize_equals_standard_scaler_pipeline(kernel):
     X, y = _data()
     Xn, _ = _data(60, seed=6)
-    fit = svm(X, y, kernel=kernel, C=2.0, tol=1e-8)            # standardize=True, gamma="scale"
+    fit = svm(X, y, kernel=kernel, C=2.0, tol=1e-8)  # standardize=True, gamma="scale"
     pipe = make_pipeline(StandardScaler(), SVC(kernel=kernel, C=2.0, tol=1e-8)).fit(X, y)
     ref = pipe.decision_function(Xn)
-    np.testing.assert_allclose(fit.predict(Xn, type="link").to_numpy(), ref,
-                               atol=1e-5 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(fit.predict(Xn, type="link").to_numpy(), ref, atol=1e-5 * max(1.0, np.abs(ref).max()))
     if kernel == "rbf":
         # gamma="scale" = 1/(p Var(Z)) = 1/p on standardised columns
         assert fit.kernel.kpar[0] == pytest.approx(1 / 3, rel=1e-12)
@@ -66,8 +68,7 @@ def test_standardize_equals_standard_scaler_pipeline(kernel):
         f = Xn @ fit.coef.to_numpy() + fit.intercept
         np.testing.assert_allclose(f, ref, atol=1e-5 * np.abs(ref).max())
         sc = pipe[0]
-        np.testing.assert_allclose(fit.coef.to_numpy(), pipe[1].coef_[0] / sc.scale_,
-                                   rtol=1e-4, atol=1e-8)
+        np.testing.assert_allclose(fit.coef.to_numpy(), pipe[1].coef_[0] / sc.scale_, rtol=1e-4, atol=1e-8)
 
 
 def test_default_call_is_svc_defaults_after_scaling():
@@ -105,9 +106,10 @@ def test_gamma_scale_sigma_and_width_errors():
 
 def test_median_between_is_exact_below_the_threshold_and_bounded_above(monkeypatch):
     import cohstats.kernels as ck
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 2))
-    y = np.repeat([0, 1, 2], 200)                 # three classes: every between-class pair
+    y = np.repeat([0, 1, 2], 200)  # three classes: every between-class pair
     X[y == 1] += 1.0
     full = np.concatenate([cdist(X[y == b], X[y == a]).ravel() for a in range(3) for b in range(a + 1, 3)])
     exact = median_between(X, y)
@@ -173,8 +175,10 @@ def test_result_contract_attributes_and_s():
     text = str(sm)
     assert "rows dropped" in text and "Call:" in text
     import matplotlib.axes
+
     assert isinstance(fit.plot(), matplotlib.axes.Axes)
     import matplotlib.pyplot as plt
+
     plt.close("all")
 
 

@@ -1,5 +1,6 @@
 """svm() for K > 2 classes: one-vs-one against scikit-learn's SVC, pairwise coupling against a
 direct scipy solve of its defining problem and against libsvm's probabilities, tuners."""
+
 import warnings
 
 import numpy as np
@@ -34,23 +35,23 @@ def _three_class(n, rng):
     mu = 1.5 * np.array([[1.0, 0.0], [-0.5, np.sqrt(3) / 2], [-0.5, -np.sqrt(3) / 2]])
     y = rng.integers(0, 3, n)
     X = mu[y] + rng.normal(size=(n, 2))
-    s = X @ mu.T - 0.5 * np.sum(mu ** 2, axis=1)
+    s = X @ mu.T - 0.5 * np.sum(mu**2, axis=1)
     P = np.exp(s - s.max(axis=1, keepdims=True))
     P /= P.sum(axis=1, keepdims=True)
     df = pd.DataFrame(X, columns=["x1", "x2"]).assign(y=np.array(["a", "b", "c"])[y])
     return df, P
 
 
-@pytest.mark.parametrize("kernel,kw", [("rbf", {"gamma": 0.3}), ("linear", {}), (None, {}),
-                                       ("poly", {"gamma": 0.05, "coef0": 1.0})])
+@pytest.mark.parametrize(
+    "kernel,kw", [("rbf", {"gamma": 0.3}), ("linear", {}), (None, {}), ("poly", {"gamma": 0.05, "coef0": 1.0})]
+)
 def test_iris_one_vs_one_equals_svc(kernel, kw):
     X, y = _iris()
     fit = svm(X, y, kernel=kernel, C=2.0, standardize=False, tol=1e-7, **kw)
     s = SVC(kernel=kernel or "linear", C=2.0, decision_function_shape="ovo", tol=1e-7, **kw).fit(X, y)
     assert isinstance(fit, MulticlassSVMFit)
     F = fit.predict(X, type="link")
-    assert list(F.columns) == ["setosa vs versicolor", "setosa vs virginica",
-                               "versicolor vs virginica"]
+    assert list(F.columns) == ["setosa vs versicolor", "setosa vs virginica", "versicolor vs virginica"]
     ref = s.decision_function(X)
     np.testing.assert_allclose(F.to_numpy(), ref, atol=1e-4 * max(1.0, np.abs(ref).max()))
     assert list(fit.predict(X)) == list(s.predict(X))
@@ -58,18 +59,17 @@ def test_iris_one_vs_one_equals_svc(kernel, kw):
     if fit.coef is not None:
         assert list(fit.coef.columns) == list(F.columns)
         np.testing.assert_allclose(fit.coef.to_numpy().T, s.coef_, atol=1e-4)
-        np.testing.assert_allclose(fit.intercept.to_numpy(), s.intercept_,
-                                   atol=1e-4 * max(1.0, np.abs(s.intercept_).max()))
-        np.testing.assert_allclose(X @ fit.coef.to_numpy() + fit.intercept.to_numpy(), F.to_numpy(),
-                                   atol=1e-9)
+        np.testing.assert_allclose(
+            fit.intercept.to_numpy(), s.intercept_, atol=1e-4 * max(1.0, np.abs(s.intercept_).max())
+        )
+        np.testing.assert_allclose(X @ fit.coef.to_numpy() + fit.intercept.to_numpy(), F.to_numpy(), atol=1e-9)
         ca = fit.coef_at()
         assert list(ca.columns) == list(F.columns) and ca.index[0] == "(Intercept)"
         np.testing.assert_allclose(ca.iloc[0].to_numpy(), fit.intercept.to_numpy())
     else:
         # the dual coefficients and intercepts reproduce the decision values
         K = fit.kernel(X, X[fit.support_])
-        np.testing.assert_allclose(K @ fit.dual_coef.to_numpy() + fit.intercept.to_numpy(),
-                                   F.to_numpy(), atol=1e-9)
+        np.testing.assert_allclose(K @ fit.dual_coef.to_numpy() + fit.intercept.to_numpy(), F.to_numpy(), atol=1e-9)
 
 
 def test_iris_default_standardised_equals_scaled_svc():
@@ -78,8 +78,7 @@ def test_iris_default_standardised_equals_scaled_svc():
     X = df.drop(columns="species").to_numpy()
     pipe = make_pipeline(StandardScaler(), SVC(C=1.0, decision_function_shape="ovo", tol=1e-7))
     pipe.fit(X, df.species)
-    np.testing.assert_allclose(fit.predict(df, type="link").to_numpy(), pipe.decision_function(X),
-                               atol=1e-5)
+    np.testing.assert_allclose(fit.predict(df, type="link").to_numpy(), pipe.decision_function(X), atol=1e-5)
     assert list(fit.predict(df)) == list(pipe.predict(X))
     dc = fit.dual_coef
     assert list(dc.index) == list(df.index[fit.support_]) and dc.shape[1] == 3
@@ -95,8 +94,9 @@ def test_votes_and_ties_follow_libsvm():
     s = SVC(gamma=2.0, C=5.0, decision_function_shape="ovo", tol=1e-8).fit(X, df.y)
     Xn = rng.uniform(-3, 3, size=(20000, 2))
     F = fit.predict(Xn, type="link").to_numpy()
-    v = np.column_stack([(F[:, 0] > 0) + (F[:, 1] > 0), (F[:, 0] <= 0) + (F[:, 2] > 0),
-                         (F[:, 1] <= 0) + (F[:, 2] <= 0)])
+    v = np.column_stack(
+        [(F[:, 0] > 0) + (F[:, 1] > 0), (F[:, 0] <= 0) + (F[:, 2] > 0), (F[:, 1] <= 0) + (F[:, 2] <= 0)]
+    )
     ties = np.all(v == 1, axis=1)
     assert ties.sum() > 5
     pred = fit.predict(Xn).to_numpy()
@@ -112,15 +112,14 @@ def test_shared_callable_kernel_equals_builtin_kernel():
     Z = (X - X.mean(0)) / X.std(0)
 
     def rbf(A, B):
-        d2 = np.sum(A ** 2, 1)[:, None] + np.sum(B ** 2, 1)[None] - 2 * A @ B.T
+        d2 = np.sum(A**2, 1)[:, None] + np.sum(B**2, 1)[None] - 2 * A @ B.T
         return np.exp(-0.25 * np.maximum(d2, 0.0))
 
     a = svm(X, y, gamma=0.25, tol=1e-9)
     b = svm(X, y, kernel=rbf, tol=1e-9)
     np.testing.assert_allclose(a.predict(X, type="link"), b.predict(X, type="link"), atol=1e-7)
     s = SVC(kernel="precomputed", C=1.0, decision_function_shape="ovo", tol=1e-9).fit(rbf(Z, Z), y)
-    np.testing.assert_allclose(b.predict(X, type="link").to_numpy(), s.decision_function(rbf(Z, Z)),
-                               atol=1e-6)
+    np.testing.assert_allclose(b.predict(X, type="link").to_numpy(), s.decision_function(rbf(Z, Z)), atol=1e-6)
 
 
 def _coupling_objective(p, R):
@@ -135,9 +134,15 @@ def test_coupling_solves_its_defining_problem(K):
         r = rng.uniform(0.02, 0.98, K * (K - 1) // 2)
         R = pairwise_matrix(r, K)[0]
         p = pairwise_coupling(R)
-        res = minimize(_coupling_objective, np.full(K, 1.0 / K), args=(R,), method="SLSQP",
-                       bounds=[(0, 1)] * K, constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1}],
-                       options={"ftol": 1e-15, "maxiter": 500})
+        res = minimize(
+            _coupling_objective,
+            np.full(K, 1.0 / K),
+            args=(R,),
+            method="SLSQP",
+            bounds=[(0, 1)] * K,
+            constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1}],
+            options={"ftol": 1e-15, "maxiter": 500},
+        )
         assert res.success
         np.testing.assert_allclose(p, res.x, atol=1e-6)
         assert _coupling_objective(p, R) <= res.fun + 1e-12
@@ -179,7 +184,7 @@ def test_probabilities_every_method():
     rows = df.species.isin(["setosa", "virginica"]).to_numpy()
     sub = svm(Z[rows], df.species[rows].to_numpy(), C=1.0, gamma=fit.kernel.kpar[0], standardize=False)
     f = sub.predict(Z, type="link").to_numpy()
-    pv = 1.0 / (1.0 + np.exp(sub.platt.A * f + sub.platt.B))          # P(virginica)
+    pv = 1.0 / (1.0 + np.exp(sub.platt.A * f + sub.platt.B))  # P(virginica)
     np.testing.assert_allclose(fit.pairwise_prob(X, method="platt")[:, 1], 1 - pv, atol=1e-6)
 
 
@@ -228,6 +233,7 @@ def test_errors_and_contract_for_multiclass(tmp_path):
     assert "versicolor vs virginica" in text and "rows dropped" in text
     import matplotlib.axes
     import matplotlib.pyplot as plt
+
     assert isinstance(fit.plot(), matplotlib.axes.Axes)
     plt.close("all")
     fit.save(tmp_path / "svm.pkl")
@@ -235,6 +241,7 @@ def test_errors_and_contract_for_multiclass(tmp_path):
     pd.testing.assert_frame_equal(back.predict(df, type="prob"), fit.predict(df, type="prob"))
     # a class without rows (a Design keeps its classes when rows are taken) is an error naming it
     from cohstats.formula import build_design
+
     d = build_design("species ~ .", df)
     with pytest.raises(ValueError, match="setosa"):
         svm(d.take(np.flatnonzero(df.species != "setosa")))
@@ -253,6 +260,7 @@ def test_pi_path_per_pair():
 
 def test_cv_tune_gkl_run_on_multiclass_svm():
     from cohstats.tuning import cv, gkl, tune
+
     df = _iris_df()
     foldid = np.tile(np.arange(5), 30)
     res = cv(svm, "species ~ .", df, foldid=foldid, measure="class", C=0.5, verbose=False)
@@ -265,8 +273,7 @@ def test_cv_tune_gkl_run_on_multiclass_svm():
     t = tune(svm, "species ~ .", df, grid={"C": [0.1, 1.0, 10.0]}, foldid=foldid, verbose=False)
     assert t.best_params["C"] in (0.1, 1.0, 10.0)
     assert isinstance(t.best_fit, MulticlassSVMFit)
-    t2 = tune(svm, "species ~ .", df, grid={"lambda_": [0.1, 0.01]}, foldid=foldid, measure="cre",
-              verbose=False)
+    t2 = tune(svm, "species ~ .", df, grid={"lambda_": [0.1, 0.01]}, foldid=foldid, measure="cre", verbose=False)
     assert np.all(np.isfinite(t2.table["score"]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -1,17 +1,21 @@
 """The SVM solvers' kernel-row provider (solvers/svm/rows.py) against the package's kernel matrix,
 and the prediction path (kernels.kernel_cross) against the training decision values."""
+
 import numpy as np
 import pytest
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross, make_kernel
-from cohstats.solvers.svm.rows import (get_row, gram_matrix, kernel_diagonal, n_cache_rows, permute_rows,
-                                       rows_provider)
+from cohstats.solvers.svm.rows import get_row, gram_matrix, kernel_diagonal, n_cache_rows, permute_rows, rows_provider
 from cohstats.solvers.svm.smo import kernel_decision, smo_solve
 from cohstats.solvers.svm.smo_lambda import solve_lambda_svm
 from cohstats.solvers.svm.svmpath import path_decision, pi_grid_smo
 
-KERNELS = [("linear", {}), ("rbf", {"gamma": 0.3}), ("poly", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
-           ("compact", {"gamma_k": 2.0})]
+KERNELS = [
+    ("linear", {}),
+    ("rbf", {"gamma": 0.3}),
+    ("poly", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
+    ("compact", {"gamma_k": 2.0}),
+]
 
 
 def _X(n, p=7, seed=0):
@@ -26,7 +30,7 @@ def test_rows_equal_kernel_matrix(name, kw):
     K = k(X)
     scale = np.abs(K).max()
     rng = np.random.default_rng(1)
-    order = rng.integers(0, 700, 400)            # repeats and evictions in a 3-row cache
+    order = rng.integers(0, 700, 400)  # repeats and evictions in a 3-row cache
     kr = rows_provider(k.code, X, k.kpar, n_slots=3)
     for i in order:
         np.testing.assert_allclose(get_row(kr, i), K[i], rtol=0, atol=1e-12 * scale)
@@ -34,8 +38,9 @@ def test_rows_equal_kernel_matrix(name, kw):
     used, computed, hits, ident = kr.state
     assert used == 3 and ident == 1 and computed + hits == 400
     assert computed == _lru_misses(order, 3) > 300
-    np.testing.assert_allclose(kernel_diagonal(k.code, X, k.kpar, np.empty((1, 1))), np.diag(K),
-                               rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(
+        kernel_diagonal(k.code, X, k.kpar, np.empty((1, 1))), np.diag(K), rtol=0, atol=1e-12 * scale
+    )
     np.testing.assert_allclose(gram_matrix(k.code, X, k.kpar), K, rtol=0, atol=1e-12 * scale)
     # float32 rows are the float64 rows rounded once
     k32 = rows_provider(k.code, X, k.kpar, n_slots=2, dtype=np.float32)
@@ -72,7 +77,7 @@ def test_precomputed_rows_in_place_and_permuted_rows():
     for a, b in zip(swa, swb):
         kp.perm[a], kp.perm[b] = kp.perm[b], kp.perm[a]
     permute_rows(kp, swa, swb, 2)
-    for i in (10, 20):                           # 10 was cached before the swaps, 20 is computed after
+    for i in (10, 20):  # 10 was cached before the swaps, 20 is computed after
         np.testing.assert_allclose(get_row(kp, i), K[i, kp.perm], rtol=0, atol=1e-12)
     assert n_cache_rows(1000, 200.0) == 1000 and n_cache_rows(10**6, 1.0) == 2
     assert n_cache_rows(1000, 8000 / 2**20, itemsize=4) == 2 and n_cache_rows(1000, 1.0) == 131
@@ -87,7 +92,7 @@ def test_prediction_equals_training_decision_smo(name, kw):
     y = np.where(X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
     k = make_kernel(name, X, **kw)
     r = smo_solve(X, y, code=k.code, kpar=k.kpar, C=np.full(150, 1.0), tol=1e-8, cache_size=0.01)
-    assert r.converged and r.info["kernel_rows"] > 150         # rows were evicted and recomputed
+    assert r.converged and r.info["kernel_rows"] > 150  # rows were evicted and recomputed
     # training decision values from the solver's gradient: y_i (G_i + 1) = sum_j a_j y_j K_ij
     f_train = y * (r.info["gradient"] + 1.0) + r.intercept
     f_pred = kernel_decision(k.code, X, k.kpar, r.dual * y, r.intercept, X, None)
@@ -96,8 +101,9 @@ def test_prediction_equals_training_decision_smo(name, kw):
     tol = 1e-6 if name == "compact" else 1e-12
     np.testing.assert_allclose(f_pred, f_train, rtol=0, atol=tol * (1 + np.abs(f_train).max()))
     # and against the package's kernel matrix
-    np.testing.assert_allclose(k(X) @ (r.dual * y) + r.intercept, f_train, rtol=0,
-                               atol=tol * (1 + np.abs(f_train).max()))
+    np.testing.assert_allclose(
+        k(X) @ (r.dual * y) + r.intercept, f_train, rtol=0, atol=tol * (1 + np.abs(f_train).max())
+    )
 
 
 @pytest.mark.parametrize("name,kw", [KERNELS[1], KERNELS[3]])
@@ -113,8 +119,7 @@ def test_prediction_equals_training_decision_lambda_svm(name, kw):
     Bt = B - B.mean(axis=1, keepdims=True)
     F = res.info["F"]
     tol = 1e-6 if name == "compact" else 1e-12
-    np.testing.assert_allclose(kernel_cross(k.code, X, X, k.kpar) @ Bt, F, rtol=0,
-                               atol=tol * (1 + np.abs(F).max()))
+    np.testing.assert_allclose(kernel_cross(k.code, X, X, k.kpar) @ Bt, F, rtol=0, atol=tol * (1 + np.abs(F).max()))
 
 
 def test_path_prediction_uses_the_rows():

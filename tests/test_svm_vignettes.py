@@ -1,4 +1,5 @@
 """Smoke runs of the SVM probability vignettes (slow: tuning by the GKL estimate)."""
+
 import numpy as np
 import pytest
 
@@ -6,6 +7,7 @@ import pytest
 @pytest.mark.slow
 def test_wsl_probability_vignette(tmp_path):
     from cohstats.vignettes.wsl_probability import run
+
     path = run(1, tmp_path, classifiers=["SVM L"], datasets=["Liver"], leukaemia=False)
     text = path.read_text()
     assert "Table 1, test GKL_c" in text and "Table 3, test cross-entropy" in text
@@ -15,6 +17,7 @@ def test_wsl_probability_vignette(tmp_path):
 @pytest.mark.slow
 def test_zdj_svm_probability_vignette(tmp_path):
     from cohstats.vignettes.zdj_svm_probability import run
+
     path = run(1, tmp_path)
     text = path.read_text()
     assert "Ours for SVM" in text and "fitted rho" in text
@@ -22,6 +25,7 @@ def test_zdj_svm_probability_vignette(tmp_path):
 
 def test_wsl_probability_lambda_convention_is_checked(tmp_path):
     from cohstats.vignettes.wsl_probability import run
+
     with pytest.raises(ValueError, match="lambda_convention"):
         run(1, tmp_path, lambda_convention="R")
 
@@ -29,7 +33,8 @@ def test_wsl_probability_lambda_convention_is_checked(tmp_path):
 def test_zdj_grids_follow_the_lambda_convention():
     from cohstats.tuning import wsl_grid
     from cohstats.vignettes.zdj_svm_probability import _grid
-    np.testing.assert_allclose(_grid(False, "e1071"), wsl_grid() / 100)   # lambda_WSL / n
+
+    np.testing.assert_allclose(_grid(False, "e1071"), wsl_grid() / 100)  # lambda_WSL / n
     np.testing.assert_allclose(_grid(False, "spec"), wsl_grid())
     with pytest.raises(ValueError, match="lambda_convention"):
         _grid(True, "R")

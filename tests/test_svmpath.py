@@ -1,4 +1,5 @@
 """The exact pi path against independent SMO solves at every grid value (SPEC 4.6, D15)."""
+
 import numpy as np
 import pytest
 
@@ -41,7 +42,7 @@ def test_rbf_path_matches_smo_with_empty_elbow_jump():
     grid = np.arange(1, 7) / 7
     res = _check_against_smo(X, y, KERNEL_RBF, 1.0, 60 * 0.05, grid)
     assert res.info["n_events"] > 30
-    assert res.info["n_jumps"] >= 1        # the empty-elbow rule of SPEC 4.6 was exercised
+    assert res.info["n_jumps"] >= 1  # the empty-elbow rule of SPEC 4.6 was exercised
 
 
 @pytest.mark.parametrize("lam", [0.002, 0.2])
@@ -56,8 +57,7 @@ def test_rbf_path_many_events(lam):
 def test_linear_path_with_degenerate_ends_and_case_weights(n_jobs):
     X, y = _wsl1(80, 2)
     w = np.random.default_rng(2).uniform(0.5, 2.0, 80)
-    res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w,
-                             n_jobs=n_jobs)
+    res = _check_against_smo(X, y, KERNEL_LINEAR, 0.0, 80 * 0.01, np.arange(1, 10) / 10, w=w, n_jobs=n_jobs)
     # flat ends of [WSL] Figure 1: f is constant (slopes zero) at the extreme grid values
     B = res.dual * y / res.info["nlam"]
     W = B @ X
@@ -74,7 +74,7 @@ def test_grid_validation():
 
 def test_duplicated_points_are_merged_exactly():
     X, y = _wsl1(50, 6)
-    idx = np.random.default_rng(6).integers(0, 50, 80)       # resampled with duplicates
+    idx = np.random.default_rng(6).integers(0, 50, 80)  # resampled with duplicates
     Xd, yd = X[idx], y[idx]
     res = _check_against_smo(Xd, yd, KERNEL_RBF, 1.5, 80 * 0.01, np.arange(1, 8) / 8)
     assert res.dual.shape == (7, 80)
@@ -82,6 +82,7 @@ def test_duplicated_points_are_merged_exactly():
 
 def test_warm_started_grid_agrees_with_exact_path():
     from cohstats.solvers.svm.svmpath import pi_grid_smo
+
     X, y = _wsl1(90, 8)
     kpar = np.array([1.0, 0, 0, 0, 0.0])
     grid = np.arange(1, 9) / 9
@@ -98,29 +99,29 @@ def test_warm_started_grid_agrees_with_exact_path():
     np.testing.assert_array_equal(w2.dual, w1.dual)
     np.testing.assert_array_equal(w2.intercept, w1.intercept)
     # without the precomputed matrix (cache budget below n^2) the chains give the same solution
-    w3 = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9,
-                     cache_size=8 * 90 * 10 / 2**20)
-    np.testing.assert_allclose(path_decision(X, y, w3, X, code=KERNEL_RBF, kpar=kpar), Fe,
-                               atol=1e-6)
+    w3 = pi_grid_smo(
+        X, y, code=KERNEL_RBF, kpar=kpar, nlam=90 * 0.01, grid=grid, tol=1e-9, cache_size=8 * 90 * 10 / 2**20
+    )
+    np.testing.assert_allclose(path_decision(X, y, w3, X, code=KERNEL_RBF, kpar=kpar), Fe, atol=1e-6)
 
 
 def test_two_half_paths_equal_the_single_path():
-    X, y = _wsl1(400, 11)                     # n >= 400: the halves really run in threads
+    X, y = _wsl1(400, 11)  # n >= 400: the halves really run in threads
     kpar = np.array([2.0, 0, 0, 0, 0.0])
     grid = np.arange(1, 10) / 10
     one = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=400 * 0.02, grid=grid)
     two = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=400 * 0.02, grid=grid, n_jobs=2)
     F1 = path_decision(X, y, one, X, code=KERNEL_RBF, kpar=kpar)
     F2 = path_decision(X, y, two, X, code=KERNEL_RBF, kpar=kpar)
-    np.testing.assert_allclose(F2, F1, atol=2e-6)       # each path is exact to ~1e-6
-    assert (two.info["n_events"] > 0 and two.info["n_restarts"] == 0
-            and two.info["n_events"] != one.info["n_events"])
+    np.testing.assert_allclose(F2, F1, atol=2e-6)  # each path is exact to ~1e-6
+    assert two.info["n_events"] > 0 and two.info["n_restarts"] == 0 and two.info["n_events"] != one.info["n_events"]
     with pytest.raises(ValueError, match="n_jobs"):
         pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=2.0, grid=grid, n_jobs=0)
 
 
 def test_repair_equality_restores_the_constraint_inside_the_box():
     from cohstats.solvers.svm.svmpath import _repair_equality
+
     rng = np.random.default_rng(3)
     for _ in range(200):
         n = int(rng.integers(2, 30))
@@ -135,4 +136,4 @@ def test_repair_equality_restores_the_constraint_inside_the_box():
         free = (a > 0) & (a < C)
         room = np.where(pos == (a[pos].sum() > a[~pos].sum()), a, C - a)
         if room[free].sum() >= abs(a[pos].sum() - a[~pos].sum()):
-            np.testing.assert_array_equal(out[~free], a[~free])   # bounded ones untouched
+            np.testing.assert_array_equal(out[~free], a[~free])  # bounded ones untouched

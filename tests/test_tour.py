@@ -24,6 +24,7 @@ Inputs that must not give a fit (a continuous response, one class, a flag of the
 ...) are marked so; a fit for them is a silent wrong answer and fails. Run ``pytest -m slow
 tests/test_tour.py -s`` for a table of the outcome counts.
 """
+
 from __future__ import annotations
 
 import collections
@@ -60,7 +61,7 @@ FITS = {
     "gboost": dict(n_trees=3, nodes=2, random_state=0),
     "cart": dict(nfolds=2, random_state=0),
 }
-LINEAR_DEFAULT = {"clearn", "lum"}          # kernel=None is their default
+LINEAR_DEFAULT = {"clearn", "lum"}  # kernel=None is their default
 PATH_FITS = {"clearn", "lum", "cart", "lamsvm", "svm", "psi_learn"}
 BINARY_ONLY = {"psi_learn"}
 
@@ -72,11 +73,12 @@ class Case:
     "any" (a clear error or a sound fit); ``names``: words of which the error must name one.
     """
 
-    def __init__(self, name, expect="any", names=(), formula="resp ~ x1 + x2", data=None,
-                 kw=None, newdata=None, xy=None):
+    def __init__(
+        self, name, expect="any", names=(), formula="resp ~ x1 + x2", data=None, kw=None, newdata=None, xy=None
+    ):
         self.name, self.expect, self.names = name, expect, tuple(names)
         self.formula = formula
-        self.kw = kw if isinstance(kw, str) else dict(kw or {})     # "kernel": see _kernel_kw
+        self.kw = kw if isinstance(kw, str) else dict(kw or {})  # "kernel": see _kernel_kw
         self.data = BASE if data is None else data
         self.newdata = newdata
         self.xy = xy
@@ -101,53 +103,50 @@ def _kernel_kw(fname):
         return dict(sigma=1.0)
     if fname in ("svm", "lamsvm", "psi_learn"):
         return dict(kernel="linear", gamma=1.0)
-    return dict(gamma=1.0)                  # trees take no kernel: an unknown keyword
+    return dict(gamma=1.0)  # trees take no kernel: an unknown keyword
 
 
 _dup = BASE.copy()
 _dup.columns = ["x1", "x1", "resp"]
-_odd = pd.DataFrame({"my var": X1, "class": X2, "β": X1 * X2, "if": X2 ** 2, "resp": Y2})
-_mixed = _with(s=np.where(X2 > 0, "up", "down"), b=X1 > 0, i=(np.arange(N) % 4).astype(int),
-               c=pd.Categorical(np.where(X1 > 0.5, "hi", "lo")))
+_odd = pd.DataFrame({"my var": X1, "class": X2, "β": X1 * X2, "if": X2**2, "resp": Y2})
+_mixed = _with(
+    s=np.where(X2 > 0, "up", "down"),
+    b=X1 > 0,
+    i=(np.arange(N) % 4).astype(int),
+    c=pd.Categorical(np.where(X1 > 0.5, "hi", "lo")),
+)
 _cat = _with(g=pd.Categorical(np.array(["u", "v", "w"])[np.arange(N) % 3]))
 _nan = _with(x1=np.where(np.arange(N) < 3, np.nan, X1))
 
 CASES = [
     Case("binary"),
     Case("three classes", data=_with(resp=Y3)),
-    Case("continuous response", "error", ("continuous", "resp", "response"),
-         data=_with(resp=RNG.normal(size=N))),
-    Case("many-valued integer response", "error", ("categorical", "resp", "response"),
-         data=_with(resp=np.arange(N))),
-    Case("integral float 0/1 response", "any", ("resp", "response"),
-         data=_with(resp=(X1 > 0).astype(float))),
+    Case("continuous response", "error", ("continuous", "resp", "response"), data=_with(resp=RNG.normal(size=N))),
+    Case("many-valued integer response", "error", ("categorical", "resp", "response"), data=_with(resp=np.arange(N))),
+    Case("integral float 0/1 response", "any", ("resp", "response"), data=_with(resp=(X1 > 0).astype(float))),
     Case("boolean response", data=_with(resp=X1 > 0)),
     Case("one class", "error", ("class", "resp", "level")),
     Case("one row", "error", ("row", "observation", "class", "resp", "n=", "too few")),
     Case("two rows", "any", ("row", "observation", "class", "fold", "n=", "too few", "nfolds")),
     Case("NaN predictor rows", data=_nan),
-    Case("NaN predictor, na_action=raise", "error", ("x1", "missing", "na_action"), data=_nan,
-         kw=dict(na_action="raise")),
-    Case("inf predictor", "error", ("x1", "infinite", "inf"),
-         data=_with(x1=np.where(np.arange(N) == 4, np.inf, X1))),
-    Case("1e300 predictor", "any", ("x1", "overflow", "scale", "finite", "large"),
-         data=_with(x1=X1 * 1e300)),
+    Case(
+        "NaN predictor, na_action=raise", "error", ("x1", "missing", "na_action"), data=_nan, kw=dict(na_action="raise")
+    ),
+    Case("inf predictor", "error", ("x1", "infinite", "inf"), data=_with(x1=np.where(np.arange(N) == 4, np.inf, X1))),
+    Case("1e300 predictor", "any", ("x1", "overflow", "scale", "finite", "large"), data=_with(x1=X1 * 1e300)),
     Case("1e-300 predictor", "any", ("x1", "scale", "small"), data=_with(x1=X1 * 1e-300)),
-    Case("constant column", "any", ("x3", "constant"), formula="resp ~ x1 + x2 + x3",
-         data=_with(x3=np.full(N, 2.5))),
+    Case("constant column", "any", ("x3", "constant"), formula="resp ~ x1 + x2 + x3", data=_with(x3=np.full(N, 2.5))),
     Case("duplicated column", formula="resp ~ x1 + x2 + x3", data=_with(x3=X1)),
-    Case("duplicated column names", "error", ("duplicated", "x1"), formula="resp ~ x1",
-         data=_dup),
+    Case("duplicated column names", "error", ("duplicated", "x1"), formula="resp ~ x1", data=_dup),
     Case("odd column names", formula="resp ~ `my var` + `class` + `β` + `if`", data=_odd),
     Case("mixed dtypes", formula="resp ~ x1 + s + b + i + c", data=_mixed),
-    Case("unseen level at predict", formula="resp ~ x1 + g", data=_cat,
-         newdata=_cat.assign(g=pd.Categorical(["z"] * N))),
+    Case(
+        "unseen level at predict", formula="resp ~ x1 + g", data=_cat, newdata=_cat.assign(g=pd.Categorical(["z"] * N))
+    ),
     Case("missing column at predict", newdata=BASE.drop(columns="x2")),
-    Case("2-D response", "error", ("response", "1-D", "y", "label"),
-         xy=(BASE[["x1", "x2"]].to_numpy(), np.c_[Y2, Y2])),
+    Case("2-D response", "error", ("response", "1-D", "y", "label"), xy=(BASE[["x1", "x2"]].to_numpy(), np.c_[Y2, Y2])),
     Case("X, y arrays", xy=(BASE[["x1", "x2"]].to_numpy(), Y2)),
-    Case("y ~ 1", "any", ("no predictors", "has none", "at least one predictor"),
-         formula="resp ~ 1"),
+    Case("y ~ 1", "any", ("no predictors", "has none", "at least one predictor"), formula="resp ~ 1"),
     Case("unknown response column", "error", ("nosuch",), formula="nosuch ~ x1"),
     Case("unknown predictor column", "error", ("nosuch",), formula="resp ~ nosuch"),
     Case("standardize='no'", "error", ("standardize",), kw=dict(standardize="no")),
@@ -156,16 +155,14 @@ CASES = [
     Case("unknown keyword", "error", ("foo",), kw=dict(foo=1)),
     Case("misspelt keyword", "error", ("lamda", "lambda_"), kw=dict(lamda=0.1)),
     Case("weights all zero", "error", ("weights",), kw=dict(weights=lambda n: np.zeros(n))),
-    Case("weights negative", "error", ("weights",),
-         kw=dict(weights=lambda n: np.r_[-1.0, np.ones(n - 1)])),
+    Case("weights negative", "error", ("weights",), kw=dict(weights=lambda n: np.r_[-1.0, np.ones(n - 1)])),
     Case("weights NaN", "any", ("weights",), kw=dict(weights=lambda n: np.r_[np.nan, np.ones(n - 1)])),
     Case("weights inf", "error", ("weights",), kw=dict(weights=lambda n: np.r_[np.inf, np.ones(n - 1)])),
     Case("weights some zero", kw=dict(weights=lambda n: np.r_[np.zeros(3), np.ones(n - 3)])),
     Case("weights 1e300", "any", ("weights",), kw=dict(weights=lambda n: np.full(n, 1e300))),
     Case("weights 1e-300", "any", ("weights",), kw=dict(weights=lambda n: np.full(n, 1e-300))),
     Case("weights wrong length", "error", ("weights",), kw=dict(weights=lambda n: np.ones(n + 1))),
-    Case("weights as a string column", "error", ("weights", "nosuch"),
-         kw=dict(weights="nosuch")),
+    Case("weights as a string column", "error", ("weights", "nosuch"), kw=dict(weights="nosuch")),
     Case("subset bad expression", "error", ("subset",), kw=dict(subset="x1 >")),
     Case("na_action unknown", "error", ("na_action",), kw=dict(na_action="drop")),
     Case("verbose='yes'", "error", ("verbose",), kw=dict(verbose="yes")),
@@ -200,13 +197,13 @@ def _classify(call, expect="any", names=()):
         except (ValueError, TypeError, NotImplementedError) as exc:
             msg = str(exc)
             where = _innermost_in_package(exc)
-            assert where is None, (f"{type(exc).__name__} not raised by cohstats ({where}): {msg}\n"
-                                   + "".join(traceback.format_tb(exc.__traceback__)[-3:]))
+            assert where is None, f"{type(exc).__name__} not raised by cohstats ({where}): {msg}\n" + "".join(
+                traceback.format_tb(exc.__traceback__)[-3:]
+            )
             assert len(msg) > 10, f"an error without a message: {exc!r}"
             if names:
                 low = msg.lower()
-                assert any(n.lower() in low for n in names), (
-                    f"the error does not name any of {names}: {msg}")
+                assert any(n.lower() in low for n in names), f"the error does not name any of {names}: {msg}"
             assert expect != "fit", f"expected a fit, got {type(exc).__name__}: {msg}"
             return "error", exc
     assert expect != "error", f"expected a clear error, got {type(out).__name__}"
@@ -235,8 +232,9 @@ def _sound(fit, newdata):
     link = _classify(lambda: fit.predict(newdata, type="link"))
     if link[0] != "error":
         f = np.asarray(link[1], dtype=float)
-        assert not (fit.converged is True and not np.all(np.isfinite(f))), \
+        assert not (fit.converged is True and not np.all(np.isfinite(f))), (
             "converged=True with non-finite decision values"
+        )
     prob = _classify(lambda: fit.predict(newdata, type="prob"))
     if prob[0] != "error":
         P = np.asarray(prob[1], dtype=float)
@@ -295,8 +293,7 @@ def _check_twin(fname, cname, fit):
     # tolerance (1e-3), so a rounding-level change in the kernel rows can move its answer by
     # about that much; every other fit must agree to 1e-6
     tol = dict(rtol=0.0, atol=2e-3) if fname == "psi_learn" else dict(rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(b, a, **tol,
-                               err_msg=f"{fname} on '{cname}' differs from the fit on the plain data")
+    np.testing.assert_allclose(b, a, **tol, err_msg=f"{fname} on '{cname}' differs from the fit on the plain data")
 
 
 @pytest.mark.parametrize("fname,cname", FIT_IDS, ids=[f"{f}-{c}" for f, c in FIT_IDS])
@@ -333,9 +330,13 @@ def test_predict(fname, cname):
     for t in ("class", "prob", "link", "response"):
         r = _classify(lambda: fit.predict(nd, type=t), "any", (t,) + why)
         OUTCOMES[r[0]] += 1
-    for bad, names in ((dict(type="bogus"), ("type", "bogus")), (dict(foo=1), ("foo",)),
-                       (dict(s="abc"), ("s",)), (dict(s=math.nan), ("s",)),
-                       (dict(s=-1.0), ("s",))):
+    for bad, names in (
+        (dict(type="bogus"), ("type", "bogus")),
+        (dict(foo=1), ("foo",)),
+        (dict(s="abc"), ("s",)),
+        (dict(s=math.nan), ("s",)),
+        (dict(s=-1.0), ("s",)),
+    ):
         expect = "any" if bad.get("s") == -1.0 else "error"
         r = _classify(lambda: fit.predict(nd, **bad), expect, names + why[1:])
         OUTCOMES[r[0]] += 1
@@ -346,16 +347,32 @@ def test_predict(fname, cname):
 
 # tuners: a subset of the inputs, with one fit function of each family
 TUNE_FITS = ["clearn", "svm", "gboost_c"]
-TUNE_CASES = ["binary", "three classes", "continuous response", "one class", "NaN predictor rows",
-              "inf predictor", "constant column", "odd column names", "mixed dtypes",
-              "standardize='no'", "unknown keyword", "weights negative", "weights 1e300",
-              "two rows"]
+TUNE_CASES = [
+    "binary",
+    "three classes",
+    "continuous response",
+    "one class",
+    "NaN predictor rows",
+    "inf predictor",
+    "constant column",
+    "odd column names",
+    "mixed dtypes",
+    "standardize='no'",
+    "unknown keyword",
+    "weights negative",
+    "weights 1e300",
+    "two rows",
+]
 TUNE_OPS = ["cv", "tune", "gkl", "cv nfolds=1", "cv nfolds=100", "cv nfolds='3'"]
-TUNE_IDS = [(f, c, o) for f in TUNE_FITS for c in TUNE_CASES for o in TUNE_OPS
-            if not (o.startswith("cv nfolds") and c not in ("binary", "three classes"))]
+TUNE_IDS = [
+    (f, c, o)
+    for f in TUNE_FITS
+    for c in TUNE_CASES
+    for o in TUNE_OPS
+    if not (o.startswith("cv nfolds") and c not in ("binary", "three classes"))
+]
 
-_TUNE_GRID = {"clearn": {"alpha": [0.5, 1.0]}, "svm": {"C": [0.5, 2.0]},
-              "gboost_c": {"rho": [0.5, 1.0]}}
+_TUNE_GRID = {"clearn": {"alpha": [0.5, 1.0]}, "svm": {"C": [0.5, 2.0]}, "gboost_c": {"rho": [0.5, 1.0]}}
 
 
 def _tune_call(fname, cname, op):
@@ -369,8 +386,7 @@ def _tune_call(fname, cname, op):
     if op == "cv":
         return lambda: cs.cv(fn, case.formula, case.data, nfolds=3, **common, **kw)
     if op == "tune":
-        return lambda: cs.tune(fn, case.formula, case.data, grid=_TUNE_GRID[fname], nfolds=3,
-                               **common, **kw)
+        return lambda: cs.tune(fn, case.formula, case.data, grid=_TUNE_GRID[fname], nfolds=3, **common, **kw)
     if op == "gkl":
         return lambda: cs.gkl(fn, case.formula, case.data, D=3, **common, **kw)
     nf = {"cv nfolds=1": 1, "cv nfolds=100": 100, "cv nfolds='3'": "3"}[op]
@@ -387,7 +403,7 @@ def test_tuner(fname, cname, op):
     elif op == "cv nfolds=100":
         expect, names = "any", ("nfolds",)
     if op == "gkl" and fname == "svm" and expect != "error":
-        expect = "any"                          # gkl needs probabilities: svm may refuse
+        expect = "any"  # gkl needs probabilities: svm may refuse
     if cname == "two rows":
         expect = "any"
     kind, res = _classify(_tune_call(fname, cname, op), expect, names)
@@ -403,8 +419,16 @@ def test_tuner(fname, cname, op):
 
 
 # save / load: every fit function on the inputs that fit
-SAVE_CASES = ["binary", "three classes", "NaN predictor rows", "odd column names", "mixed dtypes",
-              "weights some zero", "X, y arrays", "duplicated column"]
+SAVE_CASES = [
+    "binary",
+    "three classes",
+    "NaN predictor rows",
+    "odd column names",
+    "mixed dtypes",
+    "weights some zero",
+    "X, y arrays",
+    "duplicated column",
+]
 SAVE_IDS = [(f, c) for f in FITS for c in SAVE_CASES]
 
 
@@ -440,8 +464,7 @@ def test_report_outcome_counts():
     for fname, cname in FIT_IDS:
         table[fname][_fit_case(fname, cname)[0]] += 1
     kinds = ["error", "warning", "fit", "failure"]
-    print(f"\ntour: {len(FIT_IDS)} fits x predict, {len(TUNE_IDS)} tuner calls, "
-          f"{len(SAVE_IDS)} save/load round trips")
+    print(f"\ntour: {len(FIT_IDS)} fits x predict, {len(TUNE_IDS)} tuner calls, {len(SAVE_IDS)} save/load round trips")
     print(f"{'':10s}" + "".join(f"{k:>9s}" for k in kinds))
     for fname in FITS:
         print(f"{fname:10s}" + "".join(f"{table[fname][k]:9d}" for k in kinds))

@@ -1,9 +1,16 @@
 """Histogram trees: splits, best-first order and pruning against brute-force references."""
+
 import numpy as np
 import pytest
 
-from cohstats.solvers.trees.grow import (apply_bins, cc_prune_sequence, fit_class_tree,
-                                    fit_regression_tree, make_bins, predict_tree)
+from cohstats.solvers.trees.grow import (
+    apply_bins,
+    cc_prune_sequence,
+    fit_class_tree,
+    fit_regression_tree,
+    make_bins,
+    predict_tree,
+)
 
 
 # ----------------------------------------------------------------------------- references
@@ -12,7 +19,7 @@ def brute_best_split(X, z, w, rows, min_leaf=1):
     best = (0.0, None, None)
     Xr, zr, wr = X[rows], z[rows], w[rows]
     W, G = wr.sum(), (wr * zr).sum()
-    sse0 = (wr * zr ** 2).sum() - G ** 2 / W
+    sse0 = (wr * zr**2).sum() - G**2 / W
     for f in range(X.shape[1]):
         u = np.unique(Xr[:, f])
         for a, b in zip(u[:-1], u[1:]):
@@ -23,7 +30,7 @@ def brute_best_split(X, z, w, rows, min_leaf=1):
             sse = 0.0
             for S in (L, ~L):
                 ws, zs = wr[S], zr[S]
-                sse += (ws * zs ** 2).sum() - (ws * zs).sum() ** 2 / ws.sum()
+                sse += (ws * zs**2).sum() - (ws * zs).sum() ** 2 / ws.sum()
             gain = sse0 - sse
             if gain > best[0] + 1e-10 * abs(best[0]):
                 best = (gain, f, t)
@@ -36,12 +43,11 @@ def brute_best_first(X, z, w, max_leaves, min_leaf=1):
     while len(leaves) < max_leaves:
         cands = [brute_best_split(X, z, w, r, min_leaf) for r in leaves]
         k = 0
-        for r in range(1, len(cands)):              # earliest leaf among relative ties
+        for r in range(1, len(cands)):  # earliest leaf among relative ties
             if cands[r][0] > cands[k][0] + 1e-10 * abs(cands[k][0]):
                 k = r
         gain, f, t = cands[k]
-        if f is None or gain <= 1e-12 * ((w[leaves[k]] * z[leaves[k]]).sum() ** 2
-                                         / w[leaves[k]].sum()):
+        if f is None or gain <= 1e-12 * ((w[leaves[k]] * z[leaves[k]]).sum() ** 2 / w[leaves[k]].sum()):
             break
         r = leaves.pop(k)
         leaves += [r[X[r, f] <= t], r[X[r, f] > t]]
@@ -50,7 +56,7 @@ def brute_best_first(X, z, w, max_leaves, min_leaf=1):
 
 def tree_leaf_sets(t):
     leaves = np.flatnonzero(t["left"] < 0)
-    sets = [np.sort(t["rows"][t["start"][v]:t["end"][v]]) for v in leaves]
+    sets = [np.sort(t["rows"][t["start"][v] : t["end"][v]]) for v in leaves]
     return sorted(sets, key=lambda r: r[0]), leaves
 
 
@@ -114,7 +120,7 @@ def test_best_first_matches_brute_force(seed, leaves, min_leaf):
     # leaf values are weighted means; raw-scale prediction reproduces them
     pred = predict_tree(t, X)
     for v in leaf_ids:
-        r = t["rows"][t["start"][v]:t["end"][v]]
+        r = t["rows"][t["start"][v] : t["end"][v]]
         assert len(r) >= min_leaf
         assert t["value"][v] == pytest.approx(np.average(z[r], weights=w[r]), rel=1e-10)
         np.testing.assert_allclose(pred[r], t["value"][v], rtol=0, atol=0)
@@ -126,7 +132,7 @@ def test_best_first_gains_are_decreasing_in_growth_order_and_nested():
     prev = None
     for L in range(2, 9):
         t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=L)
-        sse = ((w * (z - predict_tree(t, X)) ** 2).sum())
+        sse = (w * (z - predict_tree(t, X)) ** 2).sum()
         if prev is not None:
             # each extra leaf adds exactly the best available gain: SSE strictly decreases
             assert sse < prev
@@ -138,6 +144,7 @@ def test_best_first_gains_are_decreasing_in_growth_order_and_nested():
 
 def test_matches_sklearn_best_first_regressor():
     from sklearn.tree import DecisionTreeRegressor
+
     X, z, w = make_data(11, n=300, p=4)
     codes, thr, nb = make_bins(X, 1000)  # exact
     t = fit_regression_tree(codes, nb, thr, z, w, max_leaves=8)
@@ -145,8 +152,7 @@ def test_matches_sklearn_best_first_regressor():
     np.testing.assert_allclose(predict_tree(t, X), sk.predict(X), rtol=1e-10, atol=1e-12)
     # same split features in the same (best-first) node order; thresholds may differ inside
     # the gap between neighbouring values (global bin edges here, node values in sklearn)
-    np.testing.assert_array_equal(t["feat"][t["left"] >= 0],
-                                  sk.tree_.feature[sk.tree_.children_left >= 0])
+    np.testing.assert_array_equal(t["feat"][t["left"] >= 0], sk.tree_.feature[sk.tree_.children_left >= 0])
 
 
 def test_constant_response_does_not_split():
@@ -161,7 +167,7 @@ def brute_gini_root(X, y, K):
     best = (0.0, None, None)
     N = len(y)
     tot = np.bincount(y, minlength=K).astype(float)
-    imp0 = N - (tot ** 2).sum() / N
+    imp0 = N - (tot**2).sum() / N
     for f in range(X.shape[1]):
         u = np.unique(X[:, f])
         for a, b in zip(u[:-1], u[1:]):
@@ -170,7 +176,7 @@ def brute_gini_root(X, y, K):
             imp = 0.0
             for S in (L, ~L):
                 c = np.bincount(y[S], minlength=K).astype(float)
-                imp += S.sum() - (c ** 2).sum() / S.sum()
+                imp += S.sum() - (c**2).sum() / S.sum()
             if imp0 - imp > best[0] + 1e-10 * abs(best[0]):
                 best = (imp0 - imp, f, t)
     return best
@@ -178,6 +184,7 @@ def brute_gini_root(X, y, K):
 
 def test_gini_tree_root_split_and_full_growth():
     from sklearn.tree import DecisionTreeClassifier
+
     rng = np.random.default_rng(5)
     X = rng.normal(size=(120, 3))
     y = (X[:, 0] > 0.2).astype(int) + (X[:, 1] > -0.4) * (X[:, 2] > 0)
@@ -200,8 +207,10 @@ def _subtree_cost(left, right, err, alpha, v=0):
     """min over prunings of the subtree at v of R(T) + alpha |T| (dynamic programming)."""
     if left[v] < 0:
         return err[v] + alpha
-    return min(err[v] + alpha, _subtree_cost(left, right, err, alpha, left[v])
-               + _subtree_cost(left, right, err, alpha, right[v]))
+    return min(
+        err[v] + alpha,
+        _subtree_cost(left, right, err, alpha, left[v]) + _subtree_cost(left, right, err, alpha, right[v]),
+    )
 
 
 def _pruned_cost(left, right, err, pa, alpha):
@@ -226,8 +235,7 @@ def test_cost_complexity_pruning_is_optimal():
     assert alphas[0] == 0 and np.all(np.diff(alphas) > 0) and len(alphas) > 3
     grid = np.concatenate([alphas, 0.5 * (alphas[1:] + alphas[:-1]), [alphas[-1] * 2]])
     for a in grid:
-        assert _pruned_cost(left, right, err, pa, a) == pytest.approx(
-            _subtree_cost(left, right, err, a), abs=1e-12)
+        assert _pruned_cost(left, right, err, pa, a) == pytest.approx(_subtree_cost(left, right, err, a), abs=1e-12)
     # the last level collapses the root
     assert pa[0] == pytest.approx(alphas[-1])
     pa2, al2 = cc_prune_sequence(left, right, err)
@@ -255,8 +263,8 @@ def test_threshold_in_the_middle_of_the_node_gap():
     for v in np.flatnonzero(t["left"] >= 0):
         f = t["feat"][v]
         u = np.unique(X[:, f])
-        L = t["rows"][t["start"][t["left"][v]]:t["end"][t["left"][v]]]
-        R = t["rows"][t["start"][t["right"][v]]:t["end"][t["right"][v]]]
+        L = t["rows"][t["start"][t["left"][v]] : t["end"][t["left"][v]]]
+        R = t["rows"][t["start"][t["right"][v]] : t["end"][t["right"][v]]]
         a, b = X[L, f].max(), X[R, f].min()
         # global bin edges just above the node's largest left value and below its smallest
         # right value; the threshold is their midpoint

@@ -1,5 +1,6 @@
 """cv(), tune(), gkl(): against independent references (scikit-learn, closed forms, direct
 Monte Carlo, brute-force selection rules)."""
+
 import os
 import sys
 
@@ -14,13 +15,27 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss, roc_auc_score
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _tuning_fits import (ridge_logit, ridge_logit_fixed, ridge_softmax, shrunk_mean,  # noqa: E402
-                         shrunk_softmax)
+from _tuning_fits import (
+    ridge_logit,
+    ridge_logit_fixed,
+    ridge_softmax,
+    shrunk_mean,  # noqa: E402
+    shrunk_softmax,
+)
 
 from cohstats import metrics as M  # noqa: E402
 from cohstats.formula import build_design  # noqa: E402
-from cohstats.tuning import (CVResult, GKLResult, TuneResult, _MEASURES, cv, gkl,  # noqa: E402
-                             make_folds, tune, wsl_grid)
+from cohstats.tuning import (
+    CVResult,
+    GKLResult,
+    TuneResult,
+    _MEASURES,
+    cv,
+    gkl,  # noqa: E402
+    make_folds,
+    tune,
+    wsl_grid,
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +53,7 @@ def test_wsl_grid():
     g = wsl_grid()
     assert g.shape == (61,) and np.all(np.diff(g) < 0)
     assert g[-1] == 1e-3 and g[0] == pytest.approx(1e3)
-    dec = np.sort(g[(g > 0.01) & (g <= 0.1 + 1e-15)])     # ten equally spaced points in (0.01, 0.1]
+    dec = np.sort(g[(g > 0.01) & (g <= 0.1 + 1e-15)])  # ten equally spaced points in (0.01, 0.1]
     np.testing.assert_allclose(dec, 0.01 * (1 + 0.9 * np.arange(1, 11)), rtol=1e-14)
     gl = wsl_grid("log")
     np.testing.assert_allclose(np.sort(gl), np.r_[1e-3, 10 ** (np.arange(1, 61) / 10 - 3)], rtol=1e-12)
@@ -94,27 +109,27 @@ def test_cv_path_matches_sklearn(df):
     assert isinstance(res, CVResult) and lam.shape == (12,)
     y, P = _sk_fold_outputs(df, foldid, lam)
     K = 5
-    F = np.array([[log_loss(y[foldid == k], P[j, foldid == k], labels=[0, 1]) for j in range(len(lam))]
-                  for k in range(K)])
+    F = np.array(
+        [[log_loss(y[foldid == k], P[j, foldid == k], labels=[0, 1]) for j in range(len(lam))] for k in range(K)]
+    )
     W = np.array([(foldid == k).sum() for k in range(K)], float)
     cvm, cvsd = _glmnet_cvm(F, W)
     np.testing.assert_allclose(res.cvm, cvm, rtol=1e-6)
     np.testing.assert_allclose(res.cvsd, cvsd, rtol=1e-5)
     # class measure from the same fits
     resc = cv(ridge_logit, "y ~ x1 + x2", df, measure="class", foldid=foldid, verbose=False)
-    Fc = np.array([[np.mean((P[j, foldid == k] > 0.5) != y[foldid == k]) for j in range(len(lam))]
-                   for k in range(K)])
+    Fc = np.array([[np.mean((P[j, foldid == k] > 0.5) != y[foldid == k]) for j in range(len(lam))] for k in range(K)])
     np.testing.assert_allclose(resc.cvm, _glmnet_cvm(Fc, W)[0], atol=1e-12)
     # AUC is a per-fold statistic (maximised)
     resa = cv(ridge_logit, "y ~ x1 + x2", df, measure="auc", foldid=foldid, verbose=False)
-    Fa = np.array([[roc_auc_score(y[foldid == k], P[j, foldid == k]) for j in range(len(lam))]
-                   for k in range(K)])
+    Fa = np.array([[roc_auc_score(y[foldid == k], P[j, foldid == k]) for j in range(len(lam))] for k in range(K)])
     np.testing.assert_allclose(resa.cvm, _glmnet_cvm(Fa, W)[0], rtol=1e-6)
     assert resa.lambda_min == pytest.approx(lam[np.argmax(resa.cvm)])
     # best_fit is the full fit selected at lambda_min
     assert res.best_fit.s == res.lambda_min
-    np.testing.assert_allclose(res.predict(df, type="prob")["yes"],
-                               res.fit.predict(df, type="prob", s=res.lambda_min)["yes"])
+    np.testing.assert_allclose(
+        res.predict(df, type="prob")["yes"], res.fit.predict(df, type="prob", s=res.lambda_min)["yes"]
+    )
 
 
 def test_cv_nonpath_single_score(df):
@@ -151,13 +166,22 @@ def _brute_select(lam, cvm, cvsd):
 
 def test_lambda_min_and_1se_on_constructed_curve():
     from cohstats.tuning import _MEASURES
+
     lam = np.geomspace(10, 0.01, 9)
     rng = np.random.default_rng(0)
     center = np.array([0.50, 0.40, 0.31, 0.27, 0.25, 0.24, 0.26, 0.30, 0.35])
     F = center[None] + rng.normal(0, 0.03, size=(5, 9))
-    F -= F.mean(0) - center                        # fold means average exactly to `center`
-    r = CVResult(measure=_MEASURES["cre"], lambda_=lam, fold_values=F, fold_weights=np.ones(5),
-                 foldid=np.arange(5), fit=None, call={}, fit_name="constructed")
+    F -= F.mean(0) - center  # fold means average exactly to `center`
+    r = CVResult(
+        measure=_MEASURES["cre"],
+        lambda_=lam,
+        fold_values=F,
+        fold_weights=np.ones(5),
+        foldid=np.arange(5),
+        fit=None,
+        call={},
+        fit_name="constructed",
+    )
     np.testing.assert_allclose(r.cvm, center, atol=1e-14)
     np.testing.assert_allclose(r.cvsd, F.std(0, ddof=1) / np.sqrt(5), rtol=1e-12)
     lmin, l1se = _brute_select(lam, r.cvm, r.cvsd)
@@ -168,12 +192,28 @@ def test_lambda_min_and_1se_on_constructed_curve():
     # ties go to the larger (more regularised) lambda
     F2 = np.tile([0.3, 0.2, 0.25, 0.2, 0.4], (4, 1))
     lam2 = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
-    r2 = CVResult(measure=_MEASURES["class"], lambda_=lam2, fold_values=F2, fold_weights=np.ones(4),
-                  foldid=np.arange(4), fit=None, call={}, fit_name="ties")
-    assert r2.lambda_min == 4.0 and r2.lambda_1se == 4.0     # sd = 0
+    r2 = CVResult(
+        measure=_MEASURES["class"],
+        lambda_=lam2,
+        fold_values=F2,
+        fold_weights=np.ones(4),
+        foldid=np.arange(4),
+        fit=None,
+        call={},
+        fit_name="ties",
+    )
+    assert r2.lambda_min == 4.0 and r2.lambda_1se == 4.0  # sd = 0
     # AUC: larger is better
-    r3 = CVResult(measure=_MEASURES["auc"], lambda_=lam2, fold_values=1 - F2, fold_weights=np.ones(4),
-                  foldid=np.arange(4), fit=None, call={}, fit_name="auc")
+    r3 = CVResult(
+        measure=_MEASURES["auc"],
+        lambda_=lam2,
+        fold_values=1 - F2,
+        fold_weights=np.ones(4),
+        foldid=np.arange(4),
+        fit=None,
+        call={},
+        fit_name="auc",
+    )
     assert r3.lambda_min == 4.0
 
 
@@ -225,9 +265,9 @@ def test_gkl_covariance_vs_direct_monte_carlo():
         g = gkl(ridge_logit_fixed, X, yy, D=8, random_state=r, lam=1e-3, verbose=False)
         est.append(g.cov_term * n)
         est_pooled.append(g.cov_term_pooled * n)
-    assert 2.6 < true < 3.9                            # ~ trace of the hat matrix = 3
+    assert 2.6 < true < 3.9  # ~ trace of the hat matrix = 3
     assert abs(np.mean(est) - true) < 0.25 * true, (np.mean(est), true)
-    assert np.mean(est_pooled) > 1.8 * true            # the literal pooled centring is biased
+    assert np.mean(est_pooled) > 1.8 * true  # the literal pooled centring is biased
 
 
 def test_gkl_common_random_numbers_and_path_grouping(df):
@@ -238,14 +278,13 @@ def test_gkl_common_random_numbers_and_path_grouping(df):
     # and a non-path fit at lam[2] reproduce the grid's entry
     g2 = gkl(ridge_logit, "y ~ x1 + x2", df, D=5, random_state=3, lambda_=lam[2:3], verbose=False)
     g3 = gkl(ridge_logit_fixed, "y ~ x1 + x2", df, D=5, random_state=3, lam=lam[2], verbose=False)
-    assert g2.estimate == pytest.approx(g.estimate[2], rel=1e-8)   # one value: not a path
+    assert g2.estimate == pytest.approx(g.estimate[2], rel=1e-8)  # one value: not a path
     assert g3.estimate == pytest.approx(g.estimate[2], rel=1e-8)
     np.testing.assert_allclose(g3.cov, g.cov[2], rtol=1e-6, atol=1e-12)
     assert g.lambda_min == lam[np.argmin(g.estimate)]
     assert g.best_fit.s == g.lambda_min
     # tune(method="gkl") over the lambda grid is the same computation
-    t = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="gkl", D=5, random_state=3,
-             verbose=False)
+    t = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="gkl", D=5, random_state=3, verbose=False)
     np.testing.assert_allclose(t.to_frame()["score"], g.estimate, rtol=1e-12)
     assert t.best_params["lambda_"] == g.lambda_min
 
@@ -256,14 +295,13 @@ def test_gkl_multiclass_equals_binary_for_two_classes(df):
     from _gkl_reference import binary_gkl
 
     from cohstats.tuning import _gkl_many, _seed_seq
+
     d = build_design("y ~ x1 + x2", df)
     lam = np.array([1.0, 0.1, 0.01])
     full = ridge_logit(d, lambda_=lam)
     for centering in ("within", "pooled"):
-        a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], 0.5, 4, _seed_seq(1), None, False, None,
-                      centering)[0]
-        est, cov, d_hat = binary_gkl(ridge_logit, d, {"lambda_": lam}, full, 0.5, 4, _seed_seq(1),
-                                     centering=centering)
+        a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], 0.5, 4, _seed_seq(1), None, False, None, centering)[0]
+        est, cov, d_hat = binary_gkl(ridge_logit, d, {"lambda_": lam}, full, 0.5, 4, _seed_seq(1), centering=centering)
         np.testing.assert_allclose(a.estimate, est, rtol=1e-12)
         np.testing.assert_allclose(a.cov, cov, rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(a.d_hat, d_hat, rtol=1e-9, atol=1e-15)
@@ -307,8 +345,9 @@ def test_gkl_multiclass_softmax_vs_direct_monte_carlo():
         E.append(np.eye(K)[yy])
     L, E = np.array(L), np.array(E)
     true = np.sum(np.mean((L - L.mean(0)) * (E - E.mean(0)), axis=0)) * 400 / 399
-    est = np.mean([gkl(ridge_softmax, X, draw(), D=8, random_state=r, lam=1e-3, verbose=False).cov_term * n
-                   for r in range(5)])
+    est = np.mean(
+        [gkl(ridge_softmax, X, draw(), D=8, random_state=r, lam=1e-3, verbose=False).cov_term * n for r in range(5)]
+    )
     assert 5.5 < true < 7.5
     assert 0.5 * true < est < 1.1 * true, (est, true)
 
@@ -340,7 +379,7 @@ def test_gkl_tuning_on_wsl_example1_close_to_oracle(reps, step):
         true = np.array([M.gkl_c(pt, full._proba(Xt, s=l)) for l in full.lambda_])
         chosen = true[np.flatnonzero(full.lambda_ == t.best_params["lambda_"])[0]]
         gaps.append(chosen - true.min())
-        gaps_max.append(true[0] - true.min())          # the most regularised grid value
+        gaps_max.append(true[0] - true.min())  # the most regularised grid value
     assert np.mean(gaps) < 0.02, gaps
     assert np.mean(gaps) < np.mean(gaps_max) / 4
 
@@ -349,8 +388,16 @@ def test_gkl_tuning_on_wsl_example1_close_to_oracle(reps, step):
 def test_tune_holdout_lum_style(df):
     train, valid = df.iloc[:50], df.iloc[50:]
     lam = 10 ** np.linspace(-3, 1, 9)
-    t = tune(ridge_logit, "y ~ x1 + x2", train, grid={"lambda_": lam}, method="holdout",
-             validation=valid, verbose=False, measure="class")
+    t = tune(
+        ridge_logit,
+        "y ~ x1 + x2",
+        train,
+        grid={"lambda_": lam},
+        method="holdout",
+        validation=valid,
+        verbose=False,
+        measure="class",
+    )
     assert isinstance(t, TuneResult)
     X, y = train[["x1", "x2"]].to_numpy(), (train["y"] == "yes").astype(int).to_numpy()
     Xv, yv = valid[["x1", "x2"]].to_numpy(), (valid["y"] == "yes").astype(int).to_numpy()
@@ -362,29 +409,44 @@ def test_tune_holdout_lum_style(df):
     for l in lam:
         assert tab.loc[l, "score"] == pytest.approx(errs[l], abs=1e-12)
     best = min(errs.values())
-    assert t.best_params["lambda_"] == max(l for l in lam if errs[l] == best)   # ties: larger lambda
+    assert t.best_params["lambda_"] == max(l for l in lam if errs[l] == best)  # ties: larger lambda
     assert t.best_fit.s == t.best_params["lambda_"]
 
 
 def test_tune_cv_grid_and_ties(df):
     foldid = make_folds(df["y"], 5, random_state=1)
     grid = {"lam": [0.5, 0.05, 0.005]}
-    t = tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid=grid, method="cv", measure="cre", foldid=foldid,
-             verbose=False)
+    t = tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid=grid, method="cv", measure="cre", foldid=foldid, verbose=False)
     for j, l in enumerate(grid["lam"]):
         r = cv(ridge_logit_fixed, "y ~ x1 + x2", df, measure="cre", foldid=foldid, lam=l, verbose=False)
         assert t.table["score"].iloc[j] == r.score and t.table["se"].iloc[j] == r.cvsd[0]
     assert t.best_params == {"lam": grid["lam"][int(np.argmin(t.table["score"]))]}
     assert t.best_fit.call["lam"] == t.best_params["lam"]
     # exact ties (a grid argument that the fit ignores): the value listed first wins
-    t2 = tune(ridge_logit_fixed, "y ~ x1", df, grid={"tag": ["c", "a", "b"]}, method="cv",
-              measure="class", foldid=foldid, lam=0.1, verbose=False)
+    t2 = tune(
+        ridge_logit_fixed,
+        "y ~ x1",
+        df,
+        grid={"tag": ["c", "a", "b"]},
+        method="cv",
+        measure="class",
+        foldid=foldid,
+        lam=0.1,
+        verbose=False,
+    )
     assert t2.table["score"].nunique() == 1 and t2.best_params == {"tag": "c"}
     # a path fit's lambda_ handed as a sequence: one path per combination, scored along it
-    t3 = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": [0.1, 0.01, 1.0]}, method="cv",
-              foldid=foldid, measure="cre", verbose=False)
-    r3 = cv(ridge_logit, "y ~ x1 + x2", df, foldid=foldid, measure="cre", lambda_=[1.0, 0.1, 0.01],
-            verbose=False)
+    t3 = tune(
+        ridge_logit,
+        "y ~ x1 + x2",
+        df,
+        grid={"lambda_": [0.1, 0.01, 1.0]},
+        method="cv",
+        foldid=foldid,
+        measure="cre",
+        verbose=False,
+    )
+    r3 = cv(ridge_logit, "y ~ x1 + x2", df, foldid=foldid, measure="cre", lambda_=[1.0, 0.1, 0.01], verbose=False)
     np.testing.assert_allclose(t3.to_frame()["score"], r3.cvm, rtol=1e-12)
     assert t3.best_params["lambda_"] == r3.lambda_min
 
@@ -437,6 +499,7 @@ def test_errors(df):
 # ------------------------------------------------------------------ parallel == serial == dask
 def test_parallel_and_dask_identical(df):
     import joblib
+
     kw = dict(random_state=42, verbose=False)
     lam = np.array([1.0, 0.1, 0.01])
     r1 = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=4, lambda_=lam, **kw)
@@ -447,12 +510,14 @@ def test_parallel_and_dask_identical(df):
     np.testing.assert_array_equal(g1.estimate, g2.estimate)
     np.testing.assert_array_equal(g1.cov, g2.cov)
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         with joblib.parallel_backend("dask"), distributed.get_task_stream(client) as ts:
             r3 = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=4, lambda_=lam, **kw)
             g3 = gkl(ridge_logit, "y ~ x1 + x2", df, D=3, lambda_=lam, **kw)
-        assert len(ts.data) > 0               # the work ran on the dask cluster (joblib batches tasks)
+        assert len(ts.data) > 0  # the work ran on the dask cluster (joblib batches tasks)
     np.testing.assert_array_equal(r1.cvm, r3.cvm)
     np.testing.assert_array_equal(g1.estimate, g3.estimate)
 
@@ -462,17 +527,27 @@ def test_scheduler_argument_runs_on_a_two_worker_cluster(df):
     distributed = pytest.importorskip("distributed")
     kw = dict(random_state=7, verbose=False)
     lam = np.array([1.0, 0.1, 0.01])
-    serial = (cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam, **kw),
-              tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid={"lam": [0.5, 0.05]}, nfolds=3,
-                   measure="cre", **kw),
-              gkl(ridge_logit, "y ~ x1 + x2", df, D=2, lambda_=lam, **kw))
-    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    serial = (
+        cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam, **kw),
+        tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid={"lam": [0.5, 0.05]}, nfolds=3, measure="cre", **kw),
+        gkl(ridge_logit, "y ~ x1 + x2", df, D=2, lambda_=lam, **kw),
+    )
+    with (
+        distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         with distributed.get_task_stream(client) as ts:
-            r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam,
-                   scheduler=client, **kw)
-            t = tune(ridge_logit_fixed, "y ~ x1 + x2", df, grid={"lam": [0.5, 0.05]}, nfolds=3,
-                     measure="cre", scheduler=cluster.scheduler_address, **kw)
+            r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", nfolds=3, lambda_=lam, scheduler=client, **kw)
+            t = tune(
+                ridge_logit_fixed,
+                "y ~ x1 + x2",
+                df,
+                grid={"lam": [0.5, 0.05]},
+                nfolds=3,
+                measure="cre",
+                scheduler=cluster.scheduler_address,
+                **kw,
+            )
             g = gkl(ridge_logit, "y ~ x1 + x2", df, D=2, lambda_=lam, scheduler=client, **kw)
         assert len(ts.data) > 0
     np.testing.assert_array_equal(serial[0].cvm, r.cvm)
@@ -514,8 +589,7 @@ def test_progress_bar_silent_off_terminal(df, capfd):
 def test_cv_weighted_matches_sklearn(df):
     w = np.random.default_rng(9).uniform(0.3, 3.0, len(df))
     foldid = make_folds(df["y"], 4, random_state=5)
-    res = cv(ridge_logit_fixed, "y ~ x1 + x2", df, measure="cre", foldid=foldid, weights=w, lam=0.02,
-             verbose=False)
+    res = cv(ridge_logit_fixed, "y ~ x1 + x2", df, measure="cre", foldid=foldid, weights=w, lam=0.02, verbose=False)
     X = df[["x1", "x2"]].to_numpy()
     y = (df["y"] == "yes").to_numpy().astype(int)
     F, W = [], []
@@ -532,7 +606,7 @@ def test_cv_weighted_matches_sklearn(df):
 
 def test_formula_context_is_the_callers(df):
     def sq(x):
-        return x ** 2
+        return x**2
 
     r = cv(ridge_logit_fixed, "y ~ sq(x1)", df, nfolds=3, random_state=0, verbose=False)
     np.testing.assert_allclose(r.fit.design.X[:, 0], df["x1"].to_numpy() ** 2)
@@ -543,8 +617,17 @@ def test_formula_context_is_the_callers(df):
 def test_tune_rule_1se_matches_cv_lambda_1se(df):
     foldid = make_folds(df["y"], 5, random_state=3)
     lam = np.geomspace(3, 1e-3, 10)
-    t = tune(ridge_logit, "y ~ x1 + x2", df, grid={"lambda_": lam}, method="cv", measure="cre",
-             foldid=foldid, rule="1se", verbose=False)
+    t = tune(
+        ridge_logit,
+        "y ~ x1 + x2",
+        df,
+        grid={"lambda_": lam},
+        method="cv",
+        measure="cre",
+        foldid=foldid,
+        rule="1se",
+        verbose=False,
+    )
     r = cv(ridge_logit, "y ~ x1 + x2", df, measure="cre", foldid=foldid, lambda_=lam, verbose=False)
     assert t.best_params["lambda_"] == r.lambda_1se
     assert r.lambda_1se > r.lambda_min
@@ -557,14 +640,35 @@ def test_svm_integration_nonpath_lambda_grid(df):
     prob_args reach predict(type='prob', method=...)."""
     svm = pytest.importorskip("cohstats.models.svm").svm
     foldid = make_folds(df["y"], 3, random_state=0)
-    t = tune(svm, "y ~ x1 + x2", df, grid={"lambda_": [1.0, 0.01]}, method="cv", measure="cre",
-             foldid=foldid, kernel="linear", pi=None, prob_args={"method": "sollich"}, verbose=False)
+    t = tune(
+        svm,
+        "y ~ x1 + x2",
+        df,
+        grid={"lambda_": [1.0, 0.01]},
+        method="cv",
+        measure="cre",
+        foldid=foldid,
+        kernel="linear",
+        pi=None,
+        prob_args={"method": "sollich"},
+        verbose=False,
+    )
     assert list(t.to_frame()["lambda_"]) == [1.0, 0.01]
     xs = [l.get_xdata() for l in t.plot().get_lines() if len(l.get_xdata()) == 2]
     np.testing.assert_allclose(sorted(xs[0]), np.log([0.01, 1.0]))
     for j, lam in enumerate([1.0, 0.01]):
-        r = cv(svm, "y ~ x1 + x2", df, measure="cre", foldid=foldid, kernel="linear", pi=None, lambda_=lam,
-               prob_args={"method": "sollich"}, verbose=False)
+        r = cv(
+            svm,
+            "y ~ x1 + x2",
+            df,
+            measure="cre",
+            foldid=foldid,
+            kernel="linear",
+            pi=None,
+            lambda_=lam,
+            prob_args={"method": "sollich"},
+            verbose=False,
+        )
         assert t.to_frame()["score"].iloc[j] == r.score
         # independent check of the fold scores: Sollich probabilities of the fold fits
         y = (df["y"] == "yes").to_numpy()
@@ -573,10 +677,19 @@ def test_svm_integration_nonpath_lambda_grid(df):
             fk = svm("y ~ x1 + x2", df[foldid != k], kernel="linear", pi=None, lambda_=lam)
             pk = fk.predict(df[foldid == k], type="prob", method="sollich")["yes"].to_numpy()
             F.append([log_loss(y[foldid == k], pk, labels=[False, True])])
-        assert r.score == pytest.approx(_glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0][0],
-                                        rel=1e-10)
-    g = gkl(svm, "y ~ x1 + x2", df, D=2, random_state=0, kernel="linear", pi=None, lambda_=0.1,
-            prob_args={"method": "platt"}, verbose=False)
+        assert r.score == pytest.approx(_glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0][0], rel=1e-10)
+    g = gkl(
+        svm,
+        "y ~ x1 + x2",
+        df,
+        D=2,
+        random_state=0,
+        kernel="linear",
+        pi=None,
+        lambda_=0.1,
+        prob_args={"method": "platt"},
+        verbose=False,
+    )
     assert np.isfinite(g.estimate) and g.cov.shape == (len(df),)
 
 
@@ -584,10 +697,18 @@ def test_selection_follows_sequence_order_for_increasing_paths():
     """A path whose sequence increases (boosting steps, C): the earlier, more regularised value wins."""
     steps = np.array([10.0, 20.0, 30.0, 40.0])
     F = np.tile([0.30, 0.25, 0.25, 0.26], (3, 1)) + np.array([[0.0], [0.01], [-0.01]])
-    r = CVResult(measure=_MEASURES["class"], lambda_=steps, fold_values=F, fold_weights=np.ones(3),
-                 foldid=np.arange(3), fit=None, call={}, fit_name="steps")
+    r = CVResult(
+        measure=_MEASURES["class"],
+        lambda_=steps,
+        fold_values=F,
+        fold_weights=np.ones(3),
+        foldid=np.arange(3),
+        fit=None,
+        call={},
+        fit_name="steps",
+    )
     assert r.lambda_min == 20.0
-    assert r.lambda_1se == 20.0          # 0.30 > 0.25 + se (se = 0.0058)
+    assert r.lambda_1se == 20.0  # 0.30 > 0.25 + se (se = 0.0058)
 
 
 def test_tuned_lum_one_liner_matches_tune_lum():
@@ -595,10 +716,20 @@ def test_tuned_lum_one_liner_matches_tune_lum():
     selects what the LUM module's own loop (tune_lum) selects."""
     lum_mod = pytest.importorskip("cohstats.models.lum")
     from cohstats.datasets import make_lum52
+
     train, valid = make_lum52(100, random_state=11), make_lum52(100, random_state=12)
     grid = {"c": [0.0, 1e4], "lambda_": lum_mod.LUM_LAMBDA_GRID}
-    t = tune(lum_mod.lum, "y ~ x1 + x2", train, grid=grid, method="holdout", validation=valid, a=1000,
-             verbose=False, measure="class")
+    t = tune(
+        lum_mod.lum,
+        "y ~ x1 + x2",
+        train,
+        grid=grid,
+        method="holdout",
+        validation=valid,
+        a=1000,
+        verbose=False,
+        measure="class",
+    )
     ref = lum_mod.tune_lum("y ~ x1 + x2", train, validation=valid, a=1000)
     assert t.best_params["c"] == ref.c_selected
     assert t.best_params["lambda_"] == pytest.approx(ref.s)
@@ -613,26 +744,39 @@ def test_cv_clearn_path_integration():
     the curve equals the held-out cross-entropy of fold fits made directly with clearn."""
     clearn = pytest.importorskip("cohstats.models.clearn").clearn
     from cohstats.datasets import make_wsl1
+
     df = make_wsl1(120, random_state=4)
     foldid = make_folds(df["y"], 4, random_state=0)
-    r = cv(clearn, "y ~ x1 + x2", df, loss="logistic", alpha=0.0, nlambda=15, measure="cre",
-           foldid=foldid, verbose=False)
+    r = cv(
+        clearn, "y ~ x1 + x2", df, loss="logistic", alpha=0.0, nlambda=15, measure="cre", foldid=foldid, verbose=False
+    )
     assert r.lambda_.shape == (15,) and r.lambda_min is not None and r.lambda_1se >= r.lambda_min
     yy = df["y"].to_numpy()
     F = []
     for k in range(4):
         fk = clearn("y ~ x1 + x2", df[foldid != k], loss="logistic", alpha=0.0, lambda_=r.lambda_)
-        F.append([M.cre(yy[foldid == k], fk.predict(df[foldid == k], type="prob", s=l).iloc[:, 1].to_numpy())
-                  for l in r.lambda_])
-    np.testing.assert_allclose(r.cvm, _glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0],
-                               rtol=1e-9)
+        F.append(
+            [
+                M.cre(yy[foldid == k], fk.predict(df[foldid == k], type="prob", s=l).iloc[:, 1].to_numpy())
+                for l in r.lambda_
+            ]
+        )
+    np.testing.assert_allclose(r.cvm, _glmnet_cvm(np.array(F), np.bincount(foldid).astype(float))[0], rtol=1e-9)
     assert r.best_fit.s == r.lambda_min
 
 
 def test_tune_plot_draws_every_grid_point(df):
     lam = [1.0, 0.1, 0.01]
-    t = tune(ridge_logit, "y ~ x1 + x2", df.iloc[:60], grid={"lambda_": lam}, method="holdout",
-             validation=df.iloc[60:], measure="brier", verbose=False)
+    t = tune(
+        ridge_logit,
+        "y ~ x1 + x2",
+        df.iloc[:60],
+        grid={"lambda_": lam},
+        method="holdout",
+        validation=df.iloc[60:],
+        measure="brier",
+        verbose=False,
+    )
     ax = t.plot()
     line = [l for l in ax.get_lines() if len(l.get_xdata()) == 3][0]
     np.testing.assert_allclose(np.sort(line.get_xdata()), np.sort(np.log(lam)))

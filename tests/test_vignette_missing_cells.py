@@ -1,5 +1,6 @@
 """The cells added to the paper vignettes: [WSL] NN/PLR rows and Table 5 helpers, [LZW]'s
 "Best" row, [ZDJ] Figure 3's objective traces."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,13 +9,18 @@ import pytest
 def test_best_k_picks_the_smallest_mean_per_metric():
     from cohstats.vignettes.wsl_probability import _best_k
 
-    summ = pd.DataFrame({
-        "dataset": ["A"] * 4 + ["B"] * 4,
-        "method": [f"NN (k={k})" for k in (4, 9, 16, 25)] * 2,
-        "cre": [0.7, 0.6, np.nan, 0.65, 0.5, 0.4, 0.45, 0.41],
-        "cre_se": [0.01] * 8, "cre_reps": [3, 3, 0, 3, 3, 3, 3, 3],
-        "te": [0.30, 0.31, 0.29, 0.35, 0.2, 0.2, 0.1, 0.3],
-        "te_se": [0.02] * 8, "te_reps": [3] * 8})
+    summ = pd.DataFrame(
+        {
+            "dataset": ["A"] * 4 + ["B"] * 4,
+            "method": [f"NN (k={k})" for k in (4, 9, 16, 25)] * 2,
+            "cre": [0.7, 0.6, np.nan, 0.65, 0.5, 0.4, 0.45, 0.41],
+            "cre_se": [0.01] * 8,
+            "cre_reps": [3, 3, 0, 3, 3, 3, 3, 3],
+            "te": [0.30, 0.31, 0.29, 0.35, 0.2, 0.2, 0.1, 0.3],
+            "te_se": [0.02] * 8,
+            "te_reps": [3] * 8,
+        }
+    )
     t = _best_k(summ, "dataset", ["cre", "te"]).set_index("dataset")
     assert (t.loc["A", "cre_k"], t.loc["A", "cre"]) == ("9", 0.6)
     assert (t.loc["A", "te_k"], t.loc["A", "te"]) == ("16", 0.29)
@@ -55,7 +61,7 @@ def test_lum_best_row_is_the_c_with_the_smallest_validation_error():
     best = res[res.c == "best"].iloc[0]
     m = grid.val_error.min()
     assert best.val_error == m
-    assert best.c_selected == min(grid[grid.val_error == m].c)        # ties to the softer c
+    assert best.c_selected == min(grid[grid.val_error == m].c)  # ties to the softer c
     pick = grid[grid.c == best.c_selected].iloc[0]
     assert best.mae_lum == pick.mae_lum and best.test_error == pick.test_error
     # calibration records for a = 1000 only: none here, PLR always
@@ -78,8 +84,7 @@ def test_zdj_figure3_traces_never_rise_and_end_converged():
     X, y = loader(0)
     t, _ = stratified_split(y, ntr, np.random.default_rng(0))
     lin = tr[tr.expansion == "linear"]
-    f = clearn(X[t], y[t], loss="C", rho=1.0, u=1.0, alpha=0.5, standardize=False,
-               lambda_=float(lin.lambda_.iloc[0]))
+    f = clearn(X[t], y[t], loss="C", rho=1.0, u=1.0, alpha=0.5, standardize=False, lambda_=float(lin.lambda_.iloc[0]))
     assert lin.objective.iloc[-1] == pytest.approx(float(f.info["objective"][0]), rel=1e-10)
 
 
@@ -91,8 +96,7 @@ def test_leukaemia_projection_keeps_the_linear_svm_fit():
     from cohstats.vignettes.wsl_probability import _standardise
 
     tr, te = load_split("leukemia")
-    Xtr, Xte = _standardise(tr.drop(columns="y").to_numpy(float),
-                            te.drop(columns="y").to_numpy(float), tr.shape[1] - 1)
+    Xtr, Xte = _standardise(tr.drop(columns="y").to_numpy(float), te.drop(columns="y").to_numpy(float), tr.shape[1] - 1)
     vt = np.linalg.svd(Xtr, full_matrices=False)[2]
     y = tr.y.to_numpy()
     kw = dict(kernel="linear", lambda_=0.01, pi=0.5, standardize=False)

@@ -1,4 +1,5 @@
 """Tests of the vignette report writer and runner."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from cohstats.vignettes.report import (Report, compare_table, markdown_table, tally,  # noqa: E402
-                                       tally_text)
+from cohstats.vignettes.report import (
+    Report,
+    compare_table,
+    markdown_table,
+    tally,  # noqa: E402
+    tally_text,
+)
 from cohstats.vignettes.runner import discover, main, run_vignettes  # noqa: E402
 
 DUMMY = textwrap.dedent('''
@@ -36,10 +42,10 @@ DUMMY = textwrap.dedent('''
         return rep.write()
 ''')
 
-BROKEN = textwrap.dedent('''
+BROKEN = textwrap.dedent("""
     def run(reps, out, seed=0, n_jobs=None, quick=True):
         raise RuntimeError("deliberate failure")
-''')
+""")
 
 
 def test_markdown_table_formats_and_blanks():
@@ -52,13 +58,24 @@ def test_markdown_table_formats_and_blanks():
 
 
 def test_compare_table_values_and_outer_join():
-    ours = pd.DataFrame({"data": ["d1", "d2", "d3"], "method": ["A"] * 3,
-                         "gkl": [0.30, 0.25, 0.5], "se": [0.01, 0.02, 0.1]})
+    ours = pd.DataFrame(
+        {"data": ["d1", "d2", "d3"], "method": ["A"] * 3, "gkl": [0.30, 0.25, 0.5], "se": [0.01, 0.02, 0.1]}
+    )
     pub = pd.DataFrame({"data": ["d1", "d2", "d4"], "method": ["A"] * 3, "mean": [0.31, 0.20, 0.4]})
     t = compare_table(ours, pub, on=["data", "method"], value="gkl", se="se", published_value="mean")
     t = t.set_index("data")
-    assert list(t.columns) == ["method", "reps", "ours", "ours_se", "published", "published_se",
-                               "difference", "se_combined", "z", "verdict"]
+    assert list(t.columns) == [
+        "method",
+        "reps",
+        "ours",
+        "ours_se",
+        "published",
+        "published_se",
+        "difference",
+        "se_combined",
+        "z",
+        "verdict",
+    ]
     np.testing.assert_allclose(t.loc["d1", "difference"], -0.01)
     # no published SE, no replication count: z from our SE alone
     np.testing.assert_allclose(t.loc["d2", "z"], 0.05 / 0.02)
@@ -86,8 +103,7 @@ def test_report_writes_markdown_html_and_figures(tmp_path):
     assert path == tmp_path / "r" / "test_report_zdj_table_2.md"
     md = path.read_text()
     assert md.startswith("# Test report: ZDJ Table 2")
-    assert ("| k | reps | ours | ours_se | published | published_se | difference | se_combined "
-            "| z | verdict |") in md
+    assert ("| k | reps | ours | ours_se | published | published_se | difference | se_combined | z | verdict |") in md
     assert "| a |  | 1 | 0.1 | 1.5 |  | -0.5 | 0.1 | -5 | OFF |" in md
     csv = pd.read_csv(tmp_path / "r" / "test_report_zdj_table_2_comparisons.csv")
     assert csv["cell"].tolist() == ["a", "b"] and csv["verdict"].tolist() == ["OFF", "MATCH"]
@@ -105,21 +121,19 @@ def test_compare_table_z_uses_combined_and_floored_se():
     # is floored at 0.02 / sqrt(4) = 0.01, z = 0.01 / sqrt(0.002^2 + 0.01^2) = 0.980581.
     # Cell y: ours from 400 replications, SE 0.004 above the floor 0.001: z = -0.02 /
     # sqrt(0.002^2 + 0.004^2) = -4.472136.
-    ours = pd.DataFrame({"m": ["x", "y"], "v": [0.31, 0.28], "se": [0.001, 0.004],
-                         "n": [4, 400]})
+    ours = pd.DataFrame({"m": ["x", "y"], "v": [0.31, 0.28], "se": [0.001, 0.004], "n": [4, 400]})
     pub = pd.DataFrame({"m": ["x", "y"], "v": [0.30, 0.30], "v_se": [0.002, 0.002]})
-    t = compare_table(ours, pub, on="m", value="v", se="se", published_se="v_se", reps="n",
-                      published_reps=100).set_index("m")
-    np.testing.assert_allclose(t["se_combined"], [math.sqrt(0.002**2 + 0.01**2),
-                                                  math.sqrt(0.002**2 + 0.004**2)])
+    t = compare_table(
+        ours, pub, on="m", value="v", se="se", published_se="v_se", reps="n", published_reps=100
+    ).set_index("m")
+    np.testing.assert_allclose(t["se_combined"], [math.sqrt(0.002**2 + 0.01**2), math.sqrt(0.002**2 + 0.004**2)])
     np.testing.assert_allclose(t["z"], [0.980581, -4.472136], rtol=1e-6)
     assert t["verdict"].tolist() == ["MATCH", "OFF"] and t["reps"].tolist() == [4, 400]
     # a published sd (here over 20 partitions) instead of an SE: SE_pub = 2 / sqrt(20); one
     # replication of ours without an SE is floored at the paper's sd itself
     ours1 = pd.DataFrame({"d": ["c"], "err": [19.0]})
     pub1 = pd.DataFrame({"d": ["c"], "err": [14.0], "sd": [2.0]})
-    t1 = compare_table(ours1, pub1, on="d", value="err", reps=1, published_sd="sd",
-                       published_reps=20)
+    t1 = compare_table(ours1, pub1, on="d", value="err", reps=1, published_sd="sd", published_reps=20)
     np.testing.assert_allclose(t1["published_se"], 2 / math.sqrt(20))
     np.testing.assert_allclose(t1["z"], 5.0 / math.sqrt(4 / 20 + 4.0))
     assert t1["verdict"].iloc[0] == "CLOSE"
@@ -130,35 +144,50 @@ def test_compare_table_z_uses_combined_and_floored_se():
     # mean of ours is computed and far off
     ours3 = pd.DataFrame({"m": ["x", "y"], "v": [np.nan, np.inf], "n": [0, 3]})
     with np.errstate(all="raise"):
-        t3 = compare_table(ours3, pub, on="m", value="v", published_se="v_se", reps="n",
-                           published_reps=100)
+        t3 = compare_table(ours3, pub, on="m", value="v", published_se="v_se", reps="n", published_reps=100)
     assert t3["verdict"].tolist() == ["NOT COMPUTED", "OFF"]
     with pytest.raises(ValueError, match="at most one of published_se and published_sd"):
         compare_table(ours, pub, on="m", value="v", published_se="v_se", published_sd="v_se")
 
 
 def test_compare_table_excludes_stand_ins_from_differences_and_tallies(tmp_path):
-    ours = pd.DataFrame({"dataset": ["digits 8x8 (1 vs 7) [USPS stand-in]", "colon"],
-                         "err": [1.0, 14.0], "se": [0.5, 1.0]})
-    pub = pd.DataFrame({"dataset": ["USPS (1 vs 7)", "colon"], "err": [2.3, 14.5],
-                        "sd": [1.2, 1.9]})
+    ours = pd.DataFrame(
+        {"dataset": ["digits 8x8 (1 vs 7) [USPS stand-in]", "colon"], "err": [1.0, 14.0], "se": [0.5, 1.0]}
+    )
+    pub = pd.DataFrame({"dataset": ["USPS (1 vs 7)", "colon"], "err": [2.3, 14.5], "sd": [1.2, 1.9]})
     st = {"USPS (1 vs 7)": "digits 8x8 (1 vs 7) [USPS stand-in]"}
-    t = compare_table(ours, pub, on="dataset", value="err", se="se", reps=2, published_sd="sd",
-                      published_reps=20, stand_ins=st)
-    assert len(t) == 2                      # the published USPS row joins the stand-in row
+    t = compare_table(
+        ours, pub, on="dataset", value="err", se="se", reps=2, published_sd="sd", published_reps=20, stand_ins=st
+    )
+    assert len(t) == 2  # the published USPS row joins the stand-in row
     row = t.iloc[0]
     assert row["dataset"] == "digits 8x8 (1 vs 7) [USPS stand-in]"
     assert row["published"] == 2.3 and row["verdict"] == "STAND-IN"
     assert np.isnan(row["difference"]) and np.isnan(row["z"])
-    assert tally(t) == {"MATCH": 1, "CLOSE": 0, "OFF": 0, "STAND-IN": 1, "NOT COMPUTED": 0,
-                        "NO SE": 0}
+    assert tally(t) == {"MATCH": 1, "CLOSE": 0, "OFF": 0, "STAND-IN": 1, "NOT COMPUTED": 0, "NO SE": 0}
     assert tally_text(t).startswith("1 of 1 compared cells within 2 SE")
     rep = Report("Stand-in", tmp_path)
-    rep.compare(ours, pub, on="dataset", value="err", se="se", reps=2, published_sd="sd",
-                published_reps=20, stand_ins=st, source="[ZDJ] Table 5")
+    rep.compare(
+        ours,
+        pub,
+        on="dataset",
+        value="err",
+        se="se",
+        reps=2,
+        published_sd="sd",
+        published_reps=20,
+        stand_ins=st,
+        source="[ZDJ] Table 5",
+    )
     rep.write(html_too=False)
-    rep.compare(pd.DataFrame({"dataset": ["colon"], "err": [np.nan], "n": [0]}), pub,
-                on="dataset", value="err", reps="n", source="degenerate")
+    rep.compare(
+        pd.DataFrame({"dataset": ["colon"], "err": [np.nan], "n": [0]}),
+        pub,
+        on="dataset",
+        value="err",
+        reps="n",
+        source="degenerate",
+    )
     rep.write(html_too=False)
     csv = pd.read_csv(tmp_path / "stand_in_comparisons.csv")
     assert csv["published_cell"].tolist()[:2] == ["USPS (1 vs 7)", "colon"]
@@ -183,12 +212,22 @@ def test_fidelity_table_on_a_synthetic_run(tmp_path):
     st = {"USPS (1 vs 7)": "digits 8x8 (1 vs 7) [USPS stand-in]"}
     ours["dataset"] = ours["dataset"].replace(st)
     rep = Report("fake zdj", run_dir / "zdj_clearn", name="zdj_clearn")
-    rep.compare(ours, t6, on=["dataset", "method"], value="mean_pct", se="se", reps="reps",
-                published_sd="sd_pct", published_reps=20, stand_ins=st, source="[ZDJ] Table 6")
+    rep.compare(
+        ours,
+        t6,
+        on=["dataset", "method"],
+        value="mean_pct",
+        se="se",
+        reps="reps",
+        published_sd="sd_pct",
+        published_reps=20,
+        stand_ins=st,
+        source="[ZDJ] Table 6",
+    )
     rep.write(html_too=False)
     tab = fidelity.fidelity_table(run_dir)
     z6 = tab[tab.source == "[ZDJ] Table 6"].set_index("cell")
-    assert len(z6) == len(t6)               # every published cell listed once
+    assert len(z6) == len(t6)  # every published cell listed once
     np.testing.assert_allclose(z6.loc["leukemia | RLRM", "z"], 5.0)
     np.testing.assert_allclose(z6.loc["leukemia | HHSVM", "z"], 0.5)
     assert z6.loc["leukemia | RLRM", "verdict"] == "OFF"
@@ -208,14 +247,19 @@ def test_fidelity_table_on_a_synthetic_run(tmp_path):
     # matches ([ZJLY] Table 2 here), not listed twice
     z2 = reference("zjly2009", "table2").iloc[:2]
     rep2 = Report("fake gboost", run_dir / "gboost_uci", name="gboost_uci")
-    rep2.compare(z2.assign(test_error_pct=z2.test_error_pct + 0.1), z2, on=["dataset", "method"],
-                 value="test_error_pct", caption="Test error (%) beside [ZJLY] Table 2")
+    rep2.compare(
+        z2.assign(test_error_pct=z2.test_error_pct + 0.1),
+        z2,
+        on=["dataset", "method"],
+        value="test_error_pct",
+        caption="Test error (%) beside [ZJLY] Table 2",
+    )
     rep2.write(html_too=False)
     tab = fidelity.fidelity_table(run_dir)
     zj = tab[tab.source == "[ZJLY] Table 2"].set_index("cell")
     assert len(zj) == len(reference("zjly2009", "table2"))
     assert zj.loc["Vowel | CART", "report"] == "gboost_uci"
-    assert zj.loc["Vowel | CART", "verdict"] == "NO SE"       # no SE on either side
+    assert zj.loc["Vowel | CART", "verdict"] == "NO SE"  # no SE on either side
     assert not tab.source.str.startswith("Test error").any()
     # the command line: python -m cohstats.vignettes --fidelity --out DIR
     assert main(["--fidelity", "--out", str(run_dir)]) == 0
@@ -238,8 +282,7 @@ def test_runner_runs_dummy_and_reports_failures(tmp_path):
     assert "No module named 'no_such_module_xyz'" in errs["unimportable"]
     idx = run_vignettes(["unimportable"], out=tmp_path / "o0", paths=[mods], verbose=False)
     assert "| unimportable | failed |" in idx.read_text()
-    idx = run_vignettes(["dummy", "broken"], out=tmp_path / "out", seed=4, paths=[mods],
-                        verbose=False)
+    idx = run_vignettes(["dummy", "broken"], out=tmp_path / "out", seed=4, paths=[mods], verbose=False)
     text = idx.read_text()
     assert "| dummy | ok |" in text and "[dummy_vignette.md](dummy/dummy_vignette.md)" in text
     assert "| broken | failed |" in text and "RuntimeError: deliberate failure" in text
@@ -260,8 +303,12 @@ def test_runner_runs_dummy_and_reports_failures(tmp_path):
 
 def test_loss_figures_vignette_from_command_line(tmp_path):
     out = tmp_path / "vr"
-    res = subprocess.run([sys.executable, "-m", "cohstats.vignettes", "loss_figures", "--reps", "1",
-                          "--out", str(out)], capture_output=True, text=True, timeout=240)
+    res = subprocess.run(
+        [sys.executable, "-m", "cohstats.vignettes", "loss_figures", "--reps", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert res.returncode == 0, res.stderr
     assert "[1/1] loss_figures" in res.stdout
     md = (out / "loss_figures" / "loss_figures.md").read_text()

@@ -11,6 +11,7 @@ installed ``cohstats`` is the one imported and nothing large is reinstalled. The
 hatchling of this environment when it is installed (the test extra lists it), otherwise pip's
 isolated build fetches it from PyPI.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -30,6 +31,7 @@ from cohstats.datasets import DATASETS, list_datasets, list_reference, load, ref
 
 REPO = Path(__file__).resolve().parents[1]
 
+
 def _pip_version() -> tuple[int, ...]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -40,8 +42,10 @@ def _pip_version() -> tuple[int, ...]:
 
 
 pytestmark = [
-    pytest.mark.skipif(not (REPO / "pyproject.toml").is_file() or not (REPO / "data").is_dir(),
-                       reason="needs a source checkout (pyproject.toml and data/)"),
+    pytest.mark.skipif(
+        not (REPO / "pyproject.toml").is_file() or not (REPO / "data").is_dir(),
+        reason="needs a source checkout (pyproject.toml and data/)",
+    ),
     # `pip --python` installs into the fresh environment without putting pip there
     pytest.mark.skipif(_pip_version() < (22, 3), reason="needs pip >= 22.3 (pip --python)"),
 ]
@@ -67,13 +71,23 @@ _PROBE = textwrap.dedent("""
 
 
 def _fingerprint(df: pd.DataFrame) -> list:
-    return [int(df.shape[0]), int(df.shape[1]), list(map(str, df.columns[:3])),
-            int(pd.util.hash_pandas_object(df, index=True).sum() % (2**61 - 1))]
+    return [
+        int(df.shape[0]),
+        int(df.shape[1]),
+        list(map(str, df.columns[:3])),
+        int(pd.util.hash_pandas_object(df, index=True).sum() % (2**61 - 1)),
+    ]
 
 
 def _run(cmd, cwd, timeout=300):
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    res = subprocess.run(
+        cmd,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     assert res.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{res.stdout}\n{res.stderr}"
     return res.stdout
 
@@ -83,10 +97,14 @@ def _fresh_env(root: Path) -> Path:
     env = root / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(env)], cwd=root)
     py = env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        cwd=root).strip())
-    host = [p for p in dict.fromkeys([*site.getsitepackages(), sysconfig.get_paths()["purelib"],
-                                      sysconfig.get_paths()["platlib"]]) if Path(p).is_dir()]
+    purelib = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root).strip())
+    host = [
+        p
+        for p in dict.fromkeys(
+            [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+        )
+        if Path(p).is_dir()
+    ]
     purelib.mkdir(parents=True, exist_ok=True)
     (purelib / "zz_host_site.pth").write_text("\n".join(host) + "\n")
     return py
@@ -94,8 +112,7 @@ def _fresh_env(root: Path) -> Path:
 
 def _pip_install(py: Path, *args, cwd: Path):
     no_iso = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", *no_iso, *args],
-         cwd=cwd)
+    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", *no_iso, *args], cwd=cwd)
 
 
 def _probe(py: Path, cwd: Path) -> dict:
@@ -106,23 +123,28 @@ def _probe(py: Path, cwd: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def expected():
-    return {"datasets": {n: _fingerprint(load(n)) for n in list_datasets()},
-            "reference": {f"{p}/{t}": _fingerprint(reference(p, t)) for p, t in list_reference()}}
+    return {
+        "datasets": {n: _fingerprint(load(n)) for n in list_datasets()},
+        "reference": {f"{p}/{t}": _fingerprint(reference(p, t)) for p, t in list_reference()},
+    }
 
 
 def test_wheel_carries_every_data_set(tmp_path, expected):
     dist = tmp_path / "dist"
     no_iso = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", *no_iso, "-w", str(dist), str(REPO)],
-         cwd=tmp_path)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", *no_iso, "-w", str(dist), str(REPO)], cwd=tmp_path)
     wheels = sorted(dist.glob("cohstats-*.whl"))
     assert len(wheels) == 1, wheels
     import zipfile
+
     names = set(zipfile.ZipFile(wheels[0]).namelist())
-    shipped = {p.relative_to(REPO).as_posix() for p in (REPO / "data").rglob("*") if p.is_file()
-               and "__pycache__" not in p.parts}
-    assert {f"cohstats/{p}" for p in shipped} <= names          # every file, mapped into the package
-    assert not any(n.startswith("data/") for n in names)        # and no second, top-level copy
+    shipped = {
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "data").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert {f"cohstats/{p}" for p in shipped} <= names  # every file, mapped into the package
+    assert not any(n.startswith("data/") for n in names)  # and no second, top-level copy
 
     py = _fresh_env(tmp_path)
     _pip_install(py, "--no-index", str(wheels[0]), cwd=tmp_path)

@@ -1,4 +1,5 @@
 """The [ZDJ] Tables 5-6 vignette: partition protocol and a one-data-set run (slow)."""
+
 import numpy as np
 import pytest
 
@@ -6,7 +7,7 @@ from cohstats.vignettes.zdj_clearn import STAND_INS, datasets, stratified_split
 
 
 def test_stratified_split_keeps_class_shares_and_both_classes():
-    y = np.array([1.0] * 40 + [-1.0] * 22)          # colon's class sizes
+    y = np.array([1.0] * 40 + [-1.0] * 22)  # colon's class sizes
     tr, te = stratified_split(y, 16, np.random.default_rng(0))
     assert len(np.intersect1d(tr, te)) == 0 and len(tr) + len(te) == 62
     assert np.sum(y[tr] > 0) == round(16 * 40 / 62) and np.sum(y[tr] < 0) == round(16 * 22 / 62)

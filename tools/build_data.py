@@ -16,6 +16,7 @@ LIBSVM's ``satimage.scale.training`` / ``satimage.scale.t`` (used only to recove
 and the train/test membership of the Statlog satimage rows); ``ISLP_DATA_DIR`` is
 ``ISLP/data`` of the ``ISLP`` 0.6.0 wheel.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def _write(df: pd.DataFrame, out: Path, name: str) -> None:
 
 def build_vowel(keel, uci, out):
     d = _keel(keel, "vowel")
-    df = pd.DataFrame({"split": np.where(d[0] == 0, "train", "test"),
-                       "speaker": d[1].astype(int), "sex": d[2].astype(int)})
+    df = pd.DataFrame(
+        {"split": np.where(d[0] == 0, "train", "test"), "speaker": d[1].astype(int), "sex": d[2].astype(int)}
+    )
     for j in range(10):
         df[f"x{j}"] = d[3 + j]
     df["y"] = d[13].astype(int)
@@ -50,15 +52,34 @@ def build_vowel(keel, uci, out):
 
 
 def build_segment(keel, uci, out):
-    cols = ["region_centroid_col", "region_centroid_row", "region_pixel_count",
-            "short_line_density_5", "short_line_density_2", "vedge_mean", "vedge_sd",
-            "hedge_mean", "hedge_sd", "intensity_mean", "rawred_mean", "rawblue_mean",
-            "rawgreen_mean", "exred_mean", "exblue_mean", "exgreen_mean", "value_mean",
-            "saturation_mean", "hue_mean"]
+    cols = [
+        "region_centroid_col",
+        "region_centroid_row",
+        "region_pixel_count",
+        "short_line_density_5",
+        "short_line_density_2",
+        "vedge_mean",
+        "vedge_sd",
+        "hedge_mean",
+        "hedge_sd",
+        "intensity_mean",
+        "rawred_mean",
+        "rawblue_mean",
+        "rawgreen_mean",
+        "exred_mean",
+        "exblue_mean",
+        "exgreen_mean",
+        "value_mean",
+        "saturation_mean",
+        "hue_mean",
+    ]
     parts = []
     for fname, split in (("segmentation.data", "train"), ("segmentation.test", "test")):
-        lines = [ln for ln in open(uci / fname).read().splitlines()
-                 if ln.count(",") == 19 and not ln.startswith((";", "REGION"))]
+        lines = [
+            ln
+            for ln in open(uci / fname).read().splitlines()
+            if ln.count(",") == 19 and not ln.startswith((";", "REGION"))
+        ]
         d = pd.read_csv(io.StringIO("\n".join(lines)), header=None)
         d.columns = ["y", *cols]
         d.insert(0, "split", split)
@@ -77,6 +98,7 @@ def build_segment(keel, uci, out):
 
 def build_optdigits(keel, uci, out):
     from sklearn.datasets import load_digits
+
     d = _keel(keel, "optdigits")
     dig = load_digits()
     test = d.iloc[3823:].to_numpy()
@@ -155,8 +177,7 @@ def build_satimage(keel, uci, out):
 
 def build_bupa(keel, uci, out):
     d = _keel(keel, "bupa")
-    df = pd.DataFrame(d.to_numpy(), columns=["mcv", "alkphos", "sgpt", "sgot", "gammagt",
-                                             "drinks", "selector"])
+    df = pd.DataFrame(d.to_numpy(), columns=["mcv", "alkphos", "sgpt", "sgot", "gammagt", "drinks", "selector"])
     df["selector"] = df["selector"].astype(int)
     _write(df, out, "bupa")
 
@@ -168,7 +189,7 @@ def build_ionosphere(keel, uci, out):
     k = _keel(keel, "ionosphere")  # KEEL drops the constant a02 and rounds to 3 decimals
     kx = k.iloc[:, :33].to_numpy(float)
     dist, i = cKDTree(kx).query(df.drop(columns=["a02", "class"]).to_numpy(), p=np.inf)
-    assert dist.max() <= 5e-4 + 1e-9   # same rows, other order (one duplicate row)
+    assert dist.max() <= 5e-4 + 1e-9  # same rows, other order (one duplicate row)
     assert (k[33].str.strip().to_numpy()[i] == df["class"].to_numpy()).all()
     assert (df["a02"] == 0).all()
     _write(df, out, "ionosphere")
@@ -176,9 +197,10 @@ def build_ionosphere(keel, uci, out):
 
 def build_pima(keel, uci, out):
     d = _keel(keel, "pima")
-    df = pd.DataFrame(d.iloc[:, :8].to_numpy(),
-                      columns=["pregnant", "glucose", "pressure", "triceps", "insulin", "mass",
-                               "pedigree", "age"])
+    df = pd.DataFrame(
+        d.iloc[:, :8].to_numpy(),
+        columns=["pregnant", "glucose", "pressure", "triceps", "insulin", "mass", "pedigree", "age"],
+    )
     df["class"] = d[8].str.strip()
     _write(df, out, "pima")
 
@@ -193,14 +215,24 @@ def build_mushroom(keel, uci, out):
 
 def build_abalone(keel, uci, out):
     d = pd.read_csv(uci / "abalone.data")
-    d.columns = ["sex", "length", "diameter", "height", "whole_weight", "shucked_weight",
-                 "viscera_weight", "shell_weight", "rings"]
+    d.columns = [
+        "sex",
+        "length",
+        "diameter",
+        "height",
+        "whole_weight",
+        "shucked_weight",
+        "viscera_weight",
+        "shell_weight",
+        "rings",
+    ]
     assert d.shape == (4177, 9)
     _write(d, out, "abalone")
 
 
 def build_sklearn(keel, uci, out):
     from sklearn.datasets import load_breast_cancer, load_digits
+
     dig = load_digits()
     df = pd.DataFrame(dig.data.astype(int), columns=[f"p{j}" for j in range(64)])
     df["y"] = dig.target
@@ -231,8 +263,7 @@ def build_leukemia(keel, uci, out):
     parts = []
     labels = pd.read_csv(uci / "actual.csv").set_index("patient")["cancer"]
     genes = None
-    for fname, split in (("data_set_ALL_AML_train.csv", "train"),
-                         ("data_set_ALL_AML_independent.csv", "test")):
+    for fname, split in (("data_set_ALL_AML_train.csv", "train"), ("data_set_ALL_AML_independent.csv", "test")):
         d = pd.read_csv(uci / fname)
         acc = d["Gene Accession Number"]
         genes = acc if genes is None else genes
@@ -273,9 +304,21 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    for f in (build_vowel, build_segment, build_optdigits, build_pendigits, build_satimage,
-              build_bupa, build_ionosphere, build_pima, build_mushroom, build_abalone,
-              build_sklearn, build_leukemia, build_colon):
+    for f in (
+        build_vowel,
+        build_segment,
+        build_optdigits,
+        build_pendigits,
+        build_satimage,
+        build_bupa,
+        build_ionosphere,
+        build_pima,
+        build_mushroom,
+        build_abalone,
+        build_sklearn,
+        build_leukemia,
+        build_colon,
+    ):
         f(a.keel, a.uci, a.out)
     build_khan(a.islp, a.out)
 

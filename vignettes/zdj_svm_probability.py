@@ -2,6 +2,7 @@
 
 See :mod:`cohstats.vignettes.zdj_svm_probability`.
 """
+
 from cohstats.vignettes.zdj_svm_probability import main
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ the wheel maps that folder into the package as ``cohstats/data``. :func:`data_di
 first inside the installed package (a wheel) and then in ``data/`` next to the package directory
 (an editable install or a source checkout).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,8 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "gene_names",
-           "DATASETS", "data_dir"]
+__all__ = ["load", "load_split", "reference", "list_datasets", "list_reference", "gene_names", "DATASETS", "data_dir"]
 
 
 @dataclass(frozen=True)
@@ -35,62 +35,138 @@ class DatasetInfo:
     n_features: int
     classes: tuple
     description: str
-    positive: str | None = None          # meaning of y = +1 for binary sets
+    positive: str | None = None  # meaning of y = +1 for binary sets
     split: tuple[int, int] | None = None  # (n_train, n_test) of the predefined split
     aliases: tuple[str, ...] = field(default_factory=tuple)
 
 
 DATASETS: dict[str, DatasetInfo] = {
-    "vowel": DatasetInfo("vowel", 990, 10, tuple(range(11)),
-                         "Deterding vowel recognition (UCI/ESL), 10 LPC features, 11 vowels",
-                         split=(528, 462)),
-    "segment": DatasetInfo("segment", 2310, 19,
-                           ("brickface", "cement", "foliage", "grass", "path", "sky", "window"),
-                           "UCI image segmentation, 19 features, 7 classes", split=(210, 2100),
-                           aliases=("segmentation",)),
-    "optdigits": DatasetInfo("optdigits", 5620, 64, tuple(range(10)),
-                             "UCI optical digits, 8x8 counts (0-16)", split=(3823, 1797)),
-    "pendigits": DatasetInfo("pendigits", 10992, 16, tuple(range(10)),
-                             "UCI pen-based digits, 16 features", split=(7494, 3498),
-                             aliases=("pendigit", "penbased")),
-    "satimage": DatasetInfo("satimage", 6435, 36, (1, 2, 3, 4, 5, 7),
-                            "Statlog Landsat satellite image, 36 features, 6 classes",
-                            split=(4435, 2000), aliases=("satellite",)),
-    "bupa": DatasetInfo("bupa", 345, 6, (-1, 1),
-                        "BUPA liver disorders: five blood tests and drinks; y from selector",
-                        positive="selector == 2", aliases=("liver",)),
-    "ionosphere": DatasetInfo("ionosphere", 351, 34, (-1, 1), "UCI ionosphere radar returns",
-                              positive="good (g)"),
-    "pima": DatasetInfo("pima", 768, 8, (-1, 1), "Pima Indians diabetes", positive="tested positive",
-                        aliases=("diabetes",)),
-    "mushroom": DatasetInfo("mushroom", 8124, 22, (-1, 1),
-                            "UCI mushroom (agaricus-lepiota), 22 categorical attributes",
-                            positive="poisonous (p)", aliases=("mushrooms",)),
-    "abalone": DatasetInfo("abalone", 4177, 8, (*range(1, 28), 29),
-                           "UCI abalone; y = rings (1..29); sex categorical",
-                           ),
-    "abalone6": DatasetInfo("abalone", 4177, 8, tuple(range(6)),
-                            "UCI abalone with [RH]'s class floor(rings/5) (6 classes)"),
-    "digits": DatasetInfo("digits", 1797, 64, tuple(range(10)),
-                          "scikit-learn 8x8 digits (= UCI optdigits test set); USPS stand-in",
-                          aliases=("usps",)),
-    "breast_cancer": DatasetInfo("breast_cancer", 569, 30, (-1, 1),
-                                 "Wisconsin diagnostic breast cancer (scikit-learn copy)",
-                                 positive="malignant", aliases=("wdbc",)),
-    "leukemia": DatasetInfo("leukemia", 72, 7129, (-1, 1),
-                            "Golub et al. (1999) leukaemia, 7129 raw probe values; [WSL] Table 5",
-                            positive="AML", split=(38, 34), aliases=("leukaemia", "golub")),
-    "leukemia3571": DatasetInfo("leukemia", 72, 3571, (-1, 1),
-                                "Golub leukaemia after Dudoit et al. (2002) pre-selection: "
-                                "3571 log10 genes; [ZDJ] Table 4", positive="AML", split=(38, 34)),
-    "colon": DatasetInfo("colon", 62, 2000, (-1, 1), "Alon et al. (1999) colon tissues, 2000 genes",
-                         positive="tumour", aliases=("alon",)),
-    "khan": DatasetInfo("khan", 83, 2308, ("BL", "EWS", "NB", "RMS"),
-                        "Khan et al. (2001) SRBCT gene expression (ISLP), 4 tumour classes",
-                        split=(63, 20)),
-    "khan2": DatasetInfo("khan", 83, 2308, (-1, 1),
-                         "Khan gene expression reduced to EWS vs the other three tumours "
-                         "(a further HDLSS set)", positive="EWS", split=(63, 20)),
+    "vowel": DatasetInfo(
+        "vowel",
+        990,
+        10,
+        tuple(range(11)),
+        "Deterding vowel recognition (UCI/ESL), 10 LPC features, 11 vowels",
+        split=(528, 462),
+    ),
+    "segment": DatasetInfo(
+        "segment",
+        2310,
+        19,
+        ("brickface", "cement", "foliage", "grass", "path", "sky", "window"),
+        "UCI image segmentation, 19 features, 7 classes",
+        split=(210, 2100),
+        aliases=("segmentation",),
+    ),
+    "optdigits": DatasetInfo(
+        "optdigits", 5620, 64, tuple(range(10)), "UCI optical digits, 8x8 counts (0-16)", split=(3823, 1797)
+    ),
+    "pendigits": DatasetInfo(
+        "pendigits",
+        10992,
+        16,
+        tuple(range(10)),
+        "UCI pen-based digits, 16 features",
+        split=(7494, 3498),
+        aliases=("pendigit", "penbased"),
+    ),
+    "satimage": DatasetInfo(
+        "satimage",
+        6435,
+        36,
+        (1, 2, 3, 4, 5, 7),
+        "Statlog Landsat satellite image, 36 features, 6 classes",
+        split=(4435, 2000),
+        aliases=("satellite",),
+    ),
+    "bupa": DatasetInfo(
+        "bupa",
+        345,
+        6,
+        (-1, 1),
+        "BUPA liver disorders: five blood tests and drinks; y from selector",
+        positive="selector == 2",
+        aliases=("liver",),
+    ),
+    "ionosphere": DatasetInfo("ionosphere", 351, 34, (-1, 1), "UCI ionosphere radar returns", positive="good (g)"),
+    "pima": DatasetInfo(
+        "pima", 768, 8, (-1, 1), "Pima Indians diabetes", positive="tested positive", aliases=("diabetes",)
+    ),
+    "mushroom": DatasetInfo(
+        "mushroom",
+        8124,
+        22,
+        (-1, 1),
+        "UCI mushroom (agaricus-lepiota), 22 categorical attributes",
+        positive="poisonous (p)",
+        aliases=("mushrooms",),
+    ),
+    "abalone": DatasetInfo(
+        "abalone",
+        4177,
+        8,
+        (*range(1, 28), 29),
+        "UCI abalone; y = rings (1..29); sex categorical",
+    ),
+    "abalone6": DatasetInfo(
+        "abalone", 4177, 8, tuple(range(6)), "UCI abalone with [RH]'s class floor(rings/5) (6 classes)"
+    ),
+    "digits": DatasetInfo(
+        "digits",
+        1797,
+        64,
+        tuple(range(10)),
+        "scikit-learn 8x8 digits (= UCI optdigits test set); USPS stand-in",
+        aliases=("usps",),
+    ),
+    "breast_cancer": DatasetInfo(
+        "breast_cancer",
+        569,
+        30,
+        (-1, 1),
+        "Wisconsin diagnostic breast cancer (scikit-learn copy)",
+        positive="malignant",
+        aliases=("wdbc",),
+    ),
+    "leukemia": DatasetInfo(
+        "leukemia",
+        72,
+        7129,
+        (-1, 1),
+        "Golub et al. (1999) leukaemia, 7129 raw probe values; [WSL] Table 5",
+        positive="AML",
+        split=(38, 34),
+        aliases=("leukaemia", "golub"),
+    ),
+    "leukemia3571": DatasetInfo(
+        "leukemia",
+        72,
+        3571,
+        (-1, 1),
+        "Golub leukaemia after Dudoit et al. (2002) pre-selection: 3571 log10 genes; [ZDJ] Table 4",
+        positive="AML",
+        split=(38, 34),
+    ),
+    "colon": DatasetInfo(
+        "colon", 62, 2000, (-1, 1), "Alon et al. (1999) colon tissues, 2000 genes", positive="tumour", aliases=("alon",)
+    ),
+    "khan": DatasetInfo(
+        "khan",
+        83,
+        2308,
+        ("BL", "EWS", "NB", "RMS"),
+        "Khan et al. (2001) SRBCT gene expression (ISLP), 4 tumour classes",
+        split=(63, 20),
+    ),
+    "khan2": DatasetInfo(
+        "khan",
+        83,
+        2308,
+        (-1, 1),
+        "Khan gene expression reduced to EWS vs the other three tumours (a further HDLSS set)",
+        positive="EWS",
+        split=(63, 20),
+    ),
 }
 
 _ALIASES = {a: k for k, v in DATASETS.items() for a in v.aliases}
@@ -127,10 +203,19 @@ def list_datasets(details: bool = False):
     rows = []
     for k in sorted(DATASETS):
         v = DATASETS[k]
-        rows.append({"name": k, "n": v.n, "n_features": v.n_features, "n_classes": len(v.classes),
-                     "positive": v.positive or "", "n_train": v.split[0] if v.split else None,
-                     "n_test": v.split[1] if v.split else None, "aliases": ", ".join(v.aliases),
-                     "description": v.description})
+        rows.append(
+            {
+                "name": k,
+                "n": v.n,
+                "n_features": v.n_features,
+                "n_classes": len(v.classes),
+                "positive": v.positive or "",
+                "n_train": v.split[0] if v.split else None,
+                "n_test": v.split[1] if v.split else None,
+                "aliases": ", ".join(v.aliases),
+                "description": v.description,
+            }
+        )
     return pd.DataFrame(rows).set_index("name")
 
 
@@ -315,8 +400,9 @@ def load(name: str) -> pd.DataFrame:
     return df.drop(columns=[_SPLIT_COL], errors="ignore")
 
 
-def load_split(name: str, random_state=None, n_train: int | None = None,
-               n_test: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_split(
+    name: str, random_state=None, n_train: int | None = None, n_test: int | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Predefined ``(train, test)`` split ([ZJLY] Table 1; ISLP's Khan split).
 
     ``"vowel"`` 528/462, ``"segment"`` 210/2100, ``"optdigits"`` 3823/1797, ``"pendigits"``
@@ -333,10 +419,10 @@ def load_split(name: str, random_state=None, n_train: int | None = None,
     """
     if isinstance(name, str) and name.strip().lower() == "waveform":
         from .simulations import make_waveform
+
         ntr = 300 if n_train is None else n_train
         nte = 4700 if n_test is None else n_test
-        rng = np.random.default_rng(random_state) if not isinstance(
-            random_state, np.random.Generator) else random_state
+        rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
         return (make_waveform(ntr, random_state=rng), make_waveform(nte, random_state=rng))
     key = _resolve(name)
     if DATASETS[key].split is None:

@@ -13,6 +13,7 @@ The references: [WSL] Wang, Shen & Liu (2008), [ZDJ] Zhang, Dai & Jordan (2012),
 [LZW] Liu, Zhang & Wu (2011), [ZJLY] Zhang, Jordan, Li & Yeung (2009), [RH] Rodriguez-Lujan &
 Huerta (2015), and Chapelle, Schölkopf & Zien (2006) for g241c/g241d.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,12 +24,31 @@ import pandas as pd
 from scipy import integrate, special, stats
 
 __all__ = [
-    "make_wsl1", "prob_wsl1", "make_wsl2", "prob_wsl2",
-    "make_lum51", "prob_lum51", "make_lum52", "prob_lum52", "make_lum53", "prob_lum53",
-    "make_lum54", "prob_lum54", "make_lum55", "prob_lum55",
-    "make_waveform", "prob_waveform", "make_g241c", "prob_g241c", "make_g241d", "prob_g241d",
-    "make_lamsvm_single_point", "prob_lamsvm_single_point",
-    "bayes_error", "PUBLISHED_BAYES_ERROR", "GENERATORS",
+    "make_wsl1",
+    "prob_wsl1",
+    "make_wsl2",
+    "prob_wsl2",
+    "make_lum51",
+    "prob_lum51",
+    "make_lum52",
+    "prob_lum52",
+    "make_lum53",
+    "prob_lum53",
+    "make_lum54",
+    "prob_lum54",
+    "make_lum55",
+    "prob_lum55",
+    "make_waveform",
+    "prob_waveform",
+    "make_g241c",
+    "prob_g241c",
+    "make_g241d",
+    "prob_g241d",
+    "make_lamsvm_single_point",
+    "prob_lamsvm_single_point",
+    "bayes_error",
+    "PUBLISHED_BAYES_ERROR",
+    "GENERATORS",
 ]
 
 #: Bayes errors quoted by the papers (for comparison with :func:`bayes_error`).
@@ -108,8 +128,7 @@ def prob_wsl1(X) -> np.ndarray:
     return np.where(A[:, 0] >= 0, 0.8, 0.2)
 
 
-def make_wsl1(n: int = 1000, random_state=None, flip: float = 0.2, exact_flip: bool = True,
-              return_prob: bool = False):
+def make_wsl1(n: int = 1000, random_state=None, flip: float = 0.2, exact_flip: bool = True, return_prob: bool = False):
     """[WSL] Example 1 = [ZDJ] Data 1: uniform on the unit disk, ``y = sign(x1)``, 20 % flipped.
 
     Points are uniform on the unit disk; ``y = +1`` iff ``x1 >= 0``; then the labels of exactly
@@ -224,8 +243,7 @@ def prob_lum51(X, m: float = LUM51_M) -> np.ndarray:
     return special.expit(_lum51_logit(A, m))
 
 
-def make_lum51(n: int = 100, random_state=None, m: float = LUM51_M, basis: bool = False,
-               return_prob: bool = False):
+def make_lum51(n: int = 100, random_state=None, m: float = LUM51_M, basis: bool = False, return_prob: bool = False):
     """[LZW] Example 5.1 (reconstructed): class +1 a two-normal mixture, class -1 one normal.
 
     The paper's mixture parameters are missing from the available text . We use
@@ -400,8 +418,7 @@ def prob_lum55(X, d: int | None = None) -> np.ndarray:
     d = _infer_d(X) if d is None else d
     m1, m0 = _lum55_means(d)
     A = _as_X(X, _cols(d), "prob_lum55")
-    eta = (math.log(LUM55_PRIOR / (1 - LUM55_PRIOR)) + A @ (m1 - m0)
-           - 0.5 * (m1 @ m1 - m0 @ m0))
+    eta = math.log(LUM55_PRIOR / (1 - LUM55_PRIOR)) + A @ (m1 - m0) - 0.5 * (m1 @ m1 - m0 @ m0)
     return special.expit(eta)
 
 
@@ -431,7 +448,7 @@ def _waveform_bases():
     m = np.arange(1, 22)
     h1 = np.maximum(6 - np.abs(m - 11), 0).astype(float)
     h2 = np.maximum(6 - np.abs(m - 15), 0).astype(float)  # h1 shifted right by 4
-    h3 = np.maximum(6 - np.abs(m - 7), 0).astype(float)   # h1 shifted left by 4
+    h3 = np.maximum(6 - np.abs(m - 7), 0).astype(float)  # h1 shifted left by 4
     # class k mixes (a_k, b_k): x = u a + (1 - u) b + eps, u ~ U(0, 1)
     return [(h1, h2), (h1, h3), (h2, h3)]
 
@@ -462,8 +479,12 @@ def _waveform_loglik(A, noise_sd=1.0):
         beta = r @ dlt
         mhat = beta / alpha
         sa = math.sqrt(alpha)
-        out[:, k] = (-0.5 * np.einsum("ij,ij->i", r, r) + beta**2 / (2 * alpha)
-                     - 0.5 * math.log(alpha) + _log_ndtr_diff(sa * (1 - mhat), -sa * mhat))
+        out[:, k] = (
+            -0.5 * np.einsum("ij,ij->i", r, r)
+            + beta**2 / (2 * alpha)
+            - 0.5 * math.log(alpha)
+            + _log_ndtr_diff(sa * (1 - mhat), -sa * mhat)
+        )
     return out
 
 
@@ -507,8 +528,7 @@ def make_waveform(n: int = 300, random_state=None, noise: bool = True, return_pr
     """
     n = _check_n(n)
     if return_prob and not noise:
-        raise ValueError("return_prob=True needs noise=True (without noise the class "
-                         "densities are degenerate)")
+        raise ValueError("return_prob=True needs noise=True (without noise the class densities are degenerate)")
     rng = _rng(random_state)
     y = rng.integers(0, 3, n)
     u = rng.random(n)[:, None]
@@ -581,8 +601,7 @@ def _balanced_labels(n, rng, balanced):
     return np.where(rng.random(n) < 0.5, 1, -1)
 
 
-def make_g241c(n: int = 1500, random_state=None, balanced: bool = True,
-               return_prob: bool = False):
+def make_g241c(n: int = 1500, random_state=None, balanced: bool = True, return_prob: bool = False):
     """g241c of Chapelle, Schölkopf & Zien (2006, ch. 21): two unit Gaussians 2.5 apart in R^241.
 
     As the book describes: each class (equal size, here equal prior) is an isotropic
@@ -625,8 +644,7 @@ def prob_g241d(X) -> np.ndarray:
     return special.expit(_mix_logpdf(Z, cp) - _mix_logpdf(Z, cn))
 
 
-def make_g241d(n: int = 1500, random_state=None, balanced: bool = True,
-               return_prob: bool = False):
+def make_g241d(n: int = 1500, random_state=None, balanced: bool = True, return_prob: bool = False):
     """g241d of Chapelle, Schölkopf & Zien (2006): each class a pair of Gaussians, pairs overlapping.
 
     The book builds a set where the cluster assumption fails: each class is a mixture of two
@@ -686,9 +704,15 @@ def prob_lamsvm_single_point(X, probs=RH_SINGLE_POINT_PROBS, renormalize: bool =
     return np.tile(_rh_probs(probs, renormalize), (A.shape[0], 1))
 
 
-def make_lamsvm_single_point(N: int = 264, random_state=None, probs=RH_SINGLE_POINT_PROBS,
-                             renormalize: bool = True, exact: bool = True, x: float = 0.0,
-                             return_prob: bool = False):
+def make_lamsvm_single_point(
+    N: int = 264,
+    random_state=None,
+    probs=RH_SINGLE_POINT_PROBS,
+    renormalize: bool = True,
+    exact: bool = True,
+    x: float = 0.0,
+    return_prob: bool = False,
+):
     """[RH] Figures 3/4: ``N`` copies of one input point with class probabilities ``probs``.
 
     The paper gives (0.375, 0.34, 0.28), which sum to 0.995; by default they are
@@ -750,8 +774,7 @@ def bayes_error(name: str, **params) -> float:
         return float(params.get("flip", 0.2))
     if name == "wsl2":
         sd = params.get("sd", _WSL2_SD)
-        v, _ = integrate.quad(lambda t: stats.norm.cdf(-(math.sin(t) + 1) / sd), 0, 2 * math.pi,
-                              limit=400)
+        v, _ = integrate.quad(lambda t: stats.norm.cdf(-(math.sin(t) + 1) / sd), 0, 2 * math.pi, limit=400)
         return v / (2 * math.pi)
     if name == "lum51":
         return _be_lum51(params.get("m", LUM51_M))
@@ -807,5 +830,5 @@ GENERATORS = {
 }
 
 for _name, (_make, _prob) in GENERATORS.items():
-    _make.bayes_error = (lambda _n: (lambda **kw: bayes_error(_n, **kw)))(_name)
+    _make.bayes_error = (lambda _n: lambda **kw: bayes_error(_n, **kw))(_name)
     _make.prob = _prob

@@ -8,6 +8,7 @@
   its ``coherence_minimizer`` is the multiclass one).
 * :mod:`cohstats.losses.lamsvm` -- the lambda-SVM multiclass hinge [RH] and its calibration check.
 """
+
 from cohstats._numba_cache import install as _install_numba_cache
 
 _install_numba_cache()  # before any jitted loss is defined: hash-keyed numba cache

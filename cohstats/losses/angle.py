@@ -36,6 +36,7 @@ The inverse link therefore recovers ``p`` from the population minimiser for ever
 weight), and with ``c = inf`` (the hinge) it does not exist. At K = 2 it is the binary LUM
 link of [LZW] (eq (8)).
 """
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,15 @@ from numba import njit
 
 from .scalar import lum_d1, lum_value
 
-__all__ = ["simplex_vertices", "angle_lum_loss", "angle_lum_margins", "angle_lum_proba",
-           "angle_lum_log_weights", "angle_lum_minimizer", "angle_lum_risk"]
+__all__ = [
+    "simplex_vertices",
+    "angle_lum_loss",
+    "angle_lum_margins",
+    "angle_lum_proba",
+    "angle_lum_log_weights",
+    "angle_lum_minimizer",
+    "angle_lum_risk",
+]
 
 
 @njit(cache=True)
@@ -54,7 +62,7 @@ def simplex_vertices_nb(K):
     """The (K, K-1) matrix whose rows are the simplex vertices W_1..W_K (module docstring)."""
     km1 = K - 1
     W = np.empty((K, km1))
-    if K == 2:                    # (1, -1) exactly (the general formula rounds the second)
+    if K == 2:  # (1, -1) exactly (the general formula rounds the second)
         W[0, 0] = 1.0
         W[1, 0] = -1.0
         return W
@@ -142,8 +150,9 @@ def _ac(a, c, allow_inf_c=False):
     if not a > 0:
         raise ValueError(f"a must be positive (np.inf allowed); got a={a!r}")
     if not c >= 0 or (math.isinf(c) and not allow_inf_c):
-        raise ValueError(f"c must be a finite number >= 0 here (c = inf is the hinge, which has "
-                         f"no inverse link); got c={c!r}")
+        raise ValueError(
+            f"c must be a finite number >= 0 here (c = inf is the hinge, which has no inverse link); got c={c!r}"
+        )
     return a, c
 
 
@@ -152,8 +161,7 @@ def _F(F, name="F"):
     if F.ndim == 1:
         F = F[None, :]
     if F.ndim != 2 or F.shape[1] < 1:
-        raise ValueError(f"{name} must be an (n, K-1) array of angle-based decision values; got "
-                         f"shape {np.shape(F)}")
+        raise ValueError(f"{name} must be an (n, K-1) array of angle-based decision values; got shape {np.shape(F)}")
     return np.ascontiguousarray(F)
 
 
@@ -236,17 +244,17 @@ def angle_lum_minimizer(P, a=1000.0, c=0.0):
     if P.shape[1] < 2 or np.any(~(P > 0)) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-10):
         raise ValueError("P must hold positive class probabilities summing to one per row")
     K = P.shape[1]
-    lr = np.log(P) - np.log(P.min(axis=1, keepdims=True))          # log(p_j / p_min) >= 0
+    lr = np.log(P) - np.log(P.min(axis=1, keepdims=True))  # log(p_j / p_min) >= 0
     if math.isinf(a):
         U = (lr + c) / (1.0 + c)
     else:
         U = (a * np.expm1(lr / (a + 1.0)) + c) / (1.0 + c)
-    low = lr <= 1e-15                                               # the least likely classes
+    low = lr <= 1e-15  # the least likely classes
     U[low] = 0.0
     tot = U.sum(axis=1, keepdims=True)
     m = low.sum(axis=1, keepdims=True)
     U = np.where(low, -tot / m, U)
-    Fs = U @ simplex_vertices(K) * ((K - 1.0) / K)                  # W'W = K/(K-1) I
+    Fs = U @ simplex_vertices(K) * ((K - 1.0) / K)  # W'W = K/(K-1) I
     return Fs[0] if one else Fs
 
 

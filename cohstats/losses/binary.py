@@ -25,6 +25,7 @@ name        loss                                        parameters (defaults)
 The default of ``"V"`` is ``u = 0`` so that ``get_loss("V")`` is the logistic loss (the RLRM of
 [ZDJ]); pass ``u=1`` for the paper's C-learning loss without the C-normalisation.
 """
+
 from __future__ import annotations
 
 import math
@@ -369,8 +370,7 @@ def logistic_link(f):
     """
     f_ = _arr("f", f)
     with np.errstate(over="ignore"):
-        out = np.where(f_ >= 0, 1.0 / (1.0 + np.exp(-np.abs(f_))),
-                       np.exp(-np.abs(f_)) / (1.0 + np.exp(-np.abs(f_))))
+        out = np.where(f_ >= 0, 1.0 / (1.0 + np.exp(-np.abs(f_))), np.exp(-np.abs(f_)) / (1.0 + np.exp(-np.abs(f_))))
     return _out(out, f)
 
 
@@ -639,8 +639,9 @@ class MarginLoss:
         """Pointwise (conditional) risk ``eta phi(f) + (1 - eta) phi(-f)``."""
         e = _prob("eta", eta)
         f_ = _arr("f", f)
-        out = (e * _run_loss(_VALUE, self.code, f_, self.p1, self.p2)
-               + (1.0 - e) * _run_loss(_VALUE, self.code, -f_, self.p1, self.p2))
+        out = e * _run_loss(_VALUE, self.code, f_, self.p1, self.p2) + (1.0 - e) * _run_loss(
+            _VALUE, self.code, -f_, self.p1, self.p2
+        )
         return _out(out, f, eta)
 
 

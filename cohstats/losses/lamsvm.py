@@ -15,6 +15,7 @@ it is ``{f : lo <= f <= hi, sum f = 0}`` for the box of subgradient-optimal coor
 optimal multiplier (:func:`lamsvm_optimal_set`). :func:`lamsvm_minimizer` solves the LP with
 ``scipy.optimize.linprog`` instead (one vertex of that set).
 """
+
 from __future__ import annotations
 
 import math

@@ -15,6 +15,7 @@ convention -- every function here is invariant to adding a constant to a row) an
 The njit row functions (``mc_*``) take one row ``g`` (1-D float64 array) and are what solvers
 (e.g. GentleBoost.C) call; the vectorised functions validate and loop over rows.
 """
+
 from __future__ import annotations
 
 import math
@@ -554,8 +555,10 @@ def coherence_minimizer(P, T=1.0, tol=1e-13, max_iter=500):
     for i in range(rows.shape[0]):
         g, it, conv = _minimize_pop_risk(np.ascontiguousarray(rows[i]), T, float(tol), int(max_iter))
         if not conv:
-            raise RuntimeError(f"coherence_minimizer did not converge for P = {rows[i]} in {max_iter} iterations; "
-                               "increase max_iter or tol")
+            raise RuntimeError(
+                f"coherence_minimizer did not converge for P = {rows[i]} in {max_iter} iterations; "
+                "increase max_iter or tol"
+            )
         out[i] = g
     return out[0] if P.ndim == 1 else out
 

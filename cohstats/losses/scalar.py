@@ -41,6 +41,7 @@ Besides the losses, this module holds the scalar inverse links and population mi
 (:func:`coh_fstar`, :func:`coh_log_eta`, :func:`lum_fstar`, :func:`lum_eta`,
 :func:`hhinge_fstar`, :func:`hhinge_eta`) so that solvers and the vectorised API share them.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,7 +57,7 @@ LOSS_HINGE = 5
 LOSS_EXP = 6
 LOSS_LOGIT = 7
 LOSS_L = 8
-LOSS_MCOH = 9   # multicategory coherence loss (not a binary margin loss; not in LOSS_CODES)
+LOSS_MCOH = 9  # multicategory coherence loss (not a binary margin loss; not in LOSS_CODES)
 LOSS_ALUM = 10  # angle-based multicategory LUM (grouped problem; not in LOSS_CODES)
 
 LOSS_CODES = {
@@ -316,7 +317,7 @@ def loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c):
             rho = p1
             u = p2
             kap = closs_kappa(p1, p2) if code == LOSS_C else 1.0
-            vs = kap * rho          # loss = vs * softplus(t)
+            vs = kap * rho  # loss = vs * softplus(t)
         for i in range(n):
             wi = w[i]
             if wi > 0.0:
@@ -351,6 +352,7 @@ def loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c):
 # --------------------------------------------------------------------------- links and minimisers
 # Population minimiser f*(eta) = argmin_f eta phi(f) + (1 - eta) phi(-f) and the inverse link
 # eta(f) with eta(f*(eta)) = eta. Arguments outside [0, 1] give nan (the vectorised API raises).
+
 
 @njit(cache=True)
 def logit(p):

@@ -5,6 +5,7 @@ The weakest-link pruning sequence ``ccp_alpha_0 = 0 < ccp_alpha_1 < ...`` is the
 (``lambda_``, ``path_var = "ccp_alpha"``), and ``s`` is the value chosen by ``nfolds``-fold
 cross-validation.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,41 +54,63 @@ _RENAMED = {"alpha": "the cost-complexity parameter is now called 'ccp_alpha'"}
 
 def _check_alpha_value(s, what="s"):
     if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
-        raise TypeError(f"{what} (cost-complexity parameter ccp_alpha) must be a number >= 0; "
-                        f"got {s!r}")
+        raise TypeError(f"{what} (cost-complexity parameter ccp_alpha) must be a number >= 0; got {s!r}")
     v = float(s)
     if not (v >= 0.0) or not math.isfinite(v):
-        raise ValueError(f"{what} (cost-complexity parameter ccp_alpha) must be a finite "
-                         f"number >= 0; got {s!r}")
+        raise ValueError(f"{what} (cost-complexity parameter ccp_alpha) must be a finite number >= 0; got {s!r}")
     return v
 
 
 # ============================================================================ fitting
 def _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth):
     codes, thr, nb = _t.make_bins(X[rows], max_bins, w[rows])
-    return _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size,
-                             max_depth=max_depth)
+    return _t.fit_class_tree(codes, nb, thr, y[rows], K, w[rows], min_leaf=min_node_size, max_depth=max_depth)
 
 
 def _cart_predict(t, X, alpha):
-    return _t.cart_leaf_index(np.ascontiguousarray(X, dtype=np.float64), t["feat"], t["thr"],
-                              t["left"], t["right"], t["prune_alpha"], float(alpha))
+    return _t.cart_leaf_index(
+        np.ascontiguousarray(X, dtype=np.float64),
+        t["feat"],
+        t["thr"],
+        t["left"],
+        t["right"],
+        t["prune_alpha"],
+        float(alpha),
+    )
 
 
 _PARAMS = {
-    "ccp_alpha": NoneOr(Real(0.0)), "nfolds": Integer(2), "rule": Options("min", "1se"),
-    "min_node_size": Integer(1), "max_depth": Integer(1), "max_bins": Integer(2, 65535),
-    "standardize": Bool(), "na_action": Options("omit", "raise"),
+    "ccp_alpha": NoneOr(Real(0.0)),
+    "nfolds": Integer(2),
+    "rule": Options("min", "1se"),
+    "min_node_size": Integer(1),
+    "max_depth": Integer(1),
+    "max_bins": Integer(2, 65535),
+    "standardize": Bool(),
+    "na_action": Options("omit", "raise"),
 }
 # leaf frequencies can be exactly 0 or 1, so the default CV measure is the error rate (rpart's)
 _DECLARED = FitSpec("cart", multiclass=True, probabilities=True, default_measure="class")
 
 
 @fit_function(_DECLARED, _PARAMS, renamed=_RENAMED)
-def cart(formula, data=None, *, ccp_alpha=None, nfolds: int = 10, rule: str = "min",
-         min_node_size: int = 1, max_depth: int = 30, max_bins: int = 65535,
-         standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
-         random_state=None, **kwargs):
+def cart(
+    formula,
+    data=None,
+    *,
+    ccp_alpha=None,
+    nfolds: int = 10,
+    rule: str = "min",
+    min_node_size: int = 1,
+    max_depth: int = 30,
+    max_bins: int = 65535,
+    standardize: bool = False,
+    weights=None,
+    subset=None,
+    na_action: str = "omit",
+    random_state=None,
+    **kwargs,
+):
     """A single classification tree (Gini), cost-complexity pruned by cross-validation.
 
     The tree is grown to purity (or ``min_node_size`` / ``max_depth``), the weakest-link
@@ -131,15 +154,42 @@ def cart(formula, data=None, *, ccp_alpha=None, nfolds: int = 10, rule: str = "m
     """
     _check_renamed("cart", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
-    return _cart(formula, data, context, ccp_alpha=ccp_alpha, nfolds=nfolds, rule=rule,
-                 min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                 standardize=standardize, weights=weights, subset=subset,
-                 na_action=na_action, random_state=random_state)
+    return _cart(
+        formula,
+        data,
+        context,
+        ccp_alpha=ccp_alpha,
+        nfolds=nfolds,
+        rule=rule,
+        min_node_size=min_node_size,
+        max_depth=max_depth,
+        max_bins=max_bins,
+        standardize=standardize,
+        weights=weights,
+        subset=subset,
+        na_action=na_action,
+        random_state=random_state,
+    )
 
 
-def _cart(formula, data, context, *, ccp_alpha=None, nfolds=10, rule="min", min_node_size=1,
-          max_depth=30, max_bins=65535, standardize=False, weights=None, subset=None,
-          na_action="omit", random_state=None, **kwargs):
+def _cart(
+    formula,
+    data,
+    context,
+    *,
+    ccp_alpha=None,
+    nfolds=10,
+    rule="min",
+    min_node_size=1,
+    max_depth=30,
+    max_bins=65535,
+    standardize=False,
+    weights=None,
+    subset=None,
+    na_action="omit",
+    random_state=None,
+    **kwargs,
+):
     _check_renamed("cart", kwargs, _RENAMED)
     nfolds = _check_int("nfolds", nfolds, 2)
     min_node_size = _check_int("min_node_size", min_node_size, 1)
@@ -150,18 +200,16 @@ def _cart(formula, data, context, *, ccp_alpha=None, nfolds=10, rule="min", min_
         ccp_alpha = _check_alpha_value(ccp_alpha, "ccp_alpha")
     if rule not in ("min", "1se"):
         raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
-    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                     context=context)
+    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
     n = len(y)
     rows = np.arange(n)
     full = _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth)
     alphas = full["alphas"]
-    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 \
-        else alphas.copy()
+    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 else alphas.copy()
     from cohstats.tuning import make_folds
 
-    folds = make_folds(y, nfolds, random_state=random_state)   # stratified
+    folds = make_folds(y, nfolds, random_state=random_state)  # stratified
     k = int(folds.max()) + 1
     miss = np.zeros((len(cand), n))
     for f in range(k):
@@ -183,13 +231,27 @@ def _cart(formula, data, context, *, ccp_alpha=None, nfolds=10, rule="min", min_
     if ccp_alpha is not None:
         call["ccp_alpha"] = ccp_alpha
     size = np.array([_n_leaves_at(full, a) for a in alphas])
-    cv_table = pd.DataFrame({"ccp_alpha": alphas, "ccp_alpha_cv": cand, "leaves": size,
-                             "train_error": [_train_err(full, a) for a in alphas],
-                             "cv_error": cv_err, "cv_se": cv_se})
-    return CartFit._from_arrays(d, tree=full, cv_table=cv_table,
-                                lambda_=np.asarray(alphas, dtype=float).copy(), cv_index=int(best),
-                                s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
-                                nfolds=k, standardize=standardize, call=call)
+    cv_table = pd.DataFrame(
+        {
+            "ccp_alpha": alphas,
+            "ccp_alpha_cv": cand,
+            "leaves": size,
+            "train_error": [_train_err(full, a) for a in alphas],
+            "cv_error": cv_err,
+            "cv_se": cv_se,
+        }
+    )
+    return CartFit._from_arrays(
+        d,
+        tree=full,
+        cv_table=cv_table,
+        lambda_=np.asarray(alphas, dtype=float).copy(),
+        cv_index=int(best),
+        s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
+        nfolds=k,
+        standardize=standardize,
+        call=call,
+    )
 
 
 def _n_leaves_at(t, alpha):
@@ -254,8 +316,9 @@ class CartFit(Fit):
     support_ = None
 
     @classmethod
-    def _from_arrays(cls, design, *, tree, cv_table, lambda_, cv_index, s, nfolds, standardize,
-                     call, converged=True, n_iter=1) -> "CartFit":
+    def _from_arrays(
+        cls, design, *, tree, cv_table, lambda_, cv_index, s, nfolds, standardize, call, converged=True, n_iter=1
+    ) -> "CartFit":
         """Build the result from the grown tree (every piece of state a keyword argument).
 
         ``tree`` the full tree with its pruning sequence, ``lambda_`` that sequence, ``cv_table``
@@ -338,13 +401,19 @@ class CartFit(Fit):
         return ax
 
     def _summary(self) -> Summary:
-        info = {"call": self.call_string(), "method": "CART (Gini, cost-complexity pruned)",
-                "classes": self.n_classes, "n": self.nobs, "predictors": self.design.p,
-                "CV folds": self.nfolds, "s (ccp_alpha)": float(self.s),
-                "terminal nodes": self.n_leaves,
-                "full tree leaves": int(self.cv_table["leaves"].iloc[0]),
-                "training error": _train_err(self.tree, self.s),
-                "rows dropped (missing values)": int(self.design.n_dropped)}
+        info = {
+            "call": self.call_string(),
+            "method": "CART (Gini, cost-complexity pruned)",
+            "classes": self.n_classes,
+            "n": self.nobs,
+            "predictors": self.design.p,
+            "CV folds": self.nfolds,
+            "s (ccp_alpha)": float(self.s),
+            "terminal nodes": self.n_leaves,
+            "full tree leaves": int(self.cv_table["leaves"].iloc[0]),
+            "training error": _train_err(self.tree, self.s),
+            "rows dropped (missing values)": int(self.design.n_dropped),
+        }
         return Summary("CART classification tree", info, {"pruning sequence": self.cv_table})
 
     def _repr_extra(self) -> str:

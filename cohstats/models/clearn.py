@@ -9,6 +9,7 @@ kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`) expansion of ea
 margin. All run on the one coordinate-descent path driver of :mod:`cohstats.solvers.cd.path`.
 Probabilities come from the coherence inverse link ([ZDJ] eq (10); [ZJLY] eq (8)).
 """
+
 from __future__ import annotations
 
 import math
@@ -23,18 +24,20 @@ from cohstats.losses.multiclass import coherence_loss, coherence_proba
 from cohstats.losses.scalar import closs_kappa
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence
-from cohstats.solvers.cd.kernel import (cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max,
-                                        kernel_multi_gamma_max)
+from cohstats.solvers.cd.kernel import cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max, kernel_multi_gamma_max
 from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
-from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
-                                 fit_function)
+from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["clearn", "CLearnFit"]
 
 _LOSSES = ("C", "V", "logistic", "hhinge", "sqhinge")
-_LOSS_TITLE = {"C": "C-learning", "V": "C-learning (coherence loss V)",
-               "logistic": "RLRM (penalised logistic regression)",
-               "hhinge": "HHSVM (huberized hinge)", "sqhinge": "squared-hinge SVM"}
+_LOSS_TITLE = {
+    "C": "C-learning",
+    "V": "C-learning (coherence loss V)",
+    "logistic": "RLRM (penalised logistic regression)",
+    "hhinge": "HHSVM (huberized hinge)",
+    "sqhinge": "squared-hinge SVM",
+}
 
 
 class CLearnFit(Fit):
@@ -57,10 +60,33 @@ class CLearnFit(Fit):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def _from_arrays(cls, design, *, loss, rho, u, alpha, delta, standardize, lossobj, lambda_,
-                     intercept_path, info, lambda_max, converged, n_iter, call, coef_path=None,
-                     beta_path=None, mc_scale=1.0, kernel=None, Xtrain=None, scaling=None,
-                     feature_map=None, feature_scaling=None) -> "CLearnFit":
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        loss,
+        rho,
+        u,
+        alpha,
+        delta,
+        standardize,
+        lossobj,
+        lambda_,
+        intercept_path,
+        info,
+        lambda_max,
+        converged,
+        n_iter,
+        call,
+        coef_path=None,
+        beta_path=None,
+        mc_scale=1.0,
+        kernel=None,
+        Xtrain=None,
+        scaling=None,
+        feature_map=None,
+        feature_scaling=None,
+    ) -> "CLearnFit":
         """Build a fit from the engine's output (every piece of state a keyword argument).
 
         ``coef_path`` ((L, p) or (L, p, K)) for linear expansions, or ``beta_path`` ((L, n) or
@@ -91,18 +117,20 @@ class CLearnFit(Fit):
         self.lambda_max = float(lambda_max)
         lam = self._checked_lambda(lambda_)
         if len(intercept_path) != lam.size:
-            raise ValueError(f"CLearnFit: intercept_path has {len(intercept_path)} rows for "
-                             f"{lam.size} lambda_ values")
+            raise ValueError(f"CLearnFit: intercept_path has {len(intercept_path)} rows for {lam.size} lambda_ values")
         last = (coef_path[-1], intercept_path[-1]) if coef_path is not None else (None, None)
-        self._set_contract(lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter,
-                           coef=last[0], intercept=last[1])
+        self._set_contract(
+            lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter, coef=last[0], intercept=last[1]
+        )
         return self
 
     # ------------------------------------------------------------------ coefficients
     def _beta_at(self, s=None):
         s = self.s if s is None else s
-        return (interpolate_path(self.lambda_, self._beta_path, s),
-                interpolate_path(self.lambda_, self._intercept_path, s))
+        return (
+            interpolate_path(self.lambda_, self._beta_path, s),
+            interpolate_path(self.lambda_, self._intercept_path, s),
+        )
 
     def _coef_at(self, s=None):
         if self.is_kernel:
@@ -169,8 +197,7 @@ class CLearnFit(Fit):
             X = self._features(X)
         if self.is_kernel:
             if self._beta_path.ndim == 3:
-                return np.einsum("mj,ljk->lmk", self._kmat(X), self._beta_path) + \
-                    self._intercept_path[:, None, :]
+                return np.einsum("mj,ljk->lmk", self._kmat(X), self._beta_path) + self._intercept_path[:, None, :]
             return self._intercept_path[:, None] + self._beta_path @ self._kmat(X).T
         if self._coef_path.ndim == 3:
             return np.einsum("np,lpk->lnk", X, self._coef_path) + self._intercept_path[:, None, :]
@@ -199,8 +226,10 @@ class CLearnFit(Fit):
         w = d.weights * (d.nobs / d.weights.sum())
         if self.n_classes > 2:
             F = np.asarray(F)
-            out = [float(np.mean(w * coherence_loss(Fi, d.y, self.rho)) * self._mc_scale)
-                   for Fi in F.reshape(-1, *F.shape[-2:])]
+            out = [
+                float(np.mean(w * coherence_loss(Fi, d.y, self.rho)) * self._mc_scale)
+                for Fi in F.reshape(-1, *F.shape[-2:])
+            ]
             return np.array(out).reshape(F.shape[:-2])
         z = np.asarray(F) * d.y
         return np.mean(w * self._lossobj.value(z), axis=-1)
@@ -216,11 +245,18 @@ class CLearnFit(Fit):
     def path(self) -> PathFrame:
         """The fitted sequence: lambda, nonzero count, training loss and error, coefficients."""
         F = self._decision_path(self.design.X)
-        data = {"lambda": self.lambda_, "df": self.info["df"],
-                "train_loss": self._train_loss(F), "train_error": self._train_error(F)}
+        data = {
+            "lambda": self.lambda_,
+            "df": self.info["df"],
+            "train_loss": self._train_loss(F),
+            "train_error": self._train_error(F),
+        }
         cols = []
-        names = self.xnames if getattr(self, "_fmap", None) is None else \
-            [f"phi[{j}]" for j in range(self._coef_path.shape[1])]
+        names = (
+            self.xnames
+            if getattr(self, "_fmap", None) is None
+            else [f"phi[{j}]" for j in range(self._coef_path.shape[1])]
+        )
         if not self.is_kernel:
             if self._coef_path.ndim == 2:
                 for j, name in enumerate(names):
@@ -253,17 +289,22 @@ class CLearnFit(Fit):
             info["u"] = self.u
         elif self.loss == "hhinge":
             info["delta"] = self.delta
-        info.update({
-            "expansion": ("linear" if not self.is_kernel else f"kernel {self._kernel.describe()}")
-            if getattr(self, "_fmap", None) is None else self._fmap.describe(),
-            "alpha (l1 share)": self.alpha,
-            "lambda range": f"{self.lambda_.max():.4g} .. {self.lambda_.min():.4g} ({len(self.lambda_)} values)",
-            "observations": d.nobs, "classes": ", ".join(map(str, self.classes)),
-            "training error": float(self._train_error(F)),
-            "mean training loss": float(self._train_loss(F)),
-            "converged": bool(self.converged), "coordinate passes": int(self.n_iter),
-            "max KKT violation": float(np.nanmax(self.info["kkt"])),
-        })
+        info.update(
+            {
+                "expansion": ("linear" if not self.is_kernel else f"kernel {self._kernel.describe()}")
+                if getattr(self, "_fmap", None) is None
+                else self._fmap.describe(),
+                "alpha (l1 share)": self.alpha,
+                "lambda range": f"{self.lambda_.max():.4g} .. {self.lambda_.min():.4g} ({len(self.lambda_)} values)",
+                "observations": d.nobs,
+                "classes": ", ".join(map(str, self.classes)),
+                "training error": float(self._train_error(F)),
+                "mean training loss": float(self._train_loss(F)),
+                "converged": bool(self.converged),
+                "coordinate passes": int(self.n_iter),
+                "max KKT violation": float(np.nanmax(self.info["kkt"])),
+            }
+        )
         tables = {}
         notes = []
         if self.is_kernel:
@@ -290,27 +331,39 @@ class CLearnFit(Fit):
         elif self.n_classes > 2:
             c, b = self._coef_at()
             keep = np.any(c != 0, axis=1)
-            tab = pd.DataFrame(np.vstack([b[None], c[keep]]), columns=self.classes,
-                               index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k])
+            tab = pd.DataFrame(
+                np.vstack([b[None], c[keep]]),
+                columns=self.classes,
+                index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k],
+            )
             tables["Nonzero coefficients (rows sum to zero)"] = tab
             info["predictors in model"] = f"{int(keep.sum())} of {d.p}"
         else:
             c, b = self._coef_at()
             keep = c != 0
-            tab = pd.DataFrame({"estimate": np.concatenate([[b], c[keep]])},
-                               index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k])
+            tab = pd.DataFrame(
+                {"estimate": np.concatenate([[b], c[keep]])},
+                index=["(Intercept)"] + [n for n, k in zip(self.xnames, keep) if k],
+            )
             tables["Nonzero coefficients"] = tab
             info["nonzero coefficients"] = f"{int(keep.sum())} of {d.p}"
         if not np.any(np.isclose(self.lambda_, s, rtol=1e-12, atol=0)):
             notes.append("s lies between fitted lambda values: coefficients interpolated linearly")
         if self.standardize:
-            notes.append("penalty applied to standardised predictors; coefficients on the original scale"
-                         if not self.is_kernel else "inputs standardised before the kernel")
+            notes.append(
+                "penalty applied to standardised predictors; coefficients on the original scale"
+                if not self.is_kernel
+                else "inputs standardised before the kernel"
+            )
         if not self.converged:
             notes.append("some lambda values did not converge: increase max_iter")
-        return Summary(f"{_LOSS_TITLE[self.loss]}" + (" (multiclass, grouped penalty)"
-                                                     if self.n_classes > 2 else ""),
-                       info, tables, notes, call=self.call_string())
+        return Summary(
+            f"{_LOSS_TITLE[self.loss]}" + (" (multiclass, grouped penalty)" if self.n_classes > 2 else ""),
+            info,
+            tables,
+            notes,
+            call=self.call_string(),
+        )
 
     def _repr_extra(self):
         return f"loss={self.loss}, alpha={self.alpha:g}, {len(self.lambda_)} lambdas, s={self.s:.4g}"
@@ -319,26 +372,60 @@ class CLearnFit(Fit):
 _KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
 _WIDTH = NoneOr(AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")))
 _PARAMS = {
-    "loss": Options(*_LOSSES), "rho": Real(0.0, closed="neither"), "u": Real(0.0),
-    "alpha": Real(0.0, 1.0), "lambda_": NoneOr(Reals(Real(0.0))), "nlambda": Integer(1),
-    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")), "kernel": _KERNELS,
-    "gamma": _WIDTH, "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1),
-    "coef0": Real(), "delta": Real(0.0, closed="neither"), "standardize": Bool(),
-    "na_action": Options("omit", "raise"), "tol": Real(0.0, closed="neither"),
-    "max_iter": Integer(1), "mode": NoneOr(Options("irls", "mm", "exact")),
-    "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
+    "loss": Options(*_LOSSES),
+    "rho": Real(0.0, closed="neither"),
+    "u": Real(0.0),
+    "alpha": Real(0.0, 1.0),
+    "lambda_": NoneOr(Reals(Real(0.0))),
+    "nlambda": Integer(1),
+    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")),
+    "kernel": _KERNELS,
+    "gamma": _WIDTH,
+    "sigma": NoneOr(Real(0.0, closed="neither")),
+    "degree": Integer(1),
+    "coef0": Real(),
+    "delta": Real(0.0, closed="neither"),
+    "standardize": Bool(),
+    "na_action": Options("omit", "raise"),
+    "tol": Real(0.0, closed="neither"),
+    "max_iter": Integer(1),
+    "mode": NoneOr(Options("irls", "mm", "exact")),
+    "kernel_approx": NoneOr(Options("nystroem", "rff")),
+    "n_components": Integer(1),
 }
-_DECLARED = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True,
-               default_measure="deviance")
+_DECLARED = FitSpec("clearn", path_args=("lambda_",), multiclass=True, probabilities=True, default_measure="deviance")
 
 
 @fit_function(_DECLARED, _PARAMS)
-def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 1.0,
-           alpha: float = 1.0, lambda_=None, nlambda: int = 100, lambda_min_ratio=None,
-           kernel=None, gamma=None, sigma=None, degree: int = 3, coef0: float = 1.0,
-           delta: float = 2.0, standardize: bool = True, weights=None, subset=None,
-           na_action: str = "omit", penalty_factor=None, tol: float = 1e-7, max_iter: int = 10000,
-           mode=None, kernel_approx=None, n_components: int = 300, random_state=0) -> CLearnFit:
+def clearn(
+    formula,
+    data=None,
+    *,
+    loss: str = "C",
+    rho: float = 1.0,
+    u: float = 1.0,
+    alpha: float = 1.0,
+    lambda_=None,
+    nlambda: int = 100,
+    lambda_min_ratio=None,
+    kernel=None,
+    gamma=None,
+    sigma=None,
+    degree: int = 3,
+    coef0: float = 1.0,
+    delta: float = 2.0,
+    standardize: bool = True,
+    weights=None,
+    subset=None,
+    na_action: str = "omit",
+    penalty_factor=None,
+    tol: float = 1e-7,
+    max_iter: int = 10000,
+    mode=None,
+    kernel_approx=None,
+    n_components: int = 300,
+    random_state=0,
+) -> CLearnFit:
     """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
 
     Minimises ``(1/n) sum_i w_i phi(y_i f(x_i)) + lambda [(1-alpha)/2 ||beta||^2 + alpha ||beta||_1]``
@@ -418,8 +505,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     True
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else \
-        dict(loss=loss, alpha=alpha)
+    call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else dict(loss=loss, alpha=alpha)
     if loss == "hhinge":
         call["delta"] = delta
     if lambda_ is not None:
@@ -436,24 +522,27 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
     rho, u, alpha, delta, tol = float(rho), float(u), float(alpha), float(delta), float(tol)
     nlambda, max_iter = int(nlambda), int(max_iter)
     if loss == "C" and u <= 0:
-        raise ValueError(f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function "
-                         f"V, loss='V'); got {u!r}")
+        raise ValueError(
+            f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function V, loss='V'); got {u!r}"
+        )
     # a Design passes through build_design (subset/weights applied, no re-parsing)
-    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          context=ctx)
+    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
     n, p = design.nobs, design.p
     K = design.n_classes
     if K < 2:
         raise ValueError("clearn needs a response with at least two classes")
     counts = np.bincount(design.y_int, minlength=K) if hasattr(design, "y_int") else None
     if counts is not None and np.any(counts == 0):
-        raise ValueError("every class of the response must occur in the training data; "
-                         f"counts {dict(zip(design.classes, counts.tolist()))}")
+        raise ValueError(
+            "every class of the response must occur in the training data; "
+            f"counts {dict(zip(design.classes, counts.tolist()))}"
+        )
     multiclass = K > 2
     if multiclass:
         if loss not in ("C", "V"):
-            raise ValueError(f"for {K} classes clearn uses the multicategory coherence loss: "
-                             f"loss must be 'C' or 'V'; got {loss!r}")
+            raise ValueError(
+                f"for {K} classes clearn uses the multicategory coherence loss: loss must be 'C' or 'V'; got {loss!r}"
+            )
         if u != 1.0:
             raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={u!r}")
     lossobj = _loss_object(loss, rho, u, delta)
@@ -468,8 +557,7 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         lam = np.sort(lam)[::-1].copy()
 
     kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
-    state = dict(loss=loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=standardize,
-                 lossobj=lossobj, call=call)
+    state = dict(loss=loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=standardize, lossobj=lossobj, call=call)
     if kernel_approx is not None:
         if kernel is None:
             raise ValueError("clearn: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
@@ -477,14 +565,13 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
             raise ValueError("penalty_factor applies to linear expansions only")
         from cohstats.kernel_approx import feature_map
         from cohstats.scaling import column_scaling
+
         xc, xs = column_scaling(X, w, standardize)
         Z = (X - xc) / xs
-        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree,
-                          coef0=coef0, width="scale")
-        fmap = feature_map(kernel_approx, ker, Z, n_components=n_components,
-                           random_state=random_state)
+        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
+        fmap = feature_map(kernel_approx, ker, Z, n_components=n_components, random_state=random_state)
         state.update(feature_map=fmap, feature_scaling=(xc, xs), kernel=ker)
-        X = fmap(Z)                      # the linear engine on the feature map, unstandardised
+        X = fmap(Z)  # the linear engine on the feature map, unstandardised
         p = X.shape[1]
         kernel = None
         standardize_fit = False
@@ -502,59 +589,115 @@ def clearn(formula, data=None, *, loss: str = "C", rho: float = 1.0, u: float = 
         else:
             xc, xs = np.zeros(p), np.ones(p)
         Z = (X - xc) / xs
-        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree,
-                          coef0=coef0, width="scale")
+        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
         Kmat = ker(Z, Z)
         if ker.code == KERNEL_CALLABLE:
             Kmat = 0.5 * (Kmat + Kmat.T)
         if multiclass:
             sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
             state["mc_scale"] = sc
-            gmax = kernel_multi_gamma_max(Kmat, design.y, w, rho, alpha, n_classes=K,
-                                          intercept=intercept, loss_scale=sc)
+            gmax = kernel_multi_gamma_max(
+                Kmat, design.y, w, rho, alpha, n_classes=K, intercept=intercept, loss_scale=sc
+            )
         else:
-            gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
-                                    alpha, intercept=intercept)
-        path_lam = _sequence(lam if lam_given else None, gmax, nlambda,
-                             1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p)
+            gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept)
+        path_lam = _sequence(
+            lam if lam_given else None, gmax, nlambda, 1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p
+        )
         if multiclass:
-            b0, B, info = cd_kernel_multi_path(Kmat, design.y, w, rho, path_lam, alpha,
-                                               n_classes=K, intercept=intercept, loss_scale=sc,
-                                               **kw)
+            b0, B, info = cd_kernel_multi_path(
+                Kmat, design.y, w, rho, path_lam, alpha, n_classes=K, intercept=intercept, loss_scale=sc, **kw
+            )
         else:
-            b0, B, info = cd_kernel_path(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2,
-                                         path_lam, alpha, mode=mode, intercept=intercept, **kw)
+            b0, B, info = cd_kernel_path(
+                Kmat,
+                design.y,
+                w,
+                lossobj.code,
+                lossobj.p1,
+                lossobj.p2,
+                path_lam,
+                alpha,
+                mode=mode,
+                intercept=intercept,
+                **kw,
+            )
         keep = _keep(path_lam, lam if lam_given else None)
-        state.update(beta_path=B[keep], intercept_path=b0[keep], kernel=ker, Xtrain=Z,
-                     scaling=(xc, xs))
+        state.update(beta_path=B[keep], intercept_path=b0[keep], kernel=ker, Xtrain=Z, scaling=(xc, xs))
     elif multiclass:
         sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
         state["mc_scale"] = sc
-        lmax = multi_lambda_max(X, design.y, w, rho, alpha, K=K, standardize=standardize_fit,
-                                penalty_factor=penalty_factor, intercept=intercept, loss_scale=sc)
+        lmax = multi_lambda_max(
+            X,
+            design.y,
+            w,
+            rho,
+            alpha,
+            K=K,
+            standardize=standardize_fit,
+            penalty_factor=penalty_factor,
+            intercept=intercept,
+            loss_scale=sc,
+        )
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
-        b0, B, info = cd_multi_path(X, design.y, w, rho, path_lam, alpha, K=K,
-                                    standardize=standardize_fit, penalty_factor=penalty_factor,
-                                    intercept=intercept, loss_scale=sc, **kw)
+        b0, B, info = cd_multi_path(
+            X,
+            design.y,
+            w,
+            rho,
+            path_lam,
+            alpha,
+            K=K,
+            standardize=standardize_fit,
+            penalty_factor=penalty_factor,
+            intercept=intercept,
+            loss_scale=sc,
+            **kw,
+        )
         keep = _keep(path_lam, lam if lam_given else None)
         state.update(coef_path=B[keep], intercept_path=b0[keep])
     else:
-        lmax = lambda_max(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha,
-                          standardize=standardize_fit, penalty_factor=penalty_factor,
-                          intercept=intercept)
+        lmax = lambda_max(
+            X,
+            design.y,
+            w,
+            lossobj.code,
+            lossobj.p1,
+            lossobj.p2,
+            alpha,
+            standardize=standardize_fit,
+            penalty_factor=penalty_factor,
+            intercept=intercept,
+        )
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
-        b0, B, info = cd_path(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, path_lam,
-                              alpha, standardize=standardize_fit, penalty_factor=penalty_factor,
-                              intercept=intercept, mode=mode, **kw)
+        b0, B, info = cd_path(
+            X,
+            design.y,
+            w,
+            lossobj.code,
+            lossobj.p1,
+            lossobj.p2,
+            path_lam,
+            alpha,
+            standardize=standardize_fit,
+            penalty_factor=penalty_factor,
+            intercept=intercept,
+            mode=mode,
+            **kw,
+        )
         keep = _keep(path_lam, lam if lam_given else None)
         state.update(coef_path=B[keep], intercept_path=b0[keep])
-    kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v)
-            for k, v in info.items()}
+    kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v) for k, v in info.items()}
     # convergence and passes count the whole run, warm-start values included
-    return CLearnFit._from_arrays(design, lambda_=path_lam[keep], info=kept,
-                                  lambda_max=lmax if kernel is None else gmax,
-                                  converged=bool(np.all(info["converged"])),
-                                  n_iter=int(np.sum(info["n_iter"])), **state)
+    return CLearnFit._from_arrays(
+        design,
+        lambda_=path_lam[keep],
+        info=kept,
+        lambda_max=lmax if kernel is None else gmax,
+        converged=bool(np.all(info["converged"])),
+        n_iter=int(np.sum(info["n_iter"])),
+        **state,
+    )
 
 
 def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):
@@ -573,9 +716,11 @@ def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, f
         unused = [k for k in width if k == "sigma"]
     if unused:
         what = "the primal linear model (kernel=None)" if name is None else f"kernel={name!r}"
-        raise ValueError(f"{fn}: {', '.join(unused)} given, but {what} does not use "
-                         f"{'it' if len(unused) == 1 else 'them'}; remove "
-                         f"{'it' if len(unused) == 1 else 'them'} or choose a kernel that does")
+        raise ValueError(
+            f"{fn}: {', '.join(unused)} given, but {what} does not use "
+            f"{'it' if len(unused) == 1 else 'them'}; remove "
+            f"{'it' if len(unused) == 1 else 'them'} or choose a kernel that does"
+        )
 
 
 def _loss_object(loss, rho, u, delta):
@@ -591,15 +736,23 @@ def _sequence(lam, lmax, nlambda, ratio, n, p):
     from lambda_max (glmnet's advice: a path is faster and more accurate than a cold start)."""
     if lam is None:
         if not np.isfinite(lmax):
-            why = ("the model has no predictors (a formula such as 'y ~ 1')" if p == 0 else
-                   "no predictor is penalised (constant columns, or penalty_factor all 0)")
-            raise ValueError(f"clearn: {why}, so there is no lambda path to compute; give lambda_ "
-                             f"(e.g. lambda_=0) for the unpenalised fit")
+            why = (
+                "the model has no predictors (a formula such as 'y ~ 1')"
+                if p == 0
+                else "no predictor is penalised (constant columns, or penalty_factor all 0)"
+            )
+            raise ValueError(
+                f"clearn: {why}, so there is no lambda path to compute; give lambda_ "
+                f"(e.g. lambda_=0) for the unpenalised fit"
+            )
         return lambda_sequence(lmax, nlambda, ratio, n, p)
     top = lam[0]
     if np.isfinite(lmax) and top < lmax and lam.size < 5:
-        warm = lmax * np.exp(np.linspace(0.0, math.log(top / lmax), 12))[:-1] if top > 0 else \
-            lambda_sequence(lmax, 11, 1e-4)
+        warm = (
+            lmax * np.exp(np.linspace(0.0, math.log(top / lmax), 12))[:-1]
+            if top > 0
+            else lambda_sequence(lmax, 11, 1e-4)
+        )
         return np.concatenate([warm, lam])
     return lam
 

@@ -6,6 +6,7 @@
 AdaBoost.MH, ``"adaboost_mh_discrete"``: discrete AdaBoost.MH) and forwards ``loss="cart"``
 to :func:`cohstats.models.cart.cart`.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,29 +36,36 @@ _RHO_MIN = 1e-3
 DEFAULT_SHRINKAGE = 0.1
 
 _PARAMS = {
-    "rho": Real(0.0, closed="neither"), "n_trees": Integer(1), "nodes": Integer(2),
-    "shrinkage": Real(0.0, 1.0, closed="right"), "init": NoneOr(Options("zero", "prior")),
-    "init_beta": Options("uniform", "loss"), "min_node_size": Integer(1),
-    "max_depth": NoneOr(Integer(1)), "max_bins": Integer(2, 65535), "w_floor": Real(0.0),
+    "rho": Real(0.0, closed="neither"),
+    "n_trees": Integer(1),
+    "nodes": Integer(2),
+    "shrinkage": Real(0.0, 1.0, closed="right"),
+    "init": NoneOr(Options("zero", "prior")),
+    "init_beta": Options("uniform", "loss"),
+    "min_node_size": Integer(1),
+    "max_depth": NoneOr(Integer(1)),
+    "max_bins": Integer(2, 65535),
+    "w_floor": Real(0.0),
     "max_delta_step": NoneOr(Real(0.0, closed="neither")),
-    "lambda_l2": Real(0.0), "subsample": Real(0.0, 1.0, closed="right"),
+    "lambda_l2": Real(0.0),
+    "subsample": Real(0.0, 1.0, closed="right"),
     "validation_fraction": NoneOr(Real(0.0, 1.0, closed="neither")),
-    "n_iter_no_change": NoneOr(Integer(1)), "tol": Real(0.0), "standardize": Bool(),
+    "n_iter_no_change": NoneOr(Integer(1)),
+    "tol": Real(0.0),
+    "standardize": Bool(),
     "na_action": Options("omit", "raise"),
 }
-_GBOOST_C = FitSpec("gboost_c", staged=True, multiclass=True, probabilities=True,
-                    default_measure="deviance")
-_GBOOST = FitSpec("gboost", staged=True, multiclass=True, probabilities=True,
-                  default_measure="deviance")
+_GBOOST_C = FitSpec("gboost_c", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
+_GBOOST = FitSpec("gboost", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
 
 
 _RENAMED = {
     "T": "the temperature is now called 'rho'",
     "H": "the number of boosting rounds is now called 'n_trees'",
     "z_max": "the response cap was removed: the working responses are no longer capped, the "
-             "step control keeps every round from raising the training loss",
+    "step control keeps every round from raising the training loss",
     "centre": "the centring option was removed: each round's trees are centred (the reading "
-              "of Algorithm 1 under which the boosting minimises its loss)",
+    "of Algorithm 1 under which the boosting minimises its loss)",
 }
 
 
@@ -90,14 +98,18 @@ def _schedule(rho, anneal, n_trees):
     else:
         Ts = np.asarray(anneal, dtype=float)
         if Ts.shape != (n_trees,):
-            raise ValueError(f"anneal must be None, a final temperature, or an array of "
-                             f"n_trees={n_trees} temperatures; got shape {Ts.shape}")
+            raise ValueError(
+                f"anneal must be None, a final temperature, or an array of "
+                f"n_trees={n_trees} temperatures; got shape {Ts.shape}"
+            )
         if not np.all(np.isfinite(Ts)) or np.any(Ts <= 0):
             raise ValueError("anneal temperatures must be positive and finite")
     if Ts.min() < _RHO_MIN:
-        raise ValueError(f"temperatures rho below {_RHO_MIN} are refused: the coherence weights "
-                         f"are one-hot to machine precision and the Newton steps degenerate; "
-                         f"got min rho = {Ts.min():g}")
+        raise ValueError(
+            f"temperatures rho below {_RHO_MIN} are refused: the coherence weights "
+            f"are one-hot to machine precision and the Newton steps degenerate; "
+            f"got min rho = {Ts.min():g}"
+        )
     return np.ascontiguousarray(Ts)
 
 
@@ -118,14 +130,35 @@ def _validation_split(y, fraction, rng):
 
 # ============================================================================ gboost
 @fit_function(_GBOOST, {**_PARAMS, "loss": Options(*_LOSSES, "cart")}, renamed=_RENAMED)
-def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
-           n_trees: int = 100, nodes: int = 8, shrinkage: float = DEFAULT_SHRINKAGE,
-           anneal=None, init: str | None = None, init_beta: str = "uniform",
-           min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255, w_floor: float = 1e-10,
-           max_delta_step: float | None = 4.0, lambda_l2: float = 0.0, subsample: float = 1.0,
-           validation_fraction: float | None = None, n_iter_no_change: int | None = None,
-           tol: float = 1e-4, standardize: bool = False, weights=None, subset=None,
-           na_action: str = "omit", random_state=None, **kwargs):
+def gboost(
+    formula,
+    data=None,
+    *,
+    loss: str = "coherence",
+    rho: float = 1.0,
+    n_trees: int = 100,
+    nodes: int = 8,
+    shrinkage: float = DEFAULT_SHRINKAGE,
+    anneal=None,
+    init: str | None = None,
+    init_beta: str = "uniform",
+    min_node_size: int = 1,
+    max_depth: int | None = None,
+    max_bins: int = 255,
+    w_floor: float = 1e-10,
+    max_delta_step: float | None = 4.0,
+    lambda_l2: float = 0.0,
+    subsample: float = 1.0,
+    validation_fraction: float | None = None,
+    n_iter_no_change: int | None = None,
+    tol: float = 1e-4,
+    standardize: bool = False,
+    weights=None,
+    subset=None,
+    na_action: str = "omit",
+    random_state=None,
+    **kwargs,
+):
     """Multiclass boosting with small regression trees: GentleBoost.C and its baselines.
 
     Parameters
@@ -249,30 +282,77 @@ def gboost(formula, data=None, *, loss: str = "coherence", rho: float = 1.0,
     """
     context = capture_context(1) if isinstance(formula, str) else None
     if loss == "cart":
-        return _cart(formula, data, context, weights=weights, subset=subset,
-                     na_action=na_action, random_state=random_state, standardize=standardize,
-                     **kwargs)
+        return _cart(
+            formula,
+            data,
+            context,
+            weights=weights,
+            subset=subset,
+            na_action=na_action,
+            random_state=random_state,
+            standardize=standardize,
+            **kwargs,
+        )
     _check_renamed("gboost", kwargs, _RENAMED)
-    return _gboost(formula, data, context, loss=loss, rho=rho, n_trees=n_trees, nodes=nodes,
-                   shrinkage=shrinkage, anneal=anneal, init=init, init_beta=init_beta,
-                   min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
-                   subsample=subsample, validation_fraction=validation_fraction,
-                   n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
-                   weights=weights, subset=subset, na_action=na_action,
-                   random_state=random_state)
+    return _gboost(
+        formula,
+        data,
+        context,
+        loss=loss,
+        rho=rho,
+        n_trees=n_trees,
+        nodes=nodes,
+        shrinkage=shrinkage,
+        anneal=anneal,
+        init=init,
+        init_beta=init_beta,
+        min_node_size=min_node_size,
+        max_depth=max_depth,
+        max_bins=max_bins,
+        w_floor=w_floor,
+        max_delta_step=max_delta_step,
+        lambda_l2=lambda_l2,
+        subsample=subsample,
+        validation_fraction=validation_fraction,
+        n_iter_no_change=n_iter_no_change,
+        tol=tol,
+        standardize=standardize,
+        weights=weights,
+        subset=subset,
+        na_action=na_action,
+        random_state=random_state,
+    )
 
 
 @fit_function(_GBOOST_C, _PARAMS, renamed=_RENAMED)
-def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes: int = 8,
-             shrinkage: float = DEFAULT_SHRINKAGE, anneal=None, init: str | None = None,
-             init_beta: str = "uniform", min_node_size: int = 1, max_depth: int | None = None, max_bins: int = 255,
-             w_floor: float = 1e-10, max_delta_step: float | None = 4.0,
-             lambda_l2: float = 0.0, subsample: float = 1.0,
-             validation_fraction: float | None = None,
-             n_iter_no_change: int | None = None, tol: float = 1e-4,
-             standardize: bool = False, weights=None, subset=None, na_action: str = "omit",
-             random_state=None, **kwargs):
+def gboost_c(
+    formula,
+    data=None,
+    *,
+    rho: float = 1.0,
+    n_trees: int = 100,
+    nodes: int = 8,
+    shrinkage: float = DEFAULT_SHRINKAGE,
+    anneal=None,
+    init: str | None = None,
+    init_beta: str = "uniform",
+    min_node_size: int = 1,
+    max_depth: int | None = None,
+    max_bins: int = 255,
+    w_floor: float = 1e-10,
+    max_delta_step: float | None = 4.0,
+    lambda_l2: float = 0.0,
+    subsample: float = 1.0,
+    validation_fraction: float | None = None,
+    n_iter_no_change: int | None = None,
+    tol: float = 1e-4,
+    standardize: bool = False,
+    weights=None,
+    subset=None,
+    na_action: str = "omit",
+    random_state=None,
+    **kwargs,
+):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
 
     Each round fits, for every class ``j``, an ``nodes``-leaf weighted least-squares
@@ -331,21 +411,65 @@ def gboost_c(formula, data=None, *, rho: float = 1.0, n_trees: int = 100, nodes:
     """
     _check_renamed("gboost_c", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
-    return _gboost(formula, data, context, loss="coherence", rho=rho, n_trees=n_trees,
-                   nodes=nodes, shrinkage=shrinkage, anneal=anneal, init=init,
-                   init_beta=init_beta,
-                   min_node_size=min_node_size, max_depth=max_depth, max_bins=max_bins,
-                   w_floor=w_floor, max_delta_step=max_delta_step, lambda_l2=lambda_l2,
-                   subsample=subsample, validation_fraction=validation_fraction,
-                   n_iter_no_change=n_iter_no_change, tol=tol, standardize=standardize,
-                   weights=weights, subset=subset, na_action=na_action,
-                   random_state=random_state)
+    return _gboost(
+        formula,
+        data,
+        context,
+        loss="coherence",
+        rho=rho,
+        n_trees=n_trees,
+        nodes=nodes,
+        shrinkage=shrinkage,
+        anneal=anneal,
+        init=init,
+        init_beta=init_beta,
+        min_node_size=min_node_size,
+        max_depth=max_depth,
+        max_bins=max_bins,
+        w_floor=w_floor,
+        max_delta_step=max_delta_step,
+        lambda_l2=lambda_l2,
+        subsample=subsample,
+        validation_fraction=validation_fraction,
+        n_iter_no_change=n_iter_no_change,
+        tol=tol,
+        standardize=standardize,
+        weights=weights,
+        subset=subset,
+        na_action=na_action,
+        random_state=random_state,
+    )
 
 
-def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, anneal, init,
-            init_beta, min_node_size, max_depth, max_bins, w_floor, max_delta_step,
-            lambda_l2, subsample, validation_fraction,
-            n_iter_no_change, tol, standardize, weights, subset, na_action, random_state):
+def _gboost(
+    formula,
+    data,
+    context,
+    *,
+    loss,
+    rho,
+    n_trees,
+    nodes,
+    shrinkage,
+    anneal,
+    init,
+    init_beta,
+    min_node_size,
+    max_depth,
+    max_bins,
+    w_floor,
+    max_delta_step,
+    lambda_l2,
+    subsample,
+    validation_fraction,
+    n_iter_no_change,
+    tol,
+    standardize,
+    weights,
+    subset,
+    na_action,
+    random_state,
+):
     if not isinstance(loss, str) or loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
     code, label = _LOSSES[loss]
@@ -356,17 +480,17 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
     max_bins = _check_int("max_bins", max_bins, 2, 65535)
     shrinkage = _check_pos("shrinkage", shrinkage)
     w_floor = _check_pos("w_floor", w_floor)
-    max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step",
-                                                                       max_delta_step, True)
+    max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step", max_delta_step, True)
     standardize = _check_bool("standardize", standardize)
     lambda_l2 = _check_nonneg("lambda_l2", lambda_l2)
     subsample = _check_pos("subsample", subsample)
     if subsample > 1.0:
-        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); "
-                         f"got {subsample}")
+        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); got {subsample}")
     if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
-        raise ValueError(f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
-                         f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}")
+        raise ValueError(
+            f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
+            f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}"
+        )
     if n_iter_no_change is not None:
         n_iter_no_change = _check_int("n_iter_no_change", n_iter_no_change, 1)
         if validation_fraction is None:
@@ -389,8 +513,7 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
         init = "zero" if shrinkage == 1.0 else "prior"
     if init not in ("zero", "prior"):
         raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
-    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                     context=context)
+    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     call = dict(loss=loss, rho=rho, n_trees=n_trees, nodes=nodes, shrinkage=shrinkage)
     if anneal is not None:
         call["anneal"] = anneal if np.ndim(anneal) == 0 else "schedule"
@@ -405,38 +528,60 @@ def _gboost(formula, data, context, *, loss, rho, n_trees, nodes, shrinkage, ann
         call["validation_fraction"] = validation_fraction
     if n_iter_no_change is not None:
         call["n_iter_no_change"] = n_iter_no_change
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
-            and int(random_state) == -1:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) == -1:
         seed = -1
         rng = np.random.default_rng(0)
     else:
         try:
             rng = np.random.default_rng(random_state)
         except (TypeError, ValueError) as e:
-            raise TypeError(f"random_state must be None, an integer or a numpy Generator; "
-                            f"got {random_state!r}") from e
-        seed = int(rng.integers(0, 2 ** 31 - 1))
+            raise TypeError(f"random_state must be None, an integer or a numpy Generator; got {random_state!r}") from e
+        seed = int(rng.integers(0, 2**31 - 1))
     call["random_state"] = random_state
     val = None
     if validation_fraction is not None:
         val = _validation_split(d.y_int, validation_fraction, rng)
         if not val.any() or val.all():
-            raise ValueError(f"validation_fraction={validation_fraction} leaves no rows for "
-                             f"validation or for training ({d.nobs} rows)")
-    return _fit_boost(d, code, label, Ts, n_trees, nodes, shrinkage, init_beta == "uniform",
-                      init == "prior", min_node_size, max_depth, max_bins, w_floor, max_delta_step,
-                      call, seed, val,
-                      n_iter_no_change or 0, tol, standardize, lambda_l2, subsample)
+            raise ValueError(
+                f"validation_fraction={validation_fraction} leaves no rows for "
+                f"validation or for training ({d.nobs} rows)"
+            )
+    return _fit_boost(
+        d,
+        code,
+        label,
+        Ts,
+        n_trees,
+        nodes,
+        shrinkage,
+        init_beta == "uniform",
+        init == "prior",
+        min_node_size,
+        max_depth,
+        max_bins,
+        w_floor,
+        max_delta_step,
+        call,
+        seed,
+        val,
+        n_iter_no_change or 0,
+        tol,
+        standardize,
+        lambda_l2,
+        subsample,
+    )
 
 
 def _initial_margins(code, y, sw, m, rho):
     """Minimiser of the weighted intercept-only loss (the margins of the class shares)."""
     P = np.bincount(y, weights=sw, minlength=m) / sw.sum()
     if np.any(P <= 0):
-        raise ValueError("init='prior' needs every class among the training rows (with positive "
-                         "weight); use init='zero'")
+        raise ValueError(
+            "init='prior' needs every class among the training rows (with positive weight); use init='zero'"
+        )
     if code == _b.LOSS_COH:
         from cohstats.losses.multiclass import coherence_minimizer
+
         return coherence_minimizer(P, rho)
     if code in (_b.LOSS_MH, _b.LOSS_MH_DISCRETE):
         return 0.5 * np.log(P / (1.0 - P))
@@ -444,11 +589,30 @@ def _initial_margins(code, y, sw, m, rho):
     return lp - lp.mean()
 
 
-def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior,
-               min_node_size,
-               max_depth, max_bins, w_floor, max_delta_step, call, seed, val,
-               n_iter_no_change, tol,
-               standardize, lambda_l2=0.0, subsample=1.0):
+def _fit_boost(
+    d,
+    code,
+    label,
+    Ts,
+    H,
+    nodes,
+    shrinkage,
+    init_uniform,
+    init_prior,
+    min_node_size,
+    max_depth,
+    max_bins,
+    w_floor,
+    max_delta_step,
+    call,
+    seed,
+    val,
+    n_iter_no_change,
+    tol,
+    standardize,
+    lambda_l2=0.0,
+    subsample=1.0,
+):
     m = d.n_classes
     if m < 2:
         raise ValueError(f"the response needs at least two classes; got {d.classes!r}")
@@ -492,33 +656,95 @@ def _fit_boost(d, code, label, Ts, H, nodes, shrinkage, init_uniform, init_prior
     G = np.tile(g0, (len(y), 1))
     Gv = np.tile(g0, (len(yv), 1))
     if init_prior:
-        init_uniform = False     # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
+        init_uniform = False  # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
     rounds, finite, best = _b.boost_fit(
-        codes, n_bins, np.ascontiguousarray(thresholds), y, sw, m, H, code, Ts, shrinkage,
-        max_delta_step, nodes, min_node_size, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
-        n_iter_no_change, tol, feat, sbin, shi, thr, left, right, value, n_nodes, step_scale,
-        train_err, train_loss, val_loss, G, Gv, lambda_l2, subsample)
+        codes,
+        n_bins,
+        np.ascontiguousarray(thresholds),
+        y,
+        sw,
+        m,
+        H,
+        code,
+        Ts,
+        shrinkage,
+        max_delta_step,
+        nodes,
+        min_node_size,
+        max_depth,
+        w_floor,
+        init_uniform,
+        seed,
+        hist,
+        Xv,
+        yv,
+        swv,
+        n_iter_no_change,
+        tol,
+        feat,
+        sbin,
+        shi,
+        thr,
+        left,
+        right,
+        value,
+        n_nodes,
+        step_scale,
+        train_err,
+        train_loss,
+        val_loss,
+        G,
+        Gv,
+        lambda_l2,
+        subsample,
+    )
     if rounds == 0:
-        raise FloatingPointError(f"{label}: the margins became non-finite in the first round; "
-                                 f"check the weights and predictors for extreme values")
+        raise FloatingPointError(
+            f"{label}: the margins became non-finite in the first round; "
+            f"check the weights and predictors for extreme values"
+        )
     fit = GBoostFit._from_arrays(
-        d, method="gboost_c" if code == _b.LOSS_COH else "gboost",
-        loss=[k for k, v in _LOSSES.items() if v[0] == code][0], label=label, code=code, g0=g0,
-        init="prior" if init_prior else "zero", rhos=Ts[:rounds].copy(), nodes=nodes,
-        shrinkage=shrinkage, standardize=standardize,
-        trees=dict(feat=feat[:rounds], thr=thr[:rounds], left=left[:rounds],
-                   right=right[:rounds], value=value[:rounds], n_nodes=n_nodes[:rounds]),
-        step_scale=step_scale[:rounds], train_error=train_err[:rounds],
-        train_loss=train_loss[:rounds], val_loss=val_loss[:rounds] if val is not None else None,
+        d,
+        method="gboost_c" if code == _b.LOSS_COH else "gboost",
+        loss=[k for k, v in _LOSSES.items() if v[0] == code][0],
+        label=label,
+        code=code,
+        g0=g0,
+        init="prior" if init_prior else "zero",
+        rhos=Ts[:rounds].copy(),
+        nodes=nodes,
+        shrinkage=shrinkage,
+        standardize=standardize,
+        trees=dict(
+            feat=feat[:rounds],
+            thr=thr[:rounds],
+            left=left[:rounds],
+            right=right[:rounds],
+            value=value[:rounds],
+            n_nodes=n_nodes[:rounds],
+        ),
+        step_scale=step_scale[:rounds],
+        train_error=train_err[:rounds],
+        train_loss=train_loss[:rounds],
+        val_loss=val_loss[:rounds] if val is not None else None,
         validation_rows=np.flatnonzero(val) if val is not None else None,
-        lambda_=np.arange(1, rounds + 1, dtype=float), s=float(best if val is not None else rounds),
-        n_iter=int(rounds), converged=bool(finite),
-        stopped_early=bool(val is not None and n_iter_no_change > 0 and rounds < H), call=call)
+        lambda_=np.arange(1, rounds + 1, dtype=float),
+        s=float(best if val is not None else rounds),
+        n_iter=int(rounds),
+        converged=bool(finite),
+        stopped_early=bool(val is not None and n_iter_no_change > 0 and rounds < H),
+        call=call,
+    )
     if not finite:
         from cohstats.exceptions import ConvergenceWarning
-        warnings.warn(f"{label}: the margins became non-finite in round {rounds + 1}; the fit "
-                      f"stops after {rounds} rounds (increase rho or w_floor, or decrease "
-                      f"shrinkage)", ConvergenceWarning, stacklevel=3)
+
+        warnings.warn(
+            f"{label}: the margins became non-finite in round {rounds + 1}; the fit "
+            f"stops after {rounds} rounds (increase rho or w_floor, or decrease "
+            f"shrinkage)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
     return fit
 
 
@@ -536,8 +762,7 @@ class _StepPath(PathFrame):
             columns = [c for c in ("train_loss", "val_loss", "test_loss") if c in self.columns]
         columns = list(columns)
         ax = PathFrame.plot(self, columns=columns, ax=ax, label=label, **kwargs)
-        kinds = {"loss" if c.endswith("loss") else "error rate" if c.endswith("error") else c
-                 for c in columns}
+        kinds = {"loss" if c.endswith("loss") else "error rate" if c.endswith("error") else c for c in columns}
         ax.set_ylabel(" / ".join(sorted(kinds)))
         ax.set_xlabel("boosting step")
         return ax
@@ -548,8 +773,7 @@ def _check_step(s, n):
         raise TypeError(f"s (boosting step) must be a whole number in [1, {n}]; got {s!r}")
     v = float(s)
     if not math.isfinite(v) or v != math.floor(v) or not (1 <= v <= n):
-        raise ValueError(f"s (boosting step) must be a whole number in [1, {n}] (the steps "
-                         f"fitted); got {s!r}")
+        raise ValueError(f"s (boosting step) must be a whole number in [1, {n}] (the steps fitted); got {s!r}")
     return int(v)
 
 
@@ -580,10 +804,33 @@ class GBoostFit(Fit):
     support_ = None
 
     @classmethod
-    def _from_arrays(cls, design, *, method, loss, label, code, g0, init, rhos, nodes, shrinkage,
-                     standardize, trees, step_scale, train_error, train_loss, val_loss,
-                     validation_rows, lambda_, s, n_iter, converged, stopped_early,
-                     call) -> "GBoostFit":
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        method,
+        loss,
+        label,
+        code,
+        g0,
+        init,
+        rhos,
+        nodes,
+        shrinkage,
+        standardize,
+        trees,
+        step_scale,
+        train_error,
+        train_loss,
+        val_loss,
+        validation_rows,
+        lambda_,
+        s,
+        n_iter,
+        converged,
+        stopped_early,
+        call,
+    ) -> "GBoostFit":
         """Build the result from the boosting engine's arrays (every piece of state a keyword).
 
         ``trees`` holds the node arrays of the ``n_trees`` rounds run (first axis: round),
@@ -605,9 +852,11 @@ class GBoostFit(Fit):
         self.validation_rows = validation_rows
         lam = self._checked_lambda(lambda_)
         if lam.size != self.n_trees or any(len(v) != self.n_trees for v in trees.values()):
-            raise ValueError(f"GBoostFit: lambda_, rhos and trees must all have one entry per round; "
-                             f"got {lam.size}, {self.n_trees} and "
-                             f"{sorted({len(v) for v in trees.values()})}")
+            raise ValueError(
+                f"GBoostFit: lambda_, rhos and trees must all have one entry per round; "
+                f"got {lam.size}, {self.n_trees} and "
+                f"{sorted({len(v) for v in trees.values()})}"
+            )
         self._set_contract(lambda_=lam, s=s, converged=converged, n_iter=n_iter)
         self.stopped_early = bool(stopped_early)
         return self
@@ -633,9 +882,18 @@ class GBoostFit(Fit):
     def _margins(self, X, s=None):
         k = self._step(s)
         t = self._trees
-        return _b.boost_decision(np.ascontiguousarray(X, dtype=np.float64), k, self.n_classes,
-                                 self._code, t["feat"], t["thr"], t["left"], t["right"],
-                                 t["value"], self._g0)
+        return _b.boost_decision(
+            np.ascontiguousarray(X, dtype=np.float64),
+            k,
+            self.n_classes,
+            self._code,
+            t["feat"],
+            t["thr"],
+            t["left"],
+            t["right"],
+            t["value"],
+            self._g0,
+        )
 
     def _to_decision(self, G):
         if self.n_classes == 2:
@@ -660,9 +918,18 @@ class GBoostFit(Fit):
 
     def _staged_margins(self, X):
         t = self._trees
-        return _b.boost_staged_decision(np.ascontiguousarray(X, dtype=np.float64),
-                                        self.n_trees, self.n_classes, self._code, t["feat"],
-                                        t["thr"], t["left"], t["right"], t["value"], self._g0)
+        return _b.boost_staged_decision(
+            np.ascontiguousarray(X, dtype=np.float64),
+            self.n_trees,
+            self.n_classes,
+            self._code,
+            t["feat"],
+            t["thr"],
+            t["left"],
+            t["right"],
+            t["value"],
+            self._g0,
+        )
 
     def _decision_path(self, X):
         """Decision values after every step, steps on the first axis (one pass over the
@@ -673,8 +940,7 @@ class GBoostFit(Fit):
         if kw:
             raise TypeError(f"gboost probabilities take no extra arguments; got {sorted(kw)}")
         S = self._staged_margins(X)
-        out = np.stack([_b.margins_to_proba(S[h], self._code, float(self.rhos[h]))
-                        for h in range(self.n_trees)])
+        out = np.stack([_b.margins_to_proba(S[h], self._code, float(self.rhos[h])) for h in range(self.n_trees)])
         return out[..., 1] if self.n_classes == 2 else out
 
     # ------------------------------------------------------------------ public
@@ -720,14 +986,25 @@ class GBoostFit(Fit):
             yt = (yt > 0).astype(np.int64) if self.design.binary else yt.astype(np.int64)
             wt = np.ones(len(yt))
         else:
-            raise ValueError(f"newdata must contain the response column "
-                             f"{self.design.yname!r} to compute test error curves")
+            raise ValueError(
+                f"newdata must contain the response column {self.design.yname!r} to compute test error curves"
+            )
         t = self._trees
-        return _b.boost_staged_error(np.ascontiguousarray(X, dtype=np.float64),
-                                     np.ascontiguousarray(yt, dtype=np.int64),
-                                     np.ascontiguousarray(wt), self.n_trees, self.n_classes,
-                                     self._code, np.ascontiguousarray(self.rhos), t["feat"],
-                                     t["thr"], t["left"], t["right"], t["value"], self._g0)
+        return _b.boost_staged_error(
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(yt, dtype=np.int64),
+            np.ascontiguousarray(wt),
+            self.n_trees,
+            self.n_classes,
+            self._code,
+            np.ascontiguousarray(self.rhos),
+            t["feat"],
+            t["thr"],
+            t["left"],
+            t["right"],
+            t["value"],
+            self._g0,
+        )
 
     def path(self, newdata=None) -> PathFrame:
         """Loss and error after every boosting step (a PathFrame with ``xvar = "step"``).
@@ -736,8 +1013,14 @@ class GBoostFit(Fit):
         validation split) and, when ``newdata`` (with the response) is given,
         ``test_error``, ``test_loss``. Its ``plot()`` draws the losses.
         """
-        df = pd.DataFrame({"step": np.arange(1, self.n_trees + 1), "rho": self.rhos,
-                           "train_error": self.train_error, "train_loss": self.train_loss})
+        df = pd.DataFrame(
+            {
+                "step": np.arange(1, self.n_trees + 1),
+                "rho": self.rhos,
+                "train_error": self.train_error,
+                "train_loss": self.train_loss,
+            }
+        )
         if self.val_loss is not None:
             df["val_loss"] = self.val_loss
         if newdata is not None:
@@ -768,16 +1051,20 @@ class GBoostFit(Fit):
     def split_counts(self) -> pd.Series:
         """How often each predictor is used to split, over all trees."""
         f = self._trees["feat"][self._trees["left"] >= 0]
-        return pd.Series(np.bincount(f, minlength=self.design.p), index=self.xnames,
-                         name="splits")
+        return pd.Series(np.bincount(f, minlength=self.design.p), index=self.xnames, name="splits")
 
     def _summary(self) -> Summary:
         H = self.n_trees
         steps = sorted(set([1, *range(10, H + 1, 10), H, int(self.s)]))
         idx = np.array(steps) - 1
-        err = pd.DataFrame({"step": steps, "rho": self.rhos[idx],
-                            "train_error": self.train_error[idx],
-                            "train_loss": self.train_loss[idx]})
+        err = pd.DataFrame(
+            {
+                "step": steps,
+                "rho": self.rhos[idx],
+                "train_error": self.train_error[idx],
+                "train_loss": self.train_loss[idx],
+            }
+        )
         if self.val_loss is not None:
             err["val_loss"] = self.val_loss[idx]
         sizes = self.tree_sizes().ravel()
@@ -785,35 +1072,51 @@ class GBoostFit(Fit):
         sizes_df = pd.DataFrame({"leaves": sz.index, "trees": sz.values})
         sc = self.split_counts().sort_values(ascending=False)
         k = int(self.s) - 1
-        info = {"call": self.call_string(), "method": self.label, "loss": self.loss,
-                "classes": self.n_classes, "n": self.nobs,
-                "rows dropped (missing values)": int(self.design.n_dropped),
-                "predictors": self.design.p, "steps fitted (n_trees)": H,
-                "s (step used)": int(self.s), "leaves per tree": self.nodes,
-                "shrinkage": self.shrinkage,
-                "rho": (self.rho if np.all(self.rhos == self.rhos[0])
-                        else f"{self.rhos[0]:g} -> {self.rhos[-1]:g}")
-                if self.loss == "coherence" else "-",
-                "training error at s": float(self.train_error[k]),
-                "training loss at s": float(self.train_loss[k]),
-                "rounds with a shortened step": int(np.sum(self.step_scale < 1.0))}
+        info = {
+            "call": self.call_string(),
+            "method": self.label,
+            "loss": self.loss,
+            "classes": self.n_classes,
+            "n": self.nobs,
+            "rows dropped (missing values)": int(self.design.n_dropped),
+            "predictors": self.design.p,
+            "steps fitted (n_trees)": H,
+            "s (step used)": int(self.s),
+            "leaves per tree": self.nodes,
+            "shrinkage": self.shrinkage,
+            "rho": (self.rho if np.all(self.rhos == self.rhos[0]) else f"{self.rhos[0]:g} -> {self.rhos[-1]:g}")
+            if self.loss == "coherence"
+            else "-",
+            "training error at s": float(self.train_error[k]),
+            "training loss at s": float(self.train_loss[k]),
+            "rounds with a shortened step": int(np.sum(self.step_scale < 1.0)),
+        }
         notes = []
         if self.validation_rows is not None:
-            notes.append(f"{len(self.validation_rows)} rows were held out for validation; the "
-                         f"trees were fitted to the other {self.nobs - len(self.validation_rows)}")
+            notes.append(
+                f"{len(self.validation_rows)} rows were held out for validation; the "
+                f"trees were fitted to the other {self.nobs - len(self.validation_rows)}"
+            )
             if self.stopped_early:
-                notes.append(f"early stopping after {H} steps (validation loss did not improve "
-                             f"for {self.call.get('n_iter_no_change')} steps)")
+                notes.append(
+                    f"early stopping after {H} steps (validation loss did not improve "
+                    f"for {self.call.get('n_iter_no_change')} steps)"
+                )
         if int(self.s) == H and H > 1 and self.validation_rows is not None:
             notes.append("the selected step is the last one fitted: more steps may help")
         if not self.converged:
             notes.append("the margins became non-finite; the fit stopped early")
-        return Summary(f"{self.label}: multiclass boosting with {self.nodes}-leaf trees", info,
-                       {"loss and error by step": err, "tree sizes": sizes_df,
-                        "splits by predictor": sc.head(20).rename_axis("predictor")
-                        .reset_index()}, notes)
+        return Summary(
+            f"{self.label}: multiclass boosting with {self.nodes}-leaf trees",
+            info,
+            {
+                "loss and error by step": err,
+                "tree sizes": sizes_df,
+                "splits by predictor": sc.head(20).rename_axis("predictor").reset_index(),
+            },
+            notes,
+        )
 
     def _repr_extra(self) -> str:
         k = int(self.s) - 1
-        return f"{self.label}, n_trees={self.n_trees}, s={int(self.s)}, " \
-               f"train error={self.train_error[k]:.4g}"
+        return f"{self.label}, n_trees={self.n_trees}, s={int(self.s)}, train error={self.train_error[k]:.4g}"

@@ -9,6 +9,7 @@ by solving the dual of [RH] eq. 22-23 (box ``0 <= alpha_ij <= C``, no equality c
 the SMO of :mod:`cohstats.solvers.svm.smo_lambda`. Class probabilities are a post-hoc calibration of
 cross-validated decision values (:meth:`LamSVMFit.calibration`), not an estimate from the loss.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,7 @@ from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.scaling import column_scaling
 from cohstats.solvers.svm.smo_lambda import solve_lambda_svm
-from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
-                                 fit_function)
+from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["lamsvm", "LamSVMFit", "default_margin", "CalibrationWarning", "ProbCalibration"]
 
@@ -118,7 +118,7 @@ def _mnl_features(F, K):
     F = np.asarray(F, dtype=float)
     if K == 2:
         return F.reshape(-1, 1)
-    return F[:, :K - 1]
+    return F[:, : K - 1]
 
 
 def smoothed_targets(yk, K, w=None):
@@ -174,7 +174,7 @@ def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
     for it in range(1, max_iter + 1):
         P = _softmax(E)
         R = (P - T)[:, 1:] * w[:, None]
-        g = (Z.T @ R).ravel(order="F")            # blocks by class
+        g = (Z.T @ R).ravel(order="F")  # blocks by class
         if np.max(np.abs(g)) < tol * scale:
             converged = True
             break
@@ -184,8 +184,8 @@ def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
             for b in range(a, m):
                 v = w * (Pm[:, a] * ((a == b) - Pm[:, b]))
                 blk = (Z * v[:, None]).T @ Z
-                H[a * d1:(a + 1) * d1, b * d1:(b + 1) * d1] = blk
-                H[b * d1:(b + 1) * d1, a * d1:(a + 1) * d1] = blk.T
+                H[a * d1 : (a + 1) * d1, b * d1 : (b + 1) * d1] = blk
+                H[b * d1 : (b + 1) * d1, a * d1 : (a + 1) * d1] = blk.T
         H[np.diag_indices_from(H)] += 1e-12 * scale
         try:
             step = np.linalg.solve(H, g)
@@ -215,6 +215,7 @@ def mnl_fit(G, T, w=None, *, tol=1e-10, max_iter=200):
 def _platt_pair(d, pos, w):
     """Platt's sigmoid P(pos | d) with smoothed targets (weighted), by Newton's method."""
     from cohstats.probability import platt_fit
+
     if np.allclose(w, 1.0):
         s = platt_fit(d, np.where(pos, 1.0, -1.0))
         return -s.A, -s.B
@@ -270,8 +271,9 @@ class ProbCalibration:
         if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, numbers.Integral):
             raise TypeError(f"ProbCalibration: n_iter must be an int; got {type(n_iter).__name__}")
         if method == "multinomial" and np.shape(coef) != (K, K):
-            raise ValueError(f"ProbCalibration: the multinomial map needs a ({K}, {K}) coef; got "
-                             f"shape {np.shape(coef)}")
+            raise ValueError(
+                f"ProbCalibration: the multinomial map needs a ({K}, {K}) coef; got shape {np.shape(coef)}"
+            )
         self.method, self.s, self.decision, self.foldid = method, s, decision, foldid
         self.coef, self.K, self.n_iter, self.converged = coef, int(K), int(n_iter), bool(converged)
 
@@ -286,9 +288,8 @@ class ProbCalibration:
         R = np.full((n, K, K), 0.5)
         for (a, b), (A, B) in zip(self.coef.index, self.coef.to_numpy()):
             z = A * (Fk[:, a] - Fk[:, b]) + B
-            r = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))),
-                         np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
-            r = np.clip(r, 1e-7, 1 - 1e-7)      # as libsvm's min_prob
+            r = np.where(z >= 0, 1.0 / (1.0 + np.exp(-np.abs(z))), np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))))
+            r = np.clip(r, 1e-7, 1 - 1e-7)  # as libsvm's min_prob
             R[:, a, b], R[:, b, a] = r, 1.0 - r
         return couple_pairwise(R)
 
@@ -362,9 +363,29 @@ class LamSVMFit(Fit):
     _PATH_VARS = ("lambda", "C", "margin")
 
     @classmethod
-    def _from_arrays(cls, design, *, fitargs, kernel, gamma, standardize, scaling, path_var,
-                     lambda_, margin, C, support, Xsv, bt_path, alpha_path, Cb_path, steps,
-                     converged, n_iter, call) -> "LamSVMFit":
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        fitargs,
+        kernel,
+        gamma,
+        standardize,
+        scaling,
+        path_var,
+        lambda_,
+        margin,
+        C,
+        support,
+        Xsv,
+        bt_path,
+        alpha_path,
+        Cb_path,
+        steps,
+        converged,
+        n_iter,
+        call,
+    ) -> "LamSVMFit":
         """Build the result from the SMO runs along the sequence (every piece of state a keyword).
 
         ``path_var`` names the fitted sequence ``lambda_`` (``"lambda"``, ``"C"`` or
@@ -396,8 +417,10 @@ class LamSVMFit(Fit):
         self.steps = steps
         lam = self._checked_lambda(lambda_)
         if len(bt_path) != lam.size or len(steps) != lam.size:
-            raise ValueError(f"LamSVMFit: bt_path and steps need one entry per lambda_ value "
-                             f"({lam.size}); got {len(bt_path)} and {len(steps)}")
+            raise ValueError(
+                f"LamSVMFit: bt_path and steps need one entry per lambda_ value "
+                f"({lam.size}); got {len(bt_path)} and {len(steps)}"
+            )
         self._coef_path = None
         coef = intercept = None
         if kernel.code == KERNEL_LINEAR:
@@ -408,8 +431,9 @@ class LamSVMFit(Fit):
             self._coef_path = cp[:, :, 1] if binary else cp
             self._intercept_path = icp[:, 1] if binary else icp
             coef, intercept = self._coef_path[-1], self._intercept_path[-1]
-        self._set_contract(lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter,
-                           coef=coef, intercept=intercept)
+        self._set_contract(
+            lambda_=lam, s=float(lam[-1]), converged=converged, n_iter=n_iter, coef=coef, intercept=intercept
+        )
         return self
 
     # ------------------------------------------------------------------ s handling
@@ -441,9 +465,11 @@ class LamSVMFit(Fit):
         Kx = self.kernel(self._Z(X), self._Xsv)
         F = Kx @ bt
         if not np.all(np.isfinite(F)):
-            raise ValueError("lamsvm: non-finite decision values for these inputs (the kernel "
-                             "overflowed); check newdata for huge values or refit with "
-                             "standardize=True")
+            raise ValueError(
+                "lamsvm: non-finite decision values for these inputs (the kernel "
+                "overflowed); check newdata for huge values or refit with "
+                "standardize=True"
+            )
         if self.n_classes == 2:
             return F[:, 1]
         return F
@@ -481,8 +507,9 @@ class LamSVMFit(Fit):
             raise ValueError(f"method must be one of {PROB_METHODS}; got {method!r}")
         if isinstance(nfolds, bool) or not isinstance(nfolds, numbers.Integral) or nfolds < 2:
             raise ValueError(f"nfolds must be an integer >= 2; got {nfolds!r}")
-        if random_state is not None and (isinstance(random_state, bool)
-                                         or not isinstance(random_state, numbers.Integral)):
+        if random_state is not None and (
+            isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
+        ):
             raise TypeError(f"random_state must be an int or None; got {random_state!r}")
         s = self._s_value(self._check_s(s, "calibration"))
         key = (method, s, int(nfolds), random_state)
@@ -494,9 +521,12 @@ class LamSVMFit(Fit):
         w = np.asarray(self.design.weights, dtype=float)
         coef, it, conv = _fit_calibration(method, F, yk, self.n_classes, w)
         if not conv:
-            warnings.warn("lamsvm: the multinomial calibration map did not converge (Newton "
-                          "stopped); its probabilities may be inaccurate: try method='coupling'",
-                          ConvergenceWarning, stacklevel=3)
+            warnings.warn(
+                "lamsvm: the multinomial calibration map did not converge (Newton "
+                "stopped); its probabilities may be inaccurate: try method='coupling'",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         cal = ProbCalibration(method, s, F, foldid, coef, self.n_classes, it, conv)
         cache[key] = cal
         return cal
@@ -507,6 +537,7 @@ class LamSVMFit(Fit):
         if dkey in dcache:
             return dcache[dkey]
         from cohstats.tuning import make_folds
+
         d = self.design
         foldid = make_folds(d.y_int, nfolds, stratified=True, random_state=random_state)
         args = dict(self._fitargs)
@@ -516,8 +547,10 @@ class LamSVMFit(Fit):
             tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
             sub = d.take(tr)
             if len(np.unique(sub.y_int)) < self.n_classes:
-                raise ValueError(f"cross-validated probabilities need every class in every "
-                                 f"training fold; a class has too few rows for nfolds={nfolds}")
+                raise ValueError(
+                    f"cross-validated probabilities need every class in every "
+                    f"training fold; a class has too few rows for nfolds={nfolds}"
+                )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CalibrationWarning)
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -617,17 +650,23 @@ class LamSVMFit(Fit):
             tables["Path"] = self.steps.copy()
         notes = []
         if not cal:
-            notes.append(f"margin = {m:g} lies in the uncalibrated band {band} for K = {K} "
-                         "classes ([RH] Theorem 2): the risk minimiser need not pick argmax P.")
+            notes.append(
+                f"margin = {m:g} lies in the uncalibrated band {band} for K = {K} "
+                "classes ([RH] Theorem 2): the risk minimiser need not pick argmax P."
+            )
         if not bool(st["converged"]):
-            notes.append(f"SMO stopped ({st['status']}) before all KKT conditions held within "
-                         f"T_kkt; increase max_iter / time_limit or tol.")
+            notes.append(
+                f"SMO stopped ({st['status']}) before all KKT conditions held within "
+                f"T_kkt; increase max_iter / time_limit or tol."
+            )
         notes.append("Decision values sum to zero over classes (inhibition mu = 1/K).")
-        notes.append("Class probabilities (predict(type='prob')) are a post-hoc calibration of "
-                     "the classifier -- a map fitted to 5-fold cross-validated decision values "
-                     f"(default method '{DEFAULT_PROB_METHOD}'; 'coupling' as libsvm) -- not an "
-                     "estimate from the lambda-SVM loss, whose minimiser identifies only argmax P "
-                     "([RH]).")
+        notes.append(
+            "Class probabilities (predict(type='prob')) are a post-hoc calibration of "
+            "the classifier -- a map fitted to 5-fold cross-validated decision values "
+            f"(default method '{DEFAULT_PROB_METHOD}'; 'coupling' as libsvm) -- not an "
+            "estimate from the lambda-SVM loss, whose minimiser identifies only argmax P "
+            "([RH])."
+        )
         return Summary(self.title, info, tables, notes)
 
     def _sv_table(self) -> pd.DataFrame:
@@ -638,11 +677,15 @@ class LamSVMFit(Fit):
         for j, c in enumerate(self.classes):
             mine = yk == j
             sv = (a > 0).any(axis=1)
-            rows.append({
-                "class": c, "n": int(mine.sum()), "support points": int((sv & mine).sum()),
-                "at bound C (any)": int(((a >= Cb[:, None] * (1 - 1e-12)) & (a > 0)).any(axis=1)[mine].sum()),
-                "alpha_j > 0": int((a[:, j] > 0).sum()),
-            })
+            rows.append(
+                {
+                    "class": c,
+                    "n": int(mine.sum()),
+                    "support points": int((sv & mine).sum()),
+                    "at bound C (any)": int(((a >= Cb[:, None] * (1 - 1e-12)) & (a > 0)).any(axis=1)[mine].sum()),
+                    "alpha_j > 0": int((a[:, j] > 0).sum()),
+                }
+            )
         return pd.DataFrame(rows).set_index("class")
 
     def path(self) -> PathFrame:
@@ -667,13 +710,13 @@ class LamSVMFit(Fit):
                         df[nm] = cp[:, j, k]
                         names.append(nm)
             coef_cols = names
-        return _LamSVMPath.build(df, xvar=self.path_var, coef_columns=coef_cols,
-                                 log_x=self.path_var in ("C", "lambda"))
+        return _LamSVMPath.build(df, xvar=self.path_var, coef_columns=coef_cols, log_x=self.path_var in ("C", "lambda"))
 
     def plot(self, ax=None, **kwargs):
         """Training time and iterations against the fitted sequence (path fits), or the
         histogram of the training rows' true-class decision values (single fit). Returns Axes."""
         import matplotlib.pyplot as plt
+
         if ax is None:
             _, ax = plt.subplots(figsize=(5, 3.5))
         if len(self.lambda_) > 1:
@@ -699,26 +742,58 @@ class LamSVMFit(Fit):
 
 
 _PARAMS = {
-    "margin": NoneOr(Reals(Real())), "C": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "margin": NoneOr(Reals(Real())),
+    "C": NoneOr(Reals(Real(0.0, closed="neither"))),
     "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
     "kernel": NoneOr(AnyOf(Options("linear", "rbf", "compact", "poly"), Callable())),
     "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
-    "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
-    "D": NoneOr(Real(0.0, closed="neither")), "nu": NoneOr(Real(0.0, closed="neither")),
-    "standardize": Bool(), "tol": Real(0.0, closed="neither"), "eps": Real(0.0),
-    "max_iter": NoneOr(Integer(1)), "time_limit": NoneOr(Real(0.0, closed="neither")),
-    "cache_size": Real(0.0, closed="neither"), "shrinking": Bool(),
-    "na_action": Options("omit", "fail"), "warn_calibration": Bool(),
+    "sigma": NoneOr(Real(0.0, closed="neither")),
+    "degree": Integer(1),
+    "coef0": Real(),
+    "D": NoneOr(Real(0.0, closed="neither")),
+    "nu": NoneOr(Real(0.0, closed="neither")),
+    "standardize": Bool(),
+    "tol": Real(0.0, closed="neither"),
+    "eps": Real(0.0),
+    "max_iter": NoneOr(Integer(1)),
+    "time_limit": NoneOr(Real(0.0, closed="neither")),
+    "cache_size": Real(0.0, closed="neither"),
+    "shrinking": Bool(),
+    "na_action": Options("omit", "fail"),
+    "warn_calibration": Bool(),
 }
-_DECLARED = FitSpec("lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True,
-               probabilities=True, default_measure="class")
+_DECLARED = FitSpec(
+    "lamsvm", path_args=("C", "margin", "lambda_"), multiclass=True, probabilities=True, default_measure="class"
+)
 
 
 @fit_function(_DECLARED, _PARAMS)
-def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf", gamma="scale",
-           sigma=None, degree=3, coef0=1.0, D=None, nu=None, standardize=True, tol=5e-2, eps=1e-6,
-           max_iter=None, time_limit=None, cache_size=200.0, shrinking=True, weights=None,
-           subset=None, na_action="omit", warn_calibration=True) -> LamSVMFit:
+def lamsvm(
+    formula,
+    data=None,
+    *,
+    margin=None,
+    C=None,
+    lambda_=None,
+    kernel="rbf",
+    gamma="scale",
+    sigma=None,
+    degree=3,
+    coef0=1.0,
+    D=None,
+    nu=None,
+    standardize=True,
+    tol=5e-2,
+    eps=1e-6,
+    max_iter=None,
+    time_limit=None,
+    cache_size=200.0,
+    shrinking=True,
+    weights=None,
+    subset=None,
+    na_action="omit",
+    warn_calibration=True,
+) -> LamSVMFit:
     """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH]).
 
     The fitted problem is [RH]'s Inhibitory-SVM primal (eq. 14-16)
@@ -830,14 +905,28 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     >>> list(P.columns), bool(np.allclose(P.sum(axis=1), 1))
     (['a', 'b', 'c'], True)
     """
-    fitargs = dict(margin=margin, C=C, lambda_=lambda_, kernel=kernel, gamma=gamma, sigma=sigma,
-                   degree=degree, coef0=coef0, D=D, nu=nu, standardize=standardize, tol=tol,
-                   eps=eps, max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
-                   shrinking=shrinking)
+    fitargs = dict(
+        margin=margin,
+        C=C,
+        lambda_=lambda_,
+        kernel=kernel,
+        gamma=gamma,
+        sigma=sigma,
+        degree=degree,
+        coef0=coef0,
+        D=D,
+        nu=nu,
+        standardize=standardize,
+        tol=tol,
+        eps=eps,
+        max_iter=max_iter,
+        time_limit=time_limit,
+        cache_size=cache_size,
+        shrinking=shrinking,
+    )
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
-    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                          context=ctx)
+    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
     K = design.n_classes
     if K < 2:
         raise ValueError(f"lamsvm needs a response with at least two classes; got {K}")
@@ -845,8 +934,10 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     if n < 2:
         raise ValueError(f"lamsvm needs at least two observations; got {n}")
     if design.X.shape[1] == 0:
-        raise ValueError("lamsvm needs at least one predictor; the model has none (e.g. 'y ~ 1'): "
-                         "add predictors to the formula ('y ~ x1 + x2' or 'y ~ .')")
+        raise ValueError(
+            "lamsvm needs at least one predictor; the model has none (e.g. 'y ~ 1'): "
+            "add predictors to the formula ('y ~ x1 + x2' or 'y ~ .')"
+        )
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
@@ -864,14 +955,14 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
         lams = None
         Cs = _seq("C", 1.0 if C is None else C, positive=True)
     if len(margins) > 1 and len(Cs) > 1:
-        raise ValueError("margin and C (or lambda_) cannot both be sequences; fit a grid with "
-                         "cohstats.tune")
+        raise ValueError("margin and C (or lambda_) cannot both be sequences; fit a grid with cohstats.tune")
     tol = _real("tol", tol, positive=True)
     eps = _real("eps", eps, nonneg=True)
     if eps >= Cs.min():
         raise ValueError(f"eps must be smaller than C; got eps={eps!r}, C={Cs.min()!r}")
-    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral)
-                                 or max_iter < 1):
+    if max_iter is not None and (
+        isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1
+    ):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
     time_limit = _real("time_limit", time_limit, positive=True, allow_none=True)
     cache_size = _real("cache_size", cache_size, positive=True)
@@ -887,16 +978,16 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     elif isinstance(kernel, str):
         kname = kernel.lower()
     else:
-        raise ValueError(f"kernel must be None, 'linear', 'rbf', 'compact', 'poly' or a callable; "
-                         f"got {kernel!r}")
+        raise ValueError(f"kernel must be None, 'linear', 'rbf', 'compact', 'poly' or a callable; got {kernel!r}")
     width_given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
     if kname in ("linear",) or kname is None:
         if width_given:
-            raise ValueError(f"gamma/sigma set the width of a kernel; kernel={kernel!r} has none: "
-                             "drop gamma and sigma or choose kernel='rbf'")
+            raise ValueError(
+                f"gamma/sigma set the width of a kernel; kernel={kernel!r} has none: "
+                "drop gamma and sigma or choose kernel='rbf'"
+            )
     if (D is not None or nu is not None) and kname != "compact":
-        raise ValueError(f"D and nu belong to the compact kernel; kernel={kernel!r}: drop them or "
-                         "use kernel='compact'")
+        raise ValueError(f"D and nu belong to the compact kernel; kernel={kernel!r}: drop them or use kernel='compact'")
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise ValueError("predictors contain infinite values; remove or recode those rows")
@@ -904,16 +995,19 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     Z = np.ascontiguousarray((X - center) / scale)
     sq = np.einsum("ij,ij->i", Z, Z)
     if not np.all(np.isfinite(sq)) or not math.isfinite(4.0 * float(sq.max(initial=0.0))):
-        raise ValueError("predictor values are too large for the kernel (squared norms overflow "
-                         "float64); use standardize=True or rescale the predictors")
+        raise ValueError(
+            "predictor values are too large for the kernel (squared norms overflow "
+            "float64); use standardize=True or rescale the predictors"
+        )
     gam = None
     if kname in ("rbf", "gaussian", "compact", "poly", "polynomial"):
         gam = _width(gamma, sigma, Z, yk)
         if not math.isfinite(gam * 4.0 * float(sq.max(initial=0.0)) + 1.0):
-            raise ValueError("gamma times the squared distances overflows float64; use "
-                             "standardize=True, rescale the predictors or choose a smaller gamma")
-    kern = make_kernel("linear" if kernel is None else kernel, Z, gamma=gam, degree=degree,
-                       coef0=coef0, D=D, nu=nu)
+            raise ValueError(
+                "gamma times the squared distances overflows float64; use "
+                "standardize=True, rescale the predictors or choose a smaller gamma"
+            )
+    kern = make_kernel("linear" if kernel is None else kernel, Z, gamma=gam, degree=degree, coef0=coef0, D=D, nu=nu)
     Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
     if Kfull is not None and not np.all(np.isfinite(Kfull)):
         raise ValueError("the kernel callable returned non-finite values on the training inputs")
@@ -933,7 +1027,9 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
                 f"margin={bad[0]:g} is not classification calibrated for K={K} classes: "
                 f"[RH] Theorem 2 needs margin < 0 or margin > (K-2)/2 = {(K - 2) / 2:g}; choose "
                 f"the margin outside [0, {(K - 2) / 2:g}] (the default is {default_margin(K):g})",
-                CalibrationWarning, stacklevel=2)
+                CalibrationWarning,
+                stacklevel=2,
+            )
 
     alpha = None
     bt_list, rows, alphas, Cbs = [], [], [], []
@@ -951,37 +1047,72 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
             raise ValueError(
                 f"the box bounds C * weights range over [{pos.min() if pos.size else 0:.3g}, "
                 f"{Cb.max():.3g}] at {path_var}={v:g}; they must be finite and above eps={eps:g}: "
-                "rescale the weights (the fit depends on C * weights only) or change C / eps")
-        res = solve_lambda_svm(Z, yk, K, m, Cb, kern.code, kern.kpar, Kfull, tol=tol, eps=eps,
-                               max_iter=max_iter, time_limit=time_limit, cache_size=cache_size,
-                               shrinking=shrinking, alpha0=alpha)
+                "rescale the weights (the fit depends on C * weights only) or change C / eps"
+            )
+        res = solve_lambda_svm(
+            Z,
+            yk,
+            K,
+            m,
+            Cb,
+            kern.code,
+            kern.kpar,
+            Kfull,
+            tol=tol,
+            eps=eps,
+            max_iter=max_iter,
+            time_limit=time_limit,
+            cache_size=cache_size,
+            shrinking=shrinking,
+            alpha0=alpha,
+        )
         alpha = res.dual
         F = res.info["F"]
-        if not (np.all(np.isfinite(F)) and np.all(np.isfinite(alpha))
-                and math.isfinite(res.info["primal"]) and math.isfinite(res.info["dual"])):
+        if not (
+            np.all(np.isfinite(F))
+            and np.all(np.isfinite(alpha))
+            and math.isfinite(res.info["primal"])
+            and math.isfinite(res.info["dual"])
+        ):
             raise ValueError(
                 f"lamsvm: non-finite decision values at {path_var}={v:g} (the kernel or the "
                 "objective overflowed float64); use standardize=True or rescale the predictors, "
-                "and check the weights and C")
+                "and check the weights and C"
+            )
         if not res.converged:
             what = {"time_limit": "time_limit", "max_iter": "max_iter"}.get(res.info["status"], "tol")
             warnings.warn(
                 f"lamsvm: SMO stopped ({res.info['status']}) at {path_var}={v:g} after {res.n_iter} "
                 f"iterations with maximal KKT violation {res.info['max_violation']:.3g} > tol={tol:g}; "
                 f"increase {what}" + (" or tol" if what != "tol" else ""),
-                ConvergenceWarning, stacklevel=2)
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         b = np.where(yk[:, None] == np.arange(K), alpha, -alpha)
         bt = b - b.mean(axis=1, keepdims=True)
         pred = np.argmax(F, axis=1)
         gap = (res.info["primal"] - res.info["dual"]) / max(abs(res.info["primal"]), 1e-300)
-        rows.append({path_var: float(v), "margin": m, "C": c, "n_iter": res.n_iter,
-                     "n_steps": res.info["n_steps"], "time": res.info["time"], "converged": res.converged,
-                     "status": res.info["status"], "max_violation": res.info["max_violation"],
-                     "primal": res.info["primal"], "dual": res.info["dual"], "gap": gap,
-                     "n_sv": int((alpha > 0).any(axis=1).sum()), "n_alpha": int((alpha > 0).sum()),
-                     "n_at_C": int(((alpha >= Cb[:, None] - eps) & (Cb[:, None] > 0)).sum()),
-                     "kernel_rows": res.info["kernel_rows"],
-                     "train_error": float(np.mean(pred != yk))})
+        rows.append(
+            {
+                path_var: float(v),
+                "margin": m,
+                "C": c,
+                "n_iter": res.n_iter,
+                "n_steps": res.info["n_steps"],
+                "time": res.info["time"],
+                "converged": res.converged,
+                "status": res.info["status"],
+                "max_violation": res.info["max_violation"],
+                "primal": res.info["primal"],
+                "dual": res.info["dual"],
+                "gap": gap,
+                "n_sv": int((alpha > 0).any(axis=1).sum()),
+                "n_alpha": int((alpha > 0).sum()),
+                "n_at_C": int(((alpha >= Cb[:, None] - eps) & (Cb[:, None] > 0)).sum()),
+                "kernel_rows": res.info["kernel_rows"],
+                "train_error": float(np.mean(pred != yk)),
+            }
+        )
         bt_list.append(bt)
         alphas.append(alpha.copy())
         Cbs.append(Cb)
@@ -1002,11 +1133,25 @@ def lamsvm(formula, data=None, *, margin=None, C=None, lambda_=None, kernel="rbf
     if time_limit is not None:
         call["time_limit"] = time_limit
     return LamSVMFit._from_arrays(
-        design, fitargs=fitargs, kernel=kern, gamma=gam, standardize=standardize,
-        scaling=(center, scale), path_var=path_var, lambda_=np.asarray(seq, dtype=float),
+        design,
+        fitargs=fitargs,
+        kernel=kern,
+        gamma=gam,
+        standardize=standardize,
+        scaling=(center, scale),
+        path_var=path_var,
+        lambda_=np.asarray(seq, dtype=float),
         margin=seq.copy() if path_var == "margin" else float(margins[0]),
-        C=np.asarray(steps["C"], dtype=float) if path_var in ("C", "lambda") and len(seq) > 1
+        C=np.asarray(steps["C"], dtype=float)
+        if path_var in ("C", "lambda") and len(seq) > 1
         else float(steps["C"].iloc[0]),
-        support=sv, Xsv=np.ascontiguousarray(Z[sv]), bt_path=np.stack([bt[sv] for bt in bt_list]),
-        alpha_path=np.stack(alphas), Cb_path=np.stack(Cbs), steps=steps,
-        converged=bool(steps["converged"].all()), n_iter=int(steps["n_iter"].sum()), call=call)
+        support=sv,
+        Xsv=np.ascontiguousarray(Z[sv]),
+        bt_path=np.stack([bt[sv] for bt in bt_list]),
+        alpha_path=np.stack(alphas),
+        Cb_path=np.stack(Cbs),
+        steps=steps,
+        converged=bool(steps["converged"].all()),
+        n_iter=int(steps["n_iter"].sum()),
+        call=call,
+    )

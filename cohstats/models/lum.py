@@ -16,6 +16,7 @@ probabilities come from the inverse link derived in :mod:`cohstats.losses.angle`
 Public functions: :func:`lum`, :func:`tune_lum`, :func:`lum_link`, :func:`lum_refit`,
 :func:`lum_refit_angle`.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,20 +29,29 @@ import pandas as pd
 from cohstats.losses.binary import lum_link  # the one LUM inverse link (re-exported here)
 from cohstats.losses.scalar import LOSS_LUM
 from cohstats.solvers.cd.lum_refit import lum_refit_newton
-from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
-                                 fit_function)
+from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
-__all__ = ["lum", "tune_lum", "lum_link", "lum_refit", "lum_refit_angle", "refit_coef_table", "LumFit",
-           "LumMultiFit", "LUM_LAMBDA_GRID"]
+__all__ = [
+    "lum",
+    "tune_lum",
+    "lum_link",
+    "lum_refit",
+    "lum_refit_angle",
+    "refit_coef_table",
+    "LumFit",
+    "LumMultiFit",
+    "LUM_LAMBDA_GRID",
+]
 
 #: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
 
-_HARD_C = 1000.0   # c at or above which the LUM is indistinguishable from the SVM (7.1)
+_HARD_C = 1000.0  # c at or above which the LUM is indistinguishable from the SVM (7.1)
 
 
 def _convergence_warning():
     from cohstats.exceptions import ConvergenceWarning
+
     return ConvergenceWarning
 
 
@@ -68,8 +78,7 @@ def _separable_1d(f, y, w) -> bool:
     return bool(fn.max() <= fp.min() or fp.max() <= fn.min())
 
 
-def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200,
-              warn: bool = True) -> dict:
+def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200, warn: bool = True) -> dict:
     """Refitted LUM (eq (9) of [LZW]): ``f2 = g0 + g1 f1`` with ``c = 0``, same ``a``.
 
     Minimises ``(1/n) sum_i w_i V_{a,0}(y_i (g0 + g1 f1_i))`` without penalty by Newton's method
@@ -121,18 +130,31 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
     separable = _separable_1d(f1, y, w)
     ridge = 1e-6 if separable else 0.0
     if separable and warn:
-        warnings.warn("refitted LUM: the first-stage decision values separate the classes, so "
-                      "the unpenalised refit has no minimiser; added the penalty "
-                      "1e-6 (g0^2 + g1^2)/2 (probabilities will be close to 0/1). "
-                      "Use refit_on='validation' or a larger lambda_.",
-                      _convergence_warning(), stacklevel=2)
+        warnings.warn(
+            "refitted LUM: the first-stage decision values separate the classes, so "
+            "the unpenalised refit has no minimiser; added the penalty "
+            "1e-6 (g0^2 + g1^2)/2 (probabilities will be close to 0/1). "
+            "Use refit_on='validation' or a larger lambda_.",
+            _convergence_warning(),
+            stacklevel=2,
+        )
     g0, g1, it, ok, F = lum_refit_newton(f1, y, w, a, ridge, tol, max_iter)
     if not ok and warn:
-        warnings.warn(f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} "
-                      "iterations; increase max_iter", _convergence_warning(), stacklevel=2)
+        warnings.warn(
+            f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} iterations; increase max_iter",
+            _convergence_warning(),
+            stacklevel=2,
+        )
     cov = np.full((2, 2), np.nan) if separable else _refit_sandwich(f1, y, w, a, g0, g1)
-    return {"g0": float(g0), "g1": float(g1), "converged": bool(ok), "n_iter": int(it),
-            "objective": float(F), "separable": separable, "cov": cov}
+    return {
+        "g0": float(g0),
+        "g1": float(g1),
+        "converged": bool(ok),
+        "n_iter": int(it),
+        "objective": float(F),
+        "separable": separable,
+        "cov": cov,
+    }
 
 
 def _refit_sandwich(f1, y, w, a, g0, g1):
@@ -179,10 +201,17 @@ def refit_coef_table(r: dict, level: float = 0.95) -> pd.DataFrame:
         z = est / se
     q = stats.norm.ppf(0.5 + level / 2)
     lo_name, hi_name = f"[{(1 - level) / 2:g}", f"{(1 + level) / 2:g}]"
-    return pd.DataFrame({"coef": est, "std err": se, "z": z,
-                         "P>|z|": 2 * stats.norm.sf(np.abs(z)),
-                         lo_name: est - q * se, hi_name: est + q * se},
-                        index=["g0 (intercept)", "g1 (scale of f1)"])
+    return pd.DataFrame(
+        {
+            "coef": est,
+            "std err": se,
+            "z": z,
+            "P>|z|": 2 * stats.norm.sf(np.abs(z)),
+            lo_name: est - q * se,
+            hi_name: est + q * se,
+        },
+        index=["g0 (intercept)", "g1 (scale of f1)"],
+    )
 
 
 # --------------------------------------------------------------------------- validation
@@ -204,16 +233,18 @@ def _check_lambda(lambda_):
 
 def _to_design(formula, data, weights, subset, na_action, context=None):
     from cohstats.formula import Design, build_design
+
     if isinstance(formula, Design):
         if data is not None:
             raise ValueError("data must be None when a Design is passed as formula")
         return build_design(formula, weights=weights, subset=subset)
     if isinstance(formula, str):
-        return build_design(formula, data, weights=weights, subset=subset, na_action=na_action,
-                            context=context)
+        return build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     if data is None:
-        raise TypeError("lum() needs a formula string with data, a Design, or arrays X, y "
-                        f"(got formula of type {type(formula).__name__} and data=None)")
+        raise TypeError(
+            "lum() needs a formula string with data, a Design, or arrays X, y "
+            f"(got formula of type {type(formula).__name__} and data=None)"
+        )
     return build_design(formula, data, weights=weights, subset=subset, na_action=na_action)
 
 
@@ -228,13 +259,14 @@ def _new_xy(design, newdata):
             raise ValueError(f"validation data lack the response column {design.yname!r}")
         y = design.code_y(newdata[design.yname])
     else:
-        raise TypeError("validation must be a DataFrame holding the response column or a tuple "
-                        f"(X, y); got {type(newdata).__name__}")
+        raise TypeError(
+            "validation must be a DataFrame holding the response column or a tuple "
+            f"(X, y); got {type(newdata).__name__}"
+        )
     return np.ascontiguousarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
 
-def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize,
-                     penalty_factor):
+def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, penalty_factor):
     """glmnet-style path: lambda_max from the engine, ``nlambda`` log-spaced values.
 
     For the ridge penalty (alpha = 0) ``lambda_max`` is infinite; as glmnet does, the start
@@ -242,10 +274,10 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
     little shrinkage, the default ratio is ``1e-6`` then (documented in :func:`lum`).
     """
     from cohstats.solvers.cd.path import lambda_max
+
     n, p = X.shape
     a_eff = max(alpha, 1e-3)
-    lmax = float(lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize,
-                            penalty_factor=penalty_factor))
+    lmax = float(lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize, penalty_factor=penalty_factor))
     if not (np.isfinite(lmax) and lmax > 0):
         lmax = 1.0
     if lambda_min_ratio is None:
@@ -256,8 +288,7 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
 
 
 # --------------------------------------------------------------------------- fitting
-def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
-              penalty_factor):
+def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, penalty_factor):
     """Run the engine; returns intercepts (nlam,), coefficients (nlam, p or n), info dict."""
     c_eng = c
     n, p = X.shape
@@ -270,6 +301,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         # so coordinate descent runs over n kernel coefficients instead of p >> n slopes.
         from cohstats.solvers.cd.path import standardize_design
         from cohstats.solvers.cd.kernel import cd_kernel_path
+
         wn = np.ascontiguousarray(w / np.mean(w), dtype=np.float64)
         Zt, center, scale, excl = standardize_design(X, wn, standardize=standardize, intercept=True)
         Zt = np.asarray(Zt)
@@ -283,16 +315,31 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter,
         return np.asarray(b0, dtype=np.float64), np.ascontiguousarray(B), info
     if kern is None:
         from cohstats.solvers.cd.path import cd_path
+
         # soft and intermediate LUMs: IRLS coordinate steps reach the optimum of exact coordinate
         # minimisation, with the engine's KKT gate, about 100x faster; near the hinge limit
         # (c >= 1000) neither mode is fast and exact minimisation stalls less often
         # (benchmarks/README.md, "lum")
         mode = "irls" if c_eng < _HARD_C else "exact"
-        b0, B, info = cd_path(X, y, w, LOSS_LUM, a, c_eng, lambdas, alpha,
-                              standardize=standardize, tol=tol, max_iter=max_iter,
-                              penalty_factor=penalty_factor, intercept=True, mode=mode)
+        b0, B, info = cd_path(
+            X,
+            y,
+            w,
+            LOSS_LUM,
+            a,
+            c_eng,
+            lambdas,
+            alpha,
+            standardize=standardize,
+            tol=tol,
+            max_iter=max_iter,
+            penalty_factor=penalty_factor,
+            intercept=True,
+            mode=mode,
+        )
     else:
         from cohstats.solvers.cd.kernel import cd_kernel_path
+
         K = np.ascontiguousarray(kern(X), dtype=np.float64)
         b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
@@ -311,7 +358,7 @@ def _kkt_gate(info: dict, tol: float) -> None:
     obj = np.asarray(info.get("objective", np.nan), dtype=float)
     obj0 = float(info.get("null_objective", np.nanmax(obj) if obj.size else 1.0))
     bound = 10.0 * math.sqrt(tol * max(obj0, 1e-12))
-    ok = ~(kkt > bound)                      # NaN (not computed) does not veto
+    ok = ~(kkt > bound)  # NaN (not computed) does not veto
     info["converged"] = np.asarray(info["converged"], dtype=bool) & ok
     info["kkt_bound"] = bound
 
@@ -319,30 +366,65 @@ def _kkt_gate(info: dict, tol: float) -> None:
 _PARAMS = {
     "a": Real(0.0, closed="neither", allow_inf=True),
     "c": AnyOf(Real(0.0, allow_inf=True), Options("tuned")),
-    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))), "nlambda": Integer(1),
-    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")), "alpha": Real(0.0, 1.0),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "nlambda": Integer(1),
+    "lambda_min_ratio": NoneOr(Real(0.0, 1.0, closed="right")),
+    "alpha": Real(0.0, 1.0),
     "kernel": NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable())),
     "gamma": NoneOr(AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean"))),
-    "sigma": NoneOr(Real(0.0, closed="neither")), "degree": Integer(1), "coef0": Real(),
-    "standardize": Bool(), "na_action": Options("omit", "raise"),
-    "refit_on": Options("train", "validation"), "tol": Real(0.0, closed="neither"),
-    "max_iter": Integer(1), "nfolds": Integer(2),
-    "kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1),
+    "sigma": NoneOr(Real(0.0, closed="neither")),
+    "degree": Integer(1),
+    "coef0": Real(),
+    "standardize": Bool(),
+    "na_action": Options("omit", "raise"),
+    "refit_on": Options("train", "validation"),
+    "tol": Real(0.0, closed="neither"),
+    "max_iter": Integer(1),
+    "nfolds": Integer(2),
+    "kernel_approx": NoneOr(Options("nystroem", "rff")),
+    "n_components": Integer(1),
 }
-_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=True, probabilities=True,
-               default_measure="deviance")
+_DECLARED = FitSpec("lum", path_args=("lambda_",), multiclass=True, probabilities=True, default_measure="deviance")
 
 
-@fit_function(_DECLARED, _PARAMS, renamed={
-    "penalty": "'alpha' in cohstats (the l1 share: penalty='l2' is alpha=0, 'l1' is alpha=1)",
-    "s": "chosen after fitting in cohstats: fit.select(s) or predict(..., s=)"})
-def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: int = 100,
-        lambda_min_ratio: float | None = None, alpha: float = 0.0, kernel=None, gamma=None,
-        sigma: float | None = None, degree: int = 3, coef0: float = 1.0,
-        standardize: bool = True, weights=None, subset=None, na_action: str = "omit",
-        penalty_factor=None, validation=None, refit_on: str = "train",
-        tol: float = 1e-7, max_iter: int = 10000, nfolds: int = 10, random_state=0,
-        kernel_approx=None, n_components: int = 300, _context=None) -> "LumFit":
+@fit_function(
+    _DECLARED,
+    _PARAMS,
+    renamed={
+        "penalty": "'alpha' in cohstats (the l1 share: penalty='l2' is alpha=0, 'l1' is alpha=1)",
+        "s": "chosen after fitting in cohstats: fit.select(s) or predict(..., s=)",
+    },
+)
+def lum(
+    formula,
+    data=None,
+    *,
+    a: float = 1000.0,
+    c=0.0,
+    lambda_=None,
+    nlambda: int = 100,
+    lambda_min_ratio: float | None = None,
+    alpha: float = 0.0,
+    kernel=None,
+    gamma=None,
+    sigma: float | None = None,
+    degree: int = 3,
+    coef0: float = 1.0,
+    standardize: bool = True,
+    weights=None,
+    subset=None,
+    na_action: str = "omit",
+    penalty_factor=None,
+    validation=None,
+    refit_on: str = "train",
+    tol: float = 1e-7,
+    max_iter: int = 10000,
+    nfolds: int = 10,
+    random_state=0,
+    kernel_approx=None,
+    n_components: int = 300,
+    _context=None,
+) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
@@ -451,16 +533,36 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     """
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
+
         _context = capture_context(1)
     from cohstats.models.clearn import _check_kernel_args
+
     _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn="lum")
     if isinstance(c, str):
-        return tune_lum(formula, data, a=a, lambda_=lambda_, alpha=alpha,
-                        kernel=kernel, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
-                        standardize=standardize, weights=weights, subset=subset,
-                        na_action=na_action, penalty_factor=penalty_factor, validation=validation,
-                        refit_on=refit_on, tol=tol, max_iter=max_iter, nfolds=nfolds,
-                        random_state=random_state, _context=_context)
+        return tune_lum(
+            formula,
+            data,
+            a=a,
+            lambda_=lambda_,
+            alpha=alpha,
+            kernel=kernel,
+            sigma=sigma,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            standardize=standardize,
+            weights=weights,
+            subset=subset,
+            na_action=na_action,
+            penalty_factor=penalty_factor,
+            validation=validation,
+            refit_on=refit_on,
+            tol=tol,
+            max_iter=max_iter,
+            nfolds=nfolds,
+            random_state=random_state,
+            _context=_context,
+        )
     a, c = _check_ac(a, c)
     alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
@@ -468,13 +570,26 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     design = _to_design(formula, data, weights, subset, na_action, _context)
     if not design.binary:
         if kernel is not None or kernel_approx is not None:
-            raise ValueError(f"lum: kernel expansions are available for two classes only; the "
-                             f"response {design.yname!r} has {design.n_classes} levels "
-                             f"{list(design.classes)}: use kernel=None (the linear angle-based LUM)")
-        return _lum_angle(design, a=a, c=c, lambda_=lambda_, nlambda=nlambda,
-                          lambda_min_ratio=lambda_min_ratio, alpha=alpha, standardize=standardize,
-                          penalty_factor=penalty_factor, validation=validation, refit_on=refit_on,
-                          tol=tol, max_iter=max_iter)
+            raise ValueError(
+                f"lum: kernel expansions are available for two classes only; the "
+                f"response {design.yname!r} has {design.n_classes} levels "
+                f"{list(design.classes)}: use kernel=None (the linear angle-based LUM)"
+            )
+        return _lum_angle(
+            design,
+            a=a,
+            c=c,
+            lambda_=lambda_,
+            nlambda=nlambda,
+            lambda_min_ratio=lambda_min_ratio,
+            alpha=alpha,
+            standardize=standardize,
+            penalty_factor=penalty_factor,
+            validation=validation,
+            refit_on=refit_on,
+            tol=tol,
+            max_iter=max_iter,
+        )
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     y = np.ascontiguousarray(design.y, dtype=np.float64)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
@@ -487,14 +602,14 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     if kernel is not None:
         from cohstats.kernels import make_kernel
         from cohstats.scaling import column_scaling
+
         xc, xs = column_scaling(X, w, standardize)
         Xfit = (X - xc) / xs
-        kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0,
-                           width="scale")
+        kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
         if kernel_approx is not None:
             from cohstats.kernel_approx import feature_map
-            fmap = feature_map(kernel_approx, kern, Xfit, n_components=n_components,
-                               random_state=random_state)
+
+            fmap = feature_map(kernel_approx, kern, Xfit, n_components=n_components, random_state=random_state)
     pf = None
     if penalty_factor is not None:
         if kern is not None:
@@ -505,17 +620,15 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     Phi = fmap(Xfit) if fmap is not None else None
     if lambda_ is None:
         if kern is None:
-            lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio,
-                                       standardize, pf)
+            lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, pf)
         else:
             lambdas = LUM_LAMBDA_GRID.copy()
     else:
         lambdas = _check_lambda(lambda_)
-    if Phi is not None:      # the kernel LUM as a linear LUM on the feature map
+    if Phi is not None:  # the kernel LUM as a linear LUM on the feature map
         B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None)
     else:
-        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol,
-                                max_iter, pf)
+        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf)
     call = dict(a=a, c=c, alpha=alpha)
     if lambda_ is not None:
         call["lambda_"] = lambda_
@@ -528,17 +641,35 @@ def lum(formula, data=None, *, a: float = 1000.0, c=0.0, lambda_=None, nlambda: 
     if kernel_approx is not None:
         call["kernel_approx"] = kernel_approx
         call["n_components"] = n_components
-    fit = LumFit._from_arrays(design, a=a, c=c, alpha=alpha, kernel=kern,
-                              lambdas=lambdas, intercepts=B0, coefs=B, info=info,
-                              standardize=standardize, tol=tol, max_iter=max_iter,
-                              refit_on=refit_on, validation=validation, call=call,
-                              scaling=(xc, xs), feature_map=fmap)
+    fit = LumFit._from_arrays(
+        design,
+        a=a,
+        c=c,
+        alpha=alpha,
+        kernel=kern,
+        lambdas=lambdas,
+        intercepts=B0,
+        coefs=B,
+        info=info,
+        standardize=standardize,
+        tol=tol,
+        max_iter=max_iter,
+        refit_on=refit_on,
+        validation=validation,
+        call=call,
+        scaling=(xc, xs),
+        feature_map=fmap,
+    )
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
-        warnings.warn(f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
-                      f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
-                      f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
-                      f"or loosen tol (now {tol:g})", _convergence_warning(), stacklevel=3)
+        warnings.warn(
+            f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
+            f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
+            f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
+            f"or loosen tol (now {tol:g})",
+            _convergence_warning(),
+            stacklevel=3,
+        )
     return fit
 
 
@@ -553,7 +684,7 @@ def _interp_weights(lambdas, s):
         return 0, 0, 0.0
     if s <= lambdas[-1]:
         return nl - 1, nl - 1, 0.0
-    k1 = int(np.searchsorted(-lambdas, -s, side="left"))   # first index with lambda <= s
+    k1 = int(np.searchsorted(-lambdas, -s, side="left"))  # first index with lambda <= s
     if lambdas[k1] == s:
         return k1, k1, 0.0
     k0 = k1 - 1
@@ -563,6 +694,7 @@ def _interp_weights(lambdas, s):
 
 def _fit_base():
     from cohstats.results import Fit
+
     return Fit
 
 
@@ -614,9 +746,27 @@ class LumFit(_fit_base()):
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def _from_arrays(cls, design, *, a, c, alpha, kernel, lambdas, intercepts, coefs,
-                     info, standardize, tol, max_iter, refit_on, validation, call,
-                     scaling=(None, None), feature_map=None):
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        a,
+        c,
+        alpha,
+        kernel,
+        lambdas,
+        intercepts,
+        coefs,
+        info,
+        standardize,
+        tol,
+        max_iter,
+        refit_on,
+        validation,
+        call,
+        scaling=(None, None),
+        feature_map=None,
+    ):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
         self.a, self.c, self.alpha = a, c, alpha
@@ -634,8 +784,7 @@ class LumFit(_fit_base()):
         self._info = info
         self._info_n_iter = np.asarray(info.get("n_iter", np.zeros(nl)), dtype=np.int64)
         self._info_converged = np.asarray(info.get("converged", np.ones(nl)), dtype=bool)
-        self._info_objective = np.asarray(info.get("objective", np.full(nl, np.nan)),
-                                          dtype=np.float64)
+        self._info_objective = np.asarray(info.get("objective", np.full(nl, np.nan)), dtype=np.float64)
         self.standardize, self.tol, self.max_iter = standardize, tol, max_iter
         self.refit_on = refit_on
         self._validation = None
@@ -715,18 +864,20 @@ class LumFit(_fit_base()):
         key = (s, self.refit_on)
         if key not in self._refit_cache:
             Xr, yr, wr = self._refit_sample()
-            self._refit_cache[key] = lum_refit(self._decision(Xr, s), yr, self.a, wr,
-                                               warn=warn)
+            self._refit_cache[key] = lum_refit(self._decision(Xr, s), yr, self.a, wr, warn=warn)
         return self._refit_cache[key]
 
     # ----------------------------------------------------------------- probabilities
     def _check_method(self, method):
         if method not in ("refit", "lum"):
-            raise ValueError(f"method must be 'refit' (refitted LUM, default) or 'lum' (the "
-                             f"inverse link of the fitted LUM); got method={method!r}")
+            raise ValueError(
+                f"method must be 'refit' (refitted LUM, default) or 'lum' (the "
+                f"inverse link of the fitted LUM); got method={method!r}"
+            )
         if method == "lum" and not math.isfinite(self.c):
-            raise NotImplementedError("c = inf is the SVM: its decision values carry no "
-                                      "probability; use method='refit'")
+            raise NotImplementedError(
+                "c = inf is the SVM: its decision values carry no probability; use method='refit'"
+            )
 
     def _proba(self, X, s=None, method: str = "refit"):
         self._check_method(method)
@@ -748,9 +899,13 @@ class LumFit(_fit_base()):
             nsep += r["separable"]
             out[k] = lum_link(r["g0"] + r["g1"] * F[k], self.a, 0.0)
         if nsep:
-            warnings.warn(f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
-                          "first-stage decision values separate the refit sample; a 1e-6 ridge "
-                          "was added there", _convergence_warning(), stacklevel=2)
+            warnings.warn(
+                f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
+                "first-stage decision values separate the refit sample; a 1e-6 ridge "
+                "was added there",
+                _convergence_warning(),
+                stacklevel=2,
+            )
         return out
 
     # ----------------------------------------------------------------- reports
@@ -772,12 +927,20 @@ class LumFit(_fit_base()):
         """PathFrame: one row per lambda with df, objective, training error, iterations and
         the coefficients (linear expansion)."""
         from cohstats.results import PathFrame
+
         F = self._decision_path(self._Xtr)
         err = np.average((F > 0) != (self._ytr[None, :] > 0), axis=1, weights=self._wtr)
-        df = pd.DataFrame({"lambda": self.lambda_, "df": self._df_path(),
-                           "objective": self._info_objective, "train_error": err,
-                           "n_iter": self._info_n_iter, "converged": self._info_converged,
-                           "intercept": self._intercepts})
+        df = pd.DataFrame(
+            {
+                "lambda": self.lambda_,
+                "df": self._df_path(),
+                "objective": self._info_objective,
+                "train_error": err,
+                "n_iter": self._info_n_iter,
+                "converged": self._info_converged,
+                "intercept": self._intercepts,
+            }
+        )
         if self.kernel is None:
             names = list(self.design.xnames)
         elif self._fmap is not None:
@@ -794,55 +957,71 @@ class LumFit(_fit_base()):
         m = self._ytr * f
         u0 = self.c / (1.0 + self.c) if math.isfinite(self.c) else 1.0
         q = np.quantile(m, [0.0, 0.25, 0.5, 0.75, 1.0])
-        return pd.Series({
-            "train_error": float(np.average(m <= 0, weights=self._wtr)),
-            "margin_min": q[0], "margin_q1": q[1], "margin_median": q[2], "margin_q3": q[3],
-            "margin_max": q[4],
-            "share_linear_piece (y f < c/(1+c))": float(np.mean(m < u0)),
-            "share_margin_violators (y f < 1)": float(np.mean(m < 1.0)),
-            "share_flat_link (|f| <= c/(1+c))": float(np.mean(np.abs(f) <= u0))
-            if math.isfinite(self.c) else float("nan"),
-        })
+        return pd.Series(
+            {
+                "train_error": float(np.average(m <= 0, weights=self._wtr)),
+                "margin_min": q[0],
+                "margin_q1": q[1],
+                "margin_median": q[2],
+                "margin_q3": q[3],
+                "margin_max": q[4],
+                "share_linear_piece (y f < c/(1+c))": float(np.mean(m < u0)),
+                "share_margin_violators (y f < 1)": float(np.mean(m < 1.0)),
+                "share_flat_link (|f| <= c/(1+c))": float(np.mean(np.abs(f) <= u0))
+                if math.isfinite(self.c)
+                else float("nan"),
+            }
+        )
 
     def _summary(self):
         from cohstats.results import Summary
+
         ms = self.margin_stats()
         info = {
-            "a": self.a, "c": self.c, "regime": self.regime,
+            "a": self.a,
+            "c": self.c,
+            "regime": self.regime,
             "penalty": _penalty_name(self.alpha),
-            "expansion": "linear" if self.kernel is None else (
-                self._fmap.describe() if self._fmap is not None else self.kernel.describe()),
+            "expansion": "linear"
+            if self.kernel is None
+            else (self._fmap.describe() if self._fmap is not None else self.kernel.describe()),
             "n lambda fitted": int(self.lambda_.size),
             "observations": int(self._Xtr.shape[0]),
             "training error": ms["train_error"],
-            "converged": self.converged, "iterations": self.n_iter,
+            "converged": self.converged,
+            "iterations": self.n_iter,
         }
         tables = {}
         if self.kernel is None:
             tables["coefficients"] = pd.DataFrame(
-                {"estimate": np.r_[self._intercept, self._coef]},
-                index=["(Intercept)", *self.design.xnames])
+                {"estimate": np.r_[self._intercept, self._coef]}, index=["(Intercept)", *self.design.xnames]
+            )
         tables["margins"] = ms.to_frame("value")
         notes = []
         try:
             r = self.refit(warn=False)
             tables["refit"] = refit_coef_table(r)
-            notes.append(f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
-                         f"f2 = {r['g0']:.4g} + {r['g1']:.4g} f"
-                         + ("; first stage separates the sample (1e-6 ridge added)"
-                            if r["separable"] else
-                            "; standard errors: sandwich (M-estimation), the refit minimises "
-                            "the LUM loss, not a likelihood"))
+            notes.append(
+                f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
+                f"f2 = {r['g0']:.4g} + {r['g1']:.4g} f"
+                + (
+                    "; first stage separates the sample (1e-6 ridge added)"
+                    if r["separable"]
+                    else "; standard errors: sandwich (M-estimation), the refit minimises "
+                    "the LUM loss, not a likelihood"
+                )
+            )
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.tuning is not None:
             tables["tuning"] = self.tuning
             notes.append(self.tuning_note)
         if self.regime == "hard":
-            notes.append("c >= 1000: the LUM is an SVM; method='lum' probabilities are 1/2 on "
-                         "|f| <= c/(1+c) — use the default method='refit'")
-        return Summary(f"Large-margin unified machine (a = {self.a:g}, c = {self.c:g})",
-                       info, tables, notes)
+            notes.append(
+                "c >= 1000: the LUM is an SVM; method='lum' probabilities are 1/2 on "
+                "|f| <= c/(1+c) — use the default method='refit'"
+            )
+        return Summary(f"Large-margin unified machine (a = {self.a:g}, c = {self.c:g})", info, tables, notes)
 
     def plot(self, kind: str = "path", ax=None):
         """The fit as a picture; returns the matplotlib Axes.
@@ -853,6 +1032,7 @@ class LumFit(_fit_base()):
         ``f = 0`` and the refitted-probability contours at ``s``.
         """
         import matplotlib.pyplot as plt
+
         if kind not in ("path", "loss", "boundary"):
             raise ValueError(f"kind must be 'path', 'loss' or 'boundary'; got {kind!r}")
         if kind == "path":
@@ -864,9 +1044,9 @@ class LumFit(_fit_base()):
             _, ax = plt.subplots(figsize=(5.5, 4.2))
         if kind == "loss":
             from cohstats.losses.scalar import lum_value
+
             u = np.linspace(-2, 3, 400)
-            ax.plot(u, [lum_value(t, self.a, self.c) for t in u],
-                    label=f"LUM a={self.a:g}, c={self.c:g}")
+            ax.plot(u, [lum_value(t, self.a, self.c) for t in u], label=f"LUM a={self.a:g}, c={self.c:g}")
             ax.plot(u, np.maximum(1 - u, 0), "--", lw=1, label="hinge (SVM)")
             ax.plot(u, np.logaddexp(0, -u), ":", lw=1, label="logistic")
             ax.set(xlabel="margin y f(x)", ylabel="loss", ylim=(0, 3), title="LUM loss")
@@ -887,8 +1067,9 @@ class LumFit(_fit_base()):
         ax.contour(G1, G2, F, levels=[0.0], colors="k")
         for lab, mk in ((-1.0, "o"), (1.0, "^")):
             m = self._ytr == lab
-            ax.scatter(X[m, 0], X[m, 1], s=12, marker=mk, edgecolors="k", linewidths=0.3,
-                       label=str(self.classes[int(lab > 0)]))
+            ax.scatter(
+                X[m, 0], X[m, 1], s=12, marker=mk, edgecolors="k", linewidths=0.3, label=str(self.classes[int(lab > 0)])
+            )
         names = list(self.design.xnames)
         ax.set(xlabel=names[0], ylabel=names[1], title=f"boundary f = 0 (lambda = {self._s:.3g})")
         ax.legend(fontsize=8)
@@ -902,21 +1083,24 @@ def _angle_separable(Z, w) -> bool:
 
     Decided by the linear programme ``max sum_i z_i'd`` over ``|d_k| <= 1``, ``Z d >= 0``."""
     from scipy.optimize import linprog
+
     Z = Z[w > 0]
     if Z.shape[0] == 0:
         return True
     scale = np.abs(Z).max(axis=0)
     scale[scale == 0] = 1.0
     Zs = Z / scale
-    res = linprog(-Zs.sum(axis=0), A_ub=-Zs, b_ub=np.zeros(Zs.shape[0]),
-                  bounds=[(-1.0, 1.0)] * Zs.shape[1], method="highs")
+    res = linprog(
+        -Zs.sum(axis=0), A_ub=-Zs, b_ub=np.zeros(Zs.shape[0]), bounds=[(-1.0, 1.0)] * Zs.shape[1], method="highs"
+    )
     if res.status != 0:
         return False
     return bool(-res.fun > 1e-9 * Zs.shape[0])
 
 
-def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200,
-                    warn: bool = True) -> dict:
+def lum_refit_angle(
+    F1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200, warn: bool = True
+) -> dict:
     """Refitted angle-based LUM: ``f2 = g0 + g1 f1`` with ``c = 0`` and the same ``a``.
 
     The K-class analogue of [LZW] eq (9): ``g0`` in ``R^{K-1}`` (a shift of the simplex
@@ -944,6 +1128,7 @@ def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_it
     """
     from cohstats.losses.angle import simplex_vertices
     from cohstats.losses.binary import get_loss
+
     F1 = np.atleast_2d(np.asarray(F1, dtype=np.float64))
     n, km1 = F1.shape
     K = km1 + 1
@@ -959,24 +1144,27 @@ def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_it
     if w.shape != (n,) or np.any(w < 0) or not np.all(np.isfinite(w)) or not w.sum() > 0:
         raise ValueError("weights must be nonnegative, finite, not all zero and one per row")
     Wy = simplex_vertices(K)[y]
-    h = np.einsum("ik,ik->i", F1, Wy)                  # first-stage margins <f1_i, W_{y_i}>
+    h = np.einsum("ik,ik->i", F1, Wy)  # first-stage margins <f1_i, W_{y_i}>
     sc = math.sqrt(float(np.sum(w * h * h) / w.sum())) if np.any(h != 0) else 1.0
-    Z = np.column_stack([Wy, h / sc])                  # theta = (g0, g1 * sc)
+    Z = np.column_stack([Wy, h / sc])  # theta = (g0, g1 * sc)
     separable = _angle_separable(Z, w)
-    ridge = np.r_[np.full(km1, 1e-6), 1e-6 / sc ** 2] if separable else np.zeros(K)
+    ridge = np.r_[np.full(km1, 1e-6), 1e-6 / sc**2] if separable else np.zeros(K)
     if separable and warn:
-        warnings.warn("refitted LUM: the first-stage decision values separate the classes, so the "
-                      "unpenalised refit has no minimiser; added the penalty "
-                      "1e-6 (||g0||^2 + g1^2)/2 (probabilities will be close to 0/1). "
-                      "Use refit_on='validation' or a larger lambda_.",
-                      _convergence_warning(), stacklevel=2)
+        warnings.warn(
+            "refitted LUM: the first-stage decision values separate the classes, so the "
+            "unpenalised refit has no minimiser; added the penalty "
+            "1e-6 (||g0||^2 + g1^2)/2 (probabilities will be close to 0/1). "
+            "Use refit_on='validation' or a larger lambda_.",
+            _convergence_warning(),
+            stacklevel=2,
+        )
     loss = get_loss("lum", a=a, c=0.0)
     wn = w / w.sum()
 
     def obj(th):
         return float(wn @ loss.value(Z @ th)) + 0.5 * float(ridge @ (th * th))
 
-    th = np.r_[np.zeros(km1), sc]                      # start at the first stage (g1 = 1)
+    th = np.r_[np.zeros(km1), sc]  # start at the first stage (g1 = 1)
     F = obj(th)
     ok = False
     it = 0
@@ -1000,7 +1188,7 @@ def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_it
                 break
             t *= 0.5
         else:
-            break                                      # no decrease possible at float precision
+            break  # no decrease possible at float precision
         th = th + t * d
         F = Fn
     if not ok:
@@ -1008,10 +1196,19 @@ def lum_refit_angle(F1, y, a: float, weights=None, *, tol: float = 1e-10, max_it
         g = Z.T @ (wn * loss.d1(m)) + ridge * th
         ok = bool(np.max(np.abs(g)) < max(tol, 1e-8))
     if not ok and warn:
-        warnings.warn(f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} "
-                      "iterations; increase max_iter", _convergence_warning(), stacklevel=2)
-    return {"g0": th[:km1].copy(), "g1": float(th[km1] / sc), "converged": bool(ok),
-            "n_iter": int(it), "objective": float(F), "separable": bool(separable)}
+        warnings.warn(
+            f"refitted LUM: Newton did not reach tol={tol:g} in max_iter={max_iter} iterations; increase max_iter",
+            _convergence_warning(),
+            stacklevel=2,
+        )
+    return {
+        "g0": th[:km1].copy(),
+        "g1": float(th[km1] / sc),
+        "converged": bool(ok),
+        "n_iter": int(it),
+        "objective": float(F),
+        "separable": bool(separable),
+    }
 
 
 def _class_codes(y, binary):
@@ -1022,22 +1219,41 @@ def _class_codes(y, binary):
     return np.ascontiguousarray(y).astype(np.int64)
 
 
-def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, standardize,
-               penalty_factor, validation, refit_on, tol, max_iter):
+def _lum_angle(
+    design,
+    *,
+    a,
+    c,
+    lambda_,
+    nlambda,
+    lambda_min_ratio,
+    alpha,
+    standardize,
+    penalty_factor,
+    validation,
+    refit_on,
+    tol,
+    max_iter,
+):
     """The angle-based multicategory LUM for a response with K > 2 levels (see :func:`lum`)."""
     from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
+
     if not math.isfinite(c):
-        raise ValueError(f"lum: c = inf (the hinge) is available for two classes only; the "
-                         f"response {design.yname!r} has {design.n_classes} levels: use a large "
-                         f"finite c (e.g. c=1000) for a hard multicategory LUM")
+        raise ValueError(
+            f"lum: c = inf (the hinge) is available for two classes only; the "
+            f"response {design.yname!r} has {design.n_classes} levels: use a large "
+            f"finite c (e.g. c=1000) for a hard multicategory LUM"
+        )
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     y = _class_codes(design.y, design.binary)
     w = np.ascontiguousarray(design.weights, dtype=np.float64)
     K = int(design.n_classes)
     if np.unique(y).size < K:
         missing = [design.classes[k] for k in range(K) if not np.any(y == k)]
-        raise ValueError(f"lum: every level of the response must occur in the training data; "
-                         f"no rows of {missing} (drop unused levels first)")
+        raise ValueError(
+            f"lum: every level of the response must occur in the training data; "
+            f"no rows of {missing} (drop unused levels first)"
+        )
     n, p = X.shape
     pf = None
     if penalty_factor is not None:
@@ -1045,8 +1261,9 @@ def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, stand
         if pf.shape != (p,) or np.any(pf < 0) or not np.all(np.isfinite(pf)):
             raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
     if lambda_ is None:
-        lmax = float(angle_lum_lambda_max(X, y, w, a, c, max(alpha, 1e-3), K=K,
-                                          standardize=standardize, penalty_factor=pf))
+        lmax = float(
+            angle_lum_lambda_max(X, y, w, a, c, max(alpha, 1e-3), K=K, standardize=standardize, penalty_factor=pf)
+        )
         if not (np.isfinite(lmax) and lmax > 0):
             lmax = 1.0
         ratio = lambda_min_ratio
@@ -1057,8 +1274,21 @@ def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, stand
         lambdas = lmax * np.geomspace(1.0, ratio, int(nlambda))
     else:
         lambdas = _check_lambda(lambda_)
-    b0, B, info = cd_angle_lum_path(X, y, w, a, c, lambdas, alpha, K=K, standardize=standardize,
-                                    tol=tol, max_iter=max_iter, penalty_factor=pf, warn=False)
+    b0, B, info = cd_angle_lum_path(
+        X,
+        y,
+        w,
+        a,
+        c,
+        lambdas,
+        alpha,
+        K=K,
+        standardize=standardize,
+        tol=tol,
+        max_iter=max_iter,
+        penalty_factor=pf,
+        warn=False,
+    )
     info = {k: np.asarray(v) for k, v in dict(info).items()}
     _kkt_gate(info, tol)
     call = dict(a=a, c=c, alpha=alpha)
@@ -1068,15 +1298,32 @@ def _lum_angle(design, *, a, c, lambda_, nlambda, lambda_min_ratio, alpha, stand
         call["standardize"] = standardize
     if refit_on != "train":
         call["refit_on"] = refit_on
-    fit = LumMultiFit._build(design, a=a, c=c, alpha=alpha, lambdas=lambdas, intercepts=b0,
-                             coefs=B, info=info, standardize=standardize, tol=tol,
-                             max_iter=max_iter, refit_on=refit_on, validation=validation, call=call)
+    fit = LumMultiFit._build(
+        design,
+        a=a,
+        c=c,
+        alpha=alpha,
+        lambdas=lambdas,
+        intercepts=b0,
+        coefs=B,
+        info=info,
+        standardize=standardize,
+        tol=tol,
+        max_iter=max_iter,
+        refit_on=refit_on,
+        validation=validation,
+        call=call,
+    )
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
-        warnings.warn(f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
-                      f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
-                      f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
-                      f"or loosen tol (now {tol:g})", _convergence_warning(), stacklevel=4)
+        warnings.warn(
+            f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
+            f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
+            f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
+            f"or loosen tol (now {tol:g})",
+            _convergence_warning(),
+            stacklevel=4,
+        )
     return fit
 
 
@@ -1109,9 +1356,26 @@ class LumMultiFit(_fit_base()):
     _predict_options = ("method",)
 
     @classmethod
-    def _build(cls, design, *, a, c, alpha, lambdas, intercepts, coefs, info, standardize, tol,
-               max_iter, refit_on, validation, call):
+    def _build(
+        cls,
+        design,
+        *,
+        a,
+        c,
+        alpha,
+        lambdas,
+        intercepts,
+        coefs,
+        info,
+        standardize,
+        tol,
+        max_iter,
+        refit_on,
+        validation,
+        call,
+    ):
         from cohstats.losses.angle import simplex_vertices
+
         self = cls.__new__(cls)
         _fit_base().__init__(self, design, call=call)
         self.a, self.c, self.alpha = float(a), float(c), float(alpha)
@@ -1132,8 +1396,7 @@ class LumMultiFit(_fit_base()):
         self.refit_on = refit_on
         self._validation = None if validation is None else _new_xy(design, validation)
         if self._validation is not None:
-            self._validation = (self._validation[0],
-                                _class_codes(self._validation[1], design.binary))
+            self._validation = (self._validation[0], _class_codes(self._validation[1], design.binary))
         self._ycodes = _class_codes(design.y, design.binary)
         self._refit_cache = {}
         self.s = float(self.lambda_[-1])
@@ -1174,16 +1437,18 @@ class LumMultiFit(_fit_base()):
     @property
     def vertices(self) -> pd.DataFrame:
         """The simplex coding: one row per class (unit vectors summing to zero)."""
-        return pd.DataFrame(self._W, index=self.classes,
-                            columns=[f"f{k + 1}" for k in range(self._W.shape[1])])
+        return pd.DataFrame(self._W, index=self.classes, columns=[f"f{k + 1}" for k in range(self._W.shape[1])])
 
     @property
     def coef_simplex(self) -> pd.DataFrame:
         """Coefficients ``B`` of ``f`` in the simplex coordinates at ``s``, with the intercept
         first (terms x ``f1..f{K-1}``)."""
         B, b = self._simplex_at()
-        return pd.DataFrame(np.vstack([b[None], B]), index=["(Intercept)", *self.xnames],
-                            columns=[f"f{k + 1}" for k in range(B.shape[1])])
+        return pd.DataFrame(
+            np.vstack([b[None], B]),
+            index=["(Intercept)", *self.xnames],
+            columns=[f"f{k + 1}" for k in range(B.shape[1])],
+        )
 
     # ----------------------------------------------------------------- decision values
     def _f(self, X, s=None):
@@ -1222,12 +1487,15 @@ class LumMultiFit(_fit_base()):
 
     def _proba(self, X, s=None, method: str | None = None):
         from cohstats.losses.angle import angle_lum_proba
+
         if method is None:
             method = self.default_method
         if method not in ("refit", "lum"):
-            raise ValueError(f"method must be 'lum' (the inverse link of the fitted LUM; default "
-                             f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
-                             f"method={method!r}")
+            raise ValueError(
+                f"method must be 'lum' (the inverse link of the fitted LUM; default "
+                f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
+                f"method={method!r}"
+            )
         f = self._f(self._X_checked(X), s)
         if method == "lum":
             return angle_lum_proba(f, self.a, self.c)
@@ -1245,9 +1513,13 @@ class LumMultiFit(_fit_base()):
             out = np.stack([self._proba(X, s=float(v), method=method) for v in self.lambda_])
         nsep = sum("separate the classes" in str(m.message) for m in caught)
         if nsep:
-            warnings.warn(f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
-                          "first-stage decision values separate the refit sample; a 1e-6 ridge "
-                          "was added there", _convergence_warning(), stacklevel=2)
+            warnings.warn(
+                f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
+                "first-stage decision values separate the refit sample; a 1e-6 ridge "
+                "was added there",
+                _convergence_warning(),
+                stacklevel=2,
+            )
         return out
 
     # ----------------------------------------------------------------- reports
@@ -1267,10 +1539,16 @@ class LumMultiFit(_fit_base()):
         """PathFrame: one row per lambda with df, objective, training error, iterations and the
         class-margin coefficients (columns ``term:class``)."""
         from cohstats.results import PathFrame
+
         U = self._decision_path(self.design.X)
-        data = {"lambda": self.lambda_, "df": np.asarray(self.info["df"]),
-                "objective": self._info_objective, "train_error": self._train_error(U),
-                "n_iter": self._info_n_iter, "converged": self._info_converged}
+        data = {
+            "lambda": self.lambda_,
+            "df": np.asarray(self.info["df"]),
+            "objective": self._info_objective,
+            "train_error": self._train_error(U),
+            "n_iter": self._info_n_iter,
+            "converged": self._info_converged,
+        }
         cols = []
         for j, name in enumerate(self.xnames):
             for k, cl in enumerate(self.classes):
@@ -1290,49 +1568,65 @@ class LumMultiFit(_fit_base()):
 
     def _summary(self):
         from cohstats.results import Summary
+
         d = self.design
         U = self._decision(d.X)
         c, b = self._coef_at()
         keep = np.any(c != 0, axis=1)
         info = {
-            "a": self.a, "c": self.c, "regime": self.regime,
+            "a": self.a,
+            "c": self.c,
+            "regime": self.regime,
             "coding": f"angle-based (simplex vertices in R^{self.n_classes - 1})",
             "penalty": _penalty_name(self.alpha) + ", grouped by predictor",
-            "n lambda fitted": int(self.lambda_.size), "observations": int(d.nobs),
+            "n lambda fitted": int(self.lambda_.size),
+            "observations": int(d.nobs),
             "classes": ", ".join(map(str, self.classes)),
             "training error": float(self._train_error(U)),
             "predictors in model": f"{int(keep.sum())} of {d.p}",
-            "converged": self.converged, "iterations": self.n_iter,
+            "converged": self.converged,
+            "iterations": self.n_iter,
         }
-        tab = pd.DataFrame(np.vstack([b[None], c[keep]]), columns=self.classes,
-                           index=["(Intercept)"] + [nm for nm, k in zip(self.xnames, keep) if k])
+        tab = pd.DataFrame(
+            np.vstack([b[None], c[keep]]),
+            columns=self.classes,
+            index=["(Intercept)"] + [nm for nm, k in zip(self.xnames, keep) if k],
+        )
         tables = {"Class-margin coefficients (rows sum to zero)": tab}
         notes = []
         try:
             r = self.refit(warn=False)
             tables["refit"] = pd.DataFrame(
-                {"estimate": np.r_[r["g0"], r["g1"]]},
-                index=[f"g0[f{k + 1}]" for k in range(len(r["g0"]))] + ["g1"])
-            notes.append(f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
-                         f"f2 = g0 + {r['g1']:.4g} f"
-                         + ("; first stage separates the sample (1e-6 ridge added)"
-                            if r["separable"] else ""))
+                {"estimate": np.r_[r["g0"], r["g1"]]}, index=[f"g0[f{k + 1}]" for k in range(len(r["g0"]))] + ["g1"]
+            )
+            notes.append(
+                f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
+                f"f2 = g0 + {r['g1']:.4g} f"
+                + ("; first stage separates the sample (1e-6 ridge added)" if r["separable"] else "")
+            )
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.standardize:
             notes.append("penalty applied to standardised predictors; coefficients on the original scale")
-        notes.append(f"probabilities: method={self.default_method!r} by default ("
-                     + ("the inverse link of the soft LUM" if self.c == 0 else
-                        "c > 0: the inverse link is flat wherever several class margins lie below "
-                        "c/(1+c), so the default refits with c = 0") + ")")
-        return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})",
-                       info, tables, notes)
+        notes.append(
+            f"probabilities: method={self.default_method!r} by default ("
+            + (
+                "the inverse link of the soft LUM"
+                if self.c == 0
+                else "c > 0: the inverse link is flat wherever several class margins lie below "
+                "c/(1+c), so the default refits with c = 0"
+            )
+            + ")"
+        )
+        return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})", info, tables, notes)
 
 
 def tune_lum(formula, data=None, **kwargs):
     """The tuned LUM of [LZW]; see :func:`cohstats.tuning.tune_lum` (it lives beside ``tune``)."""
     from cohstats.tuning.tune_lum import tune_lum as _tune_lum
+
     if isinstance(formula, str) and kwargs.get("_context") is None:
         from cohstats.formula import capture_context
+
         kwargs["_context"] = capture_context(1)
     return _tune_lum(formula, data, **kwargs)

@@ -25,6 +25,7 @@ Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``
 ``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`), and ``"platt_tuned"``
 ([WSL]'s tuned Platt: ``lambda_`` re-chosen by the GKL estimate, :meth:`SVMFit.platt_tuned`).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,14 +38,20 @@ from cohstats.coupling import pairwise_coupling
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.formula import Design, build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
-from cohstats.probability import (bracket_grid, bracket_prob, coherence_prob, coherence_rho,
-                                  platt_fit, platt_glm, sollich_prob)
+from cohstats.probability import (
+    bracket_grid,
+    bracket_prob,
+    coherence_prob,
+    coherence_rho,
+    platt_fit,
+    platt_glm,
+    sollich_prob,
+)
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.svm.smo import smo_solve
 from cohstats.scaling import column_scaling
 from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
-from cohstats.validation import (AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals,
-                                 fit_function)
+from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
 
@@ -77,10 +84,14 @@ def _run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, 
     probabilities, as keyword arguments of the result constructors."""
     # (n_jobs is left out of fit_args: refits run inside tune(), whose own n_jobs parallelises
     # the fits)
-    return dict(prob_method=prob_method, cache_size=cache_size, path_method=path_method,
-                n_jobs=n_jobs, fit_fn=svm,
-                fit_args=dict(tol=tol, cache_size=cache_size, shrinking=shrinking,
-                              max_iter=max_iter, path_method=path_method))
+    return dict(
+        prob_method=prob_method,
+        cache_size=cache_size,
+        path_method=path_method,
+        n_jobs=n_jobs,
+        fit_fn=svm,
+        fit_args=dict(tol=tol, cache_size=cache_size, shrinking=shrinking, max_iter=max_iter, path_method=path_method),
+    )
 
 
 def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
@@ -90,8 +101,9 @@ def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
     if name in ("linear", "callable"):
         if given:
             what = "sigma" if sigma is not None else "gamma"
-            raise ValueError(f"{what} is a kernel width, but kernel={kernel!r} has none: "
-                             f"drop {what}=, or use kernel='rbf' or 'poly'")
+            raise ValueError(
+                f"{what} is a kernel width, but kernel={kernel!r} has none: drop {what}=, or use kernel='rbf' or 'poly'"
+            )
         return None
     if sigma is not None and not (isinstance(gamma, str) and gamma == "scale"):
         raise ValueError("give gamma or sigma, not both (gamma = 1/sigma^2)")
@@ -136,25 +148,51 @@ class SVMFit(Fit):
     method = "svm"
     title = "Support vector machine"
     path_var = "lambda"
-    path_arg = None            # one penalty: the tuners refit it value by value
+    path_arg = None  # one penalty: the tuners refit it value by value
     _predict_options = ("method", "m")
 
-    _RENAMED = {"alpha": "dual_alpha_ (alpha is the elastic-net l1 share in this package)",
-                "support": "support_"}
+    _RENAMED = {"alpha": "dual_alpha_ (alpha is the elastic-net l1 share in this package)", "support": "support_"}
 
     def __getattr__(self, name):
         # only reached when normal lookup fails: name the new spelling of renamed attributes
         if name in SVMFit._RENAMED:
-            raise AttributeError(f"svm fits have no attribute {name!r}; use "
-                                 f"{SVMFit._RENAMED[name]}")
+            raise AttributeError(f"svm fits have no attribute {name!r}; use {SVMFit._RENAMED[name]}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def _from_arrays(cls, design, *, kernel, kernel_arg, C, lambda_, pi, m, cost, standardize, Z,
-                     scaling, dual_alpha, support, b, n_iter, converged, prob_method, cache_size,
-                     fit_fn, fit_args, call, path_method=None, n_jobs=None, fitted_decision=None,
-                     Kpre=None, objective=None, paths=None, rows=None) -> "SVMFit":
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        kernel,
+        kernel_arg,
+        C,
+        lambda_,
+        pi,
+        m,
+        cost,
+        standardize,
+        Z,
+        scaling,
+        dual_alpha,
+        support,
+        b,
+        n_iter,
+        converged,
+        prob_method,
+        cache_size,
+        fit_fn,
+        fit_args,
+        call,
+        path_method=None,
+        n_jobs=None,
+        fitted_decision=None,
+        Kpre=None,
+        objective=None,
+        paths=None,
+        rows=None,
+    ) -> "SVMFit":
         """Build a binary fit from the solver's output (every piece of state a keyword argument).
 
         ``dual_alpha`` (n,) the multipliers, ``support`` their nonzero positions, ``b`` the
@@ -166,10 +204,23 @@ class SVMFit(Fit):
         of pi paths (by grid size ``m``), ``rows`` the training rows of a one-vs-one pair.
         """
         self = cls._blank(design, call)
-        self._init_svm(kernel=kernel, kernel_arg=kernel_arg, C=C, pi=pi, m=m, cost=cost,
-                       standardize=standardize, Z=Z, scaling=scaling, prob_method=prob_method,
-                       cache_size=cache_size, fit_fn=fit_fn, fit_args=fit_args,
-                       path_method=path_method, n_jobs=n_jobs)
+        self._init_svm(
+            kernel=kernel,
+            kernel_arg=kernel_arg,
+            C=C,
+            pi=pi,
+            m=m,
+            cost=cost,
+            standardize=standardize,
+            Z=Z,
+            scaling=scaling,
+            prob_method=prob_method,
+            cache_size=cache_size,
+            fit_fn=fit_fn,
+            fit_args=fit_args,
+            path_method=path_method,
+            n_jobs=n_jobs,
+        )
         if paths is not None:
             self.__dict__["_paths"] = dict(paths)
         if rows is not None:
@@ -188,8 +239,9 @@ class SVMFit(Fit):
         lam = self._checked_lambda(lambda_)
         if lam.size != 1:
             raise ValueError(f"{cls.__name__}: lambda_ holds the one fitted penalty; got {lam.size} values")
-        self._set_contract(lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter,
-                           coef=coef, intercept=intercept)
+        self._set_contract(
+            lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter, coef=coef, intercept=intercept
+        )
         if fitted_decision is None:
             fitted_decision = (Kpre @ self._beta + b) if Kpre is not None else self._decision(design.X)
         self.fitted_decision = fitted_decision
@@ -199,8 +251,25 @@ class SVMFit(Fit):
         self.objective = objective
         return self
 
-    def _init_svm(self, *, kernel, kernel_arg, C, pi, m, cost, standardize, Z, scaling, prob_method,
-                  cache_size, fit_fn, fit_args, path_method=None, n_jobs=None) -> None:
+    def _init_svm(
+        self,
+        *,
+        kernel,
+        kernel_arg,
+        C,
+        pi,
+        m,
+        cost,
+        standardize,
+        Z,
+        scaling,
+        prob_method,
+        cache_size,
+        fit_fn,
+        fit_args,
+        path_method=None,
+        n_jobs=None,
+    ) -> None:
         """The state every SVM result holds: kernel, penalty, class weighting, scaling, settings."""
         self.kernel = kernel
         self._kernel_arg = kernel_arg
@@ -255,8 +324,8 @@ class SVMFit(Fit):
         sv = self.support_
         out = np.empty(Z.shape[0])
         for lo in range(0, Z.shape[0], 2048):
-            Kb = self._kernel_to_train(Z[lo:lo + 2048], sv)
-            out[lo:lo + 2048] = Kb @ self._beta[sv] + self._b
+            Kb = self._kernel_to_train(Z[lo : lo + 2048], sv)
+            out[lo : lo + 2048] = Kb @ self._beta[sv] + self._b
         return out
 
     def _train_decision(self) -> np.ndarray:
@@ -275,8 +344,8 @@ class SVMFit(Fit):
         Z = self._std(X)
         out = np.empty((B.shape[0], Z.shape[0]))
         for lo in range(0, Z.shape[0], 2048):
-            Kb = self._kernel_to_train(Z[lo:lo + 2048], used)
-            out[:, lo:lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
+            Kb = self._kernel_to_train(Z[lo : lo + 2048], used)
+            out[:, lo : lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
         return out
 
     def _check_m(self, m):
@@ -293,18 +362,24 @@ class SVMFit(Fit):
             code = self.kernel.code
             Kpre = self.kernel(self._Z) if code == KERNEL_CALLABLE else None
             fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
-            cache[m] = fn(self._Z, self.design.y, code=code, kpar=self.kernel.kpar,
-                          Kpre=Kpre, nlam=1.0 / self.C, grid=grid,
-                          weights=self.design.weights, cache_size=self._cache_size,
-                          n_jobs=getattr(self, "n_jobs", None))
+            cache[m] = fn(
+                self._Z,
+                self.design.y,
+                code=code,
+                kpar=self.kernel.kpar,
+                Kpre=Kpre,
+                nlam=1.0 / self.C,
+                grid=grid,
+                weights=self.design.weights,
+                cache_size=self._cache_size,
+                n_jobs=getattr(self, "n_jobs", None),
+            )
         return cache[m]
 
-    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
-               **kw) -> np.ndarray:
+    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None, **kw) -> np.ndarray:
         _check_s(self, s)
         if kw:
-            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} "
-                            "(use method= and m=)")
+            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} (use method= and m=)")
         method = self.prob_method if method is None else method
         if method == "platt_tuned":
             best = self.platt_tuned().best_fit
@@ -339,8 +414,16 @@ class SVMFit(Fit):
         args["standardize"] = self.standardize
         return args
 
-    def platt_tuned(self, grid=None, *, D: int | None = None, tau: float = 0.5,
-                    random_state=0, n_jobs: int | None = None, refresh: bool = False):
+    def platt_tuned(
+        self,
+        grid=None,
+        *,
+        D: int | None = None,
+        tau: float = 0.5,
+        random_state=0,
+        n_jobs: int | None = None,
+        refresh: bool = False,
+    ):
         """Tuned Platt ([WSL] section 5): lambda re-chosen by the GKL estimate of Platt's probabilities.
 
         [WSL]'s "tuned Platt" fits Platt's sigmoid to an SVM whose ``lambda`` minimises the
@@ -368,10 +451,21 @@ class SVMFit(Fit):
         if cached is not None and not refresh and grid is None and D is None:
             return cached
         from cohstats.tuning import tune, wsl_grid
+
         grid = wsl_grid() if grid is None else np.asarray(grid, dtype=float)
-        res = tune(self._fit_fn, self.design, grid={"lambda_": grid}, method="gkl", D=D, tau=tau,
-                   prob_args={"method": "platt"}, random_state=random_state, n_jobs=n_jobs,
-                   verbose=False, **self._refit_args())
+        res = tune(
+            self._fit_fn,
+            self.design,
+            grid={"lambda_": grid},
+            method="gkl",
+            D=D,
+            tau=tau,
+            prob_args={"method": "platt"},
+            random_state=random_state,
+            n_jobs=n_jobs,
+            verbose=False,
+            **self._refit_args(),
+        )
         self._platt_tuned = res
         return res
 
@@ -415,44 +509,60 @@ class SVMFit(Fit):
         a = self.dual_alpha_
         free = (a > 1e-12 * np.maximum(self.cost, 1)) & (a < self.cost * (1 - 1e-12))
         info, notes = self._summary_head()
-        info.update({
-            "support vectors": int(self.support_.size),
-            "free support vectors": int(np.sum(free)),
-            "dual objective": self.objective,
-            ("pi-path events" if isinstance(self.pi, str) and getattr(self, "path_method", "")
-             == "exact" else "iterations"): self.n_iter,
-            "converged": self.converged,
-            "training error": float(np.mean((self.fitted_decision > 0) != (y > 0))),
-        })
+        info.update(
+            {
+                "support vectors": int(self.support_.size),
+                "free support vectors": int(np.sum(free)),
+                "dual objective": self.objective,
+                (
+                    "pi-path events"
+                    if isinstance(self.pi, str) and getattr(self, "path_method", "") == "exact"
+                    else "iterations"
+                ): self.n_iter,
+                "converged": self.converged,
+                "training error": float(np.mean((self.fitted_decision > 0) != (y > 0))),
+            }
+        )
         tables = {}
-        sv = pd.DataFrame({"class": self.classes,
-                           "n": [int(np.sum(y < 0)), int(np.sum(y > 0))],
-                           "support vectors": [int(np.sum((a > 0) & (y < 0))), int(np.sum((a > 0) & (y > 0)))],
-                           "at bound": [int(np.sum((a >= self.cost) & (self.cost > 0) & (y < 0))),
-                                        int(np.sum((a >= self.cost) & (self.cost > 0) & (y > 0)))]})
+        sv = pd.DataFrame(
+            {
+                "class": self.classes,
+                "n": [int(np.sum(y < 0)), int(np.sum(y > 0))],
+                "support vectors": [int(np.sum((a > 0) & (y < 0))), int(np.sum((a > 0) & (y > 0)))],
+                "at bound": [
+                    int(np.sum((a >= self.cost) & (self.cost > 0) & (y < 0))),
+                    int(np.sum((a >= self.cost) & (self.cost > 0) & (y > 0))),
+                ],
+            }
+        )
         tables["Support vectors by class"] = sv
         if self._coef is not None:
             tables["Coefficients"] = pd.DataFrame(
-                {"estimate": np.concatenate([[self._intercept], self._coef])},
-                index=["(Intercept)"] + self.xnames)
+                {"estimate": np.concatenate([[self._intercept], self._coef])}, index=["(Intercept)"] + self.xnames
+            )
         try:
-            tables["Platt sigmoid (binomial GLM, statsmodels)"] = platt_glm(
-                self.fitted_decision, y).drop(columns="z")
-            notes.append("Platt sigmoid: logit P(y = " + repr(self.classes[1]) + ") = b0 + b1 f, "
-                         "fitted to the training decision values with Platt's smoothed targets; "
-                         "standard errors of the binomial quasi-likelihood")
+            tables["Platt sigmoid (binomial GLM, statsmodels)"] = platt_glm(self.fitted_decision, y).drop(columns="z")
+            notes.append(
+                "Platt sigmoid: logit P(y = " + repr(self.classes[1]) + ") = b0 + b1 f, "
+                "fitted to the training decision values with Platt's smoothed targets; "
+                "standard errors of the binomial quasi-likelihood"
+            )
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"Platt sigmoid unavailable: {exc}")
-        notes.insert(0, f"f(x) > 0 predicts {self.classes[1]!r}; a single penalty (not a path): "
-                        "tune lambda_ or C with cohstats.tune.")
+        notes.insert(
+            0,
+            f"f(x) > 0 predicts {self.classes[1]!r}; a single penalty (not a path): "
+            "tune lambda_ or C with cohstats.tune.",
+        )
         if self.standardize:
-            notes.append("inputs standardised (sd with divisor n) before the kernel"
-                         + ("; coefficients on the original scale" if self._coef is not None else ""))
+            notes.append(
+                "inputs standardised (sd with divisor n) before the kernel"
+                + ("; coefficients on the original scale" if self._coef is not None else "")
+            )
         return Summary(self.title, info, tables, notes, call=self.call_string())
 
     def _repr_extra(self) -> str:
-        return (f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}, "
-                f"SV={self.support_.size}")
+        return f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}, SV={self.support_.size}"
 
     def path(self, m: int | None = None) -> PathFrame:
         """Coefficients along the bracketing grid in pi (the exact solution path, [WSL] 4.6).
@@ -472,8 +582,7 @@ class SVMFit(Fit):
             cols = [f"beta[{i}]" for i in range(self.nobs)]
             for i, c in enumerate(cols):
                 data[c] = B[:, i]
-        return PathFrame.build(pd.DataFrame(data), xvar="pi", coef_columns=["(Intercept)"] + cols,
-                               log_x=False)
+        return PathFrame.build(pd.DataFrame(data), xvar="pi", coef_columns=["(Intercept)"] + cols, log_x=False)
 
     def plot(self, *args, **kwargs):
         """The pi path of the coefficients ([WSL] Figure 1); returns the matplotlib Axes."""
@@ -506,10 +615,40 @@ class MulticlassSVMFit(SVMFit):
     title = "Support vector machine (one-vs-one)"
 
     @classmethod
-    def _from_arrays(cls, design, *, kernel, kernel_arg, C, lambda_, pi, m, standardize, Z, scaling,
-                     pairs, pair_idx, pair_fits, beta, dual_alpha, cost, support, n_iter, converged,
-                     objective, bpair, prob_method, cache_size, path_method, n_jobs, fit_fn, fit_args,
-                     call, coef=None, fitted=None) -> "MulticlassSVMFit":
+    def _from_arrays(
+        cls,
+        design,
+        *,
+        kernel,
+        kernel_arg,
+        C,
+        lambda_,
+        pi,
+        m,
+        standardize,
+        Z,
+        scaling,
+        pairs,
+        pair_idx,
+        pair_fits,
+        beta,
+        dual_alpha,
+        cost,
+        support,
+        n_iter,
+        converged,
+        objective,
+        bpair,
+        prob_method,
+        cache_size,
+        path_method,
+        n_jobs,
+        fit_fn,
+        fit_args,
+        call,
+        coef=None,
+        fitted=None,
+    ) -> "MulticlassSVMFit":
         """Build a one-vs-one fit from its binary pair fits (every piece of state a keyword).
 
         ``beta``, ``dual_alpha``, ``cost`` are (n, P) with one column per pair (zero off the
@@ -518,10 +657,23 @@ class MulticlassSVMFit(SVMFit):
         training decision values when already known (else computed on first use).
         """
         self = cls._blank(design, call)
-        self._init_svm(kernel=kernel, kernel_arg=kernel_arg, C=C, pi=pi, m=m, cost=cost,
-                       standardize=standardize, Z=Z, scaling=scaling, prob_method=prob_method,
-                       cache_size=cache_size, fit_fn=fit_fn, fit_args=fit_args,
-                       path_method=path_method, n_jobs=n_jobs)
+        self._init_svm(
+            kernel=kernel,
+            kernel_arg=kernel_arg,
+            C=C,
+            pi=pi,
+            m=m,
+            cost=cost,
+            standardize=standardize,
+            Z=Z,
+            scaling=scaling,
+            prob_method=prob_method,
+            cache_size=cache_size,
+            fit_fn=fit_fn,
+            fit_args=fit_args,
+            path_method=path_method,
+            n_jobs=n_jobs,
+        )
         self.pairs, self._pair_idx, self._pair_fits = pairs, pair_idx, pair_fits
         self._beta, self.dual_alpha_ = beta, dual_alpha
         self.support_ = support
@@ -531,8 +683,9 @@ class MulticlassSVMFit(SVMFit):
         lam = self._checked_lambda(lambda_)
         if lam.size != 1:
             raise ValueError(f"{cls.__name__}: lambda_ holds the one fitted penalty; got {lam.size} values")
-        self._set_contract(lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter,
-                           coef=coef, intercept=intercept)
+        self._set_contract(
+            lambda_=lam, s=float(lam[0]), converged=converged, n_iter=n_iter, coef=coef, intercept=intercept
+        )
         if fitted is not None:
             self._fitted = fitted
         return self
@@ -562,10 +715,10 @@ class MulticlassSVMFit(SVMFit):
         """Intercepts and coefficients (rows) by pair (columns) of a linear one-vs-one fit."""
         self._check_s(s, "coef_at")
         if self._coef is None:
-            raise ValueError("a kernel svm has no input-space coefficients; see dual_coef or "
-                             "predict(type='link')")
-        return pd.DataFrame(np.vstack([self._intercept[None], self._coef]),
-                            index=["(Intercept)"] + self.xnames, columns=self.pair_names)
+            raise ValueError("a kernel svm has no input-space coefficients; see dual_coef or predict(type='link')")
+        return pd.DataFrame(
+            np.vstack([self._intercept[None], self._coef]), index=["(Intercept)"] + self.xnames, columns=self.pair_names
+        )
 
     @property
     def dual_coef(self) -> pd.DataFrame:
@@ -582,7 +735,7 @@ class MulticlassSVMFit(SVMFit):
         B = self._beta[sv]
         out = np.empty((Z.shape[0], B.shape[1]))
         for lo in range(0, Z.shape[0], 2048):
-            out[lo:lo + 2048] = self._kernel_to_train(Z[lo:lo + 2048], sv) @ B + self._bpair
+            out[lo : lo + 2048] = self._kernel_to_train(Z[lo : lo + 2048], sv) @ B + self._bpair
         return out
 
     def _class_scores(self, X: np.ndarray, s=None) -> np.ndarray:
@@ -610,15 +763,14 @@ class MulticlassSVMFit(SVMFit):
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
         Z = self._std(X)
-        return np.column_stack([1.0 - np.asarray(f._proba(Z, method=method, m=m), dtype=float)
-                                for f in self._pair_fits])
+        return np.column_stack(
+            [1.0 - np.asarray(f._proba(Z, method=method, m=m), dtype=float) for f in self._pair_fits]
+        )
 
-    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None,
-               **kw) -> np.ndarray:
+    def _proba(self, X: np.ndarray, s=None, method: str | None = None, m: int | None = None, **kw) -> np.ndarray:
         _check_s(self, s)
         if kw:
-            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} "
-                            "(use method= and m=)")
+            raise TypeError(f"unexpected arguments for svm probabilities: {sorted(kw)} (use method= and m=)")
         r = self.pairwise_prob(X, method=method, m=m)
         K = self.n_classes
         R = np.zeros((r.shape[0], K, K))
@@ -634,21 +786,24 @@ class MulticlassSVMFit(SVMFit):
 
     @property
     def platt(self):
-        raise AttributeError("a one-vs-one fit has one Platt sigmoid per pair: "
-                             "use predict(type='prob', method='platt')")
+        raise AttributeError(
+            "a one-vs-one fit has one Platt sigmoid per pair: use predict(type='prob', method='platt')"
+        )
 
     @property
     def rho_(self):
         return np.array([f.rho_ for f in self._pair_fits])
 
     def path(self, m: int | None = None):
-        raise NotImplementedError("the pi path belongs to a binary SVM; for K > 2 classes each "
-                                  "pair has its own (used by method='bracket')")
+        raise NotImplementedError(
+            "the pi path belongs to a binary SVM; for K > 2 classes each pair has its own (used by method='bracket')"
+        )
 
     def plot(self, ax=None, **kwargs):
         """Training decision values of every pair, by the true class (one panel of boxes);
         returns the matplotlib Axes."""
         import matplotlib.pyplot as plt
+
         if ax is None:
             _, ax = plt.subplots(figsize=(max(6.4, 1.2 * len(self.pairs)), 4.2))
         F = self.fitted_decision
@@ -670,47 +825,94 @@ class MulticlassSVMFit(SVMFit):
     def _summary(self) -> Summary:
         info, notes = self._summary_head()
         yi = self.design.y_int
-        info.update({"classes": self.n_classes, "pairs (one-vs-one)": len(self.pairs),
-                     "support vectors": int(self.support_.size),
-                     "iterations (all pairs)": self.n_iter, "converged": self.converged,
-                     "training error": float(np.mean(self._classify(self.design.X) != yi))})
+        info.update(
+            {
+                "classes": self.n_classes,
+                "pairs (one-vs-one)": len(self.pairs),
+                "support vectors": int(self.support_.size),
+                "iterations (all pairs)": self.n_iter,
+                "converged": self.converged,
+                "training error": float(np.mean(self._classify(self.design.X) != yi)),
+            }
+        )
         rows = []
         for (a, b), f in zip(self.pairs, self._pair_fits):
-            rows.append({"pair": f"{a} vs {b}", "n": f.nobs, "support vectors": int(f.support_.size),
-                         "at bound": int(np.sum((f.dual_alpha_ >= f.cost) & (f.cost > 0))),
-                         "intercept": -f._b, "converged": f.converged})
+            rows.append(
+                {
+                    "pair": f"{a} vs {b}",
+                    "n": f.nobs,
+                    "support vectors": int(f.support_.size),
+                    "at bound": int(np.sum((f.dual_alpha_ >= f.cost) & (f.cost > 0))),
+                    "intercept": -f._b,
+                    "converged": f.converged,
+                }
+            )
         tables = {"Pairs": pd.DataFrame(rows).set_index("pair")}
         if self._coef is not None:
             tables["Coefficients"] = pd.DataFrame(
-                np.vstack([self._intercept[None], self._coef]), index=["(Intercept)"] + self.xnames,
-                columns=self.pair_names)
-        notes.insert(0, "one binary SVM per pair of classes; 'a vs b' > 0 votes for a; classes by "
-                        "votes (ties to the class listed first), probabilities by pairwise coupling "
-                        "(Wu, Lin & Weng 2004)")
+                np.vstack([self._intercept[None], self._coef]),
+                index=["(Intercept)"] + self.xnames,
+                columns=self.pair_names,
+            )
+        notes.insert(
+            0,
+            "one binary SVM per pair of classes; 'a vs b' > 0 votes for a; classes by "
+            "votes (ties to the class listed first), probabilities by pairwise coupling "
+            "(Wu, Lin & Weng 2004)",
+        )
         if self.standardize:
             notes.append("inputs standardised (sd with divisor n) before the kernel")
         return Summary(self.title, info, tables, notes, call=self.call_string())
 
     def _repr_extra(self) -> str:
-        return (f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, "
-                f"{len(self.pairs)} pairs, SV={self.support_.size}")
+        return (
+            f"{self.kernel.describe()}, lambda_={float(self.lambda_[0]):.4g}, "
+            f"{len(self.pairs)} pairs, SV={self.support_.size}"
+        )
 
 
 # ============================================================================ fitting
-def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, degree, coef0,
-             weights, subset, tol, prob_method, na_action, allow_path, standardize, binary_only):
+def _prepare(
+    formula,
+    data,
+    ctx,
+    *,
+    kernel,
+    C,
+    lambda_,
+    pi,
+    m,
+    sigma,
+    gamma,
+    degree,
+    coef0,
+    weights,
+    subset,
+    tol,
+    prob_method,
+    na_action,
+    allow_path,
+    standardize,
+    binary_only,
+):
     """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build the design,
     the scaling and the kernel."""
     maxk = 2 if binary_only else None
-    design = formula if isinstance(formula, Design) else build_design(
-        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx,
-        max_classes=maxk)
+    design = (
+        formula
+        if isinstance(formula, Design)
+        else build_design(
+            formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=maxk
+        )
+    )
     if isinstance(formula, Design):
         if weights is not None or subset is not None:
             design = build_design(design, weights=weights, subset=subset, max_classes=maxk)
     if design.n_classes < 2 or (binary_only and not design.binary):
-        raise ValueError(f"{'psi_learn' if binary_only else 'svm'} needs a response with "
-                         f"{'two' if binary_only else 'at least two'} classes; got {design.n_classes}")
+        raise ValueError(
+            f"{'psi_learn' if binary_only else 'svm'} needs a response with "
+            f"{'two' if binary_only else 'at least two'} classes; got {design.n_classes}"
+        )
     if not design.intercept:
         raise ValueError("svm always fits an unpenalised intercept; remove '- 1' / '+ 0' from the formula")
     n = design.nobs
@@ -735,13 +937,14 @@ def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, deg
     if path and pi != "path":
         raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
     if not path and pi is not None:
-        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) \
-                or not (0.0 <= pi <= 1.0):
+        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) or not (0.0 <= pi <= 1.0):
             raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
         pi = float(pi)
         if not design.binary:
-            raise ValueError(f"pi weights the two classes of a binary response; with "
-                             f"{design.n_classes} classes use pi=None (or pi='path' for bracketing)")
+            raise ValueError(
+                f"pi weights the two classes of a binary response; with "
+                f"{design.n_classes} classes use pi=None (or pi='path' for bracketing)"
+            )
     if m is not None and not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
         raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
     if prob_method is None:
@@ -754,16 +957,16 @@ def _prepare(formula, data, ctx, *, kernel, C, lambda_, pi, m, sigma, gamma, deg
     if kernel is not None and not callable(kernel) and not isinstance(kernel, str):
         raise ValueError(f"kernel must be None (linear), 'linear', 'rbf', 'poly' or a callable; got {kernel!r}")
     if isinstance(kernel, str) and kernel.lower() == "compact":
-        raise ValueError("kernel='compact' belongs to lamsvm; svm takes None, 'linear', 'rbf', "
-                         "'poly' or a callable")
+        raise ValueError("kernel='compact' belongs to lamsvm; svm takes None, 'linear', 'rbf', 'poly' or a callable")
     xc, xs = _scaling(design.X, design.weights, bool(standardize))
     Z = np.ascontiguousarray((design.X - xc) / xs) if standardize else design.X
     g = _resolve_width(kernel, Z, design.y, sigma, gamma)
-    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g,
-                       degree=degree, coef0=coef0)
+    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g, degree=degree, coef0=coef0)
     if path and not allow_path:
-        raise ValueError("pi='path' is the exact path of the weighted SVM; psi-learning is "
-                         "fitted at each pi of the bracketing grid (give a number for pi)")
+        raise ValueError(
+            "pi='path' is the exact path of the weighted SVM; psi-learning is "
+            "fitted at each pi of the bracketing grid (give a number for pi)"
+        )
     return design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs
 
 
@@ -771,18 +974,42 @@ def _default_m(n):
     return max(2, int(math.floor(math.sqrt(n))))
 
 
-def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, cache_size,
-                shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg,
-                Kpre=None, warn=True, rows=None) -> SVMFit:
+def _fit_binary(
+    design,
+    Z,
+    xc,
+    xs,
+    kern,
+    *,
+    Cval,
+    pi,
+    path,
+    m,
+    prob_method,
+    tol,
+    cache_size,
+    shrinking,
+    max_iter,
+    path_method,
+    n_jobs,
+    standardize,
+    call,
+    kernel_arg,
+    Kpre=None,
+    warn=True,
+    rows=None,
+) -> SVMFit:
     """The binary (weighted) C-SVM on the (standardised) inputs ``Z``; ``Kpre`` an optional
     precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit), ``rows``
     the training rows of such a pair."""
     n, y = design.nobs, design.y
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) * Cval
-    if float(np.max(cost)) * n * np.finfo(float).eps > tol:     # the dual gradients lose all digits
-        raise ValueError(f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
-                         f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C")
+    if float(np.max(cost)) * n * np.finfo(float).eps > tol:  # the dual gradients lose all digits
+        raise ValueError(
+            f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
+            f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C"
+        )
     code = kern.code
     if Kpre is None and code == KERNEL_CALLABLE:
         Kpre = kern(Z)
@@ -794,31 +1021,75 @@ def _fit_binary(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol,
         # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
         grid = bracket_grid(m)
         ext = np.union1d(grid, [0.5])
-        res = pi_path(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, nlam=1.0 / Cval,
-                      grid=ext, weights=design.weights, cache_size=cache_size, n_jobs=n_jobs)
+        res = pi_path(
+            Z,
+            y,
+            code=scode,
+            kpar=kern.kpar,
+            Kpre=Kpre,
+            nlam=1.0 / Cval,
+            grid=ext,
+            weights=design.weights,
+            cache_size=cache_size,
+            n_jobs=n_jobs,
+        )
         g = int(np.flatnonzero(ext == 0.5)[0])
         a = np.clip(res.dual[g] * Cval, 0.0, cost)
         b = float(res.intercept[g] * Cval)
         if ext.size > grid.size:
-            res = res._replace(dual=np.delete(res.dual, g, axis=0), intercept=np.delete(res.intercept, g),
-                               info={**res.info, "grid": grid})
+            res = res._replace(
+                dual=np.delete(res.dual, g, axis=0),
+                intercept=np.delete(res.intercept, g),
+                info={**res.info, "grid": grid},
+            )
         paths = {m: res}
         n_iter, converged = int(res.info["n_events"]), True
         r = None
     else:
-        r = smo_solve(Z, y, code=scode, kpar=kern.kpar, Kpre=Kpre, C=cost, tol=tol,
-                      max_iter=max_iter, shrinking=shrinking, cache_size=cache_size)
+        r = smo_solve(
+            Z,
+            y,
+            code=scode,
+            kpar=kern.kpar,
+            Kpre=Kpre,
+            C=cost,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            cache_size=cache_size,
+        )
         if warn and not r.converged:
-            warnings.warn(f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
-                          f"tol={tol}; increase max_iter or tol", ConvergenceWarning, stacklevel=3)
+            warnings.warn(
+                f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
+                f"tol={tol}; increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         a, b, n_iter, converged = r.dual, float(r.intercept), r.n_iter, r.converged
     fit = SVMFit._from_arrays(
-        design, kernel=kern, kernel_arg=kernel_arg, C=float(Cval), lambda_=np.array([1.0 / (n * Cval)]),
-        pi=pi, m=m, cost=cost, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=a,
-        support=np.flatnonzero(a > 0), b=b, n_iter=int(n_iter), converged=bool(converged),
-        fitted_decision=None if r is None else y * (r.info["gradient"] + 1.0) + r.intercept, Kpre=Kpre, paths=paths,
-        rows=rows, call=call,
-        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter))
+        design,
+        kernel=kern,
+        kernel_arg=kernel_arg,
+        C=float(Cval),
+        lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi,
+        m=m,
+        cost=cost,
+        standardize=standardize,
+        Z=Z,
+        scaling=(xc, xs),
+        dual_alpha=a,
+        support=np.flatnonzero(a > 0),
+        b=b,
+        n_iter=int(n_iter),
+        converged=bool(converged),
+        fitted_decision=None if r is None else y * (r.info["gradient"] + 1.0) + r.intercept,
+        Kpre=Kpre,
+        paths=paths,
+        rows=rows,
+        call=call,
+        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
+    )
     if path:
         fit._get_path(fit.m)
     return fit
@@ -835,8 +1106,28 @@ def _pair_design(design: Design, Z: np.ndarray, rows: np.ndarray, i: int, j: int
     return d
 
 
-def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, cache_size,
-             shrinking, max_iter, path_method, n_jobs, standardize, call, kernel_arg):
+def _fit_ovo(
+    design,
+    Z,
+    xc,
+    xs,
+    kern,
+    *,
+    Cval,
+    pi,
+    path,
+    m,
+    prob_method,
+    tol,
+    cache_size,
+    shrinking,
+    max_iter,
+    path_method,
+    n_jobs,
+    standardize,
+    call,
+    kernel_arg,
+):
     n, K = design.nobs, design.n_classes
     yi = design.y_int
     # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
@@ -850,18 +1141,40 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
             rows = np.flatnonzero((yi == i) | (yi == j))
             dp = _pair_design(design, Z, rows, i, j)
             Kp = None if Kfull is None else np.ascontiguousarray(Kfull[np.ix_(rows, rows)])
-            f = _fit_binary(dp, dp.X, np.zeros(design.p), np.ones(design.p), kern, Cval=Cval,
-                            pi=pi, path=path, m=m, prob_method=prob_method, tol=tol,
-                            cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
-                            path_method=path_method, n_jobs=n_jobs, standardize=False,
-                            call=call, kernel_arg=kernel_arg, Kpre=Kp, warn=False, rows=rows)
+            f = _fit_binary(
+                dp,
+                dp.X,
+                np.zeros(design.p),
+                np.ones(design.p),
+                kern,
+                Cval=Cval,
+                pi=pi,
+                path=path,
+                m=m,
+                prob_method=prob_method,
+                tol=tol,
+                cache_size=cache_size,
+                shrinking=shrinking,
+                max_iter=max_iter,
+                path_method=path_method,
+                n_jobs=n_jobs,
+                standardize=False,
+                call=call,
+                kernel_arg=kernel_arg,
+                Kpre=Kp,
+                warn=False,
+                rows=rows,
+            )
             fits.append(f)
             pairs.append((design.classes[i], design.classes[j]))
             idx.append((i, j))
     bad = [f"{a} vs {b}" for (a, b), f in zip(pairs, fits) if not f.converged]
     if bad:
-        warnings.warn(f"svm: SMO stopped before tol={tol} for pair(s) {bad}; increase max_iter "
-                      "or tol", ConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            f"svm: SMO stopped before tol={tol} for pair(s) {bad}; increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
     P = len(fits)
     beta = np.zeros((n, P))
     alpha = np.zeros((n, P))
@@ -874,44 +1187,92 @@ def _fit_ovo(design, Z, xc, xs, kern, *, Cval, pi, path, m, prob_method, tol, ca
     bpair = np.array([-f._b for f in fits])
     coef = fitted = None
     if kern.code == KERNEL_LINEAR:
-        W = np.column_stack([-f._coef for f in fits])              # slopes in Z
+        W = np.column_stack([-f._coef for f in fits])  # slopes in Z
         coef = W / xs[:, None]
     elif Kfull is not None:
         fitted = Kfull[:, support] @ beta[support] + bpair
     return MulticlassSVMFit._from_arrays(
-        design, kernel=kern, kernel_arg=kernel_arg, C=float(Cval), lambda_=np.array([1.0 / (n * Cval)]),
-        pi=pi, m=m, standardize=standardize, Z=Z, scaling=(xc, xs), pairs=pairs, pair_idx=idx,
-        pair_fits=fits, beta=beta, dual_alpha=alpha, cost=cost, support=support,
-        n_iter=int(sum(f.n_iter for f in fits)), converged=all(f.converged for f in fits),
-        objective=np.array([f.objective for f in fits]), bpair=bpair, coef=coef, fitted=fitted,
-        call=call, **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking,
-                                   max_iter))
+        design,
+        kernel=kern,
+        kernel_arg=kernel_arg,
+        C=float(Cval),
+        lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi,
+        m=m,
+        standardize=standardize,
+        Z=Z,
+        scaling=(xc, xs),
+        pairs=pairs,
+        pair_idx=idx,
+        pair_fits=fits,
+        beta=beta,
+        dual_alpha=alpha,
+        cost=cost,
+        support=support,
+        n_iter=int(sum(f.n_iter for f in fits)),
+        converged=all(f.converged for f in fits),
+        objective=np.array([f.objective for f in fits]),
+        bpair=bpair,
+        coef=coef,
+        fitted=fitted,
+        call=call,
+        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
+    )
 
 
 _KERNELS = NoneOr(AnyOf(Options("linear", "rbf", "poly"), Callable()))
 _PARAMS = {
-    "kernel": _KERNELS, "C": NoneOr(Real(0.0, closed="neither")),
+    "kernel": _KERNELS,
+    "C": NoneOr(Real(0.0, closed="neither")),
     "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
     "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
     "sigma": AnyOf(Real(0.0, closed="neither"), Options(None, "median")),
-    "degree": Integer(1), "coef0": Real(), "standardize": Bool(),
-    "pi": AnyOf(Real(0.0, 1.0), Options(None, "path")), "m": NoneOr(Integer(2)),
-    "tol": Real(0.0, closed="neither"), "cache_size": Real(0.0, closed="neither"),
-    "shrinking": Bool(), "max_iter": NoneOr(Integer(1)), "prob_method": NoneOr(Options(*_METHODS)),
-    "path_method": Options("exact", "warm", "auto"), "na_action": Options("omit", "raise"),
+    "degree": Integer(1),
+    "coef0": Real(),
+    "standardize": Bool(),
+    "pi": AnyOf(Real(0.0, 1.0), Options(None, "path")),
+    "m": NoneOr(Integer(2)),
+    "tol": Real(0.0, closed="neither"),
+    "cache_size": Real(0.0, closed="neither"),
+    "shrinking": Bool(),
+    "max_iter": NoneOr(Integer(1)),
+    "prob_method": NoneOr(Options(*_METHODS)),
+    "path_method": Options("exact", "warm", "auto"),
+    "na_action": Options("omit", "raise"),
 }
 # probabilities of an SVM are a calibration of its decision values: cross-validate the
 # classification error by default
 _DECLARED = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
 
 
-@fit_function(_DECLARED, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the "
-                                               "elastic-net l1 share)"})
-def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale", sigma=None,
-        degree: int = 3, coef0: float = 0.0, standardize: bool = True, pi=None, m=None,
-        weights=None, subset=None, tol: float = 1e-3, cache_size: float = 200.0,
-        shrinking: bool = True, max_iter: int | None = None, prob_method: str | None = None,
-        path_method: str = "auto", n_jobs: int | None = None, na_action: str = "omit") -> SVMFit:
+@fit_function(
+    _DECLARED, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the elastic-net l1 share)"}
+)
+def svm(
+    formula,
+    data=None,
+    *,
+    kernel="rbf",
+    C=None,
+    lambda_=None,
+    gamma="scale",
+    sigma=None,
+    degree: int = 3,
+    coef0: float = 0.0,
+    standardize: bool = True,
+    pi=None,
+    m=None,
+    weights=None,
+    subset=None,
+    tol: float = 1e-3,
+    cache_size: float = 200.0,
+    shrinking: bool = True,
+    max_iter: int | None = None,
+    prob_method: str | None = None,
+    path_method: str = "auto",
+    n_jobs: int | None = None,
+    na_action: str = "omit",
+) -> SVMFit:
     """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
     classes) fitted by SMO, with probability outputs.
 
@@ -1002,15 +1363,33 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
-        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
-        prob_method=prob_method, na_action=na_action, allow_path=True, standardize=standardize,
-        binary_only=False)
+        formula,
+        data,
+        ctx,
+        kernel=kernel,
+        C=C,
+        lambda_=lambda_,
+        pi=pi,
+        m=m,
+        sigma=sigma,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        weights=weights,
+        subset=subset,
+        tol=tol,
+        prob_method=prob_method,
+        na_action=na_action,
+        allow_path=True,
+        standardize=standardize,
+        binary_only=False,
+    )
     n = design.nobs
     if path_method not in ("exact", "warm", "auto"):
         raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
     from cohstats.solvers.svm.svmpath import _n_threads
-    _n_threads(n_jobs)                                    # validate before any work
+
+    _n_threads(n_jobs)  # validate before any work
     if path_method == "auto":
         path_method = "exact" if n <= 2000 else "warm"
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
@@ -1022,10 +1401,22 @@ def svm(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale"
     if not standardize:
         call["standardize"] = False
     kernel_arg = kernel if not callable(kernel) else None
-    common = dict(Cval=Cval, pi=pi, path=path, m=m, prob_method=prob_method, tol=tol,
-                  cache_size=cache_size, shrinking=shrinking, max_iter=max_iter,
-                  path_method=path_method, n_jobs=n_jobs, standardize=bool(standardize),
-                  call=call, kernel_arg=kernel_arg)
+    common = dict(
+        Cval=Cval,
+        pi=pi,
+        path=path,
+        m=m,
+        prob_method=prob_method,
+        tol=tol,
+        cache_size=cache_size,
+        shrinking=shrinking,
+        max_iter=max_iter,
+        path_method=path_method,
+        n_jobs=n_jobs,
+        standardize=bool(standardize),
+        call=call,
+        kernel_arg=kernel_arg,
+    )
     if design.binary:
         fit = _fit_binary(design, Z, xc, xs, kern, **common)
     else:
@@ -1061,14 +1452,23 @@ class PsiFit(SVMFit):
         cache = self.__dict__.setdefault("_psi_grid", {})
         if m not in cache:
             from cohstats.solvers.svm.psi import psi_dc
+
             grid = bracket_grid(m)
             y = self.design.y
             B = np.empty((grid.size, self.nobs))
             b0 = np.empty(grid.size)
             for j, pj in enumerate(grid):
                 cw = self.design.weights * class_weights(y, pj)
-                r = psi_dc(self._Z, y, kernel=self.kernel, lam=float(self.lambda_[0]), cw=cw,
-                           tol=self._tol, max_dc=self._max_dc, cache_size=self._cache_size)
+                r = psi_dc(
+                    self._Z,
+                    y,
+                    kernel=self.kernel,
+                    lam=float(self.lambda_[0]),
+                    cw=cw,
+                    tol=self._tol,
+                    max_dc=self._max_dc,
+                    cache_size=self._cache_size,
+                )
                 B[j] = r.dual * y
                 b0[j] = r.intercept
             cache[m] = (grid, B, b0)
@@ -1082,19 +1482,35 @@ class PsiFit(SVMFit):
         return sm
 
 
-_PSI_PARAMS = {k: v for k, v in _PARAMS.items()
-               if k not in ("shrinking", "path_method")}
+_PSI_PARAMS = {k: v for k, v in _PARAMS.items() if k not in ("shrinking", "path_method")}
 _PSI_PARAMS["max_dc"] = Integer(1)
-_PSI_DECLARED = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True,
-                   default_measure="class")
+_PSI_DECLARED = FitSpec("psi_learn", path_args=(), multiclass=False, probabilities=True, default_measure="class")
 
 
 @fit_function(_PSI_DECLARED, _PSI_PARAMS)
-def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="scale",
-              sigma=None, degree: int = 3, coef0: float = 0.0, standardize: bool = True,
-              pi=None, m=None, weights=None, subset=None, tol: float = 1e-3, max_dc: int = 50,
-              cache_size: float = 200.0, max_iter: int | None = None,
-              prob_method: str | None = None, na_action: str = "omit") -> PsiFit:
+def psi_learn(
+    formula,
+    data=None,
+    *,
+    kernel="rbf",
+    C=None,
+    lambda_=None,
+    gamma="scale",
+    sigma=None,
+    degree: int = 3,
+    coef0: float = 0.0,
+    standardize: bool = True,
+    pi=None,
+    m=None,
+    weights=None,
+    subset=None,
+    tol: float = 1e-3,
+    max_dc: int = 50,
+    cache_size: float = 200.0,
+    max_iter: int | None = None,
+    prob_method: str | None = None,
+    na_action: str = "omit",
+) -> PsiFit:
     """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming ([WSL] 4.3).
 
     Minimises ``(1/n) sum_i w_i S_pi(y_i) psi(y_i f(x_i)) + (lambda/2) ||h||_K^2`` with
@@ -1119,23 +1535,43 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     True
     """
     from cohstats.solvers.svm.psi import psi_dc
+
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula, data, ctx, kernel=kernel, C=C, lambda_=lambda_, pi=pi, m=m, sigma=sigma,
-        gamma=gamma, degree=degree, coef0=coef0, weights=weights, subset=subset, tol=tol,
-        prob_method=prob_method, na_action=na_action, allow_path=False, standardize=standardize,
-        binary_only=True)
+        formula,
+        data,
+        ctx,
+        kernel=kernel,
+        C=C,
+        lambda_=lambda_,
+        pi=pi,
+        m=m,
+        sigma=sigma,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        weights=weights,
+        subset=subset,
+        tol=tol,
+        prob_method=prob_method,
+        na_action=na_action,
+        allow_path=False,
+        standardize=standardize,
+        binary_only=True,
+    )
     if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
         raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
     y = design.y
     n = design.nobs
     cw = design.weights * class_weights(y, pi)
-    r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc),
-               cache_size=cache_size, max_iter=max_iter)
+    r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
     if not r.converged:
-        warnings.warn(f"psi_learn: the DC iteration stopped after {r.n_iter} steps without a "
-                      "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
-                      ConvergenceWarning, stacklevel=2)
+        warnings.warn(
+            f"psi_learn: the DC iteration stopped after {r.n_iter} steps without a "
+            "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
     call = {"kernel": kname, "C": Cval}
     if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
@@ -1145,12 +1581,32 @@ def psi_learn(formula, data=None, *, kernel="rbf", C=None, lambda_=None, gamma="
     if not standardize:
         call["standardize"] = False
     return PsiFit._from_arrays(
-        design, kernel=kern, kernel_arg=kernel if not callable(kernel) else None, C=Cval,
-        lambda_=np.array([lam]), pi=pi, m=_default_m(n) if m is None else int(m),
-        cost=2.0 * cw * Cval, standardize=standardize, Z=Z, scaling=(xc, xs), dual_alpha=r.dual,
-        support=np.flatnonzero(r.dual != 0), b=float(r.intercept), n_iter=r.n_iter, converged=r.converged,
-        fitted_decision=r.info["fitted"], objective=float("nan"), psi_objective=r.objective,
-        history=r.info["history"], n_dc=r.n_iter, tol=tol, max_dc=int(max_dc), prob_method=prob_method,
-        cache_size=cache_size, fit_fn=psi_learn,
+        design,
+        kernel=kern,
+        kernel_arg=kernel if not callable(kernel) else None,
+        C=Cval,
+        lambda_=np.array([lam]),
+        pi=pi,
+        m=_default_m(n) if m is None else int(m),
+        cost=2.0 * cw * Cval,
+        standardize=standardize,
+        Z=Z,
+        scaling=(xc, xs),
+        dual_alpha=r.dual,
+        support=np.flatnonzero(r.dual != 0),
+        b=float(r.intercept),
+        n_iter=r.n_iter,
+        converged=r.converged,
+        fitted_decision=r.info["fitted"],
+        objective=float("nan"),
+        psi_objective=r.objective,
+        history=r.info["history"],
+        n_dc=r.n_iter,
+        tol=tol,
+        max_dc=int(max_dc),
+        prob_method=prob_method,
+        cache_size=cache_size,
+        fit_fn=psi_learn,
         fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
-        call=call)
+        call=call,
+    )

@@ -1,4 +1,5 @@
 """The one result type of the solvers' Python entry points."""
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple

@@ -42,5 +42,17 @@ from .measures import _MEASURES
 from .tune import TuneResult, tune
 from .tune_lum import tune_lum
 
-__all__ = ["cv", "tune", "gkl", "CVResult", "TuneResult", "GKLResult", "wsl_grid", "make_folds", "tune_lum",
-           "_MEASURES", "_gkl_many", "_seed_seq"]
+__all__ = [
+    "cv",
+    "tune",
+    "gkl",
+    "CVResult",
+    "TuneResult",
+    "GKLResult",
+    "wsl_grid",
+    "make_folds",
+    "tune_lum",
+    "_MEASURES",
+    "_gkl_many",
+    "_seed_seq",
+]

@@ -42,6 +42,7 @@ def _as_design(formula, data, fit_args: dict, context=None):
 def _capture(level=2):
     try:
         from ..formula import capture_context
+
         return capture_context(level + 1)
     except Exception:  # pragma: no cover
         return None
@@ -51,7 +52,7 @@ def _rng(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2 ** 32 - 1))
+        return np.random.default_rng(random_state.randint(0, 2**32 - 1))
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, numbers.Integral) and random_state < 0:
             raise ValueError(f"random_state must be a non-negative integer; got {random_state}")
@@ -95,6 +96,7 @@ def _fmt_args(args: dict) -> str:
 
 def _summary_cls():
     from ..results import Summary
+
     return Summary
 
 

@@ -6,9 +6,20 @@ import numpy as np
 import pandas as pd
 
 from ..persist import Persistable
-from ._common import (_merge_fit_kwargs,
-                      _along, _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
-                      _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
+from ._common import (
+    _merge_fit_kwargs,
+    _along,
+    _as_design,
+    _capture,
+    _check_fit_fn,
+    _check_n_jobs,
+    _default_measure,
+    _fit_name,
+    _fmt_args,
+    _has_path,
+    _rng,
+    _summary_cls,
+)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _nzero_of, _outputs, _select
@@ -37,8 +48,9 @@ class CVResult(Persistable):
     nzero : nonzero coefficients along the path (when the fit reports them) or None.
     """
 
-    def __init__(self, *, measure: _Measure, lambda_, fold_values, fold_weights, foldid,
-                 fit, call: dict, fit_name: str):
+    def __init__(
+        self, *, measure: _Measure, lambda_, fold_values, fold_weights, foldid, fit, call: dict, fit_name: str
+    ):
         self.measure = measure.key
         self.measure_name = measure.name
         self._meas = measure
@@ -63,8 +75,7 @@ class CVResult(Persistable):
         self.cvsd = np.where(kk > 1, self.cvsd, np.nan)
         self.cvup = self.cvm + self.cvsd
         self.cvlo = self.cvm - self.cvsd
-        self.index_min, self.index_1se = _select(None, self.lambda_, self.cvm, self.cvsd,
-                                                 measure.greater_is_better)
+        self.index_min, self.index_1se = _select(None, self.lambda_, self.cvm, self.cvsd, measure.greater_is_better)
         L = self.cvm.shape[0]
         self.nzero = _nzero_of(fit, L) if self.lambda_ is not None else None
 
@@ -139,23 +150,33 @@ class CVResult(Persistable):
     def summary(self):
         """An R-style summary (like ``print(cv.glmnet)``)."""
         Summary = _summary_cls()
-        info = {"fit": self.fit_name, "measure": self.measure_name, "folds": self.nfolds,
-                "n": int(self.foldid.shape[0])}
+        info = {
+            "fit": self.fit_name,
+            "measure": self.measure_name,
+            "folds": self.nfolds,
+            "n": int(self.foldid.shape[0]),
+        }
         if self.call:
             info["arguments"] = _fmt_args(self.call)
         notes = []
         if self.lambda_ is not None:
-            notes.append("folds reuse the full-data lambda sequence; lambda_1se is the largest lambda "
-                         "whose mean is within one standard error of the best")
+            notes.append(
+                "folds reuse the full-data lambda sequence; lambda_1se is the largest lambda "
+                "whose mean is within one standard error of the best"
+            )
         return Summary(f"{self.nfolds}-fold cross-validation", info, {"Selected": self._table()}, notes)
 
     def __repr__(self) -> str:
         if self.lambda_ is None:
-            return (f"<CVResult {self.fit_name}: {self.measure_name} = {self.cvm[0]:.4g} "
-                    f"(se {self.cvsd[0]:.3g}), {self.nfolds} folds>")
-        return (f"<CVResult {self.fit_name}: {self.measure_name}, {self.nfolds} folds, "
-                f"{self.lambda_.shape[0]} lambdas, lambda_min={self.lambda_min:.4g}, "
-                f"lambda_1se={self.lambda_1se:.4g}>")
+            return (
+                f"<CVResult {self.fit_name}: {self.measure_name} = {self.cvm[0]:.4g} "
+                f"(se {self.cvsd[0]:.3g}), {self.nfolds} folds>"
+            )
+        return (
+            f"<CVResult {self.fit_name}: {self.measure_name}, {self.nfolds} folds, "
+            f"{self.lambda_.shape[0]} lambdas, lambda_min={self.lambda_min:.4g}, "
+            f"lambda_1se={self.lambda_1se:.4g}>"
+        )
 
     def plot(self, ax=None, sign_lambda: int = 1):
         """The cv.glmnet picture: mean +- SE against log(lambda), number of nonzero
@@ -168,8 +189,9 @@ class CVResult(Persistable):
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         x = np.log(self.lambda_) * sign_lambda
-        ax.errorbar(x, self.cvm, yerr=self.cvsd, fmt="o", color="tab:red", ms=3.5,
-                    ecolor="darkgrey", elinewidth=1, capsize=2)
+        ax.errorbar(
+            x, self.cvm, yerr=self.cvsd, fmt="o", color="tab:red", ms=3.5, ecolor="darkgrey", elinewidth=1, capsize=2
+        )
         ax.axvline(np.log(self.lambda_min) * sign_lambda, ls=":", color="k")
         ax.axvline(np.log(self.lambda_1se) * sign_lambda, ls=":", color="k")
         ax.set_xlabel("log(lambda)" if sign_lambda == 1 else "-log(lambda)")
@@ -197,8 +219,7 @@ def _full_task(fit_fn, design, args):
 def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=None):
     """CV of several argument sets on the same folds; all fold fits in one parallel batch."""
     if full_fits is None:
-        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
-                              "full fits")
+        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose, "full fits")
     K = int(foldid.max()) + 1
     tasks, keys, lams = [], [], []
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
@@ -222,14 +243,37 @@ def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args,
             y, w = design.y[te], design.weights[te]
             F[k] = _evaluate(meas, y, w, np.asarray(out), design.binary)
             W[k] = w.sum()
-        results.append(CVResult(measure=meas, lambda_=lams[j], fold_values=F, fold_weights=W,
-                                foldid=foldid, fit=full, call=args, fit_name=fit_name))
+        results.append(
+            CVResult(
+                measure=meas,
+                lambda_=lams[j],
+                fold_values=F,
+                fold_weights=W,
+                foldid=foldid,
+                fit=full,
+                call=args,
+                fit_name=fit_name,
+            )
+        )
     return results
 
 
-def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | None = None, foldid=None,
-       stratified: bool = True, n_jobs: int | None = None, random_state=None, verbose: bool = True,
-       prob_args: dict | None = None, scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> CVResult:
+def cv(
+    fit_fn: Callable,
+    formula,
+    data=None,
+    nfolds: int = 10,
+    measure: str | None = None,
+    foldid=None,
+    stratified: bool = True,
+    n_jobs: int | None = None,
+    random_state=None,
+    verbose: bool = True,
+    prob_args: dict | None = None,
+    scheduler=None,
+    fit_kwargs: dict | None = None,
+    **fit_args,
+) -> CVResult:
     """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
 
     The design is built once. For path fits (a fitted ``lambda_`` sequence) the full data are
@@ -308,8 +352,7 @@ def cv(fit_fn: Callable, formula, data=None, nfolds: int = 10, measure: str | No
     rng = _rng(random_state)
     foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
     with scheduler_backend(scheduler):
-        return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args,
-                        _fit_name(fit_fn))[0]
+        return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args, _fit_name(fit_fn))[0]
 
 
 # ============================================================================ GKL estimator

@@ -67,10 +67,18 @@ def _resolve_foldid(design, nfolds, foldid, stratified, rng):
             import warnings
 
             from ..exceptions import DataWarning
-            why = (f"the smallest class has {used} members and stratified folds put each class "
-                   "in every fold" if stratified else f"there are only {n} observations")
-            warnings.warn(f"nfolds={nfolds} reduced to {used} folds: {why}; pass a smaller nfolds "
-                          "(or foldid=) to choose the folds yourself", DataWarning, stacklevel=4)
+
+            why = (
+                f"the smallest class has {used} members and stratified folds put each class in every fold"
+                if stratified
+                else f"there are only {n} observations"
+            )
+            warnings.warn(
+                f"nfolds={nfolds} reduced to {used} folds: {why}; pass a smaller nfolds "
+                "(or foldid=) to choose the folds yourself",
+                DataWarning,
+                stacklevel=4,
+            )
         return f
     f = np.asarray(foldid)
     if f.ndim != 1 or f.shape[0] != n:

@@ -8,9 +8,20 @@ import numpy as np
 import pandas as pd
 
 from ..persist import Persistable
-from ._common import (_merge_fit_kwargs,
-                      _EPS_P, _along, _as_design, _capture, _check_fit_fn, _check_n_jobs,
-                      _fit_name, _fmt_args, _has_path, _rng, _summary_cls)
+from ._common import (
+    _merge_fit_kwargs,
+    _EPS_P,
+    _along,
+    _as_design,
+    _capture,
+    _check_fit_fn,
+    _check_n_jobs,
+    _fit_name,
+    _fmt_args,
+    _has_path,
+    _rng,
+    _summary_cls,
+)
 from .parallel import _parallel, scheduler_backend
 from .measures import _outputs, _select
 
@@ -49,13 +60,13 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
     xidx = rng.integers(0, n, size=n)
     src = np.where(xmask, xidx, np.arange(n))
     Xs = np.ascontiguousarray(X[src])
-    p0c = _clip_rows(p0)                   # (S, n, K)
+    p0c = _clip_rows(p0)  # (S, n, K)
     S, _, K = p0c.shape
     p0s = p0c[:, src]
     Ey = np.zeros((n, K))
     Ey[np.arange(n), yi] = 1.0
     R = p0s / ((1.0 - tau) * Ey[None] + tau * p0s)
-    tail = np.cumsum(p0s[..., ::-1], axis=-1)[..., ::-1][..., 1:]   # t_k = sum_{j >= k} p_j, k >= 1
+    tail = np.cumsum(p0s[..., ::-1], axis=-1)[..., ::-1][..., 1:]  # t_k = sum_{j >= k} p_j, k >= 1
     A = np.zeros((S, n))
     Bv = np.zeros((S, n, K))
     Esum = np.zeros((S, n, K))
@@ -67,7 +78,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
         u = rng.random(n)
         # class = max{k : u < t_k}; for K = 2 this is "u < p_1", as in the binary task
         drawn = np.sum(u[None, :, None] < tail, axis=-1)
-        cstar = np.where(ymask[None], drawn, yi[None]).astype(np.int64)      # (S, n)
+        cstar = np.where(ymask[None], drawn, yi[None]).astype(np.int64)  # (S, n)
         ycode = (2.0 * cstar - 1.0) if binary else cstar
         P = np.empty((S, n, K))
         if lam is None:
@@ -87,7 +98,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
         Mv = R * v - R * np.sum(p0s * v, axis=-1, keepdims=True)
         A += np.take_along_axis(Mv, cstar[..., None], axis=-1)[..., 0]
         Bv += Mv
-        Esum[np.arange(S)[:, None], rows[None, :], cstar] += 1.0   # one entry per (s, i)
+        Esum[np.arange(S)[:, None], rows[None, :], cstar] += 1.0  # one entry per (s, i)
         d_star = np.mean(np.sum(p0s * v, axis=-1), axis=1)
         d_orig = np.mean(np.sum(p0c * np.log(Pc), axis=-1), axis=1)
         dsum += d_star - d_orig
@@ -95,8 +106,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
     return A, Bv, Esum, W, dsum
 
 
-def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, verbose, prob_args,
-              centering="within"):
+def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, verbose, prob_args, centering="within"):
     """GKL estimates for several argument sets (each possibly a path), common random numbers.
 
     One estimator for every number of classes: the K-class form, which for K = 2 is exactly
@@ -111,12 +121,13 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
         raw = _outputs(full, design.X, "prob", lam, prob_args)
         p0 = _as_matrix(raw, design.binary)
         if p0.ndim != 3 or p0.shape[1] != n or p0.shape[2] != design.n_classes:
-            raise ValueError(f"the fit's probabilities have shape {np.shape(raw)}; gkl() needs an "
-                             f"(n, {design.n_classes}) matrix of class probabilities")
+            raise ValueError(
+                f"the fit's probabilities have shape {np.shape(raw)}; gkl() needs an "
+                f"(n, {design.n_classes}) matrix of class probabilities"
+            )
         prepared.append((lam, p0))
         for l in range(D):
-            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args,
-                          getattr(full, "path_arg", None)))
+            tasks.append((fit_fn, design, args, lam, p0, child[l], D, tau, prob_args, getattr(full, "path_arg", None)))
             keys.append(j)
     outs = _parallel(_gkl_task_multi, tasks, n_jobs, verbose, "gkl perturbations")
     res = []
@@ -129,18 +140,32 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, seed_seq, n_jobs, ver
         Ys = sum(o[2] for o in parts)
         Wc = sum(o[3] for o in parts)
         ds = sum(o[4] for o in parts)
-        cov_pooled = (A - np.sum((Ys / D2) * B, axis=-1)) / (D2 - 1)   # centred over all (l, m)
-        cov_within = Wc / (D * (D - 1))                                 # within each X*l (eq. 11)
+        cov_pooled = (A - np.sum((Ys / D2) * B, axis=-1)) / (D2 - 1)  # centred over all (l, m)
+        cov_within = Wc / (D * (D - 1))  # within each X*l (eq. 11)
         p0c = _clip_rows(p0)
-        egkl = np.mean(-np.log(p0c[:, np.arange(n), design.y_int]), axis=1)   # eq. (6)
+        egkl = np.mean(-np.log(p0c[:, np.arange(n), design.y_int]), axis=1)  # eq. (6)
         p0_out = p0[..., 1] if design.binary else p0
         cov = cov_within if centering == "within" else cov_pooled
-        d_hat = ds / (D2 - 1)                              # eq. (14)
-        res.append(GKLResult(estimate=egkl + cov.mean(axis=1) + d_hat, egkl=egkl,
-                             cov_term=cov.mean(axis=1), d_hat=d_hat, cov=cov, p0=p0_out, lambda_=lam,
-                             cov_term_pooled=cov_pooled.mean(axis=1), cov_term_within=cov_within.mean(axis=1),
-                             centering=centering,
-                             tau=tau, D=D, fit=full, call=args, fit_name=_fit_name(fit_fn)))
+        d_hat = ds / (D2 - 1)  # eq. (14)
+        res.append(
+            GKLResult(
+                estimate=egkl + cov.mean(axis=1) + d_hat,
+                egkl=egkl,
+                cov_term=cov.mean(axis=1),
+                d_hat=d_hat,
+                cov=cov,
+                p0=p0_out,
+                lambda_=lam,
+                cov_term_pooled=cov_pooled.mean(axis=1),
+                cov_term_within=cov_within.mean(axis=1),
+                centering=centering,
+                tau=tau,
+                D=D,
+                fit=full,
+                call=args,
+                fit_name=_fit_name(fit_fn),
+            )
+        )
     return res
 
 
@@ -162,8 +187,25 @@ class GKLResult(Persistable):
     tau, D : perturbation size and Monte Carlo size (``D**2`` refits per value).
     """
 
-    def __init__(self, *, estimate, egkl, cov_term, d_hat, cov, p0, lambda_, tau, D, fit, call, fit_name,
-                 cov_term_pooled=None, cov_term_within=None, centering="within"):
+    def __init__(
+        self,
+        *,
+        estimate,
+        egkl,
+        cov_term,
+        d_hat,
+        cov,
+        p0,
+        lambda_,
+        tau,
+        D,
+        fit,
+        call,
+        fit_name,
+        cov_term_pooled=None,
+        cov_term_within=None,
+        centering="within",
+    ):
         self.lambda_ = lambda_
         self.centering = centering
         self.tau, self.D = tau, D
@@ -196,14 +238,25 @@ class GKLResult(Persistable):
         d = {}
         if self.lambda_ is not None:
             d["lambda"] = self.lambda_
-        d.update({"gkl_c_hat": np.atleast_1d(self.estimate), "egkl": np.atleast_1d(self.egkl),
-                  "cov_term": np.atleast_1d(self.cov_term), "d_hat": np.atleast_1d(self.d_hat)})
+        d.update(
+            {
+                "gkl_c_hat": np.atleast_1d(self.estimate),
+                "egkl": np.atleast_1d(self.egkl),
+                "cov_term": np.atleast_1d(self.cov_term),
+                "d_hat": np.atleast_1d(self.d_hat),
+            }
+        )
         return pd.DataFrame(d)
 
     def summary(self):
         Summary = _summary_cls()
-        info = {"fit": self.fit_name, "tau": self.tau, "D": self.D, "refits per value": self.D ** 2,
-                "n": int(np.shape(self.cov)[-1])}
+        info = {
+            "fit": self.fit_name,
+            "tau": self.tau,
+            "D": self.D,
+            "refits per value": self.D**2,
+            "n": int(np.shape(self.cov)[-1]),
+        }
         if self.call:
             info["arguments"] = _fmt_args(self.call)
         if self.lambda_ is None:
@@ -212,16 +265,22 @@ class GKLResult(Persistable):
         else:
             tab = self.to_frame().iloc[[self.index_min]]
             tab.index = ["min"]
-        notes = ["GKL_c_hat = EGKL + (1/n) sum cov_i + D_hat ([WSL] eqs 9, 13, 14)",
-                 f"covariance centred {self.centering} (see gkl(centering=))"]
+        notes = [
+            "GKL_c_hat = EGKL + (1/n) sum cov_i + D_hat ([WSL] eqs 9, 13, 14)",
+            f"covariance centred {self.centering} (see gkl(centering=))",
+        ]
         return Summary("Estimated comparative GKL loss (data perturbation)", info, {"Estimate": tab}, notes)
 
     def __repr__(self):
         if self.lambda_ is None:
-            return (f"<GKLResult {self.fit_name}: GKL_c_hat={self.estimate:.4g} (EGKL {self.egkl:.4g}, "
-                    f"cov {self.cov_term:.4g}, D_hat {self.d_hat:.3g}), tau={self.tau}, D={self.D}>")
-        return (f"<GKLResult {self.fit_name}: {len(self.lambda_)} lambdas, lambda_min={self.lambda_min:.4g}, "
-                f"GKL_c_hat={self.estimate[self.index_min]:.4g}>")
+            return (
+                f"<GKLResult {self.fit_name}: GKL_c_hat={self.estimate:.4g} (EGKL {self.egkl:.4g}, "
+                f"cov {self.cov_term:.4g}, D_hat {self.d_hat:.3g}), tau={self.tau}, D={self.D}>"
+            )
+        return (
+            f"<GKLResult {self.fit_name}: {len(self.lambda_)} lambdas, lambda_min={self.lambda_min:.4g}, "
+            f"GKL_c_hat={self.estimate[self.index_min]:.4g}>"
+        )
 
     def plot(self, ax=None):
         """Estimated GKL_c and the training cross-entropy against log(lambda)."""
@@ -260,12 +319,24 @@ def _seed_seq(random_state) -> np.random.SeedSequence:
     if isinstance(random_state, np.random.SeedSequence):
         return random_state
     rng = _rng(random_state)
-    return np.random.SeedSequence(rng.integers(0, 2 ** 63 - 1, size=4).tolist())
+    return np.random.SeedSequence(rng.integers(0, 2**63 - 1, size=4).tolist())
 
 
-def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = None, random_state=None,
-        n_jobs: int | None = None, prob_args: dict | None = None, verbose: bool = True,
-        centering: str = "within", scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> GKLResult:
+def gkl(
+    fit_fn: Callable,
+    formula,
+    data=None,
+    tau: float = 0.5,
+    D: int | None = None,
+    random_state=None,
+    n_jobs: int | None = None,
+    prob_args: dict | None = None,
+    verbose: bool = True,
+    centering: str = "within",
+    scheduler=None,
+    fit_kwargs: dict | None = None,
+    **fit_args,
+) -> GKLResult:
     """Estimated comparative GKL loss of a probability estimator by data perturbation ([WSL] 3.1).
 
     ``GKL_c_hat = EGKL(p0) + (1/n) sum_i cov_hat_i + D_hat`` ([WSL] eq. 9): the training
@@ -358,8 +429,7 @@ def gkl(fit_fn: Callable, formula, data=None, tau: float = 0.5, D: int | None = 
     ss = _seed_seq(random_state)
     full = fit_fn(design, **fit_args)
     with scheduler_backend(scheduler):
-        return _gkl_many(fit_fn, design, [fit_args], [full], tau, D, ss, n_jobs, verbose, prob_args,
-                         centering)[0]
+        return _gkl_many(fit_fn, design, [fit_args], [full], tau, D, ss, n_jobs, verbose, prob_args, centering)[0]
 
 
 # ============================================================================ tune

@@ -3,8 +3,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
-
 def wsl_grid(spacing: str = "linear") -> np.ndarray:
     """The 61-value penalty grid of [WSL] over ``[1e-3, 1e3]``.
 
@@ -30,7 +28,7 @@ def wsl_grid(spacing: str = "linear") -> np.ndarray:
     for j in range(-3, 3):
         for k in range(1, 11):
             if spacing == "linear":
-                vals.append(10.0 ** j * (1.0 + 0.9 * k))
+                vals.append(10.0**j * (1.0 + 0.9 * k))
             else:
                 vals.append(10.0 ** (j + k / 10.0))
     return np.array(sorted(vals, reverse=True))

@@ -11,7 +11,7 @@ from .. import metrics as _m
 class _Measure:
     key: str
     name: str
-    output: str           # "decision" or "prob"
+    output: str  # "decision" or "prob"
     greater_is_better: bool
     per_fold_only: bool = False  # AUC: a fold statistic, not a mean of pointwise terms
 
@@ -147,8 +147,9 @@ def _nzero_of(fit, L):
     if cp is not None:
         cp = np.asarray(cp)
         if cp.shape[0] == L:
-            return np.count_nonzero(cp.reshape(L, -1) != 0, axis=1) if cp.ndim == 2 else \
-                np.count_nonzero(np.any(cp != 0, axis=2), axis=1)
+            return (
+                np.count_nonzero(cp.reshape(L, -1) != 0, axis=1)
+                if cp.ndim == 2
+                else np.count_nonzero(np.any(cp != 0, axis=2), axis=1)
+            )
     return None
-
-

@@ -1,4 +1,5 @@
 """Independent fits through joblib, with a progress bar that works in a terminal and a notebook."""
+
 from __future__ import annotations
 
 import sys
@@ -72,8 +73,10 @@ def scheduler_backend(scheduler):
     elif isinstance(scheduler, str):
         kw = {"scheduler_host": scheduler}
     else:
-        raise TypeError(f"scheduler must be a dask.distributed Client or a scheduler address string; "
-                        f"got {type(scheduler).__name__}")
+        raise TypeError(
+            f"scheduler must be a dask.distributed Client or a scheduler address string; got {type(scheduler).__name__}"
+        )
     import joblib
+
     with joblib.parallel_config(backend="dask", **kw):
         yield

@@ -8,9 +8,20 @@ import pandas as pd
 
 from ..validation import spec_of
 from ..persist import Persistable
-from ._common import (_merge_fit_kwargs,
-                      _as_design, _capture, _check_fit_fn, _check_n_jobs, _default_measure,
-                      _fit_name, _fmt_args, _has_path, _is_design, _rng, _summary_cls)
+from ._common import (
+    _merge_fit_kwargs,
+    _as_design,
+    _capture,
+    _check_fit_fn,
+    _check_n_jobs,
+    _default_measure,
+    _fit_name,
+    _fmt_args,
+    _has_path,
+    _is_design,
+    _rng,
+    _summary_cls,
+)
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
@@ -33,8 +44,21 @@ class TuneResult(Persistable):
         hold-out scores).
     """
 
-    def __init__(self, *, table, best_index, param_names, method, measure_name, fits, results,
-                 greater_is_better, fit_name, path_col=None, path_key=None):
+    def __init__(
+        self,
+        *,
+        table,
+        best_index,
+        param_names,
+        method,
+        measure_name,
+        fits,
+        results,
+        greater_is_better,
+        fit_name,
+        path_col=None,
+        path_key=None,
+    ):
         self.table = table
         self.best_index = int(best_index)
         self.param_names = list(param_names)
@@ -44,8 +68,8 @@ class TuneResult(Persistable):
         self.results = results
         self.greater_is_better = greater_is_better
         self.fit_name = fit_name
-        self.path_col = path_col          # table column of the fitted sequence ("lambda", "step", ...)
-        self.path_key = path_key          # its name in best_params ("lambda_", "C", "step", ...)
+        self.path_col = path_col  # table column of the fitted sequence ("lambda", "step", ...)
+        self.path_key = path_key  # its name in best_params ("lambda_", "C", "step", ...)
         row = table.iloc[self.best_index]
         self.best_params = {}
         for k in self.param_names:
@@ -73,18 +97,26 @@ class TuneResult(Persistable):
 
     def summary(self):
         Summary = _summary_cls()
-        info = {"fit": self.fit_name, "method": self.method, "measure": self.measure_name,
-                "grid points": int(self.table.shape[0]), "best score": self.best_score}
+        info = {
+            "fit": self.fit_name,
+            "method": self.method,
+            "measure": self.measure_name,
+            "grid points": int(self.table.shape[0]),
+            "best score": self.best_score,
+        }
         info["best"] = _fmt_args(self.best_params)
         asc = not self.greater_is_better
         top = self.to_frame().sort_values("score", ascending=asc, kind="mergesort").head(10)
-        notes = ["ties go to the grid value listed first and, within it, to the larger lambda "
-                 "(the more regularised setting)"]
+        notes = [
+            "ties go to the grid value listed first and, within it, to the larger lambda (the more regularised setting)"
+        ]
         return Summary(f"Grid search by {self.method}", info, {"Best settings": top}, notes)
 
     def __repr__(self):
-        return (f"<TuneResult {self.fit_name} by {self.method}: {self.table.shape[0]} grid points, "
-                f"best {_fmt_args(self.best_params)} ({self.measure_name} {self.best_score:.4g})>")
+        return (
+            f"<TuneResult {self.fit_name} by {self.method}: {self.table.shape[0]} grid points, "
+            f"best {_fmt_args(self.best_params)} ({self.measure_name} {self.best_score:.4g})>"
+        )
 
     def plot(self, ax=None):
         """Score against log(lambda) (one line per other-argument combination) or against
@@ -94,8 +126,7 @@ class TuneResult(Persistable):
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         tab = self.table
-        lamcol = self.path_col if self.path_col is not None else \
-            ("lambda_" if "lambda_" in self.param_names else None)
+        lamcol = self.path_col if self.path_col is not None else ("lambda_" if "lambda_" in self.param_names else None)
         if lamcol is not None:
             others = [k for k in self.param_names if k != lamcol]
             groups = tab.groupby(others, sort=False) if others else [((), tab)]
@@ -120,8 +151,12 @@ class TuneResult(Persistable):
             x = np.arange(tab.shape[0])
             ax.plot(x, tab["score"], "o-")
             ax.set_xticks(x)
-            ax.set_xticklabels([_fmt_args({k: r[k] for k in self.param_names}) for _, r in tab.iterrows()],
-                               rotation=60, ha="right", fontsize="small")
+            ax.set_xticklabels(
+                [_fmt_args({k: r[k] for k in self.param_names}) for _, r in tab.iterrows()],
+                rotation=60,
+                ha="right",
+                fontsize="small",
+            )
             ax.axvline(self.best_index, ls=":", color="k")
         ax.set_ylabel(self.measure_name)
         return ax
@@ -144,7 +179,7 @@ def _grid_combos(grid: dict, fit_args: dict, skip=None):
         v = list(v)
         if not v:
             raise ValueError(f"grid[{k!r}] is empty")
-        if k == "lambda_":      # an ordinary grid of penalties: the more regularised first
+        if k == "lambda_":  # an ordinary grid of penalties: the more regularised first
             v = sorted(v, reverse=True)
         names.append(k)
         values.append(v)
@@ -165,8 +200,11 @@ def _validation_arrays(design, validation):
     if _is_design(validation):
         return np.asarray(validation.X), np.asarray(validation.y)
     if isinstance(validation, tuple) and len(validation) == 2:
-        Xv = design.new_X(validation[0]) if isinstance(validation[0], pd.DataFrame) and design.formula \
+        Xv = (
+            design.new_X(validation[0])
+            if isinstance(validation[0], pd.DataFrame) and design.formula
             else np.ascontiguousarray(np.asarray(validation[0], dtype=np.float64))
+        )
         if Xv.ndim != 2 or Xv.shape[1] != design.p:
             raise ValueError(f"validation X must have {design.p} columns; got shape {Xv.shape}")
         return Xv, design.code_y(validation[1])
@@ -177,11 +215,28 @@ def _validation_arrays(design, validation):
     raise TypeError(f"validation must be a DataFrame, a Design or a tuple (X, y); got {type(validation).__name__}")
 
 
-def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method: str = "cv",
-         measure: str | None = None, n_jobs: int | None = None, random_state=None, verbose: bool = True,
-         nfolds: int = 10, foldid=None, validation=None, tau: float = 0.5, D: int | None = None,
-         prob_args: dict | None = None, centering: str = "within", rule: str = "min",
-         scheduler=None, fit_kwargs: dict | None = None, **fit_args) -> TuneResult:
+def tune(
+    fit_fn: Callable,
+    formula,
+    data=None,
+    grid: dict | None = None,
+    method: str = "cv",
+    measure: str | None = None,
+    n_jobs: int | None = None,
+    random_state=None,
+    verbose: bool = True,
+    nfolds: int = 10,
+    foldid=None,
+    validation=None,
+    tau: float = 0.5,
+    D: int | None = None,
+    prob_args: dict | None = None,
+    centering: str = "within",
+    rule: str = "min",
+    scheduler=None,
+    fit_kwargs: dict | None = None,
+    **fit_args,
+) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
 
     Every combination of the non-``lambda_`` grid entries is evaluated. A ``lambda_`` entry is
@@ -275,8 +330,7 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
 
         full_fits = None
         if method in ("cv", "gkl"):
-            full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose,
-                                  "full fits")
+            full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose, "full fits")
 
         rows, results, fits = [], [], []
 
@@ -294,8 +348,9 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         if method == "cv":
             rng = _rng(random_state)
             fid = _resolve_foldid(design, nfolds, foldid, True, rng)
-            cvs = _cv_many(fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name,
-                           full_fits=full_fits)
+            cvs = _cv_many(
+                fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=full_fits
+            )
             for j, r in enumerate(cvs):
                 results.append(r)
                 fits.append(r.fit)
@@ -303,29 +358,48 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
         elif method == "holdout":
             Xv, yv = _validation_arrays(design, validation)
             wv = np.ones(Xv.shape[0])
-            outs = _parallel(_holdout_task, [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, None)
-                                             for a in arg_list], n_jobs, verbose, "holdout fits")
+            outs = _parallel(
+                _holdout_task,
+                [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, None) for a in arg_list],
+                n_jobs,
+                verbose,
+                "holdout fits",
+            )
             for j, (fit, lam, vals) in enumerate(outs):
                 fits.append(fit)
-                results.append(pd.DataFrame({fit.path_var: lam, "score": vals}) if lam is not None
-                               else pd.DataFrame({"score": vals}))
+                results.append(
+                    pd.DataFrame({fit.path_var: lam, "score": vals})
+                    if lam is not None
+                    else pd.DataFrame({"score": vals})
+                )
                 add_rows(j, fit, lam, {"score": vals})
         else:
             tau, D = _check_tau_D(tau, D, design.nobs)
             _check_centering(centering)
             ss = _seed_seq(random_state)
-            gks = _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args,
-                            centering)
+            gks = _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args, centering)
             for j, g in enumerate(gks):
                 results.append(g)
                 fits.append(g.fit)
-                add_rows(j, g.fit, g.lambda_, {"score": np.atleast_1d(g.estimate), "egkl": np.atleast_1d(g.egkl),
-                                               "cov_term": np.atleast_1d(g.cov_term),
-                                               "d_hat": np.atleast_1d(g.d_hat)})
+                add_rows(
+                    j,
+                    g.fit,
+                    g.lambda_,
+                    {
+                        "score": np.atleast_1d(g.estimate),
+                        "egkl": np.atleast_1d(g.egkl),
+                        "cov_term": np.atleast_1d(g.cov_term),
+                        "d_hat": np.atleast_1d(g.d_hat),
+                    },
+                )
 
         table = pd.DataFrame(rows)
-        seq_fits = [f for f, r in zip(fits, results) if getattr(r, "lambda_", None) is not None
-                    or (isinstance(r, pd.DataFrame) and getattr(f, "path_var", None) in r.columns)]
+        seq_fits = [
+            f
+            for f, r in zip(fits, results)
+            if getattr(r, "lambda_", None) is not None
+            or (isinstance(r, pd.DataFrame) and getattr(f, "path_var", None) in r.columns)
+        ]
         path_col = seq_fits[0].path_var if seq_fits else None
         path_key = None
         if path_col is not None:
@@ -352,7 +426,16 @@ def tune(fit_fn: Callable, formula, data=None, grid: dict | None = None, method:
             thr = sc[best_index] + (se if np.isfinite(se) else 0.0)
             cand = np.flatnonzero(ok & (sc <= thr + tol))
             best_index = int(min(cand, key=order))
-        return TuneResult(table=table, best_index=best_index, param_names=names, method=method,
-                          measure_name=meas.name, fits=fits, results=results,
-                          greater_is_better=meas.greater_is_better, fit_name=fit_name,
-                          path_col=path_col, path_key=path_key)
+        return TuneResult(
+            table=table,
+            best_index=best_index,
+            param_names=names,
+            method=method,
+            measure_name=meas.name,
+            fits=fits,
+            results=results,
+            greater_is_better=meas.greater_is_better,
+            fit_name=fit_name,
+            path_col=path_col,
+            path_key=path_key,
+        )

@@ -15,6 +15,7 @@ method and adds to a report
 
 This module defines no ``run()``, so the vignette runner does not list it.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,10 +45,15 @@ def calibration_record(keys: dict, p_hat, y, bins: int = BINS) -> dict:
         return dict(keys, finite=False)
     p = np.clip(p, 0.0, 1.0)
     idx = _bin_index(p, _edges(p, bins, "uniform"))
-    return dict(keys, finite=True, bins=bins, n=np.bincount(idx, minlength=bins).astype(float),
-                sp=np.bincount(idx, weights=p, minlength=bins),
-                se=np.bincount(idx, weights=e, minlength=bins),
-                sq=np.bincount(idx, weights=(e - p) ** 2, minlength=bins))
+    return dict(
+        keys,
+        finite=True,
+        bins=bins,
+        n=np.bincount(idx, minlength=bins).astype(float),
+        sp=np.bincount(idx, weights=p, minlength=bins),
+        se=np.bincount(idx, weights=e, minlength=bins),
+        sq=np.bincount(idx, weights=(e - p) ** 2, minlength=bins),
+    )
 
 
 def _reliability_from_sums(n, sp, se, bins):
@@ -59,12 +65,21 @@ def _reliability_from_sums(n, sp, se, bins):
     b = np.flatnonzero(keep)
     nk, ev = n[keep], se[keep]
     mp, ob = sp[keep] / nk, ev / nk
-    lo, hi = error_ci(np.round(ev).astype(np.int64), nk.astype(np.int64), level=0.95,
-                      method="wilson")
-    tab = pd.DataFrame({"bin": b + 1, "bin_lo": edges[b], "bin_hi": edges[b + 1],
-                        "n": nk.astype(np.int64), "events": np.round(ev).astype(np.int64),
-                        "mean_predicted": mp, "observed": ob, "ci_lower": np.atleast_1d(lo),
-                        "ci_upper": np.atleast_1d(hi), "gap": ob - mp})
+    lo, hi = error_ci(np.round(ev).astype(np.int64), nk.astype(np.int64), level=0.95, method="wilson")
+    tab = pd.DataFrame(
+        {
+            "bin": b + 1,
+            "bin_lo": edges[b],
+            "bin_hi": edges[b + 1],
+            "n": nk.astype(np.int64),
+            "events": np.round(ev).astype(np.int64),
+            "mean_predicted": mp,
+            "observed": ob,
+            "ci_lower": np.atleast_1d(lo),
+            "ci_upper": np.atleast_1d(hi),
+            "gap": ob - mp,
+        }
+    )
     ece = float(np.sum(nk * np.abs(ob - mp)) / n.sum())
     return tab, ece
 
@@ -88,11 +103,14 @@ def calibration_tables(records, keys, min_bin: int = 20):
         row = dict(zip(keys, kv), reps=len(ok), degenerate=len(rs) - len(ok))
         if ok:
             n = sum(r["n"] for r in ok)
-            tab, ece = _reliability_from_sums(n, sum(r["sp"] for r in ok),
-                                              sum(r["se"] for r in ok), ok[0]["bins"])
+            tab, ece = _reliability_from_sums(n, sum(r["sp"] for r in ok), sum(r["se"] for r in ok), ok[0]["bins"])
             big = tab[tab.n >= min_bin]
-            row.update(n=int(n.sum()), brier=float(sum(r["sq"].sum() for r in ok) / n.sum()),
-                       ece=ece, max_gap=float(np.abs(big.gap).max()) if len(big) else np.nan)
+            row.update(
+                n=int(n.sum()),
+                brier=float(sum(r["sq"].sum() for r in ok) / n.sum()),
+                ece=ece,
+                max_gap=float(np.abs(big.gap).max()) if len(big) else np.nan,
+            )
             for k, v in zip(reversed(keys), reversed(kv)):
                 tab.insert(0, k, v)
             rels.append(tab)
@@ -102,8 +120,7 @@ def calibration_tables(records, keys, min_bin: int = 20):
     return summ, rel
 
 
-def add_calibration(rep, records, keys, panel: str, line, *, title: str, name: str,
-                    lines=None) -> pd.DataFrame:
+def add_calibration(rep, records, keys, panel: str, line, *, title: str, name: str, lines=None) -> pd.DataFrame:
     """Add the calibration table and the reliability diagram of ``records`` to ``rep``.
 
     Parameters
@@ -134,13 +151,16 @@ def add_calibration(rep, records, keys, panel: str, line, *, title: str, name: s
             d[line] = [" ".join(str(v) for v in row) for row in d[cols].itertuples(index=False)]
     rel.to_csv(rep.out_dir / f"{name}_calibration.csv", index=False)
     reps = sorted(set(summ.reps))
-    rep.table(summ.drop(columns=["curve"], errors="ignore"),
-              caption=f"{title}: calibration per method on the test sets, pooled over "
-              f"{', '.join(map(str, reps))} replication(s) per method (degenerate estimates, with "
-              "probabilities that are not finite, left out and counted): Brier score, expected "
-              f"calibration error (ECE, {bins} equal-width bins) and the largest bin gap "
-              "|observed - predicted| among bins with at least 20 cases. Full reliability tables: "
-              f"`{name}_calibration.csv`.", floatfmt=".4f")
+    rep.table(
+        summ.drop(columns=["curve"], errors="ignore"),
+        caption=f"{title}: calibration per method on the test sets, pooled over "
+        f"{', '.join(map(str, reps))} replication(s) per method (degenerate estimates, with "
+        "probabilities that are not finite, left out and counted): Brier score, expected "
+        f"calibration error (ECE, {bins} equal-width bins) and the largest bin gap "
+        "|observed - predicted| among bins with at least 20 cases. Full reliability tables: "
+        f"`{name}_calibration.csv`.",
+        floatfmt=".4f",
+    )
     panels = list(dict.fromkeys(summ[panel]))
     ncol = min(4, len(panels))
     nrow = math.ceil(len(panels) / ncol)
@@ -148,27 +168,37 @@ def add_calibration(rep, records, keys, panel: str, line, *, title: str, name: s
     for ax, pv in zip(axes.ravel(), panels):
         ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1)
         sub = rel[rel[panel] == pv]
-        want = list(dict.fromkeys(sub[line])) if lines is None else [v for v in lines
-                                                                      if v in set(sub[line])]
+        want = list(dict.fromkeys(sub[line])) if lines is None else [v for v in lines if v in set(sub[line])]
         for lv in want:
             t = sub[sub[line] == lv]
             s = summ[(summ[panel] == pv) & (summ[line] == lv)]
             ece = float(s.ece.iloc[0]) if len(s) == 1 else float("nan")
             yerr = np.clip(np.vstack([t.observed - t.ci_lower, t.ci_upper - t.observed]), 0, None)
-            ax.errorbar(t.mean_predicted, t.observed, yerr=yerr, fmt="o-", ms=3, capsize=2,
-                        lw=1, label=f"{lv} (ECE {ece:.3f})" if np.isfinite(ece) else str(lv))
+            ax.errorbar(
+                t.mean_predicted,
+                t.observed,
+                yerr=yerr,
+                fmt="o-",
+                ms=3,
+                capsize=2,
+                lw=1,
+                label=f"{lv} (ECE {ece:.3f})" if np.isfinite(ece) else str(lv),
+            )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_title(str(pv), fontsize=9)
         ax.set_xlabel("mean predicted P(y = +1)", fontsize=8)
         ax.set_ylabel("observed frequency", fontsize=8)
         ax.legend(fontsize=6, loc="upper left")
-    for ax in axes.ravel()[len(panels):]:
+    for ax in axes.ravel()[len(panels) :]:
         ax.set_visible(False)
     fig.tight_layout()
-    rep.figure(fig, f"{name}_reliability",
-               f"{title}: reliability diagrams ({bins} equal-width bins, Wilson 95 % intervals), "
-               "test probabilities pooled over the replications; the dashed line is perfect "
-               "calibration.")
+    rep.figure(
+        fig,
+        f"{name}_reliability",
+        f"{title}: reliability diagrams ({bins} equal-width bins, Wilson 95 % intervals), "
+        "test probabilities pooled over the replications; the dashed line is perfect "
+        "calibration.",
+    )
     plt.close(fig)
     return summ

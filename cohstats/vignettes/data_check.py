@@ -6,6 +6,7 @@ errors (Monte Carlo with ``reps * 20000`` draws, and closed form / quadrature) w
 quoted by [WSL], [ZDJ] and [LZW]. Draws scatter plots of the two-dimensional examples with the
 Bayes boundary ``p(x) = 1/2``.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,13 +25,26 @@ FULL_REPS = 20
 def _zjly_table1() -> pd.DataFrame:
     from cohstats.datasets import load_split
 
-    names = {"Vowel": "vowel", "Waveform": "waveform", "Segmentation": "segment",
-             "Optdigits": "optdigits", "Pendigits": "pendigits", "Satimage": "satimage"}
+    names = {
+        "Vowel": "vowel",
+        "Waveform": "waveform",
+        "Segmentation": "segment",
+        "Optdigits": "optdigits",
+        "Pendigits": "pendigits",
+        "Satimage": "satimage",
+    }
     rows = []
     for pub, key in names.items():
         tr, te = load_split(key, random_state=0)
-        rows.append({"dataset": pub, "n_train": len(tr), "n_test": len(te),
-                     "n_features": tr.shape[1] - 1, "n_classes": len(set(tr.y) | set(te.y))})
+        rows.append(
+            {
+                "dataset": pub,
+                "n_train": len(tr),
+                "n_test": len(te),
+                "n_features": tr.shape[1] - 1,
+                "n_classes": len(set(tr.y) | set(te.y)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -40,9 +54,15 @@ def _rh_table1() -> pd.DataFrame:
     rows = []
     for pub, key in (("Pendigit", "pendigits"), ("Abalone", "abalone6")):
         df = load(key)
-        rows.append({"dataset": pub, "n_examples": len(df), "n_classes": df.y.nunique(),
-                     "n_attributes": df.shape[1] - 1,
-                     "base_error_pct": 100 * (1 - df.y.value_counts(normalize=True).max())})
+        rows.append(
+            {
+                "dataset": pub,
+                "n_examples": len(df),
+                "n_classes": df.y.nunique(),
+                "n_attributes": df.shape[1] - 1,
+                "base_error_pct": 100 * (1 - df.y.value_counts(normalize=True).max()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -53,15 +73,16 @@ def _zdj_table4() -> pd.DataFrame:
 
     rows = []
     for name, loader, _, _ in datasets():
-        if name in STAND_INS.values():        # the 8x8 digits standing in for USPS
+        if name in STAND_INS.values():  # the 8x8 digits standing in for USPS
             X, y = loader(0)
-            rows.append({"dataset": name, "n_classes": len(np.unique(y)), "dim": X.shape[1],
-                         "size_k": len(y)})
-    for pub, df in (("colon", load("colon")), ("leukemia", load("leukemia3571")),
-                    ("g241c", make_g241c(1500, random_state=0)),
-                    ("g241d", make_g241d(1500, random_state=0))):
-        rows.append({"dataset": pub, "n_classes": df.y.nunique(), "dim": df.shape[1] - 1,
-                     "size_k": len(df)})
+            rows.append({"dataset": name, "n_classes": len(np.unique(y)), "dim": X.shape[1], "size_k": len(y)})
+    for pub, df in (
+        ("colon", load("colon")),
+        ("leukemia", load("leukemia3571")),
+        ("g241c", make_g241c(1500, random_state=0)),
+        ("g241d", make_g241d(1500, random_state=0)),
+    ):
+        rows.append({"dataset": pub, "n_classes": df.y.nunique(), "dim": df.shape[1] - 1, "size_k": len(df)})
     return pd.DataFrame(rows)
 
 
@@ -98,21 +119,38 @@ def _bayes_table(n: int, seed: int) -> pd.DataFrame:
         make, _ = GENERATORS[name]
         df, p = make(n, random_state=rng, return_prob=True, **kw)
         err = float(np.mean(np.where(p >= 0.5, 1, -1) != df.y.to_numpy()))
-        rows.append({"example": label, "monte_carlo": err, "se": math.sqrt(err * (1 - err) / n),
-                     "exact": bayes_error(name, **kw), "published": pub})
+        rows.append(
+            {
+                "example": label,
+                "monte_carlo": err,
+                "se": math.sqrt(err * (1 - err) / n),
+                "exact": bayes_error(name, **kw),
+                "published": pub,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _scatter(seed: int):
     import matplotlib.pyplot as plt
 
-    from cohstats.datasets import (make_lum51, make_lum52, make_wsl1, make_wsl2, prob_lum51,
-                                   prob_lum52, prob_wsl1, prob_wsl2)
+    from cohstats.datasets import (
+        make_lum51,
+        make_lum52,
+        make_wsl1,
+        make_wsl2,
+        prob_lum51,
+        prob_lum52,
+        prob_wsl1,
+        prob_wsl2,
+    )
 
-    cases = [("[WSL] Example 1", make_wsl1, prob_wsl1, (-1, 1), (-1, 1)),
-             ("[WSL] Example 2", make_wsl2, prob_wsl2, (0, 2 * np.pi), (-3, 3)),
-             ("[LZW] Example 5.1 (ours)", make_lum51, prob_lum51, (-5, 5), (-5, 5)),
-             ("[LZW] Example 5.2", make_lum52, prob_lum52, (-1, 1), (-1, 1))]
+    cases = [
+        ("[WSL] Example 1", make_wsl1, prob_wsl1, (-1, 1), (-1, 1)),
+        ("[WSL] Example 2", make_wsl2, prob_wsl2, (0, 2 * np.pi), (-3, 3)),
+        ("[LZW] Example 5.1 (ours)", make_lum51, prob_lum51, (-5, 5), (-5, 5)),
+        ("[LZW] Example 5.2", make_lum52, prob_lum52, (-1, 1), (-1, 1)),
+    ]
     fig, axs = plt.subplots(2, 2, figsize=(10, 9))
     for ax, (title, make, prob, xl, yl) in zip(axs.flat, cases):
         df = make(600, random_state=seed)
@@ -121,8 +159,7 @@ def _scatter(seed: int):
             ax.scatter(df.x1[m], df.x2[m], s=6, c=col, label=f"y = {lab:+d}", alpha=0.7)
         g1, g2 = np.meshgrid(np.linspace(*xl, 300), np.linspace(*yl, 300))
         P = prob(np.column_stack([g1.ravel(), g2.ravel()])).reshape(g1.shape)
-        cs = ax.contour(g1, g2, P, levels=[0.2, 0.5, 0.8], colors=["0.6", "k", "0.6"],
-                        linewidths=[0.8, 1.5, 0.8])
+        cs = ax.contour(g1, g2, P, levels=[0.2, 0.5, 0.8], colors=["0.6", "k", "0.6"], linewidths=[0.8, 1.5, 0.8])
         ax.clabel(cs, fontsize=7)
         ax.set_title(title)
         ax.set_xlabel("x1")
@@ -132,8 +169,13 @@ def _scatter(seed: int):
     return fig
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/data_check", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/data_check",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+) -> Path:
     """Write the data-check report into ``out`` and return its path.
 
     Examples
@@ -152,69 +194,115 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/data_check", seed: int =
 
     rep.section("Shipped real data")
     rep.table(list_datasets(details=True).reset_index(), caption="Data sets of `load()`.")
-    rep.text("Not shipped (no offline source): "
-             + "; ".join(f"**{k}**: {v}" for k, v in UNAVAILABLE.items()) + ".")
+    rep.text("Not shipped (no offline source): " + "; ".join(f"**{k}**: {v}" for k, v in UNAVAILABLE.items()) + ".")
 
     rep.section("[ZJLY] Table 1: predefined train/test splits")
     with rep.timed("ZJLY Table 1"):
         ours = _long(_zjly_table1())
         pub = _long(reference("zjly2009", "table1"))
-    rep.compare(ours, pub, on=["dataset", "quantity"], value="value", source="[ZJLY] Table 1",
-                caption="Sizes of the splits (waveform: drawn from the generator).", floatfmt=".6g")
+    rep.compare(
+        ours,
+        pub,
+        on=["dataset", "quantity"],
+        value="value",
+        source="[ZJLY] Table 1",
+        caption="Sizes of the splits (waveform: drawn from the generator).",
+        floatfmt=".6g",
+    )
 
     rep.section("[RH] Table 1: data sets of the lambda-SVM experiments")
     with rep.timed("RH Table 1"):
         ours = _long(_rh_table1())
         pub = _long(reference("rh2015", "table1"))
-    rep.compare(ours, pub, on=["dataset", "quantity"], value="value", source="[RH] Table 1",
-                caption="Sensor and Covtype are not available offline (blank).", floatfmt=".6g")
+    rep.compare(
+        ours,
+        pub,
+        on=["dataset", "quantity"],
+        value="value",
+        source="[RH] Table 1",
+        caption="Sensor and Covtype are not available offline (blank).",
+        floatfmt=".6g",
+    )
 
     rep.section("[ZDJ] Table 4: benchmark data of C-learning")
     with rep.timed("ZDJ Table 4"):
         ours = _long(_zdj_table4())
         pub = reference("zdj2012", "table4").drop(columns="train_fraction_pct")
         pub = _long(pub)
-    rep.compare(ours, pub, on=["dataset", "quantity"], value="value", source="[ZDJ] Table 4",
-                stand_ins=STAND_INS,
-                caption="Colon: Alon et al.; leukemia: Golub et al. after Dudoit et al.'s "
-                        "pre-selection (3571 genes); g241c/d: our generators. USPS (16x16) is not "
-                        "shipped; `digits` (8x8) stands in (rows labelled as stand-ins, not "
-                        "compared).", floatfmt=".6g")
+    rep.compare(
+        ours,
+        pub,
+        on=["dataset", "quantity"],
+        value="value",
+        source="[ZDJ] Table 4",
+        stand_ins=STAND_INS,
+        caption="Colon: Alon et al.; leukemia: Golub et al. after Dudoit et al.'s "
+        "pre-selection (3571 genes); g241c/d: our generators. USPS (16x16) is not "
+        "shipped; `digits` (8x8) stands in (rows labelled as stand-ins, not "
+        "compared).",
+        floatfmt=".6g",
+    )
 
     rep.section("[WSL] Section 5.2: benchmark sizes")
     from cohstats.datasets import load
 
-    wsl = pd.DataFrame([("Liver", "bupa", 345, 6), ("Mushroom", "mushroom", 8124, 22),
-                        ("Ionosphere", "ionosphere", 351, 34), ("Diabetes", "pima", 768, 8)],
-                       columns=["dataset", "key", "n", "n_features"])
-    ours = pd.DataFrame([{"dataset": r.dataset, "n": len(load(r.key)),
-                          "n_features": load(r.key).shape[1] - 1} for r in wsl.itertuples()])
-    rep.compare(_long(ours), _long(wsl.drop(columns="key")), on=["dataset", "quantity"],
-                value="value", source="[WSL] Section 5.2", caption="Sizes quoted in [WSL] "
-                "(features before one-hot encoding; mushroom has 22 categorical attributes).",
-                floatfmt=".6g")
+    wsl = pd.DataFrame(
+        [
+            ("Liver", "bupa", 345, 6),
+            ("Mushroom", "mushroom", 8124, 22),
+            ("Ionosphere", "ionosphere", 351, 34),
+            ("Diabetes", "pima", 768, 8),
+        ],
+        columns=["dataset", "key", "n", "n_features"],
+    )
+    ours = pd.DataFrame(
+        [
+            {"dataset": r.dataset, "n": len(load(r.key)), "n_features": load(r.key).shape[1] - 1}
+            for r in wsl.itertuples()
+        ]
+    )
+    rep.compare(
+        _long(ours),
+        _long(wsl.drop(columns="key")),
+        on=["dataset", "quantity"],
+        value="value",
+        source="[WSL] Section 5.2",
+        caption="Sizes quoted in [WSL] (features before one-hot encoding; mushroom has 22 categorical attributes).",
+        floatfmt=".6g",
+    )
 
     rep.section("Bayes errors of the simulation generators")
     with rep.timed("Bayes errors"):
         bt = _bayes_table(n_mc, seed)
-    rep.compare(bt, bt, on="example", value="monte_carlo", se="se", published_value="published",
-                source="Bayes errors ([WSL], [ZDJ], [LZW] text)",
-                stand_ins={_LUM51: _LUM51},
-                caption="Monte Carlo error of the Bayes rule sign(p(x) - 1/2) against the "
-                        "published Bayes error (our SE: binomial, of the Monte Carlo draws). "
-                        "Example 5.1's mixture is our reconstruction, built to have the "
-                        "published Bayes error, so it is not scored.", floatfmt=".4g")
+    rep.compare(
+        bt,
+        bt,
+        on="example",
+        value="monte_carlo",
+        se="se",
+        published_value="published",
+        source="Bayes errors ([WSL], [ZDJ], [LZW] text)",
+        stand_ins={_LUM51: _LUM51},
+        caption="Monte Carlo error of the Bayes rule sign(p(x) - 1/2) against the "
+        "published Bayes error (our SE: binomial, of the Monte Carlo draws). "
+        "Example 5.1's mixture is our reconstruction, built to have the "
+        "published Bayes error, so it is not scored.",
+        floatfmt=".4g",
+    )
     ex55 = bt[bt.example.str.startswith("[LZW] Ex. 5.5")].iloc[0]
-    rep.table(bt[["example", "exact", "published"]].assign(difference=bt.exact - bt.published),
-              caption="Closed-form / quadrature Bayes errors against the published values "
-                      f"(the papers print 2-4 decimals; [LZW] prints {ex55.published:.3f} for "
-                      f"Example 5.5, whose exact value is {ex55.exact:.4f}).",
-              floatfmt=".5g")
+    rep.table(
+        bt[["example", "exact", "published"]].assign(difference=bt.exact - bt.published),
+        caption="Closed-form / quadrature Bayes errors against the published values "
+        f"(the papers print 2-4 decimals; [LZW] prints {ex55.published:.3f} for "
+        f"Example 5.5, whose exact value is {ex55.exact:.4f}).",
+        floatfmt=".5g",
+    )
 
     rep.section("Two-dimensional examples")
     with rep.timed("scatter plots"):
-        rep.figure(_scatter(seed), "examples_2d",
-                   "600 draws of each example with the true probability contours 0.2, 0.5, 0.8.")
+        rep.figure(
+            _scatter(seed), "examples_2d", "600 draws of each example with the true probability contours 0.2, 0.5, 0.8."
+        )
     return rep.write()
 
 

@@ -32,6 +32,7 @@ Examples
 >>> tab.loc[tab.cell == "Liver | PLR", ["quantity", "verdict"]].values.tolist()
 [['cre', 'MATCH'], ['te', 'NOT COMPUTED']]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,31 +54,35 @@ __all__ = ["PUBLISHED", "fidelity_table", "fidelity_summary", "write_fidelity", 
 #: ``source`` is the label the vignettes pass to ``Report.compare(source=...)``; the key
 #: columns are in the order the vignette compares on.
 PUBLISHED = (
-    ("[WSL] Table 1", "wsl2008", "table1", ("example", "classifier", "method"), ("gkl", "cre"),
-     "wsl_probability"),
-    ("[WSL] Table 2", "wsl2008", "table2", ("example", "method"), ("gkl", "te"),
-     "wsl_probability"),
-    ("[WSL] Table 3", "wsl2008", "table3", ("dataset", "classifier", "method"), ("cre",),
-     "wsl_probability"),
-    ("[WSL] Table 4", "wsl2008", "table4", ("dataset", "method"), ("cre", "te"),
-     "wsl_probability"),
-    ("[WSL] Table 5", "wsl2008", "table5", ("classifier", "method"), ("cre",),
-     "wsl_probability"),
-    ("[ZDJ] Table 2", "zdj2012", "table2", ("dataset", "method"), ("mean",),
-     "zdj_svm_probability"),
-    ("[ZDJ] Table 3", "zdj2012", "table3", ("dataset", "method"), ("mean",),
-     "zdj_svm_probability"),
+    ("[WSL] Table 1", "wsl2008", "table1", ("example", "classifier", "method"), ("gkl", "cre"), "wsl_probability"),
+    ("[WSL] Table 2", "wsl2008", "table2", ("example", "method"), ("gkl", "te"), "wsl_probability"),
+    ("[WSL] Table 3", "wsl2008", "table3", ("dataset", "classifier", "method"), ("cre",), "wsl_probability"),
+    ("[WSL] Table 4", "wsl2008", "table4", ("dataset", "method"), ("cre", "te"), "wsl_probability"),
+    ("[WSL] Table 5", "wsl2008", "table5", ("classifier", "method"), ("cre",), "wsl_probability"),
+    ("[ZDJ] Table 2", "zdj2012", "table2", ("dataset", "method"), ("mean",), "zdj_svm_probability"),
+    ("[ZDJ] Table 3", "zdj2012", "table3", ("dataset", "method"), ("mean",), "zdj_svm_probability"),
     ("[ZDJ] Table 5", "zdj2012", "table5", ("dataset", "method"), ("mean_pct",), "zdj_clearn"),
     ("[ZDJ] Table 6", "zdj2012", "table6", ("dataset", "method"), ("mean_pct",), "zdj_clearn"),
     ("[LZW] Table 1", "lzw2011", "table1", ("estimator", "c", "a"), ("mae",), "lum_simulations"),
     ("[LZW] Table 2", "lzw2011", "table2", ("estimator", "c", "a"), ("mae",), "lum_simulations"),
-    ("[ZJLY] Table 2", "zjly2009", "table2", ("dataset", "method"), ("test_error_pct",),
-     "gboost_uci"),
+    ("[ZJLY] Table 2", "zjly2009", "table2", ("dataset", "method"), ("test_error_pct",), "gboost_uci"),
     ("[RH] Table 2", "rh2015", "table2", ("dataset", "lambda"), ("err_pct",), "lamsvm"),
 )
 
-_COLUMNS = ["source", "quantity", "cell", "reps", "ours", "ours_se", "published",
-            "published_se", "z", "verdict", "note", "report"]
+_COLUMNS = [
+    "source",
+    "quantity",
+    "cell",
+    "reps",
+    "ours",
+    "ours_se",
+    "published",
+    "published_se",
+    "z",
+    "verdict",
+    "note",
+    "report",
+]
 
 
 def _published_cells() -> pd.DataFrame:
@@ -87,7 +92,7 @@ def _published_cells() -> pd.DataFrame:
     for source, paper, table, keys, values, vignette in PUBLISHED:
         try:
             ref = reference(paper, table)
-        except ValueError:          # a reference table this installation does not ship
+        except ValueError:  # a reference table this installation does not ship
             continue
         for rd in ref.to_dict("records"):
             cell = " | ".join(_key_text(rd[k]) for k in keys)
@@ -95,8 +100,9 @@ def _published_cells() -> pd.DataFrame:
                 v = pd.to_numeric(pd.Series([rd.get(q)]), errors="coerce").iloc[0]
                 if pd.isna(v):
                     continue
-                rows.append({"source": source, "quantity": q, "cell": cell,
-                             "published": float(v), "vignette": vignette})
+                rows.append(
+                    {"source": source, "quantity": q, "cell": cell, "published": float(v), "vignette": vignette}
+                )
     return pd.DataFrame(rows, columns=["source", "quantity", "cell", "published", "vignette"])
 
 
@@ -104,12 +110,13 @@ def read_comparisons(run_dir) -> pd.DataFrame:
     """Every ``*_comparisons.csv`` under ``run_dir`` as one DataFrame (empty if none)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise ValueError(f"run directory {str(run_dir)!r} does not exist; run the vignettes "
-                         "first (python -m cohstats.vignettes --out DIR)")
+        raise ValueError(
+            f"run directory {str(run_dir)!r} does not exist; run the vignettes "
+            "first (python -m cohstats.vignettes --out DIR)"
+        )
     parts = []
     for f in sorted(run_dir.rglob("*_comparisons.csv")):
-        d = pd.read_csv(f, dtype={"cell": str, "published_cell": str, "note": str,
-                                  "verdict": str})
+        d = pd.read_csv(f, dtype={"cell": str, "published_cell": str, "note": str, "verdict": str})
         parts.append(d)
     if not parts:
         return pd.DataFrame(columns=_COLUMNS + ["published_cell"])
@@ -139,12 +146,14 @@ def fidelity_table(run_dir) -> pd.DataFrame:
     for src, q, c in zip(pub.source, pub.quantity, pub.cell):
         owners.setdefault((q, c), set()).add(src)
     known_src = set(pub.source)
-    comp["source"] = [s_ if s_ in known_src or len(owners.get((q, c), ())) != 1
-                      else next(iter(owners[(q, c)]))
-                      for s_, q, c in zip(comp.source, comp.quantity, comp.published_cell)]
+    comp["source"] = [
+        s_ if s_ in known_src or len(owners.get((q, c), ())) != 1 else next(iter(owners[(q, c)]))
+        for s_, q, c in zip(comp.source, comp.quantity, comp.published_cell)
+    ]
     comp["_has"] = comp["ours"].notna()
-    comp = (comp.sort_values("_has", ascending=False, kind="stable")
-            .drop_duplicates(["source", "quantity", "published_cell"], keep="first"))
+    comp = comp.sort_values("_has", ascending=False, kind="stable").drop_duplicates(
+        ["source", "quantity", "published_cell"], keep="first"
+    )
     known = set(zip(pub.source, pub.quantity, pub.cell))
     seen_sources = set(comp.source)
     rows = []
@@ -155,25 +164,43 @@ def fidelity_table(run_dir) -> pd.DataFrame:
             c = idx.loc[key]
             if isinstance(c, pd.DataFrame):
                 c = c.iloc[0]
-            rows.append({k: c.get(k, np.nan) for k in _COLUMNS if k not in ("source", "quantity")}
-                        | {"source": r.source, "quantity": r.quantity})
+            rows.append(
+                {k: c.get(k, np.nan) for k in _COLUMNS if k not in ("source", "quantity")}
+                | {"source": r.source, "quantity": r.quantity}
+            )
         else:
-            why = ("no comparison of this cell in the run" if r.source in seen_sources else
-                   f"no comparison with this table in the run (vignette `{r.vignette}`)")
-            rows.append({"source": r.source, "quantity": r.quantity, "cell": r.cell,
-                         "reps": np.nan, "ours": np.nan, "ours_se": np.nan,
-                         "published": r.published, "published_se": np.nan, "z": np.nan,
-                         "verdict": "NOT COMPUTED", "note": why, "report": ""})
-    extra = comp[[(s, q, c) not in known for s, q, c in
-                  zip(comp.source, comp.quantity, comp.published_cell)]]
+            why = (
+                "no comparison of this cell in the run"
+                if r.source in seen_sources
+                else f"no comparison with this table in the run (vignette `{r.vignette}`)"
+            )
+            rows.append(
+                {
+                    "source": r.source,
+                    "quantity": r.quantity,
+                    "cell": r.cell,
+                    "reps": np.nan,
+                    "ours": np.nan,
+                    "ours_se": np.nan,
+                    "published": r.published,
+                    "published_se": np.nan,
+                    "z": np.nan,
+                    "verdict": "NOT COMPUTED",
+                    "note": why,
+                    "report": "",
+                }
+            )
+    extra = comp[[(s, q, c) not in known for s, q, c in zip(comp.source, comp.quantity, comp.published_cell)]]
     extra = extra[extra["published"].notna()]
     for _, c in extra.iterrows():
         rows.append({k: c.get(k, np.nan) for k in _COLUMNS})
     out = pd.DataFrame(rows, columns=_COLUMNS)
     # verdicts from the recorded numbers (the CSV's verdict is kept for stand-ins)
     stand = out["verdict"].eq("STAND-IN")
-    out["verdict"] = [verdict(float(z), float(o), float(p), bool(s)) for z, o, p, s in
-                      zip(out["z"], out["ours"], out["published"], stand)]
+    out["verdict"] = [
+        verdict(float(z), float(o), float(p), bool(s))
+        for z, o, p, s in zip(out["z"], out["ours"], out["published"], stand)
+    ]
     out["note"] = out["note"].fillna("")
     out["report"] = out["report"].fillna("")
     return out.reset_index(drop=True)
@@ -217,27 +244,42 @@ def write_fidelity(run_dir, to=None) -> Path:
     made = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Reproduction fidelity", ""]
     for where, info in _run_infos(run_dir):
-        lines += [f"Run (`{where}`): " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".",
-                  ""]
-    made_line = (f"Table made {made} on {platform.system()} {platform.machine()}, Python "
-                 f"{platform.python_version()}, from the comparison files of the run.")
-    legend = ("z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
-              "paper's per-replication spread / sqrt(our replications) where the paper gives a "
-              "spread. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
-              "computed on other data than the paper's and is not scored; NOT COMPUTED: the run "
-              "has no number for the published cell; NO SE: no standard error on either side "
-              "and the numbers differ at the published precision.")
-    lines += [made_line, "", legend, "",
-              "## Summary", "", markdown_table(summ, floatfmt=".1f"), "",
-              "## Every published cell", "", markdown_table(tab, floatfmt=".4g"), ""]
+        lines += [f"Run (`{where}`): " + ", ".join(f"{k} = {v}" for k, v in info.items()) + ".", ""]
+    made_line = (
+        f"Table made {made} on {platform.system()} {platform.machine()}, Python "
+        f"{platform.python_version()}, from the comparison files of the run."
+    )
+    legend = (
+        "z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
+        "paper's per-replication spread / sqrt(our replications) where the paper gives a "
+        "spread. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
+        "computed on other data than the paper's and is not scored; NOT COMPUTED: the run "
+        "has no number for the published cell; NO SE: no standard error on either side "
+        "and the numbers differ at the published precision."
+    )
+    lines += [
+        made_line,
+        "",
+        legend,
+        "",
+        "## Summary",
+        "",
+        markdown_table(summ, floatfmt=".1f"),
+        "",
+        "## Every published cell",
+        "",
+        markdown_table(tab, floatfmt=".4g"),
+        "",
+    ]
     md_path.write_text("\n".join(lines), encoding="utf-8")
     return md_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m cohstats.vignettes.fidelity DIR [--to FILE]``."""
-    ap = argparse.ArgumentParser(prog="python -m cohstats.vignettes.fidelity",
-                                 description="Build the fidelity table of a vignette run.")
+    ap = argparse.ArgumentParser(
+        prog="python -m cohstats.vignettes.fidelity", description="Build the fidelity table of a vignette run."
+    )
     ap.add_argument("run_dir", nargs="?", default="vignette_reports")
     ap.add_argument("--to", default=None, help="Markdown file to write (default RUN_DIR/fidelity.md)")
     a = ap.parse_args(argv)
@@ -246,8 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    summ = fidelity_summary(pd.read_csv(path.with_suffix(".csv"), keep_default_na=False,
-                                        na_values=[""]).fillna({"verdict": ""}))
+    summ = fidelity_summary(
+        pd.read_csv(path.with_suffix(".csv"), keep_default_na=False, na_values=[""]).fillna({"verdict": ""})
+    )
     print(markdown_table(summ.tail(1), floatfmt=".1f"))
     print(path)
     return 0

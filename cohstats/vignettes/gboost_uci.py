@@ -20,6 +20,7 @@ linear and a non-linear logit, against C-learning and MulLogitBoost, under the o
 regularise the trees (leaf penalty, row subsampling, leaf size, tree size, temperature), with
 reliability diagrams.
 """
+
 from __future__ import annotations
 
 import time
@@ -32,11 +33,22 @@ TITLE = "[ZJLY] Table 2: multiclass boosting on UCI data"
 DEFAULT_REPS = 5
 FULL_REPS = 20
 
-DATASETS = [("Vowel", "vowel"), ("Waveform", "waveform"), ("Segmentation", "segment"),
-            ("Optdigits", "optdigits"), ("Pendigits", "pendigits"), ("Satimage", "satimage")]
-METHODS = [("CART", "cart"), ("AdaBoost.MH", "adaboost_mh"),
-           ("AdaBoost.MH (discrete)", "adaboost_mh_discrete"), ("MulLogitBoost", "logit"),
-           ("GentleBoost.E", "exp"), ("GentleBoost.C", "coherence")]
+DATASETS = [
+    ("Vowel", "vowel"),
+    ("Waveform", "waveform"),
+    ("Segmentation", "segment"),
+    ("Optdigits", "optdigits"),
+    ("Pendigits", "pendigits"),
+    ("Satimage", "satimage"),
+]
+METHODS = [
+    ("CART", "cart"),
+    ("AdaBoost.MH", "adaboost_mh"),
+    ("AdaBoost.MH (discrete)", "adaboost_mh_discrete"),
+    ("MulLogitBoost", "logit"),
+    ("GentleBoost.E", "exp"),
+    ("GentleBoost.C", "coherence"),
+]
 
 
 def _data(key, draw, seed):
@@ -63,16 +75,23 @@ def _one(name, key, method, loss, draw, seed, H, curves=False):
         curve = None
         extra = {"leaves": fit.n_leaves}
     else:
-        fit = gboost("y ~ .", train, loss=loss, n_trees=H, shrinkage=1.0,
-                     random_state=seed * 1000 + draw)
+        fit = gboost("y ~ .", train, loss=loss, n_trees=H, shrinkage=1.0, random_state=seed * 1000 + draw)
         pf = fit.path(test)
         err = float(pf["test_error"].iloc[-1])
         curve = pf["test_error"].to_numpy() if curves else None
-        extra = {"mean_51_100": float(pf["test_error"].iloc[50:].mean()) if H > 50 else np.nan,
-                 "min": float(pf["test_error"].min())}
-    return dict(dataset=name, method=method, draw=draw, test_error_pct=100 * err,
-                seconds=time.perf_counter() - t0, curve=curve,
-                **{k: (100 * v if k != "leaves" else v) for k, v in extra.items()})
+        extra = {
+            "mean_51_100": float(pf["test_error"].iloc[50:].mean()) if H > 50 else np.nan,
+            "min": float(pf["test_error"].min()),
+        }
+    return dict(
+        dataset=name,
+        method=method,
+        draw=draw,
+        test_error_pct=100 * err,
+        seconds=time.perf_counter() - t0,
+        curve=curve,
+        **{k: (100 * v if k != "leaves" else v) for k, v in extra.items()},
+    )
 
 
 def _sensitivity(name, key, seed, H):
@@ -80,20 +99,29 @@ def _sensitivity(name, key, seed, H):
     from cohstats.models.gboost import gboost_c
 
     train, test = _data(key, 0, seed)
-    variants = [("paper (rho=1, shrinkage=1)", {}), ("rho = 0.5", {"rho": 0.5}),
-                ("rho = 2", {"rho": 2.0}), ("init_beta = 'loss'", {"init_beta": "loss"}),
-                ("shrinkage = 0.1 (package default)", {"shrinkage": 0.1}),
-                ("exact split search", {"max_bins": 65535}),
-                ("min_node_size = 5", {"min_node_size": 5}),
-                ("depth-3 trees (8 leaves)", {"max_depth": 3})]
+    variants = [
+        ("paper (rho=1, shrinkage=1)", {}),
+        ("rho = 0.5", {"rho": 0.5}),
+        ("rho = 2", {"rho": 2.0}),
+        ("init_beta = 'loss'", {"init_beta": "loss"}),
+        ("shrinkage = 0.1 (package default)", {"shrinkage": 0.1}),
+        ("exact split search", {"max_bins": 65535}),
+        ("min_node_size = 5", {"min_node_size": 5}),
+        ("depth-3 trees (8 leaves)", {"max_depth": 3}),
+    ]
     rows = []
     for label, kw in variants:
         kw = {"shrinkage": 1.0, **kw}
         pf = gboost_c("y ~ .", train, n_trees=H, random_state=seed * 1000, **kw).path(test)
-        rows.append({"dataset": name, "variant": label,
-                     "test_error_pct": 100 * pf["test_error"].iloc[-1],
-                     "mean_51_100_pct": 100 * pf["test_error"].iloc[50:].mean(),
-                     "min_pct": 100 * pf["test_error"].min()})
+        rows.append(
+            {
+                "dataset": name,
+                "variant": label,
+                "test_error_pct": 100 * pf["test_error"].iloc[-1],
+                "mean_51_100_pct": 100 * pf["test_error"].iloc[50:].mean(),
+                "min_pct": 100 * pf["test_error"].min(),
+            }
+        )
     return rows
 
 
@@ -126,8 +154,7 @@ def _truth(kind, n, rng):
     if kind == "linear":
         eta = 1.2 * X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2]
     else:
-        eta = (1.5 * np.sin(1.5 * X[:, 0]) + 1.5 * (X[:, 1] > 0.3) - 0.75
-               + 0.8 * X[:, 0] * X[:, 2])
+        eta = 1.5 * np.sin(1.5 * X[:, 0]) + 1.5 * (X[:, 1] > 0.3) - 0.75 + 0.8 * X[:, 0] * X[:, 2]
     p = 1.0 / (1.0 + np.exp(-eta))
     d = pd.DataFrame(X, columns=["x1", "x2", "x3", "x4"])
     d["y"] = np.where(rng.random(n) < p, "b", "a")
@@ -152,25 +179,39 @@ def _prob_one(kind, rep):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if loss == "clearn":
-                fit = cs.cv(cs.clearn, "y ~ .", train, nfolds=5, random_state=rep,
-                            verbose=False).best_fit
+                fit = cs.cv(cs.clearn, "y ~ .", train, nfolds=5, random_state=rep, verbose=False).best_fit
             elif loss == "paper":
                 fit = cs.gboost_c("y ~ .", train, n_trees=100, shrinkage=1.0, random_state=rep)
             else:
                 n_trees = 600 if kw.get("nodes") == 2 else 300
-                res = cs.cv(cs.gboost, "y ~ .", train, nfolds=5, random_state=rep,
-                            verbose=False, fit_kwargs={"random_state": rep}, loss=loss,
-                            n_trees=n_trees, **kw)
+                res = cs.cv(
+                    cs.gboost,
+                    "y ~ .",
+                    train,
+                    nfolds=5,
+                    random_state=rep,
+                    verbose=False,
+                    fit_kwargs={"random_state": rep},
+                    loss=loss,
+                    n_trees=n_trees,
+                    **kw,
+                )
                 fit = res.best_fit
                 staged = res.fit._proba_path(res.fit._X(test))
                 best = float(np.min(np.mean(np.abs(staged - p[None, :]), axis=1)))
         ph = fit.predict(test, type="prob")["b"].to_numpy()
-        rows.append({"truth": kind, "rep": rep, "setting": label,
-                     "mae": float(np.mean(np.abs(ph - p))), "mae_best_step": best,
-                     "step": int(fit.s) if loss not in ("clearn",) else np.nan,
-                     "seconds": time.perf_counter() - t0})
-        if rep == 0 and label in ("C-learning (linear, lambda by CV)",
-                                  "GentleBoost.C, 8 leaves (defaults)"):
+        rows.append(
+            {
+                "truth": kind,
+                "rep": rep,
+                "setting": label,
+                "mae": float(np.mean(np.abs(ph - p))),
+                "mae_best_step": best,
+                "step": int(fit.s) if loss not in ("clearn",) else np.nan,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+        if rep == 0 and label in ("C-learning (linear, lambda by CV)", "GentleBoost.C, 8 leaves (defaults)"):
             keep[label] = (fit, test, p, ph)
     return rows, keep
 
@@ -188,13 +229,17 @@ def _probabilities(reps, n_jobs):
         out = [_prob_one(*t) for t in tasks]
     df = pd.DataFrame([r for rows, _ in out for r in rows])
     g = df.groupby(["truth", "setting"], sort=False)
-    tab = g.agg(mae=("mae", "mean"), sd=("mae", "std"), draws=("mae", "size"),
-                mae_best_step=("mae_best_step", "mean"), step=("step", "mean")).reset_index()
+    tab = g.agg(
+        mae=("mae", "mean"),
+        sd=("mae", "std"),
+        draws=("mae", "size"),
+        mae_best_step=("mae_best_step", "mean"),
+        step=("step", "mean"),
+    ).reset_index()
     tab["se"] = tab["sd"] / np.sqrt(tab["draws"])
     ref = tab[tab["setting"].str.startswith("C-learning")].set_index("truth")["mae"]
     tab["ratio_to_clearn"] = tab["mae"] / tab["truth"].map(ref)
-    tab = tab[["truth", "setting", "mae", "se", "ratio_to_clearn", "mae_best_step", "step",
-               "draws"]]
+    tab = tab[["truth", "setting", "mae", "se", "ratio_to_clearn", "mae_best_step", "step", "draws"]]
     # paired differences against the default GentleBoost.C and MulLogitBoost
     wide = df.pivot_table(index=["truth", "rep"], columns="setting", values="mae")
     dflt = "GentleBoost.C, 8 leaves (defaults)"
@@ -205,8 +250,7 @@ def _probabilities(reps, n_jobs):
             if lab == dflt:
                 continue
             dd = w[lab] - w[dflt]
-            pair.append({"truth": kind, "setting": lab, "minus default": dd.mean(),
-                         "se": dd.std() / np.sqrt(len(dd))})
+            pair.append({"truth": kind, "setting": lab, "minus default": dd.mean(), "se": dd.std() / np.sqrt(len(dd))})
     pair = pd.DataFrame(pair)
     figs = []
     for kind in PROB_TRUTHS:
@@ -216,8 +260,7 @@ def _probabilities(reps, n_jobs):
             fit.calibration(test, bins=10, strategy="quantile").plot(ax=axes[0])
             order = np.argsort(ph)
             bins = np.array_split(order, 20)
-            axes[1].plot([ph[b].mean() for b in bins], [p[b].mean() for b in bins],
-                         marker="o", ms=3, lw=1, label=label)
+            axes[1].plot([ph[b].mean() for b in bins], [p[b].mean() for b in bins], marker="o", ms=3, lw=1, label=label)
         axes[0].set_title(f"{kind} truth: observed frequency")
         axes[1].plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
         axes[1].set_title(f"{kind} truth: mean true probability")
@@ -238,33 +281,44 @@ def _prob_text(ptab, ppair):
     met = lin.loc[bst, "ratio_to_clearn"] <= 1.5
     pp = ppair.set_index(["truth", "setting"])
     mlb = [pp.loc[(k, "MulLogitBoost, 8 leaves")] for k in PROB_TRUTHS]
-    txt = (f"On the linear truth the best GentleBoost.C setting ({bst}) has "
-           f"{lin.loc[bst, 'mae']:.4f} against C-learning's {lin.iloc[0]['mae']:.4f} "
-           f"({lin.loc[bst, 'ratio_to_clearn']:.2f} times; the defaults "
-           f"{lin.loc[dflt, 'ratio_to_clearn']:.2f} times), so the issue's target of 1.5 times "
-           f"is {'met' if met else 'not met by any setting tried here'}. ")
+    txt = (
+        f"On the linear truth the best GentleBoost.C setting ({bst}) has "
+        f"{lin.loc[bst, 'mae']:.4f} against C-learning's {lin.iloc[0]['mae']:.4f} "
+        f"({lin.loc[bst, 'ratio_to_clearn']:.2f} times; the defaults "
+        f"{lin.loc[dflt, 'ratio_to_clearn']:.2f} times), so the issue's target of 1.5 times "
+        f"is {'met' if met else 'not met by any setting tried here'}. "
+    )
     if not met:
-        txt += ("A sum of trees approximates a smooth linear logit by steps, and with "
-                f"{PROB_N} rows the piecewise-constant fit costs more than the correctly "
-                "specified linear model; LightGBM, measured on other draws of the same "
-                "simulation with its number of rounds chosen by 5-fold CV, is not closer "
-                "(benchmarks/README.md). ")
-    txt += (f"The step chosen by CV costs {lin.loc[dflt, 'mae'] - lin.loc[dflt, 'mae_best_step']:.4f} "
-            f"(linear) and {nl.loc[dflt, 'mae'] - nl.loc[dflt, 'mae_best_step']:.4f} "
-            "(non-linear) against the best step in hindsight (mae_best_step). "
-            f"On the non-linear truth C-learning is misspecified ({nl.iloc[0]['mae']:.4f}) and "
-            f"the default GentleBoost.C gives {nl.loc[dflt, 'mae']:.4f}. MulLogitBoost with "
-            f"the same trees differs from the default GentleBoost.C by "
-            f"{mlb[0]['minus default']:+.4f} +- {mlb[0]['se']:.4f} (linear) and "
-            f"{mlb[1]['minus default']:+.4f} +- {mlb[1]['se']:.4f} (non-linear; negative: "
-            "MulLogitBoost more accurate). The coherence loss at rho = 1 is a smoothed hinge, "
-            "whose probability estimates are less efficient than the multinomial "
-            "likelihood's; a larger rho moves it towards the likelihood (the rho = 2 rows).")
+        txt += (
+            "A sum of trees approximates a smooth linear logit by steps, and with "
+            f"{PROB_N} rows the piecewise-constant fit costs more than the correctly "
+            "specified linear model; LightGBM, measured on other draws of the same "
+            "simulation with its number of rounds chosen by 5-fold CV, is not closer "
+            "(benchmarks/README.md). "
+        )
+    txt += (
+        f"The step chosen by CV costs {lin.loc[dflt, 'mae'] - lin.loc[dflt, 'mae_best_step']:.4f} "
+        f"(linear) and {nl.loc[dflt, 'mae'] - nl.loc[dflt, 'mae_best_step']:.4f} "
+        "(non-linear) against the best step in hindsight (mae_best_step). "
+        f"On the non-linear truth C-learning is misspecified ({nl.iloc[0]['mae']:.4f}) and "
+        f"the default GentleBoost.C gives {nl.loc[dflt, 'mae']:.4f}. MulLogitBoost with "
+        f"the same trees differs from the default GentleBoost.C by "
+        f"{mlb[0]['minus default']:+.4f} +- {mlb[0]['se']:.4f} (linear) and "
+        f"{mlb[1]['minus default']:+.4f} +- {mlb[1]['se']:.4f} (non-linear; negative: "
+        "MulLogitBoost more accurate). The coherence loss at rho = 1 is a smoothed hinge, "
+        "whose probability estimates are less efficient than the multinomial "
+        "likelihood's; a larger rho moves it towards the likelihood (the rho = 2 rows)."
+    )
     return txt
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/gboost_uci",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+) -> Path:
     """Reproduce [ZJLY] Table 2 and Figure 3; write the report into ``out``.
 
     Parameters
@@ -294,11 +348,19 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
         raise ValueError(f"reps must be >= 1; got {reps}")
     H = 100
     rep = Report(TITLE, out, name="gboost_uci")
-    rep.settings({"steps (n_trees)": H, "leaves per tree": 8, "rho (T)": 1, "shrinkage": 1,
-                  "runs per cell (reps)": reps,
-                  "seed": seed, "CART": "Gini, cost-complexity pruned, 10-fold CV (min rule)",
-                  "split search": "histograms, <= 255 bins per feature (exact when fewer "
-                                  "distinct values)", "quick": quick})
+    rep.settings(
+        {
+            "steps (n_trees)": H,
+            "leaves per tree": 8,
+            "rho (T)": 1,
+            "shrinkage": 1,
+            "runs per cell (reps)": reps,
+            "seed": seed,
+            "CART": "Gini, cost-complexity pruned, 10-fold CV (min rule)",
+            "split search": "histograms, <= 255 bins per feature (exact when fewer distinct values)",
+            "quick": quick,
+        }
+    )
     rep.text(__doc__.split("\n\n", 1)[1])
 
     tasks = []
@@ -316,77 +378,122 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
     rep.timing("Table 2 fits", time.perf_counter() - t0)
     df = pd.DataFrame([{k: v for k, v in r.items() if k != "curve"} for r in res])
 
-    agg = (df.groupby(["dataset", "method"], sort=False)
-           .agg(test_error_pct=("test_error_pct", "mean"), sd=("test_error_pct", "std"),
-                draws=("test_error_pct", "size"), seconds=("seconds", "mean"))
-           .reset_index())
+    agg = (
+        df.groupby(["dataset", "method"], sort=False)
+        .agg(
+            test_error_pct=("test_error_pct", "mean"),
+            sd=("test_error_pct", "std"),
+            draws=("test_error_pct", "size"),
+            seconds=("seconds", "mean"),
+        )
+        .reset_index()
+    )
     agg["se"] = agg["sd"] / np.sqrt(agg["draws"])
     pub = reference("zjly2009", "table2")
     rep.section("Table 2: test error (%)")
-    tab = rep.compare(agg, pub, on=["dataset", "method"], value="test_error_pct",
-                      caption="Test error (%) of ours (mean over the runs; se = sd / sqrt(runs)) "
-                              "beside [ZJLY] Table 2 (difference = ours - published; the "
-                              "paper's numbers are single runs).",
-                      floatfmt=".2f")
+    tab = rep.compare(
+        agg,
+        pub,
+        on=["dataset", "method"],
+        value="test_error_pct",
+        caption="Test error (%) of ours (mean over the runs; se = sd / sqrt(runs)) "
+        "beside [ZJLY] Table 2 (difference = ours - published; the "
+        "paper's numbers are single runs).",
+        floatfmt=".2f",
+    )
     wide = agg.pivot(index="dataset", columns="method", values="test_error_pct")
     wide = wide.loc[[d for d, _ in DATASETS], [m for m, _ in METHODS]].reset_index()
-    rep.table(wide, caption="Our test errors (%) in the layout of [ZJLY] Table 2.",
-              floatfmt=".2f")
+    rep.table(wide, caption="Our test errors (%) in the layout of [ZJLY] Table 2.", floatfmt=".2f")
     gbc = tab[tab["method"] == "GentleBoost.C"].copy()
     gbc["within_1pt_or_better"] = gbc["difference"] <= 1.0
-    rep.table(gbc[["dataset", "ours", "published", "difference", "within_1pt_or_better"]],
-              caption="GentleBoost.C against the paper: within one percentage point or better?",
-              floatfmt=".2f")
+    rep.table(
+        gbc[["dataset", "ours", "published", "difference", "within_1pt_or_better"]],
+        caption="GentleBoost.C against the paper: within one percentage point or better?",
+        floatfmt=".2f",
+    )
     if reps > 1:
         g = df[df["method"] == "GentleBoost.C"].groupby("dataset", sort=False)["test_error_pct"]
         spread = pd.DataFrame({"mean": g.mean(), "sd": g.std(), "min": g.min(), "max": g.max()})
         spread = spread.reset_index().merge(
-            pub[pub["method"] == "GentleBoost.C"][["dataset", "test_error_pct"]]
-            .rename(columns={"test_error_pct": "published"}), on="dataset", how="left")
-        rep.table(spread, caption=f"GentleBoost.C over {reps} runs (real data: tie-breaking "
-                                  "seeds only; Waveform: new draws too).", floatfmt=".2f")
-        w = df[df["dataset"] == "Waveform"].pivot(index="draw", columns="method",
-                                                  values="test_error_pct")
+            pub[pub["method"] == "GentleBoost.C"][["dataset", "test_error_pct"]].rename(
+                columns={"test_error_pct": "published"}
+            ),
+            on="dataset",
+            how="left",
+        )
+        rep.table(
+            spread,
+            caption=f"GentleBoost.C over {reps} runs (real data: tie-breaking seeds only; Waveform: new draws too).",
+            floatfmt=".2f",
+        )
+        w = df[df["dataset"] == "Waveform"].pivot(index="draw", columns="method", values="test_error_pct")
         w = w[[m for m, _ in METHODS]]
-        summ = pd.DataFrame({"method": w.columns, "mean": w.mean().values,
-                             "sd": w.std().values, "min": w.min().values,
-                             "max": w.max().values})
-        rep.table(summ, caption=f"Waveform: spread of the test error (%) over {reps} draws of "
-                                "300 training and 4700 test points.", floatfmt=".2f")
+        summ = pd.DataFrame(
+            {
+                "method": w.columns,
+                "mean": w.mean().values,
+                "sd": w.std().values,
+                "min": w.min().values,
+                "max": w.max().values,
+            }
+        )
+        rep.table(
+            summ,
+            caption=f"Waveform: spread of the test error (%) over {reps} draws of 300 training and 4700 test points.",
+            floatfmt=".2f",
+        )
     boost = df[df["method"] != "CART"]
-    rep.table(boost.groupby(["dataset", "method"], sort=False)[["mean_51_100", "min"]]
-              .mean().reset_index(),
-              caption="Boosting methods: mean test error (%) over steps 51-100 and the minimum "
-                      "over the 100 steps (less sensitive to where the run stops).",
-              floatfmt=".2f")
+    rep.table(
+        boost.groupby(["dataset", "method"], sort=False)[["mean_51_100", "min"]].mean().reset_index(),
+        caption="Boosting methods: mean test error (%) over steps 51-100 and the minimum "
+        "over the 100 steps (less sensitive to where the run stops).",
+        floatfmt=".2f",
+    )
 
     rep.section("Figure 3: test error against boosting steps")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, (name, lim) in zip(axes, [("Vowel", None), ("Waveform", None)]):
         for r in res:
-            if r["dataset"] == name and r["curve"] is not None and r["method"] in (
-                    "GentleBoost.E", "MulLogitBoost", "GentleBoost.C"):
+            if (
+                r["dataset"] == name
+                and r["curve"] is not None
+                and r["method"] in ("GentleBoost.E", "MulLogitBoost", "GentleBoost.C")
+            ):
                 ax.plot(np.arange(1, H + 1), r["curve"], lw=1.3, label=r["method"])
         ax.set_title(f"({'a' if name == 'Vowel' else 'b'}) {name}")
         ax.set_xlabel("Boosting Steps")
         ax.set_ylabel("Test Error Rate")
         ax.legend(frameon=False)
-    rep.figure(fig, "zjly_figure3", "Test error rates versus boosting steps ([ZJLY] Figure 3; "
-                                    "Waveform: first draw).")
+    rep.figure(fig, "zjly_figure3", "Test error rates versus boosting steps ([ZJLY] Figure 3; Waveform: first draw).")
 
     mh = agg[agg["method"].str.startswith("AdaBoost.MH")].pivot(
-        index="dataset", columns="method", values="test_error_pct")
-    mh = mh.loc[[d for d, _ in DATASETS]].reset_index().merge(
-        pub[pub["method"] == "AdaBoost.MH"][["dataset", "test_error_pct"]]
-        .rename(columns={"test_error_pct": "published AdaBoost.MH"}), on="dataset", how="left")
-    rep.table(mh, caption="AdaBoost.MH: real-valued leaves (Schapire & Singer's real version) "
-                          "and discrete +-1 leaves with one step per round, beside the "
-                          "paper's AdaBoost.MH.", floatfmt=".2f")
+        index="dataset", columns="method", values="test_error_pct"
+    )
+    mh = (
+        mh.loc[[d for d, _ in DATASETS]]
+        .reset_index()
+        .merge(
+            pub[pub["method"] == "AdaBoost.MH"][["dataset", "test_error_pct"]].rename(
+                columns={"test_error_pct": "published AdaBoost.MH"}
+            ),
+            on="dataset",
+            how="left",
+        )
+    )
+    rep.table(
+        mh,
+        caption="AdaBoost.MH: real-valued leaves (Schapire & Singer's real version) "
+        "and discrete +-1 leaves with one step per round, beside the "
+        "paper's AdaBoost.MH.",
+        floatfmt=".2f",
+    )
 
     rep.section("How much do open implementation choices move GentleBoost.C?")
-    rep.text("The paper fixes the loss, T = 1, 100 steps and 8-leaf trees but not the tree "
-             "implementation or the first-round weights. The table varies one choice at a "
-             "time (first Waveform draw).")
+    rep.text(
+        "The paper fixes the loss, T = 1, 100 steps and 8-leaf trees but not the tree "
+        "implementation or the first-round weights. The table varies one choice at a "
+        "time (first Waveform draw)."
+    )
     sens_sets = DATASETS if not quick else DATASETS[:3]
     t0 = time.perf_counter()
     if n_jobs is not None and n_jobs != 1:
@@ -394,47 +501,69 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
     else:
         sens = [_sensitivity(n, k, seed, H) for n, k in sens_sets]
     rep.timing("sensitivity analysis", time.perf_counter() - t0)
-    rep.table(pd.DataFrame([r for rows in sens for r in rows]),
-              caption="GentleBoost.C test error (%) after 100 steps, mean over steps 51-100 and "
-                      "minimum, under one change at a time.", floatfmt=".2f")
+    rep.table(
+        pd.DataFrame([r for rows in sens for r in rows]),
+        caption="GentleBoost.C test error (%) after 100 steps, mean over steps 51-100 and "
+        "minimum, under one change at a time.",
+        floatfmt=".2f",
+    )
     rep.section("Probabilities: logistic-truth simulations")
     t0 = time.perf_counter()
     preps = max(reps, PROB_REPS_MIN)
     ptab, ppair, pfigs, _ = _probabilities(preps, n_jobs)
     rep.timing("probability simulations", time.perf_counter() - t0)
-    rep.text(f"Binary truths with four standard normal predictors, {PROB_N} training rows, "
-             f"{PROB_NTEST} fresh test rows, {preps} draws: "
-             + "; ".join(f"**{k}**: {v}" for k, v in PROB_TRUTHS.items()) + ". "
-             "Every boosting fit uses the default shrinkage 0.1 and the number of steps "
-             "chosen by 5-fold cross-validation of the deviance (`cs.cv`, up to 300 steps, "
-             "600 for stumps); C-learning (the linear coherence model, lambda by 5-fold CV) "
-             "is the reference of the issue's target (within 1.5 times its error). "
-             "GentleBoost.C's probabilities are the coherence inverse link, eq (8), at the "
-             "fitted margins with the fit's rho.")
-    rep.table(ptab, caption="Mean |p-hat - p| on fresh data (mean over draws, se = sd / "
-                            "sqrt(draws)); ratio_to_clearn = mae / C-learning's mae on the "
-                            "same truth; mae_best_step = the error at the best step in "
-                            "hindsight (what a perfect choice of the number of steps would "
-                            "give); step = mean chosen step.", floatfmt=".4f")
-    rep.table(ppair, caption="Paired differences of mean |p-hat - p| against GentleBoost.C "
-                             "with its defaults (negative: better), mean and se over the "
-                             "draws.", floatfmt=".4f")
+    rep.text(
+        f"Binary truths with four standard normal predictors, {PROB_N} training rows, "
+        f"{PROB_NTEST} fresh test rows, {preps} draws: "
+        + "; ".join(f"**{k}**: {v}" for k, v in PROB_TRUTHS.items())
+        + ". "
+        "Every boosting fit uses the default shrinkage 0.1 and the number of steps "
+        "chosen by 5-fold cross-validation of the deviance (`cs.cv`, up to 300 steps, "
+        "600 for stumps); C-learning (the linear coherence model, lambda by 5-fold CV) "
+        "is the reference of the issue's target (within 1.5 times its error). "
+        "GentleBoost.C's probabilities are the coherence inverse link, eq (8), at the "
+        "fitted margins with the fit's rho."
+    )
+    rep.table(
+        ptab,
+        caption="Mean |p-hat - p| on fresh data (mean over draws, se = sd / "
+        "sqrt(draws)); ratio_to_clearn = mae / C-learning's mae on the "
+        "same truth; mae_best_step = the error at the best step in "
+        "hindsight (what a perfect choice of the number of steps would "
+        "give); step = mean chosen step.",
+        floatfmt=".4f",
+    )
+    rep.table(
+        ppair,
+        caption="Paired differences of mean |p-hat - p| against GentleBoost.C "
+        "with its defaults (negative: better), mean and se over the "
+        "draws.",
+        floatfmt=".4f",
+    )
     rep.text(_prob_text(ptab, ppair))
     for kind, fig in pfigs:
-        rep.figure(fig, f"gboost_reliability_{kind.replace('-', '')}",
-                   f"Reliability diagrams, {kind} truth, first draw: left, observed class "
-                   "frequency against the predicted probability (deciles of the predictions, "
-                   "`fit.calibration(test).plot()`); right, the mean true probability in 20 "
-                   "bins of equal count.")
+        rep.figure(
+            fig,
+            f"gboost_reliability_{kind.replace('-', '')}",
+            f"Reliability diagrams, {kind} truth, first draw: left, observed class "
+            "frequency against the predicted probability (deciles of the predictions, "
+            "`fit.calibration(test).plot()`); right, the mean true probability in 20 "
+            "bins of equal count.",
+        )
 
     rep.section("Reading the comparison")
     ok = gbc.loc[gbc["within_1pt_or_better"], "dataset"].tolist()
     bad = gbc.loc[~gbc["within_1pt_or_better"], ["dataset", "difference"]]
-    lines = [f"GentleBoost.C is within one percentage point of [ZJLY] (or better) on "
-             f"{len(ok)} of {len(gbc)} data sets ({', '.join(ok) or 'none'})."]
+    lines = [
+        f"GentleBoost.C is within one percentage point of [ZJLY] (or better) on "
+        f"{len(ok)} of {len(gbc)} data sets ({', '.join(ok) or 'none'})."
+    ]
     if len(bad):
-        lines.append("It is above by more than one point on " + ", ".join(
-            f"{r.dataset} ({r.difference:+.2f})" for r in bad.itertuples()) + ".")
+        lines.append(
+            "It is above by more than one point on "
+            + ", ".join(f"{r.dataset} ({r.difference:+.2f})" for r in bad.itertuples())
+            + "."
+        )
     sens_df = pd.DataFrame([r for rows in sens for r in rows])
     gb = df[df["method"] == "GentleBoost.C"]
     for dname in [r.dataset for r in bad.itertuples()]:
@@ -442,27 +571,30 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gboost_uci", seed: int =
             continue
         v = gb[gb["dataset"] == dname]["test_error_pct"]
         sv = sens_df[sens_df["dataset"] == dname]["test_error_pct"]
-        txt = (f"On {dname} the runs (tie-breaking seeds only) give {v.min():.2f}-"
-               f"{v.max():.2f} %")
+        txt = f"On {dname} the runs (tie-breaking seeds only) give {v.min():.2f}-{v.max():.2f} %"
         if len(sv):
-            txt += (f", and the open choices of the sensitivity table give "
-                    f"{sv.min():.2f}-{sv.max():.2f} %")
-        lines.append(txt + f" (paper: "
-                     f"{float(gbc.loc[gbc['dataset'] == dname, 'published'].iloc[0]):.2f} %).")
+            txt += f", and the open choices of the sensitivity table give {sv.min():.2f}-{sv.max():.2f} %"
+        lines.append(txt + f" (paper: {float(gbc.loc[gbc['dataset'] == dname, 'published'].iloc[0]):.2f} %).")
     wv = df[(df["dataset"] == "Waveform") & (df["method"] == "GentleBoost.C")]["test_error_pct"]
-    pub_w = float(pub.query("dataset == 'Waveform' and method == 'GentleBoost.C'")
-                  ["test_error_pct"].iloc[0])
+    pub_w = float(pub.query("dataset == 'Waveform' and method == 'GentleBoost.C'")["test_error_pct"].iloc[0])
     inside = wv.min() <= pub_w <= wv.max()
-    lines.append(f"On Waveform the paper reports one draw ({pub_w:.2f} %); our {len(wv)} "
-                 f"run(s) give {wv.mean():.2f} % on average (range {wv.min():.2f}-"
-                 f"{wv.max():.2f}), so the paper's value is "
-                 f"{'inside' if inside else 'outside'} the range of our runs.")
-    lines.append("Compare the other methods in Table 2 for the same data sets: where our "
-                 "baselines are also above the paper (e.g. MulLogitBoost on Vowel), the gap "
-                 "is not specific to the coherence loss.")
+    lines.append(
+        f"On Waveform the paper reports one draw ({pub_w:.2f} %); our {len(wv)} "
+        f"run(s) give {wv.mean():.2f} % on average (range {wv.min():.2f}-"
+        f"{wv.max():.2f}), so the paper's value is "
+        f"{'inside' if inside else 'outside'} the range of our runs."
+    )
+    lines.append(
+        "Compare the other methods in Table 2 for the same data sets: where our "
+        "baselines are also above the paper (e.g. MulLogitBoost on Vowel), the gap "
+        "is not specific to the coherence loss."
+    )
     rep.text(" ".join(lines))
-    rep.table(df.drop(columns=[c for c in ("curve",) if c in df.columns]),
-              caption="Every fit (one row per data set, method and draw).", floatfmt=".3f")
+    rep.table(
+        df.drop(columns=[c for c in ("curve",) if c in df.columns]),
+        caption="Every fit (one row per data set, method and draw).",
+        floatfmt=".3f",
+    )
     return rep.write()
 
 

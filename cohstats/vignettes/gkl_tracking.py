@@ -18,6 +18,7 @@ The estimator is [WSL]'s own, the bracketing estimator over the pi path of a Gau
 weighted SVM (``svm(pi="path")``, ``predict(type="prob", method="bracket")``); ``estimator="plr"``
 uses L2-penalised logistic regression (``clearn(loss="logistic")``) instead.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,9 +30,13 @@ TITLE = "GKL tracking: estimated against true GKL across the penalty grid ([WSL]
 DEFAULT_REPS = 1
 FULL_REPS = 100
 
-_CRITERIA = {"gkl_hat": "GKL_c estimate (data perturbation)", "cv_cre": "10-fold CV cross-entropy",
-             "train_cre": "training cross-entropy (EGKL)", "test_cre": "test cross-entropy",
-             "true_gkl_c": "true GKL_c (oracle)"}
+_CRITERIA = {
+    "gkl_hat": "GKL_c estimate (data perturbation)",
+    "cv_cre": "10-fold CV cross-entropy",
+    "train_cre": "training cross-entropy (EGKL)",
+    "test_cre": "test cross-entropy",
+    "true_gkl_c": "true GKL_c (oracle)",
+}
 
 
 def svm_bracketing():
@@ -41,11 +46,14 @@ def svm_bracketing():
     from cohstats.models.svm import svm
 
     def args(design):
-        return {"kernel": "rbf", "pi": "path", "sigma": median_between(design.X, design.y),
-                "standardize": False}
+        return {"kernel": "rbf", "pi": "path", "sigma": median_between(design.X, design.y), "standardize": False}
 
-    return (svm, args, {"method": "bracket"},
-            "weighted SVM + bracketing ([WSL] 'New'), Gaussian kernel, sigma = median_between, m = 10")
+    return (
+        svm,
+        args,
+        {"method": "bracket"},
+        "weighted SVM + bracketing ([WSL] 'New'), Gaussian kernel, sigma = median_between, m = 10",
+    )
 
 
 def plr():
@@ -53,10 +61,15 @@ def plr():
     try:
         from cohstats.models.clearn import clearn
     except ImportError as exc:  # pragma: no cover - depends on the clearn branch being merged
-        raise ImportError("estimator='plr' uses cohstats.models.clearn (loss='logistic'), which is "
-                          "not available in this installation") from exc
-    return (clearn, {"loss": "logistic", "alpha": 0.0}, None,
-            "L2-penalised linear logistic regression, clearn(loss='logistic', alpha=0)")
+        raise ImportError(
+            "estimator='plr' uses cohstats.models.clearn (loss='logistic'), which is not available in this installation"
+        ) from exc
+    return (
+        clearn,
+        {"loss": "logistic", "alpha": 0.0},
+        None,
+        "L2-penalised linear logistic regression, clearn(loss='logistic', alpha=0)",
+    )
 
 
 ESTIMATORS = {"svm": svm_bracketing, "plr": plr}
@@ -67,16 +80,19 @@ def _resolve(estimator):
         estimator = "svm"
     if isinstance(estimator, str):
         if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {sorted(ESTIMATORS)} or a tuple "
-                             f"(fit_fn, fit_args, prob_args, description); got {estimator!r}")
+            raise ValueError(
+                f"estimator must be one of {sorted(ESTIMATORS)} or a tuple "
+                f"(fit_fn, fit_args, prob_args, description); got {estimator!r}"
+            )
         return ESTIMATORS[estimator]()
     if not (isinstance(estimator, tuple) and len(estimator) == 4 and callable(estimator[0])):
         raise TypeError("estimator must be a name or a tuple (fit_fn, fit_args, prob_args, description)")
     return estimator
 
 
-def one_replication(example: int, seed: int, estimator, grid, D: int, n_jobs=None,
-                    n_total: int = 1000, n_train: int = 100) -> pd.DataFrame:
+def one_replication(
+    example: int, seed: int, estimator, grid, D: int, n_jobs=None, n_total: int = 1000, n_train: int = 100
+) -> pd.DataFrame:
     """All criteria along ``grid`` for one simulated data set of [WSL] Example 1 or 2.
 
     ``estimator`` is ``(fit_fn, fit_args, prob_args, description)``; ``fit_args`` may be a
@@ -105,18 +121,25 @@ def one_replication(example: int, seed: int, estimator, grid, D: int, n_jobs=Non
     lam = g[lamcol].to_numpy(dtype=float)
     Xte = design.new_X(df.iloc[te])
     yte = design.code_y(df["y"].iloc[te])
-    if lamcol == "lambda":                 # a path fit: one fit holds the whole grid
+    if lamcol == "lambda":  # a path fit: one fit holds the whole grid
         P = np.asarray(tg.fits[0]._proba_path(Xte, **pa))
     else:
         P = np.stack([np.asarray(f._proba(Xte, **pa)) for f in tg.fits])
-    return pd.DataFrame({
-        "example": example, "seed": seed, "lambda": lam,
-        "true_gkl_c": [gkl_c(p[te], P[j]) for j in range(lam.size)],
-        "test_cre": [cre(yte, P[j]) for j in range(lam.size)],
-        "gkl_hat": g["score"].to_numpy(), "egkl": g["egkl"].to_numpy(),
-        "cov_term": g["cov_term"].to_numpy(), "d_hat": g["d_hat"].to_numpy(),
-        "cv_cre": c["score"].to_numpy(), "cv_se": c["se"].to_numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "example": example,
+            "seed": seed,
+            "lambda": lam,
+            "true_gkl_c": [gkl_c(p[te], P[j]) for j in range(lam.size)],
+            "test_cre": [cre(yte, P[j]) for j in range(lam.size)],
+            "gkl_hat": g["score"].to_numpy(),
+            "egkl": g["egkl"].to_numpy(),
+            "cov_term": g["cov_term"].to_numpy(),
+            "d_hat": g["d_hat"].to_numpy(),
+            "cv_cre": c["score"].to_numpy(),
+            "cv_se": c["se"].to_numpy(),
+        }
+    )
 
 
 def selection_table(curves: pd.DataFrame) -> pd.DataFrame:
@@ -127,16 +150,28 @@ def selection_table(curves: pd.DataFrame) -> pd.DataFrame:
         truth = g["true_gkl_c"].to_numpy()
         for crit in ("gkl_hat", "cv_cre", "egkl", "test_cre", "true_gkl_c"):
             v = g[crit].to_numpy()
-            j = int(np.flatnonzero(v == np.nanmin(v))[0])      # first = largest lambda
-            rows.append({"example": ex, "seed": seed, "criterion": crit,
-                         "lambda": g["lambda"].iloc[j], "true_gkl_c": truth[j],
-                         "excess": truth[j] - truth.min()})
+            j = int(np.flatnonzero(v == np.nanmin(v))[0])  # first = largest lambda
+            rows.append(
+                {
+                    "example": ex,
+                    "seed": seed,
+                    "criterion": crit,
+                    "lambda": g["lambda"].iloc[j],
+                    "true_gkl_c": truth[j],
+                    "excess": truth[j] - truth.min(),
+                }
+            )
     sel = pd.DataFrame(rows)
-    out = (sel.groupby(["example", "criterion"], sort=False)
-           .agg(mean_true_gkl_c=("true_gkl_c", "mean"), se=("true_gkl_c", lambda s: s.std(ddof=1) / np.sqrt(len(s))
-                                                            if len(s) > 1 else np.nan),
-                mean_excess=("excess", "mean"), median_lambda=("lambda", "median"))
-           .reset_index())
+    out = (
+        sel.groupby(["example", "criterion"], sort=False)
+        .agg(
+            mean_true_gkl_c=("true_gkl_c", "mean"),
+            se=("true_gkl_c", lambda s: s.std(ddof=1) / np.sqrt(len(s)) if len(s) > 1 else np.nan),
+            mean_excess=("excess", "mean"),
+            median_lambda=("lambda", "median"),
+        )
+        .reset_index()
+    )
     return out
 
 
@@ -148,12 +183,23 @@ def tracking_table(curves: pd.DataFrame) -> pd.DataFrame:
         for crit in ("gkl_hat", "cv_cre", "egkl", "test_cre"):
             v = g[crit].to_numpy()
             ok = np.isfinite(v)
-            rows.append({"example": ex, "criterion": crit,
-                         "mean |criterion - true|": float(np.mean(np.abs(v[ok] - t[ok]))),
-                         "mean (criterion - true)": float(np.mean(v[ok] - t[ok])),
-                         "corr across grid": float(np.mean([
-                             np.corrcoef(gg[crit], gg["true_gkl_c"])[0, 1]
-                             for _, gg in g.groupby("seed") if np.all(np.isfinite(gg[crit]))]))})
+            rows.append(
+                {
+                    "example": ex,
+                    "criterion": crit,
+                    "mean |criterion - true|": float(np.mean(np.abs(v[ok] - t[ok]))),
+                    "mean (criterion - true)": float(np.mean(v[ok] - t[ok])),
+                    "corr across grid": float(
+                        np.mean(
+                            [
+                                np.corrcoef(gg[crit], gg["true_gkl_c"])[0, 1]
+                                for _, gg in g.groupby("seed")
+                                if np.all(np.isfinite(gg[crit]))
+                            ]
+                        )
+                    ),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -183,8 +229,15 @@ def _figure(curves: pd.DataFrame, example: int):
     return fig
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/gkl_tracking", seed: int = 0, n_jobs: int | None = None,
-        quick: bool = True, estimator=None, D: int | None = None) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/gkl_tracking",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    estimator=None,
+    D: int | None = None,
+) -> Path:
     """Write the GKL-tracking report into ``out`` and return its path.
 
     Parameters
@@ -212,11 +265,16 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gkl_tracking", seed: int
     grid = wsl_grid()[::6] if quick else wsl_grid()
     D = 10 if D is None else int(D)
     rep = Report(TITLE, out, name="gkl_tracking")
-    rep.settings({"replications per example": reps, "seed": seed, "estimator": est[3],
-                  "grid": f"[WSL] 61-point grid{', every sixth value' if quick else ''}: "
-                          f"{grid.size} values in [1e-3, 1e3]",
-                  "GKL estimate": f"tau = 0.5, D = {D} ({D * D} refits per lambda), common random numbers",
-                  "data": "n = 1000 per replication: 100 training, 900 test points"})
+    rep.settings(
+        {
+            "replications per example": reps,
+            "seed": seed,
+            "estimator": est[3],
+            "grid": f"[WSL] 61-point grid{', every sixth value' if quick else ''}: {grid.size} values in [1e-3, 1e3]",
+            "GKL estimate": f"tau = 0.5, D = {D} ({D * D} refits per lambda), common random numbers",
+            "data": "n = 1000 per replication: 100 training, 900 test points",
+        }
+    )
     rep.text(__doc__.split("\n\n", 1)[1].rsplit("\n\nThe estimator", 1)[0])
     frames = []
     for example in (1, 2):
@@ -226,17 +284,31 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gkl_tracking", seed: int
     curves = pd.concat(frames, ignore_index=True)
     for example in (1, 2):
         rep.section(f"[WSL] Example {example}")
-        rep.figure(_figure(curves, example), f"example{example}",
-                   "Criteria along the penalty grid, averaged over replications. The GKL estimate "
-                   "uses only the training data; the true GKL_c uses the known probability.")
-        m = (curves[curves.example == example].groupby("lambda", sort=False)
-             .mean(numeric_only=True).drop(columns=["example", "seed"]).reset_index())
-        rep.table(m.iloc[::max(1, len(m) // 12)], caption="Mean curves (every few grid values).")
+        rep.figure(
+            _figure(curves, example),
+            f"example{example}",
+            "Criteria along the penalty grid, averaged over replications. The GKL estimate "
+            "uses only the training data; the true GKL_c uses the known probability.",
+        )
+        m = (
+            curves[curves.example == example]
+            .groupby("lambda", sort=False)
+            .mean(numeric_only=True)
+            .drop(columns=["example", "seed"])
+            .reset_index()
+        )
+        rep.table(m.iloc[:: max(1, len(m) // 12)], caption="Mean curves (every few grid values).")
     rep.section("Selection")
-    rep.table(selection_table(curves), caption="True GKL_c of the model selected by each criterion "
-              "(mean over replications, its standard error, and the mean excess over the oracle).")
-    rep.table(tracking_table(curves), caption="Distance from the true GKL_c along the grid "
-              "(mean absolute and mean signed difference; mean correlation across the grid).")
+    rep.table(
+        selection_table(curves),
+        caption="True GKL_c of the model selected by each criterion "
+        "(mean over replications, its standard error, and the mean excess over the oracle).",
+    )
+    rep.table(
+        tracking_table(curves),
+        caption="Distance from the true GKL_c along the grid "
+        "(mean absolute and mean signed difference; mean correlation across the grid).",
+    )
     track = tracking_table(curves).set_index(["example", "criterion"])
     sel = selection_table(curves).set_index(["example", "criterion"])
     lines = []
@@ -248,10 +320,13 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/gkl_tracking", seed: int
             f"CV cross-entropy: {track.loc[(ex, 'cv_cre'), 'mean (criterion - true)']:+.4f}); the lambda it "
             f"selects has true GKL_c {sel.loc[(ex, 'gkl_hat'), 'mean_true_gkl_c']:.4f}, "
             f"{sel.loc[(ex, 'gkl_hat'), 'mean_excess']:.4f} above the oracle's "
-            f"(CV: {sel.loc[(ex, 'cv_cre'), 'mean_excess']:.4f}).")
-    rep.text("Reading (computed from the tables above). " + " ".join(lines) + " The training "
-             "cross-entropy is optimistic by construction; eq. (9) adds the covariance penalty and the "
-             "input correction, estimated from the training data alone.")
+            f"(CV: {sel.loc[(ex, 'cv_cre'), 'mean_excess']:.4f})."
+        )
+    rep.text(
+        "Reading (computed from the tables above). " + " ".join(lines) + " The training "
+        "cross-entropy is optimistic by construction; eq. (9) adds the covariance penalty and the "
+        "input correction, estimated from the training data alone."
+    )
     return rep.write()
 
 

@@ -5,6 +5,7 @@ No replication is involved (``reps`` only sets the size of the calibration examp
 show: the C-loss tends to the hinge loss as ``rho -> 0``, the LUM loss tends to the hinge as
 ``c -> inf``, and the LUM minimizer plotted in Figure 3 minimizes the pointwise risk.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,9 @@ DEFAULT_REPS = 1
 FULL_REPS = 10
 
 
-def _pointwise_risk_check(a_values=(1.0, 10.0), c_values=(0.0, 1.0, 5.0),
-                          p_values=(0.1, 0.3, 0.7, 0.9)) -> pd.DataFrame:
+def _pointwise_risk_check(
+    a_values=(1.0, 10.0), c_values=(0.0, 1.0, 5.0), p_values=(0.1, 0.3, 0.7, 0.9)
+) -> pd.DataFrame:
     """Compare the closed-form LUM minimizer with a numerical minimization of the risk."""
     from scipy.optimize import minimize_scalar
 
@@ -29,19 +31,21 @@ def _pointwise_risk_check(a_values=(1.0, 10.0), c_values=(0.0, 1.0, 5.0),
     for a in a_values:
         for c in c_values:
             for p in p_values:
-                risk = lambda f: (p * loss_curve("lum", [f], a, c)[0]
-                                  + (1 - p) * loss_curve("lum", [-f], a, c)[0])
-                num = minimize_scalar(risk, bounds=(-20, 20), method="bounded",
-                                      options={"xatol": 1e-10}).x
-                rows.append({"a": a, "c": c, "p": p, "closed_form": float(lum_minimizer(p, a, c)),
-                             "numerical": num})
+                risk = lambda f: p * loss_curve("lum", [f], a, c)[0] + (1 - p) * loss_curve("lum", [-f], a, c)[0]
+                num = minimize_scalar(risk, bounds=(-20, 20), method="bounded", options={"xatol": 1e-10}).x
+                rows.append({"a": a, "c": c, "p": p, "closed_form": float(lum_minimizer(p, a, c)), "numerical": num})
     df = pd.DataFrame(rows)
     df["abs_diff"] = (df.closed_form - df.numerical).abs()
     return df
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/loss_figures", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/loss_figures",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+) -> Path:
     """Write the loss-figure report into ``out`` and return its path.
 
     Examples
@@ -51,60 +55,99 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/loss_figures", seed: int
     'loss_figures.md'
     """
     from cohstats.datasets import make_wsl2
-    from cohstats.plotting import (calibration_table, loss_curve, plot_calibration,
-                                   plot_coherence_losses, plot_lum_hybrid, plot_lum_losses,
-                                   plot_lum_minimizer)
+    from cohstats.plotting import (
+        calibration_table,
+        loss_curve,
+        plot_calibration,
+        plot_coherence_losses,
+        plot_lum_hybrid,
+        plot_lum_losses,
+        plot_lum_minimizer,
+    )
 
     from .report import Report
 
     rep = Report(TITLE, out, name="loss_figures")
-    rep.settings({"reps": reps, "seed": seed, "quick": quick,
-                  "calibration sample": f"[WSL] Example 2, n = {2000 * reps}"})
+    rep.settings(
+        {"reps": reps, "seed": seed, "quick": quick, "calibration sample": f"[WSL] Example 2, n = {2000 * reps}"}
+    )
 
     rep.section("Coherence functions and the C-loss ([ZDJ] Figure 1)")
     with rep.timed("ZDJ Figure 1"):
-        rep.figure(plot_coherence_losses(), "zdj_figure1",
-                   "(a) V_{rho,1}, (b) majorizations of the 0-1 loss, (c) C_{rho,1}, (d) L_{1,u} = V_{1,u}/V_{1,u}(0).")
+        rep.figure(
+            plot_coherence_losses(),
+            "zdj_figure1",
+            "(a) V_{rho,1}, (b) majorizations of the 0-1 loss, (c) C_{rho,1}, (d) L_{1,u} = V_{1,u}/V_{1,u}(0).",
+        )
     z = np.linspace(-2, 3, 501)
     hinge = loss_curve("hinge", z)
-    rows = [{"rho": rho, "max |C_{rho,1} - hinge|": float(np.max(np.abs(loss_curve("C", z, rho, 1.0) - hinge))),
-             "max |V_{rho,1} - hinge|": float(np.max(np.abs(loss_curve("V", z, rho, 1.0) - hinge)))}
-            for rho in (2.0, 1.0, 0.1, 0.01)]
-    rep.table(pd.DataFrame(rows), caption="Both tend to the hinge loss as rho -> 0 "
-              "(V_{rho,1} - hinge is at most rho log 2; [ZDJ] Proposition 3).", floatfmt=".4g")
+    rows = [
+        {
+            "rho": rho,
+            "max |C_{rho,1} - hinge|": float(np.max(np.abs(loss_curve("C", z, rho, 1.0) - hinge))),
+            "max |V_{rho,1} - hinge|": float(np.max(np.abs(loss_curve("V", z, rho, 1.0) - hinge))),
+        }
+        for rho in (2.0, 1.0, 0.1, 0.01)
+    ]
+    rep.table(
+        pd.DataFrame(rows),
+        caption="Both tend to the hinge loss as rho -> 0 "
+        "(V_{rho,1} - hinge is at most rho log 2; [ZDJ] Proposition 3).",
+        floatfmt=".4g",
+    )
 
     rep.section("LUM losses ([LZW] Figures 1 and 2)")
     with rep.timed("LZW Figures 1-2"):
-        rep.figure(plot_lum_losses(), "lzw_figure1",
-                   "LUM loss for a = 1 and c = 0, 1, 10, inf (left) and c = 1 with a = 1, 10, 100, inf (right).")
-        rep.figure(plot_lum_hybrid(), "lzw_figure2",
-                   "The hybrid LUM (a = inf, c = 0) against hinge/exponential (left) and "
-                   "between the logistic loss and logistic + 1 (right).")
+        rep.figure(
+            plot_lum_losses(),
+            "lzw_figure1",
+            "LUM loss for a = 1 and c = 0, 1, 10, inf (left) and c = 1 with a = 1, 10, 100, inf (right).",
+        )
+        rep.figure(
+            plot_lum_hybrid(),
+            "lzw_figure2",
+            "The hybrid LUM (a = inf, c = 0) against hinge/exponential (left) and "
+            "between the logistic loss and logistic + 1 (right).",
+        )
     zz = np.linspace(-3, 5, 801)
     hyb = loss_curve("lum", zz, math.inf, 0.0)
     lg = loss_curve("logistic", zz)
-    rows = [{"c": c, "max |V_{1,c} - hinge|": float(np.max(np.abs(loss_curve("lum", zz, 1.0, c)
-                                                                  - loss_curve("hinge", zz))))}
-            for c in (1.0, 10.0, 100.0, 1000.0, 10000.0)]
+    rows = [
+        {
+            "c": c,
+            "max |V_{1,c} - hinge|": float(np.max(np.abs(loss_curve("lum", zz, 1.0, c) - loss_curve("hinge", zz)))),
+        }
+        for c in (1.0, 10.0, 100.0, 1000.0, 10000.0)
+    ]
     rep.table(pd.DataFrame(rows), caption="LUM tends to the hinge loss (SVM) as c grows.")
-    rep.text(f"Hybrid bounds on u in [-3, 5]: min(hybrid - logistic) = {np.min(hyb - lg):.4f} >= 0 and "
-             f"max(hybrid - (1 + logistic)) = {np.max(hyb - 1 - lg):.4f} <= 0, as [LZW] state.")
+    rep.text(
+        f"Hybrid bounds on u in [-3, 5]: min(hybrid - logistic) = {np.min(hyb - lg):.4f} >= 0 and "
+        f"max(hybrid - (1 + logistic)) = {np.max(hyb - 1 - lg):.4f} <= 0, as [LZW] state."
+    )
 
     rep.section("LUM population minimizer ([LZW] Figure 3)")
     with rep.timed("LZW Figure 3"):
-        rep.figure(plot_lum_minimizer(), "lzw_figure3",
-                   "f* against p for a = 1 and c = 0, 1, inf; thick segments: the set of "
-                   "minimizers at p = 1/2.")
+        rep.figure(
+            plot_lum_minimizer(),
+            "lzw_figure3",
+            "f* against p for a = 1 and c = 0, 1, inf; thick segments: the set of minimizers at p = 1/2.",
+        )
         chk = _pointwise_risk_check()
-    rep.table(chk, caption="Closed-form minimizer ([LZW] Section 3) against numerical minimization of "
-              "p V(f) + (1 - p) V(-f).", floatfmt=".6g")
+    rep.table(
+        chk,
+        caption="Closed-form minimizer ([LZW] Section 3) against numerical minimization of p V(f) + (1 - p) V(-f).",
+        floatfmt=".6g",
+    )
 
     rep.section("Reliability diagram")
     with rep.timed("calibration"):
         df, p = make_wsl2(2000 * reps, random_state=seed, return_prob=True)
-        rep.figure(plot_calibration(p, df.y, label="true p(x)"), "calibration_true_p",
-                   "The true probability of [WSL] Example 2 is calibrated: observed frequencies "
-                   "match within the 95 % binomial bars.")
+        rep.figure(
+            plot_calibration(p, df.y, label="true p(x)"),
+            "calibration_true_p",
+            "The true probability of [WSL] Example 2 is calibrated: observed frequencies "
+            "match within the 95 % binomial bars.",
+        )
         tab = calibration_table(p, df.y, n_bins=10)
         tab["z"] = (tab.observed - tab.mean_predicted) / tab.se.where(tab.se > 0)
     rep.table(tab, caption="Calibration table of the true probability (z = standardized gap).")

@@ -45,6 +45,7 @@ Table 1 only in its pattern (and the fidelity table marks its cells as stand-ins
 
 ``python -m cohstats.vignettes lum_simulations --reps 20`` or ``python vignettes/lum_simulations.py``.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,6 +75,7 @@ def _xy(df):
 
 def _generator(example, setting):
     from cohstats import datasets as ds
+
     if example == "5.1":
         return lambda n, rs: ds.make_lum51(n, random_state=rs, basis=True, return_prob=True)
     if example == "5.2":
@@ -112,61 +114,68 @@ def _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, pte, a_values, c_values, lambdas, ti
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fit = lum(Xtr, ytr, a=a, c=c, lambda_=lambdas, standardize=False)
-                k = _select(np.mean((fit._decision_path(Xva) > 0) != (yva[None] > 0), axis=1),
-                            ties)
+                k = _select(np.mean((fit._decision_path(Xva) > 0) != (yva[None] > 0), axis=1), ties)
                 lam = float(lambdas[k])
                 fit.s = lam
                 f_te = fit._decision(Xte)
-                row = dict(a=a, c=c, lambda_=lam, converged=bool(fit._info_converged[k]),
-                           val_error=float(np.mean((fit._decision(Xva) > 0) != (yva > 0))),
-                           test_error=float(np.mean((f_te > 0) != (yte > 0))))
+                row = dict(
+                    a=a,
+                    c=c,
+                    lambda_=lam,
+                    converged=bool(fit._info_converged[k]),
+                    val_error=float(np.mean((fit._decision(Xva) > 0) != (yva > 0))),
+                    test_error=float(np.mean((f_te > 0) != (yte > 0))),
+                )
                 if have_p:
                     r_tr = fit.refit(lam, warn=False)
                     r_va = lum_refit(fit._decision(Xva), yva, a, warn=False)
                     p_lum = lum_link(f_te, a, c)
                     p_ref = lum_link(r_tr["g0"] + r_tr["g1"] * f_te, a, 0.0)
-                    if a == TUNED_A:            # calibration records (a = 1000, every c)
-                        calib.append(calibration_record(
-                            {"_calib": True, "estimator": "LUM", "c": f"{c:g}"}, p_lum, yte))
-                        calib.append(calibration_record(
-                            {"_calib": True, "estimator": "refitted LUM", "c": f"{c:g}"}, p_ref,
-                            yte))
+                    if a == TUNED_A:  # calibration records (a = 1000, every c)
+                        calib.append(
+                            calibration_record({"_calib": True, "estimator": "LUM", "c": f"{c:g}"}, p_lum, yte)
+                        )
+                        calib.append(
+                            calibration_record({"_calib": True, "estimator": "refitted LUM", "c": f"{c:g}"}, p_ref, yte)
+                        )
                     row.update(
                         mae_lum=float(np.mean(np.abs(p_lum - pte))),
                         mae_refit=float(np.mean(np.abs(p_ref - pte))),
-                        mae_refit_val=float(np.mean(np.abs(
-                            lum_link(r_va["g0"] + r_va["g1"] * f_te, a, 0.0) - pte))),
-                        refit_separable=bool(r_tr["separable"]))
+                        mae_refit_val=float(np.mean(np.abs(lum_link(r_va["g0"] + r_va["g1"] * f_te, a, 0.0) - pte))),
+                        refit_separable=bool(r_tr["separable"]),
+                    )
             rows.append(row)
             per_c[c] = row
-        if 0.0 in per_c and 10000.0 in per_c:          # tuned LUM for this a
+        if 0.0 in per_c and 10000.0 in per_c:  # tuned LUM for this a
             soft, hard = per_c[0.0], per_c[10000.0]
-            win = soft if soft["val_error"] <= hard["val_error"] else hard   # ties: soft
+            win = soft if soft["val_error"] <= hard["val_error"] else hard  # ties: soft
             t = dict(win, c="tuned", c_selected=win["c"])
             rows.append(t)
-        if len(per_c) > 1:                              # [LZW] Table 2's "Best" row
+        if len(per_c) > 1:  # [LZW] Table 2's "Best" row
             best = min(per_c.values(), key=lambda r: (r["val_error"], r["c"]))  # ties: softer c
             rows.append(dict(best, c="best", c_selected=best["c"]))
     # PLR comparator: ridge logistic regression by the same engine, same grid and selection
-    b0, B, _info = cd_path(Xtr, ytr, None, LOSS_LOGIT, 0.0, 0.0, lambdas, 0.0,
-                           standardize=False, warn=False)
+    b0, B, _info = cd_path(Xtr, ytr, None, LOSS_LOGIT, 0.0, 0.0, lambdas, 0.0, standardize=False, warn=False)
     k = _select(np.mean(((Xva @ B.T + b0) > 0) != (yva[:, None] > 0), axis=0), ties)
     f_te = Xte @ B[k] + b0[k]
-    row = dict(a=np.nan, c="PLR", lambda_=float(lambdas[k]),
-               val_error=float(np.mean(((Xva @ B[k] + b0[k]) > 0) != (yva > 0))),
-               test_error=float(np.mean((f_te > 0) != (yte > 0))))
+    row = dict(
+        a=np.nan,
+        c="PLR",
+        lambda_=float(lambdas[k]),
+        val_error=float(np.mean(((Xva @ B[k] + b0[k]) > 0) != (yva > 0))),
+        test_error=float(np.mean((f_te > 0) != (yte > 0))),
+    )
     if have_p:
-        p_plr = 0.5 * (1.0 + np.tanh(0.5 * f_te))              # expit without overflow
+        p_plr = 0.5 * (1.0 + np.tanh(0.5 * f_te))  # expit without overflow
         row["mae_lum"] = float(np.mean(np.abs(p_plr - pte)))
-        calib.append(calibration_record({"_calib": True, "estimator": "PLR", "c": ""}, p_plr,
-                                        yte))
+        calib.append(calibration_record({"_calib": True, "estimator": "PLR", "c": ""}, p_plr, yte))
     rows.append(row)
     return rows + calib
 
 
-def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_test,
-             ties="larger"):
+def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_test, ties="larger"):
     from cohstats.models.lum import LUM_LAMBDA_GRID
+
     gen = _generator(example, setting)
     ss = np.random.SeedSequence([seed, _EXAMPLE_ID[example], int(1000 * float(setting)), rep])
     s_tr, s_va, s_te = ss.spawn(3)
@@ -176,8 +185,9 @@ def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_
     Xtr, ytr = _xy(dtr)
     Xva, yva = _xy(dva)
     Xte, yte = _xy(dte)
-    rows = _fit_grid(Xtr, ytr, Xva, yva, Xte, yte, np.asarray(pte, dtype=np.float64),
-                     a_values, c_values, LUM_LAMBDA_GRID, ties)
+    rows = _fit_grid(
+        Xtr, ytr, Xva, yva, Xte, yte, np.asarray(pte, dtype=np.float64), a_values, c_values, LUM_LAMBDA_GRID, ties
+    )
     for r in rows:
         r.update(example=example, setting=setting, rep=rep)
         if "_calib" not in r:
@@ -188,6 +198,7 @@ def _sim_rep(example, setting, rep, seed, a_values, c_values, n_train, n_val, n_
 def _real_rep(name, rep, seed, a_values, c_values, ties="larger"):
     """One random three-way split (equal thirds) of a real data set."""
     from cohstats.models.lum import LUM_LAMBDA_GRID
+
     df = _real_data(name)
     X, y = _xy(df)
     rng = np.random.default_rng([seed, _EXAMPLE_ID[name], rep])
@@ -198,8 +209,7 @@ def _real_rep(name, rep, seed, a_values, c_values, ties="larger"):
     mu, sd = X[tr].mean(0), X[tr].std(0)
     sd[sd == 0] = 1.0
     Z = (X - mu) / sd
-    rows = _fit_grid(Z[tr], y[tr], Z[va], y[va], Z[te], y[te], None, a_values, c_values,
-                     LUM_LAMBDA_GRID, ties)
+    rows = _fit_grid(Z[tr], y[tr], Z[va], y[va], Z[te], y[te], None, a_values, c_values, LUM_LAMBDA_GRID, ties)
     for r in rows:
         r.update(example=name, setting=0, rep=rep)
     return rows
@@ -211,6 +221,7 @@ _REAL_CACHE: dict = {}
 def _real_data(name):
     if name not in _REAL_CACHE:
         from cohstats.datasets import load
+
         if name == "bupa":
             df = load("bupa")
         elif name == "khan2":
@@ -228,9 +239,11 @@ def _real_data(name):
 # ============================================================================ driver
 def _parallel(tasks, n_jobs, desc):
     from joblib import Parallel, delayed
+
     try:
         from tqdm.auto import tqdm
         import sys
+
         it = tqdm(tasks, desc=desc, disable=not sys.stderr.isatty())
     except ImportError:  # pragma: no cover
         it = tasks
@@ -241,27 +254,36 @@ def _parallel(tasks, n_jobs, desc):
     return [r for rows in out for r in rows]
 
 
-def simulate(reps: int, seed: int = 0, n_jobs: int | None = None, quick: bool = True,
-             examples=("5.1", "5.2", "5.3", "5.4", "5.5"), real=("bupa", "khan2"),
-             n_test: int | None = None, ties: str = "larger") -> pd.DataFrame:
+def simulate(
+    reps: int,
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    examples=("5.1", "5.2", "5.3", "5.4", "5.5"),
+    real=("bupa", "khan2"),
+    n_test: int | None = None,
+    ties: str = "larger",
+) -> pd.DataFrame:
     """All replications as one long DataFrame (one row per replication, setting, a, c).
 
     ``ties``: where validation-error ties in ``lambda`` go (``"larger"`` or ``"smaller"``)."""
     if ties not in ("larger", "smaller"):
         raise ValueError(f"ties must be 'larger' or 'smaller'; got {ties!r}")
     n_test = (10_000 if quick else 100_000) if n_test is None else int(n_test)
-    settings = {"5.1": [0], "5.2": [0],
-                "5.3": [0.2, 1.5] if quick else [0.2, 0.6, 0.7, 1.5],
-                "5.4": [10, 400] if quick else [10, 50, 100, 200, 400],
-                "5.5": [15, 400] if quick else [15, 50, 100, 200, 400]}
+    settings = {
+        "5.1": [0],
+        "5.2": [0],
+        "5.3": [0.2, 1.5] if quick else [0.2, 0.6, 0.7, 1.5],
+        "5.4": [10, 400] if quick else [10, 50, 100, 200, 400],
+        "5.5": [15, 400] if quick else [15, 50, 100, 200, 400],
+    }
     tasks = []
     for ex in examples:
         # Examples 5.3-5.5 are figure-only; quick mode thins a (the paper: "effects of a ... small")
         a_vals = A_VALUES if (ex in ("5.1", "5.2") or not quick) else (1.0, 1000.0)
         for st in settings[ex]:
             for r in range(reps):
-                tasks.append((_sim_rep, (ex, st, r, seed, a_vals, C_VALUES, 100, 100, n_test,
-                                         ties)))
+                tasks.append((_sim_rep, (ex, st, r, seed, a_vals, C_VALUES, 100, 100, n_test, ties)))
     for name in real:
         for r in range(10 if not quick else min(10, max(reps, 3))):
             tasks.append((_real_rep, (name, r, seed, A_VALUES, C_VALUES, ties)))
@@ -311,23 +333,32 @@ def mae_table(res: pd.DataFrame, example: str, paper: pd.DataFrame | None) -> pd
     d = res[(res.example == example) & res.c.isin(C_VALUES)]
     dbest = res[(res.example == example) & (res.c == "best")]
     rows = []
-    for est, col in (("LUM", "mae_lum"), ("refitted LUM", "mae_refit"),
-                     ("refitted LUM (validation refit)", "mae_refit_val")):
+    for est, col in (
+        ("LUM", "mae_lum"),
+        ("refitted LUM", "mae_refit"),
+        ("refitted LUM (validation refit)", "mae_refit_val"),
+    ):
         for c in list(C_VALUES) + (["best"] if est == "LUM" else []):
             for a in A_VALUES:
-                vals = dbest[(dbest.c == c) & (dbest.a == a)][col] if c == "best" else \
-                    d[(d.c == c) & (d.a == a)][col]
+                vals = dbest[(dbest.c == c) & (dbest.a == a)][col] if c == "best" else d[(d.c == c) & (d.a == a)][col]
                 m, se = _mean_se(vals)
                 ref = np.nan
                 if paper is not None and est in ("LUM", "refitted LUM"):
                     clab = "Best" if c == "best" else f"{c:g}"
-                    hit = paper[(paper.estimator == est) & (paper.c.astype(str) == clab)
-                                & (paper.a.astype(float) == a)]
+                    hit = paper[(paper.estimator == est) & (paper.c.astype(str) == clab) & (paper.a.astype(float) == a)]
                     if len(hit):
                         ref = float(hit.mae.iloc[0])
-                rows.append(dict(estimator=est, c="Best" if c == "best" else c, a=a, ours=m,
-                                 se=se, paper=ref,
-                                 reps=int(np.isfinite(vals.to_numpy(dtype=float)).sum())))
+                rows.append(
+                    dict(
+                        estimator=est,
+                        c="Best" if c == "best" else c,
+                        a=a,
+                        ours=m,
+                        se=se,
+                        paper=ref,
+                        reps=int(np.isfinite(vals.to_numpy(dtype=float)).sum()),
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -357,7 +388,7 @@ def _mae_pattern(t: pd.DataFrame) -> pd.DataFrame:
     """The qualitative content of [LZW] Tables 1-2, ours and the paper's: MAE averaged over a
     at the softest and the hardest c, the c with the smallest mean MAE, and the refitting gain."""
     rows = {}
-    t = t[t.c.map(lambda v: not isinstance(v, str))]           # the c grid (no "Best" row)
+    t = t[t.c.map(lambda v: not isinstance(v, str))]  # the c grid (no "Best" row)
     for who, col in (("ours", "ours"), ("paper", "paper")):
         row = {}
         for est in ("LUM", "refitted LUM"):
@@ -393,6 +424,7 @@ def _mae_wide(t: pd.DataFrame, est: str) -> pd.DataFrame:
 
 def _error_figure(res, example, settings, title):
     import matplotlib.pyplot as plt
+
     k = len(settings)
     fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 3.8), squeeze=False)
     xs = np.arange(len(C_VALUES) + 1)
@@ -402,8 +434,7 @@ def _error_figure(res, example, settings, title):
             m = [_mean_se(d[(d.a == a) & (d.c == c)].test_error) for c in list(C_VALUES) + ["tuned"]]
             mu = np.array([v[0] for v in m])
             se = np.array([v[1] for v in m])
-            ax.errorbar(xs, mu, yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2, lw=1,
-                        label=f"a={a:g}")
+            ax.errorbar(xs, mu, yerr=np.nan_to_num(se), marker="o", ms=3, capsize=2, lw=1, label=f"a={a:g}")
         plr = _mean_se(d[d.c == "PLR"].test_error)[0]
         if np.isfinite(plr):
             ax.axhline(plr, color="0.4", ls="--", lw=1, label="PLR")
@@ -413,17 +444,24 @@ def _error_figure(res, example, settings, title):
         ax.set_xticklabels([f"{c:g}" for c in C_VALUES] + ["Tuned"], rotation=45, fontsize=8)
         ax.set_xlabel("c")
         ax.set_ylabel("test error")
-        ax.set_title(title if k == 1 else f"{title}: {'s' if example == '5.3' else 'd'} = {st:g}",
-                     fontsize=9)
+        ax.set_title(title if k == 1 else f"{title}: {'s' if example == '5.3' else 'd'} = {st:g}", fontsize=9)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
 # ============================================================================ report
-def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0, n_jobs: int | None = None,
-        quick: bool = True, examples=("5.1", "5.2", "5.3", "5.4", "5.5"),
-        real=("bupa", "khan2"), n_test: int | None = None, ties: str = "larger") -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out: Path = Path("lum_report"),
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    examples=("5.1", "5.2", "5.3", "5.4", "5.5"),
+    real=("bupa", "khan2"),
+    n_test: int | None = None,
+    ties: str = "larger",
+) -> Path:
     """Run the [LZW] reproduction and write a Markdown report; returns its path.
 
     Parameters
@@ -446,8 +484,7 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    res = simulate(reps, seed=seed, n_jobs=n_jobs, quick=quick, examples=examples, real=real,
-                   n_test=n_test, ties=ties)
+    res = simulate(reps, seed=seed, n_jobs=n_jobs, quick=quick, examples=examples, real=real, n_test=n_test, ties=ties)
     elapsed = time.time() - t0
     calib = res.attrs.pop("calibration", [])
     res.to_csv(out / "lum_replications.csv", index=False)
@@ -455,11 +492,17 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
     tv = {(str(r.example), r.quantity): r for r in text.itertuples()}
 
     rep = Report(TITLE, out, name="lum_simulations")
-    rep.settings({"replications per setting": f"{reps} (paper: 1000)",
-                  "test set": f"{(10_000 if quick else 100_000) if n_test is None else n_test}"
-                              " (paper: 100,000)",
-                  "seed": seed, "quick": quick, "a": list(A_VALUES), "c": list(C_VALUES),
-                  "validation ties in lambda": f"to the {ties} lambda"})
+    rep.settings(
+        {
+            "replications per setting": f"{reps} (paper: 1000)",
+            "test set": f"{(10_000 if quick else 100_000) if n_test is None else n_test} (paper: 100,000)",
+            "seed": seed,
+            "quick": quick,
+            "a": list(A_VALUES),
+            "c": list(C_VALUES),
+            "validation ties in lambda": f"to the {ties} lambda",
+        }
+    )
     rep.timing("all replications", elapsed)
     rep.text(
         f"Replications: {reps} per setting (paper: 1000); test set "
@@ -468,113 +511,166 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
         f"a validation sample of 100 over {len(LUM_LAMBDA_GRID)} values "
         f"{LUM_LAMBDA_GRID.max():g}..{LUM_LAMBDA_GRID.min():g} (ties to the {ties} lambda); "
         "refitted LUM on the training sample as in the paper (a separate table shows the refit "
-        "on the validation sample). Parentheses are standard errors over replications.")
-    sims = res[res.example.isin(["5.1", "5.2", "5.3", "5.4", "5.5"])
-               & res.c.map(lambda v: not isinstance(v, str))]
+        "on the validation sample). Parentheses are standard errors over replications."
+    )
+    sims = res[res.example.isin(["5.1", "5.2", "5.3", "5.4", "5.5"]) & res.c.map(lambda v: not isinstance(v, str))]
     if len(sims):
         top = np.isclose(sims.lambda_.astype(float), LUM_LAMBDA_GRID.max())
-        rep.text(f"Fits that chose the largest lambda ({LUM_LAMBDA_GRID.max():g}, where the "
-                 f"LUM is nearly constant and p-hat is near 1/2): {int(top.sum())} of "
-                 f"{len(sims)} simulated fits.")
+        rep.text(
+            f"Fits that chose the largest lambda ({LUM_LAMBDA_GRID.max():g}, where the "
+            f"LUM is nearly constant and p-hat is near 1/2): {int(top.sum())} of "
+            f"{len(sims)} simulated fits."
+        )
     for ex, pname, ref_key in (("5.1", "table1", "5.1"), ("5.2", "table2", "5.2")):
         if ex not in examples:
             continue
         reconstructed = ex == "5.1"
         rep.section(f"Example {ex}")
         if reconstructed:
-            rep.text("The mixture parameters of Example 5.1 are missing from the paper's text; "
-                     "`make_lum51` reconstructs a two-normal mixture with the published Bayes "
-                     "error (class -1 ~ N(0, I), class +1 ~ half N((m, m), I) + half "
-                     "N((-m, -m), I)) on the basis (x1, x2, x1^2, x2^2, x1 x2). This example is "
-                     "therefore compared with the paper only in its pattern (how the error and "
-                     "the MAE move with c and with refitting), not cell by cell.")
+            rep.text(
+                "The mixture parameters of Example 5.1 are missing from the paper's text; "
+                "`make_lum51` reconstructs a two-normal mixture with the published Bayes "
+                "error (class -1 ~ N(0, I), class +1 ~ half N((m, m), I) + half "
+                "N((-m, -m), I)) on the basis (x1, x2, x1^2, x2^2, x1 x2). This example is "
+                "therefore compared with the paper only in its pattern (how the error and "
+                "the MAE move with c and with refitting), not cell by cell."
+            )
         plr_e, plr_m = tv.get((ref_key, "PLR_test_error")), tv.get((ref_key, "PLR_MAE"))
         t_err = error_table(res, ex)
         cap = f"Example {ex}: test error, mean (SE) over {reps} replication(s)."
         if plr_e is not None:
-            cap += (f" Paper's PLR: {plr_e.value} ({plr_e.se})"
-                    + (" on the paper's (unknown) mixture." if reconstructed else "."))
+            cap += f" Paper's PLR: {plr_e.value} ({plr_e.se})" + (
+                " on the paper's (unknown) mixture." if reconstructed else "."
+            )
         rep.table(t_err, index=True, caption=cap)
-        rep.figure(_error_figure(res, ex, [0], f"Example {ex}"), f"ex{ex}_error",
-                   caption=f"Example {ex}: test error by c and a (Tuned: c in {{0, 10000}} by "
-                           "validation error); dashed PLR, dotted Bayes error of the test sets")
+        rep.figure(
+            _error_figure(res, ex, [0], f"Example {ex}"),
+            f"ex{ex}_error",
+            caption=f"Example {ex}: test error by c and a (Tuned: c in {{0, 10000}} by "
+            "validation error); dashed PLR, dotted Bayes error of the test sets",
+        )
         paper = reference("lzw2011", pname)
         t_mae = mae_table(res, ex, paper)
         t_mae.to_csv(out / f"lum_ex{ex.replace('.', '')}_mae.csv", index=False)
         pub = _paper_mae_with_se(paper, tv, ref_key)
-        ours = t_mae[t_mae.estimator.isin(["LUM", "refitted LUM"])].rename(
-            columns={"ours": "mae"}).assign(c=lambda d: d.c.map(_num_key),
-                                            a=lambda d: d.a.map(_num_key))
+        ours = (
+            t_mae[t_mae.estimator.isin(["LUM", "refitted LUM"])]
+            .rename(columns={"ours": "mae"})
+            .assign(c=lambda d: d.c.map(_num_key), a=lambda d: d.a.map(_num_key))
+        )
         pub = pub.assign(c=pub.c.map(_num_key), a=pub.a.map(_num_key))
         for est in ("LUM", "refitted LUM"):
             tab = rep.compare(
-                ours[ours.estimator == est], pub[pub.estimator == est],
-                on=["estimator", "c", "a"], value="mae", se="se", reps="reps",
-                published_se="mae_se", published_reps=1000, source=f"[LZW] Table {pname[-1]}",
+                ours[ours.estimator == est],
+                pub[pub.estimator == est],
+                on=["estimator", "c", "a"],
+                value="mae",
+                se="se",
+                reps="reps",
+                published_se="mae_se",
+                published_reps=1000,
+                source=f"[LZW] Table {pname[-1]}",
                 stand_ins=True if reconstructed else None,
                 note="reconstructed mixture: pattern only" if reconstructed else "",
                 display=not reconstructed,
                 caption=f"[LZW] Table {pname[-1]} (Example {ex}), {est}: MAE ours versus the "
-                        "paper (published SE: the middle of the range the paper quotes for "
-                        "the table, over 1000 replications).")
+                "paper (published SE: the middle of the range the paper quotes for "
+                "the table, over 1000 replications).",
+            )
         bst = res[(res.example == ex) & (res.c == "best")]
         if len(bst):
             cnt = bst.c_selected.value_counts().sort_index()
-            rep.text(f"Example {ex}, the 'Best' row: per replication and a, the c of the grid with "
-                     "the smallest validation error (ties to the softer c); its LUM MAE is in "
-                     "the MAE table above" + (", beside [LZW] Table 2's row" if ex == "5.2" else
-                                              " ([LZW] prints the row for Example 5.2 only)")
-                     + ". c chosen over "
-                     f"{len(bst)} (replication, a) pairs: "
-                     + ", ".join(f"c = {k:g}: {v}" for k, v in cnt.items()) + ".")
-        rep.table(_mae_wide(t_mae, "refitted LUM (validation refit)"), index=True,
-                  caption=f"Example {ex}, refitted LUM with the refit on the validation sample "
-                          "(not in the paper): MAE ours (SE).")
-        rep.table(_mae_pattern(t_mae), index=True,
-                  caption=f"Example {ex}: the pattern of [LZW] Table {pname[-1]}, ours beside "
-                          "the paper's (MAE averaged over a).")
+            rep.text(
+                f"Example {ex}, the 'Best' row: per replication and a, the c of the grid with "
+                "the smallest validation error (ties to the softer c); its LUM MAE is in "
+                "the MAE table above"
+                + (", beside [LZW] Table 2's row" if ex == "5.2" else " ([LZW] prints the row for Example 5.2 only)")
+                + ". c chosen over "
+                f"{len(bst)} (replication, a) pairs: " + ", ".join(f"c = {k:g}: {v}" for k, v in cnt.items()) + "."
+            )
+        rep.table(
+            _mae_wide(t_mae, "refitted LUM (validation refit)"),
+            index=True,
+            caption=f"Example {ex}, refitted LUM with the refit on the validation sample "
+            "(not in the paper): MAE ours (SE).",
+        )
+        rep.table(
+            _mae_pattern(t_mae),
+            index=True,
+            caption=f"Example {ex}: the pattern of [LZW] Table {pname[-1]}, ours beside "
+            "the paper's (MAE averaged over a).",
+        )
         plr_ours = _mean_se(res[(res.example == ex) & (res.c == "PLR")].mae_lum)
         if plr_m is not None:
-            rep.text(f"PLR MAE: ours {_fmt(*plr_ours)}, paper {plr_m.value} ({plr_m.se})"
-                     + (" (reconstructed data)." if reconstructed else "."))
+            rep.text(
+                f"PLR MAE: ours {_fmt(*plr_ours)}, paper {plr_m.value} ({plr_m.se})"
+                + (" (reconstructed data)." if reconstructed else ".")
+            )
         if plr_m is not None and plr_e is not None:
             dp = res[(res.example == ex) & (res.c == "PLR")]
-            ours_p = pd.DataFrame([
-                {"example": ex, "quantity": q, "value": m_, "se": s_,
-                 "reps": int(np.isfinite(dp[col].to_numpy(dtype=float)).sum())}
-                for q, col in (("PLR test error", "test_error"), ("PLR MAE", "mae_lum"))
-                for m_, s_ in [_mean_se(dp[col])]])
-            pub_p = pd.DataFrame([{"example": ex, "quantity": "PLR test error",
-                                   "value": float(plr_e.value), "se": float(plr_e.se)},
-                                  {"example": ex, "quantity": "PLR MAE",
-                                   "value": float(plr_m.value), "se": float(plr_m.se)}])
-            rep.compare(ours_p, pub_p, on=["example", "quantity"], value="value", se="se",
-                        published_se="se", reps="reps", published_reps=1000,
-                        source="[LZW] Section 5 (PLR)",
-                        stand_ins=True if reconstructed else None,
-                        note="reconstructed mixture" if reconstructed else "",
-                        caption=f"Example {ex}, PLR (ridge logistic regression, lambda by "
-                                "validation error as the LUMs): test error and MAE, ours versus "
-                                "the values [LZW] quotes in the text (1000 replications)"
-                                + (" -- the reconstructed mixture, not scored." if reconstructed
-                                   else "."))
+            ours_p = pd.DataFrame(
+                [
+                    {
+                        "example": ex,
+                        "quantity": q,
+                        "value": m_,
+                        "se": s_,
+                        "reps": int(np.isfinite(dp[col].to_numpy(dtype=float)).sum()),
+                    }
+                    for q, col in (("PLR test error", "test_error"), ("PLR MAE", "mae_lum"))
+                    for m_, s_ in [_mean_se(dp[col])]
+                ]
+            )
+            pub_p = pd.DataFrame(
+                [
+                    {"example": ex, "quantity": "PLR test error", "value": float(plr_e.value), "se": float(plr_e.se)},
+                    {"example": ex, "quantity": "PLR MAE", "value": float(plr_m.value), "se": float(plr_m.se)},
+                ]
+            )
+            rep.compare(
+                ours_p,
+                pub_p,
+                on=["example", "quantity"],
+                value="value",
+                se="se",
+                published_se="se",
+                reps="reps",
+                published_reps=1000,
+                source="[LZW] Section 5 (PLR)",
+                stand_ins=True if reconstructed else None,
+                note="reconstructed mixture" if reconstructed else "",
+                caption=f"Example {ex}, PLR (ridge logistic regression, lambda by "
+                "validation error as the LUMs): test error and MAE, ours versus "
+                "the values [LZW] quotes in the text (1000 replications)"
+                + (" -- the reconstructed mixture, not scored." if reconstructed else "."),
+            )
         recs = [r for r in calib if r["example"] == ex]
         if recs:
             from .calibration_report import add_calibration
-            add_calibration(rep, recs, ["example", "estimator", "c"], "example",
-                            ["estimator", "c"], title=f"Example {ex} (a = {TUNED_A:g}; "
-                            + ("reconstructed mixture" if reconstructed else "the paper's generator")
-                            + ")", name=f"lum_ex{ex.replace('.', '')}",
-                            lines=["LUM 0", "LUM 10000", "refitted LUM 0", "refitted LUM 10000",
-                                   "PLR "])
+
+            add_calibration(
+                rep,
+                recs,
+                ["example", "estimator", "c"],
+                "example",
+                ["estimator", "c"],
+                title=f"Example {ex} (a = {TUNED_A:g}; "
+                + ("reconstructed mixture" if reconstructed else "the paper's generator")
+                + ")",
+                name=f"lum_ex{ex.replace('.', '')}",
+                lines=["LUM 0", "LUM 10000", "refitted LUM 0", "refitted LUM 10000", "PLR "],
+            )
     for ex, settings in (("5.3", None), ("5.4", None), ("5.5", None)):
         if ex not in examples:
             continue
         d = res[res.example == ex]
         sts = sorted(d.setting.unique())
         rep.section(f"Example {ex}")
-        rep.figure(_error_figure(res, ex, sts, f"Example {ex}"), f"ex{ex}_error",
-                   caption=f"Example {ex}: test error by c and a (figure-only in the paper)")
+        rep.figure(
+            _error_figure(res, ex, sts, f"Example {ex}"),
+            f"ex{ex}_error",
+            caption=f"Example {ex}: test error by c and a (figure-only in the paper)",
+        )
         tab = {}
         for st in sts:
             dd = d[d.setting == st]
@@ -589,43 +685,67 @@ def run(reps: int = DEFAULT_REPS, out: Path = Path("lum_report"), seed: int = 0,
         d = res[res.example == name]
         if d.empty:
             continue
-        label = {"bupa": "Liver disorders (BUPA)",
-                 "khan2": "Khan SRBCT (EWS vs rest, 200 genes) [lung-cancer stand-in]"}[name]
+        label = {
+            "bupa": "Liver disorders (BUPA)",
+            "khan2": "Khan SRBCT (EWS vs rest, 200 genes) [lung-cancer stand-in]",
+        }[name]
         rep.section(label)
-        rep.table(error_table(res, name), index=True,
-                  caption=f"{label}: test error over {d.rep.nunique()} random thirds, mean (SE)")
+        rep.table(
+            error_table(res, name),
+            index=True,
+            caption=f"{label}: test error over {d.rep.nunique()} random thirds, mean (SE)",
+        )
         tuned = _mean_se(d[(d.c == "tuned") & (d.a == TUNED_A)].test_error)
-        key = "liver_tuned_LUM_test_error_a1000" if name == "bupa" else \
-            "lung_tuned_LUM_test_error_a1000"
+        key = "liver_tuned_LUM_test_error_a1000" if name == "bupa" else "lung_tuned_LUM_test_error_a1000"
         paper = tv.get(("real", key))
         won = d[(d.c == "tuned") & (d.a == TUNED_A)].c_selected.value_counts().to_dict()
         if name == "khan2":
-            rep.text(f"Tuned LUM (a = 1000): ours {_fmt(*tuned)} on the stand-in data, not "
-                     "compared with the paper's lung-cancer value. c chosen: "
-                     f"{', '.join(f'{k:g}: {v}' for k, v in won.items())}.")
+            rep.text(
+                f"Tuned LUM (a = 1000): ours {_fmt(*tuned)} on the stand-in data, not "
+                "compared with the paper's lung-cancer value. c chosen: "
+                f"{', '.join(f'{k:g}: {v}' for k, v in won.items())}."
+            )
         else:
-            rep.text(f"Tuned LUM (a = 1000): ours {_fmt(*tuned)}. c chosen: "
-                     f"{', '.join(f'{k:g}: {v}' for k, v in won.items())}.")
+            rep.text(
+                f"Tuned LUM (a = 1000): ours {_fmt(*tuned)}. c chosen: "
+                f"{', '.join(f'{k:g}: {v}' for k, v in won.items())}."
+            )
         if paper is not None:
-            ours_t = pd.DataFrame({"data": [label], "quantity": ["tuned LUM test error, a = 1000"],
-                                   "error": [tuned[0]], "se": [tuned[1]],
-                                   "reps": [int(d[(d.c == "tuned") & (d.a == TUNED_A)].rep.nunique())]})
-            pub_t = pd.DataFrame({"data": ["Liver disorders (BUPA)" if name == "bupa"
-                                           else "lung cancer"],
-                                  "quantity": ["tuned LUM test error, a = 1000"],
-                                  "error": [float(paper.value)]})
-            rep.compare(ours_t, pub_t, on=["data", "quantity"], value="error", se="se",
-                        reps="reps", source="[LZW] Section 6",
-                        stand_ins={"lung cancer": label} if name == "khan2" else None,
-                        display=name != "khan2",
-                        caption=f"{label}: tuned LUM against the paper's (the paper: 10 splits, "
-                                "no SE; z uses ours).")
+            ours_t = pd.DataFrame(
+                {
+                    "data": [label],
+                    "quantity": ["tuned LUM test error, a = 1000"],
+                    "error": [tuned[0]],
+                    "se": [tuned[1]],
+                    "reps": [int(d[(d.c == "tuned") & (d.a == TUNED_A)].rep.nunique())],
+                }
+            )
+            pub_t = pd.DataFrame(
+                {
+                    "data": ["Liver disorders (BUPA)" if name == "bupa" else "lung cancer"],
+                    "quantity": ["tuned LUM test error, a = 1000"],
+                    "error": [float(paper.value)],
+                }
+            )
+            rep.compare(
+                ours_t,
+                pub_t,
+                on=["data", "quantity"],
+                value="error",
+                se="se",
+                reps="reps",
+                source="[LZW] Section 6",
+                stand_ins={"lung cancer": label} if name == "khan2" else None,
+                display=name != "khan2",
+                caption=f"{label}: tuned LUM against the paper's (the paper: 10 splits, no SE; z uses ours).",
+            )
     return rep.write()
 
 
 def main(argv=None):
     """Command line: ``--reps N --out DIR [--seed S] [--n-jobs J] [--full]``."""
     from cohstats.vignettes.runner import vignette_main
+
     return vignette_main(run, argv, "lum_simulations", default_reps=DEFAULT_REPS)
 
 

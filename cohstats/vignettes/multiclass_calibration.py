@@ -23,6 +23,7 @@ and, as the correctly specified reference,
 unpenalised multinomial logistic regression (statsmodels ``MNLogit``). Every number in the
 report is computed by the run that wrote it.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -43,7 +44,7 @@ def simulate(n: int, K: int, rng) -> tuple[pd.DataFrame, np.ndarray]:
     M[:, 0], M[:, 1] = 1.5 * np.cos(ang), 1.5 * np.sin(ang)
     y = rng.integers(0, K, size=n)
     X = M[y] + rng.normal(size=(n, 4))
-    eta = X @ M.T - 0.5 * np.sum(M ** 2, axis=1)[None, :]
+    eta = X @ M.T - 0.5 * np.sum(M**2, axis=1)[None, :]
     eta -= eta.max(axis=1, keepdims=True)
     P = np.exp(eta)
     P /= P.sum(axis=1, keepdims=True)
@@ -55,6 +56,7 @@ def simulate(n: int, K: int, rng) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _mnlogit(train, test):
     import statsmodels.api as sm
+
     Xtr = sm.add_constant(train[["x1", "x2", "x3", "x4"]].to_numpy())
     Xte = sm.add_constant(test[["x1", "x2", "x3", "x4"]].to_numpy())
     res = sm.MNLogit(train["y"].cat.codes.to_numpy(), Xtr).fit(disp=0, maxiter=200)
@@ -64,6 +66,7 @@ def _mnlogit(train, test):
 def estimators(quick: bool):
     """name -> function(train, test) returning the (n_test, K) probability matrix."""
     import cohstats as cs
+
     f = "y ~ x1 + x2 + x3 + x4"
     n_trees = 100 if quick else 300
 
@@ -72,14 +75,24 @@ def estimators(quick: bool):
         return res.best_fit.predict(test, type="prob").to_numpy()
 
     def gboost(train, test):
-        res = cs.cv(cs.gboost_c, f, train, nfolds=5, random_state=0, verbose=False,
-                    n_trees=n_trees, nodes=4, fit_kwargs={"random_state": 0})
+        res = cs.cv(
+            cs.gboost_c,
+            f,
+            train,
+            nfolds=5,
+            random_state=0,
+            verbose=False,
+            n_trees=n_trees,
+            nodes=4,
+            fit_kwargs={"random_state": 0},
+        )
         return res.best_fit.predict(test, type="prob").to_numpy()
 
     def svm(method):
         def fit(train, test):
             s = cs.svm(f, train)
             return s.predict(test, type="prob", method=method).to_numpy()
+
         return fit
 
     def lamsvm(train, test):
@@ -88,30 +101,38 @@ def estimators(quick: bool):
     def lum(method):
         # lambda chosen by the CV deviance of the probabilities of this method
         def fit(train, test):
-            res = cs.cv(cs.lum, f, train, nfolds=5, random_state=0, verbose=False, nlambda=30,
-                        prob_args={"method": method})
+            res = cs.cv(
+                cs.lum, f, train, nfolds=5, random_state=0, verbose=False, nlambda=30, prob_args={"method": method}
+            )
             return res.best_fit.predict(test, type="prob", method=method).to_numpy()
+
         return fit
 
-    return {"C-learning (CV)": clearn, "GentleBoost.C (CV steps)": gboost,
-            "SVM one-vs-one + coupled Platt": svm("platt"),
-            "SVM one-vs-one + coupled coherence": svm("coherence"),
-            "lambda-SVM + post-hoc multinomial": lamsvm,
-            "angle-based LUM (CV, refitted)": lum("refit"),
-            "angle-based LUM (CV, inverse link)": lum("lum"),
-            "multinomial logistic (MNLogit, reference)": _mnlogit}
+    return {
+        "C-learning (CV)": clearn,
+        "GentleBoost.C (CV steps)": gboost,
+        "SVM one-vs-one + coupled Platt": svm("platt"),
+        "SVM one-vs-one + coupled coherence": svm("coherence"),
+        "lambda-SVM + post-hoc multinomial": lamsvm,
+        "angle-based LUM (CV, refitted)": lum("refit"),
+        "angle-based LUM (CV, inverse link)": lum("lum"),
+        "multinomial logistic (MNLogit, reference)": _mnlogit,
+    }
 
 
 def scores(P_hat: np.ndarray, P: np.ndarray, y: np.ndarray) -> dict:
     Q = np.maximum(P_hat, 1e-10)
     Q = Q / Q.sum(axis=1, keepdims=True)
-    return {"mae": float(np.mean(np.abs(P_hat - P))),
-            "gkl": float(np.mean(np.sum(P * (np.log(P) - np.log(Q)), axis=1))),
-            "error": float(np.mean(np.argmax(P_hat, axis=1) != y))}
+    return {
+        "mae": float(np.mean(np.abs(P_hat - P))),
+        "gkl": float(np.mean(np.sum(P * (np.log(P) - np.log(Q)), axis=1))),
+        "error": float(np.mean(np.argmax(P_hat, axis=1) != y)),
+    }
 
 
-def one_replication(K: int, seed: int, quick: bool = True, n_train: int = 600,
-                    n_test: int = 2000) -> tuple[pd.DataFrame, dict]:
+def one_replication(
+    K: int, seed: int, quick: bool = True, n_train: int = 600, n_test: int = 2000
+) -> tuple[pd.DataFrame, dict]:
     rng = np.random.default_rng([seed, K])
     train, _ = simulate(n_train, K, rng)
     test, P = simulate(n_test, K, rng)
@@ -130,6 +151,7 @@ def _reliability_figure(probs: dict, K: int):
     import matplotlib.pyplot as plt
 
     from cohstats.calibration import reliability
+
     fig, ax = plt.subplots(figsize=(6.4, 5.0))
     ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
     for name, (Ph, P, y) in probs.items():
@@ -137,22 +159,38 @@ def _reliability_figure(probs: dict, K: int):
         E[np.arange(y.size), y] = True
         tab, ece = reliability(Ph.ravel(), E.ravel(), bins=10)
         ax.plot(tab["mean_predicted"], tab["observed"], "o-", ms=3, label=f"{name} (ECE {ece:.3f})")
-    ax.set(xlabel="predicted probability (one versus rest, all classes pooled)",
-           ylabel="observed frequency", title=f"Reliability, K = {K}")
+    ax.set(
+        xlabel="predicted probability (one versus rest, all classes pooled)",
+        ylabel="observed frequency",
+        title=f"Reliability, K = {K}",
+    )
     ax.legend(fontsize=7)
     return fig
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/multiclass_calibration", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/multiclass_calibration",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+) -> Path:
     """Write the report into ``out`` and return its path."""
     from .report import Report
 
     if not isinstance(reps, (int, np.integer)) or reps < 1:
         raise ValueError(f"reps must be a positive integer; got {reps!r}")
     rep = Report(TITLE, out, name="multiclass_calibration")
-    rep.settings({"replications": reps, "seed": seed, "training points": 600, "test points": 2000,
-                  "classes": "3 and 5", "protocol": "quick" if quick else "full"})
+    rep.settings(
+        {
+            "replications": reps,
+            "seed": seed,
+            "training points": 600,
+            "test points": 2000,
+            "classes": "3 and 5",
+            "protocol": "quick" if quick else "full",
+        }
+    )
     rep.text(__doc__.split("\n\n", 1)[1])
     allrows = []
     for K in (3, 5):
@@ -164,18 +202,35 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/multiclass_calibration",
                 allrows.append(df)
                 last = probs
         tab = pd.concat([d for d in allrows if d["K"].iloc[0] == K])
-        summ = tab.groupby("method", sort=False).agg(
-            mae=("mae", "mean"), mae_se=("mae", lambda v: v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan),
-            gkl=("gkl", "mean"), error=("error", "mean"), reps=("mae", "size")).reset_index()
+        summ = (
+            tab.groupby("method", sort=False)
+            .agg(
+                mae=("mae", "mean"),
+                mae_se=("mae", lambda v: v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan),
+                gkl=("gkl", "mean"),
+                error=("error", "mean"),
+                reps=("mae", "size"),
+            )
+            .reset_index()
+        )
         ref = float(summ.loc[summ.method == "C-learning (CV)", "mae"].iloc[0])
         summ["mae / C-learning"] = summ["mae"] / ref
-        rep.table(summ, caption=f"K = {K}: mean over {reps} replication(s); mae_se is the standard "
-                                "error over replications (blank for one).")
+        rep.table(
+            summ,
+            caption=f"K = {K}: mean over {reps} replication(s); mae_se is the standard "
+            "error over replications (blank for one).",
+        )
         within = summ.loc[summ["mae / C-learning"] <= 1.5, "method"].tolist()
-        rep.text(f"Within 1.5 times the probability error of C-learning at K = {K}: "
-                 + (", ".join(within) if within else "none") + ".")
-        rep.figure(_reliability_figure(last, K), f"reliability_K{K}",
-                   f"Pooled one-versus-rest reliability at K = {K} (last replication).")
+        rep.text(
+            f"Within 1.5 times the probability error of C-learning at K = {K}: "
+            + (", ".join(within) if within else "none")
+            + "."
+        )
+        rep.figure(
+            _reliability_figure(last, K),
+            f"reliability_K{K}",
+            f"Pooled one-versus-rest reliability at K = {K} (last replication).",
+        )
     return rep.write()
 
 

@@ -15,6 +15,7 @@ Examples
 >>> rep.write().suffix
 '.md'
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -85,10 +86,11 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".4g", index: bool = False)
     if index:
         df = df.reset_index()
     cols = [str(c) for c in df.columns]
-    num = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-           for c in df.columns]
-    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
-             "|" + "|".join("---:" if k else ":---" for k in num) + "|"]
+    num = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
+    lines = [
+        "| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
+        "|" + "|".join("---:" if k else ":---" for k in num) + "|",
+    ]
     for row in df.itertuples(index=False, name=None):
         lines.append("| " + " | ".join(_fmt_cell(v, floatfmt) for v in row) + " |")
     return "\n".join(lines)
@@ -107,8 +109,7 @@ def _half_unit(p: float) -> float:
     return 0.5 if dec == "0" else 0.5 * 10.0 ** -len(dec) + 1e-12
 
 
-def verdict(z: float, ours: float = np.nan, published: float = np.nan,
-            stand_in: bool = False) -> str:
+def verdict(z: float, ours: float = np.nan, published: float = np.nan, stand_in: bool = False) -> str:
     """Verdict of one published cell.
 
     ``"STAND-IN"`` when our number comes from other data than the paper's; ``"NOT COMPUTED"``
@@ -153,11 +154,21 @@ def _column_or_value(df: pd.DataFrame, spec, name: str, arg: str) -> pd.Series:
     return pd.Series(float(spec), index=df.index, dtype=float)
 
 
-def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str] | str,
-                  value: str | Sequence[str], se: str | None = None,
-                  published_value: str | None = None, published_se: str | None = None,
-                  *, reps=None, published_sd: str | None = None, published_reps=None,
-                  min_se: float = 0.0, stand_ins: dict | None = None) -> pd.DataFrame:
+def compare_table(
+    ours: pd.DataFrame,
+    published: pd.DataFrame,
+    on: Sequence[str] | str,
+    value: str | Sequence[str],
+    se: str | None = None,
+    published_value: str | None = None,
+    published_se: str | None = None,
+    *,
+    reps=None,
+    published_sd: str | None = None,
+    published_reps=None,
+    min_se: float = 0.0,
+    stand_ins: dict | None = None,
+) -> pd.DataFrame:
     """Join our results with the published ones and score every cell by a two-sample z.
 
     ``z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2)``, where our standard error is
@@ -219,9 +230,10 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     if not (isinstance(min_se, (int, float, np.integer, np.floating)) and min_se >= 0):
         raise ValueError(f"min_se must be a non-negative number; got {min_se!r}")
     pv = published_value or value
-    for name, df, cols in (("ours", ours, keys + [value] + ([se] if se else [])),
-                           ("published", published, keys + [pv] + [c for c in (
-                               published_se, published_sd) if c])):
+    for name, df, cols in (
+        ("ours", ours, keys + [value] + ([se] if se else [])),
+        ("published", published, keys + [pv] + [c for c in (published_se, published_sd) if c]),
+    ):
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"{name} must be a pandas DataFrame; got {type(df).__name__}")
         missing = [c for c in cols if c not in df.columns]
@@ -246,8 +258,7 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
         pass
     elif stand_ins:
         if not isinstance(stand_ins, dict):
-            raise TypeError(f"stand_ins must be a dict {{published label: our label}}; got "
-                            f"{type(stand_ins).__name__}")
+            raise TypeError(f"stand_ins must be a dict {{published label: our label}}; got {type(stand_ins).__name__}")
         for k in keys:
             hit = b[k].isin(list(stand_ins))
             b.loc[hit, "_stand_in"] = True
@@ -268,7 +279,7 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
         stand[:] = True
     elif stand_ins:
         stand |= out[keys].isin(list(stand_ins.values())).any(axis=1)
-    n_ours = out["reps"].where(out["reps"] > 0)          # no replication: no floor
+    n_ours = out["reps"].where(out["reps"] > 0)  # no replication: no floor
     floor = np.fmax(out["_spread"] / np.sqrt(n_ours), float(min_se))
     se_ours = np.fmax(out["ours_se"].to_numpy(dtype=float), floor.to_numpy(dtype=float))
     se_pub = out["published_se"].to_numpy(dtype=float, copy=True)
@@ -284,13 +295,11 @@ def compare_table(ours: pd.DataFrame, published: pd.DataFrame, on: Sequence[str]
     out["difference"] = diff
     out["se_combined"] = se_comb
     out["z"] = z
-    out["verdict"] = [verdict(zz, o, p, st) for zz, o, p, st in
-                      zip(z, out["ours"], out["published"], stand)]
+    out["verdict"] = [verdict(zz, o, p, st) for zz, o, p, st in zip(z, out["ours"], out["published"], stand)]
     reps_v = out["reps"].to_numpy(dtype=float)
     if np.all(np.isnan(reps_v) | (reps_v == np.round(reps_v))):
         out["reps"] = out["reps"].round().astype("Int64")
-    cols = keys + ["reps", "ours", "ours_se", "published", "published_se", "difference",
-                   "se_combined", "z", "verdict"]
+    cols = keys + ["reps", "ours", "ours_se", "published", "published_se", "difference", "se_combined", "z", "verdict"]
     return out[cols]
 
 
@@ -311,8 +320,12 @@ def tally_text(table: pd.DataFrame) -> str:
     """One sentence with the verdict counts of a comparison table (computed, not typed)."""
     t = tally(table)
     real = t["MATCH"] + t["CLOSE"] + t["OFF"]
-    parts = [(f"{t['MATCH']} of {real} compared cells within 2 SE (MATCH), {t['CLOSE']} within "
-              f"3 SE (CLOSE), {t['OFF']} further (OFF)")]
+    parts = [
+        (
+            f"{t['MATCH']} of {real} compared cells within 2 SE (MATCH), {t['CLOSE']} within "
+            f"3 SE (CLOSE), {t['OFF']} further (OFF)"
+        )
+    ]
     if t["NO SE"]:
         parts.append(f"{t['NO SE']} without any standard error")
     if t["STAND-IN"]:
@@ -383,12 +396,10 @@ class Report:
         """Record the run settings as a two-column table (setting | value)."""
         if not isinstance(settings, dict):
             raise TypeError(f"settings must be a dict; got {type(settings).__name__}")
-        df = pd.DataFrame({"setting": list(map(str, settings)),
-                           "value": [str(v) for v in settings.values()]})
+        df = pd.DataFrame({"setting": list(map(str, settings)), "value": [str(v) for v in settings.values()]})
         self.table(df, caption="Settings")
 
-    def table(self, df: pd.DataFrame, caption: str | None = None, floatfmt: str = ".4g",
-              index: bool = False) -> None:
+    def table(self, df: pd.DataFrame, caption: str | None = None, floatfmt: str = ".4g", index: bool = False) -> None:
         """Add a table (Markdown; floats printed with ``floatfmt``)."""
         self._n_tables += 1
         cap = f"**Table {self._n_tables}.** {caption}" if caption else None
@@ -398,15 +409,30 @@ class Report:
             df = df.to_frame()
         self._html_blocks.append(
             (f"<p>{html.escape(cap.replace('**', ''))}</p>" if cap else "")
-            + df.to_html(index=index, float_format=lambda v: format(v, floatfmt), na_rep="",
-                         border=0))
+            + df.to_html(index=index, float_format=lambda v: format(v, floatfmt), na_rep="", border=0)
+        )
 
-    def compare(self, ours: pd.DataFrame, published: pd.DataFrame, on, value: str,
-                se: str | None = None, caption: str | None = None, floatfmt: str = ".4g",
-                published_value: str | None = None, published_se: str | None = None, *,
-                reps=None, published_sd: str | None = None, published_reps=None,
-                min_se: float = 0.0, stand_ins: dict | None = None, source: str | None = None,
-                note: str = "", display: bool = True) -> pd.DataFrame:
+    def compare(
+        self,
+        ours: pd.DataFrame,
+        published: pd.DataFrame,
+        on,
+        value: str,
+        se: str | None = None,
+        caption: str | None = None,
+        floatfmt: str = ".4g",
+        published_value: str | None = None,
+        published_se: str | None = None,
+        *,
+        reps=None,
+        published_sd: str | None = None,
+        published_reps=None,
+        min_se: float = 0.0,
+        stand_ins: dict | None = None,
+        source: str | None = None,
+        note: str = "",
+        display: bool = True,
+    ) -> pd.DataFrame:
         """Add a comparison table (see :func:`compare_table`) with its verdict tally; return it.
 
         Every comparison is also recorded for ``<name>_comparisons.csv`` (written by
@@ -422,31 +448,51 @@ class Report:
             ``False`` records the comparison for the CSV without printing it (for cells shown
             otherwise, e.g. as a pattern).
         """
-        tab = compare_table(ours, published, on=on, value=value, se=se,
-                            published_value=published_value, published_se=published_se,
-                            reps=reps, published_sd=published_sd, published_reps=published_reps,
-                            min_se=min_se, stand_ins=stand_ins)
+        tab = compare_table(
+            ours,
+            published,
+            on=on,
+            value=value,
+            se=se,
+            published_value=published_value,
+            published_se=published_se,
+            reps=reps,
+            published_sd=published_sd,
+            published_reps=published_reps,
+            min_se=min_se,
+            stand_ins=stand_ins,
+        )
         keys = [on] if isinstance(on, str) else list(on)
         cap = caption or f"{value}: ours versus published"
-        floor = ("our SE floored at the paper's per-replication spread / sqrt(reps)"
-                 if (published_reps is not None or published_sd is not None) and reps is not None
-                 else "our SE as estimated")
+        floor = (
+            "our SE floored at the paper's per-replication spread / sqrt(reps)"
+            if (published_reps is not None or published_sd is not None) and reps is not None
+            else "our SE as estimated"
+        )
         if min_se:
             floor += f" and at least {min_se:g}"
         if display:
-            self.table(tab, caption=f"{cap} z = difference / sqrt(published_se^2 + our_se^2), "
-                                    f"{floor}. {tally_text(tab)}", floatfmt=floatfmt)
+            self.table(
+                tab,
+                caption=f"{cap} z = difference / sqrt(published_se^2 + our_se^2), {floor}. {tally_text(tab)}",
+                floatfmt=floatfmt,
+            )
         back = {v: k for k, v in stand_ins.items()} if isinstance(stand_ins, dict) else {}
         rows = list(tab[keys].itertuples(index=False, name=None))
-        rec = pd.DataFrame({
-            "report": self.name, "source": source or cap, "quantity": published_value or value,
-            "cell": [" | ".join(_key_text(v) for v in row) for row in rows],
-            "published_cell": [" | ".join(_key_text(back.get(v, v) if isinstance(v, str) else v)
-                                          for v in row) for row in rows],
-        })
-        for c in ("reps", "ours", "ours_se", "published", "published_se", "difference",
-                  "se_combined", "z", "verdict"):
+        rec = pd.DataFrame(
+            {
+                "report": self.name,
+                "source": source or cap,
+                "quantity": published_value or value,
+                "cell": [" | ".join(_key_text(v) for v in row) for row in rows],
+                "published_cell": [
+                    " | ".join(_key_text(back.get(v, v) if isinstance(v, str) else v) for v in row) for row in rows
+                ],
+            }
+        )
+        for c in ("reps", "ours", "ours_se", "published", "published_se", "difference", "se_combined", "z", "verdict"):
             rec[c] = tab[c].to_numpy()
+
         def _note(v, n):
             if v == "STAND-IN":
                 return "stand-in data" + (f"; {note}" if note else "")
@@ -475,7 +521,8 @@ class Report:
         self._blocks.append(f"![{caption or name}]({rel})" + (f"\n\n{cap}" if cap else ""))
         self._html_blocks.append(
             f'<figure><img src="{html.escape(rel)}" alt="{html.escape(name)}"/>'
-            f"<figcaption>{html.escape(cap.replace('**', ''))}</figcaption></figure>")
+            f"<figcaption>{html.escape(cap.replace('**', ''))}</figcaption></figure>"
+        )
         return path
 
     def timing(self, label: str, seconds: float) -> None:
@@ -498,8 +545,10 @@ class Report:
         total = time.perf_counter() - self._t0
         rows = self._timings + [("total (report lifetime)", total)]
         tim = pd.DataFrame(rows, columns=["step", "seconds"])
-        env = (f"cohstats {cohstats.__version__}, numpy {np.__version__}, pandas {pd.__version__}, "
-               f"Python {platform.python_version()}, {self.created}")
+        env = (
+            f"cohstats {cohstats.__version__}, numpy {np.__version__}, pandas {pd.__version__}, "
+            f"Python {platform.python_version()}, {self.created}"
+        )
         return ["## Timings", markdown_table(tim, floatfmt=".2f"), f"_Generated by {env}._"]
 
     def to_markdown(self) -> str:
@@ -514,19 +563,20 @@ class Report:
         path.write_text(md, encoding="utf-8")
         if self._comparisons:
             pd.concat(self._comparisons, ignore_index=True).to_csv(
-                self.out_dir / f"{self.name}_comparisons.csv", index=False)
+                self.out_dir / f"{self.name}_comparisons.csv", index=False
+            )
         if html_too:
             body = "\n".join([f"<h1>{html.escape(self.title)}</h1>", *self._html_blocks])
             foot = self._footer()
             tim = pd.DataFrame(self._timings, columns=["step", "seconds"])
-            body += "<h2>Timings</h2>" + tim.to_html(index=False, border=0,
-                                                       float_format=lambda v: f"{v:.2f}")
+            body += "<h2>Timings</h2>" + tim.to_html(index=False, border=0, float_format=lambda v: f"{v:.2f}")
             body += f"<p><em>{html.escape(foot[-1].strip('_'))}</em></p>"
-            page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-                    f"<title>{html.escape(self.title)}</title><style>"
-                    "body{font-family:sans-serif;max-width:60em;margin:auto}"
-                    "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-                    "img{max-width:100%}</style></head><body>" + body + "</body></html>")
+            page = (
+                "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+                f"<title>{html.escape(self.title)}</title><style>"
+                "body{font-family:sans-serif;max-width:60em;margin:auto}"
+                "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+                "img{max-width:100%}</style></head><body>" + body + "</body></html>"
+            )
             (self.out_dir / f"{self.name}.html").write_text(page, encoding="utf-8")
         return path
-

@@ -21,6 +21,7 @@ Examples
 >>> idx.name
 'index.md'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,15 +111,27 @@ def _index(results: list[_Result], out: Path, settings: dict) -> Path:
     rows = []
     for r in results:
         link = f"[{r.path.name}]({r.path.relative_to(out).as_posix()})" if r.path else ""
-        rows.append({"vignette": r.name, "status": r.status, "seconds": round(r.seconds, 1),
-                     "report": link, "error": r.error.splitlines()[-1] if r.error else ""})
+        rows.append(
+            {
+                "vignette": r.name,
+                "status": r.status,
+                "seconds": round(r.seconds, 1),
+                "report": link,
+                "error": r.error.splitlines()[-1] if r.error else "",
+            }
+        )
     from .report import markdown_table
 
-    lines = ["# cohstats vignette reports", "",
-             "Each report puts our numbers beside the published ones; see "
-             "`vignettes/README.md` for what every vignette reproduces.", "",
-             "Settings: " + ", ".join(f"{k} = {v}" for k, v in settings.items()), "",
-             markdown_table(pd.DataFrame(rows), floatfmt=".1f")]
+    lines = [
+        "# cohstats vignette reports",
+        "",
+        "Each report puts our numbers beside the published ones; see "
+        "`vignettes/README.md` for what every vignette reproduces.",
+        "",
+        "Settings: " + ", ".join(f"{k} = {v}" for k, v in settings.items()),
+        "",
+        markdown_table(pd.DataFrame(rows), floatfmt=".1f"),
+    ]
     for r in results:
         if r.error:
             lines += ["", f"## {r.name}: error", "", "```", r.error.rstrip(), "```"]
@@ -135,13 +148,19 @@ def _git_commit() -> str:
 
     where = Path(cohstats.__file__).parent
     try:
-        res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10, cwd=where, check=False)
+        res = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10, cwd=where, check=False
+        )
         if res.returncode != 0:
             return ""
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "."],
-                               capture_output=True, text=True, timeout=10, cwd=where,
-                               check=False)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "."],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=where,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return res.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
@@ -155,20 +174,31 @@ def _write_run_info(out: Path, settings: dict, names, commit: str = "") -> Path:
 
     import cohstats
 
-    info = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "cohstats": cohstats.__version__, "commit": commit or "unknown",
-            "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
-            "protocol": "quick" if settings.get("quick") else "full",
-            **{k: v for k, v in settings.items() if k != "quick"},
-            "vignettes": ", ".join(names)}
+    info = {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cohstats": cohstats.__version__,
+        "commit": commit or "unknown",
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
+        "protocol": "quick" if settings.get("quick") else "full",
+        **{k: v for k, v in settings.items() if k != "quick"},
+        "vignettes": ", ".join(names),
+    }
     path = out / "run_info.json"
     path.write_text(json.dumps(info, indent=1, default=str) + "\n", encoding="utf-8")
     return path
 
 
-def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, out="vignette_reports",
-                  seed: int = 0, n_jobs: int | None = None, quick: bool = True,
-                  paths: Sequence[str | Path] = (), verbose: bool = True, scheduler=None) -> Path:
+def run_vignettes(
+    names: Sequence[str] | None = None,
+    reps: int | None = None,
+    out="vignette_reports",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    paths: Sequence[str | Path] = (),
+    verbose: bool = True,
+    scheduler=None,
+) -> Path:
     """Run vignettes (all when ``names`` is empty) and write ``<out>/index.md``.
 
     Each vignette writes its report into ``<out>/<name>/``. A failing vignette is reported
@@ -184,7 +214,7 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
     Path of ``index.md``.
     """
     import_errors: dict[str, str] = {}
-    commit = _git_commit()              # the code the vignettes are imported from, at the start
+    commit = _git_commit()  # the code the vignettes are imported from, at the start
     mods = discover(paths, errors=import_errors)
     if not names:
         names = sorted(set(mods) | set(import_errors))
@@ -210,21 +240,23 @@ def run_vignettes(names: Sequence[str] | None = None, reps: int | None = None, o
         t = time.perf_counter()
         try:
             with scheduler_backend(scheduler):
-                path = mod.run(reps=r, out=out / name, seed=seed,
-                               n_jobs=-1 if scheduler is not None and n_jobs is None else n_jobs,
-                               quick=quick)
+                path = mod.run(
+                    reps=r,
+                    out=out / name,
+                    seed=seed,
+                    n_jobs=-1 if scheduler is not None and n_jobs is None else n_jobs,
+                    quick=quick,
+                )
             path = Path(path) if path is not None else None
             res = _Result(name, "ok", time.perf_counter() - t, path)
         except Exception:  # noqa: BLE001 - reported in the index, the others go on
             res = _Result(name, "failed", time.perf_counter() - t, None, traceback.format_exc())
         results.append(res)
         if verbose:
-            print(f"    {res.status} in {res.seconds:.1f} s" + (f" -> {res.path}" if res.path else ""),
-                  flush=True)
+            print(f"    {res.status} in {res.seconds:.1f} s" + (f" -> {res.path}" if res.path else ""), flush=True)
             if res.error:
                 print(res.error, file=sys.stderr)
-    settings = {"reps": reps if reps is not None else "module default",
-                "seed": seed, "n_jobs": n_jobs, "quick": quick}
+    settings = {"reps": reps if reps is not None else "module default", "seed": seed, "n_jobs": n_jobs, "quick": quick}
     idx = _index(results, out, settings)
     _write_run_info(out, settings, [r.name for r in results], commit)
     if verbose:
@@ -237,18 +269,20 @@ def _parser(prog="python -m cohstats.vignettes", single: str | None = None):
     if single is None:
         ap.add_argument("names", nargs="*", help="vignettes to run (default: all)")
         ap.add_argument("--list", action="store_true", help="list the vignettes and exit")
-        ap.add_argument("--fidelity", action="store_true",
-                        help="build the fidelity table of the run in --out (runs nothing)")
-        ap.add_argument("--path", action="append", default=[],
-                        help="extra directory with vignette modules (repeatable)")
+        ap.add_argument(
+            "--fidelity", action="store_true", help="build the fidelity table of the run in --out (runs nothing)"
+        )
+        ap.add_argument(
+            "--path", action="append", default=[], help="extra directory with vignette modules (repeatable)"
+        )
     ap.add_argument("--reps", type=int, default=None, help="replications (default: per vignette)")
     ap.add_argument("--out", default="vignette_reports", help="output directory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-jobs", type=int, default=None, dest="n_jobs")
-    ap.add_argument("--scheduler", default=None,
-                    help="Dask scheduler address (tcp://host:port): run the replications there")
-    ap.add_argument("--full", action="store_true",
-                    help="paper-size settings (quick=False; FULL_REPS unless --reps)")
+    ap.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address (tcp://host:port): run the replications there"
+    )
+    ap.add_argument("--full", action="store_true", help="paper-size settings (quick=False; FULL_REPS unless --reps)")
     return ap
 
 
@@ -267,21 +301,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .fidelity import main as fidelity_main
 
         if a.names:
-            print("error: --fidelity reads a finished run; give no vignette names",
-                  file=sys.stderr)
+            print("error: --fidelity reads a finished run; give no vignette names", file=sys.stderr)
             return 2
         return fidelity_main([a.out])
     try:
-        idx = run_vignettes(a.names, reps=a.reps, out=a.out, seed=a.seed, n_jobs=a.n_jobs,
-                            quick=not a.full, paths=a.path, scheduler=a.scheduler)
+        idx = run_vignettes(
+            a.names,
+            reps=a.reps,
+            out=a.out,
+            seed=a.seed,
+            n_jobs=a.n_jobs,
+            quick=not a.full,
+            paths=a.path,
+            scheduler=a.scheduler,
+        )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 1 if "| failed |" in idx.read_text() else 0
 
 
-def vignette_main(run: Callable, argv: Sequence[str] | None = None, name: str = "vignette",
-                  default_reps: int = 2) -> Path:
+def vignette_main(
+    run: Callable, argv: Sequence[str] | None = None, name: str = "vignette", default_reps: int = 2
+) -> Path:
     """``main()`` for one vignette module: parse ``--reps --out --seed --n-jobs --full``, run it.
 
     A vignette module writes ``def main(argv=None): return vignette_main(run, argv, "name")``.

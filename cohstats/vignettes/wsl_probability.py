@@ -70,6 +70,7 @@ and ``D = floor(sqrt(n)) = 10``; ``--full`` restores the paper's protocol. The "
 1-2 is the comparative ``GKL_c``; Tables 3-4 report test cross-entropy.
 Also drawn: [WSL] Figure 1, the pi path of the linear weighted SVM on Example 1.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,13 +83,13 @@ TITLE = "[WSL] probability estimation for large-margin classifiers (Tables 1-4, 
 DEFAULT_REPS = 2
 FULL_REPS = 100
 
-CLASSIFIERS = {"SVM L": ("svm", "linear"), "SVM G": ("svm", "rbf"),
-               "psi L": ("psi", "linear"), "psi G": ("psi", "rbf")}
+CLASSIFIERS = {"SVM L": ("svm", "linear"), "SVM G": ("svm", "rbf"), "psi L": ("psi", "linear"), "psi G": ("psi", "rbf")}
 BENCH = {"Liver": "bupa", "Mushroom": "mushroom", "Ionosphere": "ionosphere", "Diabetes": "pima"}
 
 
 def _grid(quick: bool) -> np.ndarray:
     from cohstats.tuning import wsl_grid
+
     if quick:
         return 10.0 ** (-3.0 + 0.5 * np.arange(13))[::-1]
     return wsl_grid()
@@ -96,6 +97,7 @@ def _grid(quick: bool) -> np.ndarray:
 
 def _fit_fn(kind):
     from cohstats.models.svm import psi_learn, svm
+
     return svm if kind == "svm" else psi_learn
 
 
@@ -110,19 +112,47 @@ def _methods(design, Xte, kind, kernel, grid, D, m, seed, centering="within"):
     if kernel == "rbf":
         kw["gamma"] = "median"
     out = {}
-    cvr = tune(fn, design, grid={"lambda_": grid}, method="cv", measure="class", nfolds=10,
-               random_state=seed, verbose=False, **kw)
-    out["Platt"] = (cvr.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(),
-                    cvr.best_fit)
-    tp = tune(fn, design, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5,
-              centering=centering, prob_args={"method": "platt"}, random_state=seed + 1, verbose=False, **kw)
-    out["Tuned Platt"] = (tp.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(),
-                          tp.best_fit)
+    cvr = tune(
+        fn,
+        design,
+        grid={"lambda_": grid},
+        method="cv",
+        measure="class",
+        nfolds=10,
+        random_state=seed,
+        verbose=False,
+        **kw,
+    )
+    out["Platt"] = (cvr.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(), cvr.best_fit)
+    tp = tune(
+        fn,
+        design,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        centering=centering,
+        prob_args={"method": "platt"},
+        random_state=seed + 1,
+        verbose=False,
+        **kw,
+    )
+    out["Tuned Platt"] = (tp.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(), tp.best_fit)
     kwn = dict(kw, pi="path") if kind == "svm" else kw
-    nw = tune(fn, design, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5,
-              centering=centering, prob_args={"method": "bracket"}, random_state=seed + 2, verbose=False, **kwn)
-    out["New"] = (nw.best_fit.predict(Xte, type="prob", method="bracket").iloc[:, 1].to_numpy(),
-                  nw.best_fit)
+    nw = tune(
+        fn,
+        design,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        centering=centering,
+        prob_args={"method": "bracket"},
+        random_state=seed + 2,
+        verbose=False,
+        **kwn,
+    )
+    out["New"] = (nw.best_fit.predict(Xte, type="prob", method="bracket").iloc[:, 1].to_numpy(), nw.best_fit)
     return out
 
 
@@ -150,10 +180,22 @@ def _comparators(d, Xtr, ytr, Xte, grid, D, seed):
     P = knn_prob(np.asarray(Xtr, dtype=float), ytr, np.asarray(Xte, dtype=float), k=WSL_KNN_K)
     for k, pk in zip(WSL_KNN_K, P):
         out[f"NN (k={k})"] = (pk, float(k))
-    plr = tune(clearn, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, loss="logistic",
-               alpha=0.0, random_state=seed + 3, verbose=False)
-    out["PLR"] = (plr.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy(),
-                  float(np.ravel(plr.best_fit.lambda_)[0]))
+    plr = tune(
+        clearn,
+        d,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        loss="logistic",
+        alpha=0.0,
+        random_state=seed + 3,
+        verbose=False,
+    )
+    out["PLR"] = (
+        plr.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy(),
+        float(np.ravel(plr.best_fit.lambda_)[0]),
+    )
     return out
 
 
@@ -171,26 +213,40 @@ def _sim_rep(example, r, seed, grid, D, classifiers, centering="within", m_grid=
     Xte = te[["x1", "x2"]]
     yte = te.y.to_numpy()
     rows, cmp, recs = [], [], []
-    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
-                                             seed + 7919 * r, centering):
+    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid, seed + 7919 * r, centering):
         yhat = np.where(ph > 0.5, 1, -1)
-        rows.append({"example": example, "rep": r, "classifier": cname, "method": meth,
-                     "gkl": gkl_c(pte, ph), "cre": cre(yte, ph),
-                     "te": error_rate(yte, yhat), "lambda": float(np.ravel(fit.lambda_)[0])})
-        recs.append(calibration_record({"example": example, "classifier": cname, "method": meth},
-                                       ph, yte))
-    for meth, (ph, par) in _comparators(d, tr[["x1", "x2"]], tr.y.to_numpy(), Xte, grid, D,
-                                        seed + 7919 * r).items():
-        cmp.append({"example": example, "rep": r, "method": meth, "gkl": gkl_c(pte, ph),
-                    "cre": cre(yte, ph), "te": error_rate(yte, np.where(ph > 0.5, 1, -1)),
-                    "parameter": par})
-        recs.append(calibration_record({"example": example, "classifier": "-", "method": meth},
-                                       ph, yte))
+        rows.append(
+            {
+                "example": example,
+                "rep": r,
+                "classifier": cname,
+                "method": meth,
+                "gkl": gkl_c(pte, ph),
+                "cre": cre(yte, ph),
+                "te": error_rate(yte, yhat),
+                "lambda": float(np.ravel(fit.lambda_)[0]),
+            }
+        )
+        recs.append(calibration_record({"example": example, "classifier": cname, "method": meth}, ph, yte))
+    for meth, (ph, par) in _comparators(d, tr[["x1", "x2"]], tr.y.to_numpy(), Xte, grid, D, seed + 7919 * r).items():
+        cmp.append(
+            {
+                "example": example,
+                "rep": r,
+                "method": meth,
+                "gkl": gkl_c(pte, ph),
+                "cre": cre(yte, ph),
+                "te": error_rate(yte, np.where(ph > 0.5, 1, -1)),
+                "parameter": par,
+            }
+        )
+        recs.append(calibration_record({"example": example, "classifier": "-", "method": meth}, ph, yte))
     return rows, cmp, recs
 
 
 def _bench_xy(name):
     from cohstats.datasets import load
+
     df = load(name)
     y = df["y"].to_numpy()
     Xdf = df.drop(columns="y")
@@ -198,7 +254,7 @@ def _bench_xy(name):
     num = [c for c in Xdf.columns if c not in cat]
     parts = [Xdf[num].astype(float)]
     if cat:
-        parts.append(pd.get_dummies(Xdf[cat].astype(str), dtype=float))   # every level
+        parts.append(pd.get_dummies(Xdf[cat].astype(str), dtype=float))  # every level
     X = pd.concat(parts, axis=1)
     return X.to_numpy(), y, len(num)
 
@@ -210,7 +266,7 @@ def _standardise(Xtr, Xte, n_num):
     if n_num:
         mu = Xtr[:, :n_num].mean(axis=0)
         sd = Xtr[:, :n_num].std(axis=0)
-        sd[sd == 0] = 1.0                                      # constant columns unscaled
+        sd[sd == 0] = 1.0  # constant columns unscaled
         Xtr[:, :n_num] = (Xtr[:, :n_num] - mu) / sd
         Xte[:, :n_num] = (Xte[:, :n_num] - mu) / sd
     return Xtr, Xte
@@ -229,18 +285,31 @@ def _bench_rep(label, r, seed, grid, D, classifiers, centering="within", m_grid=
     Xtr, Xte = _standardise(X[tr], X[te], n_num)
     d = build_design(Xtr, y[tr])
     rows, cmp, recs = [], [], []
-    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid,
-                                             seed + 7919 * r, centering):
-        rows.append({"dataset": label, "rep": r, "classifier": cname, "method": meth,
-                     "cre": cre(y[te], ph), "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
-                     "lambda": float(np.ravel(fit.lambda_)[0])})
-        recs.append(calibration_record({"dataset": label, "classifier": cname, "method": meth},
-                                       ph, y[te]))
+    for cname, meth, ph, fit in _all_methods(d, Xte, classifiers, grid, D, m_grid, seed + 7919 * r, centering):
+        rows.append(
+            {
+                "dataset": label,
+                "rep": r,
+                "classifier": cname,
+                "method": meth,
+                "cre": cre(y[te], ph),
+                "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
+                "lambda": float(np.ravel(fit.lambda_)[0]),
+            }
+        )
+        recs.append(calibration_record({"dataset": label, "classifier": cname, "method": meth}, ph, y[te]))
     for meth, (ph, par) in _comparators(d, Xtr, y[tr], Xte, grid, D, seed + 7919 * r).items():
-        cmp.append({"dataset": label, "rep": r, "method": meth, "cre": cre(y[te], ph),
-                    "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)), "parameter": par})
-        recs.append(calibration_record({"dataset": label, "classifier": "-", "method": meth},
-                                       ph, y[te]))
+        cmp.append(
+            {
+                "dataset": label,
+                "rep": r,
+                "method": meth,
+                "cre": cre(y[te], ph),
+                "te": error_rate(y[te], np.where(ph > 0.5, 1, -1)),
+                "parameter": par,
+            }
+        )
+        recs.append(calibration_record({"dataset": label, "classifier": "-", "method": meth}, ph, y[te]))
     return rows, cmp, recs
 
 
@@ -258,8 +327,9 @@ def _leukaemia(seed, grid, D, m_grid=19):
     from .calibration_report import calibration_record
 
     trd, ted = load_split("leukemia")
-    Xtr, Xte = _standardise(trd.drop(columns="y").to_numpy(float), ted.drop(columns="y").to_numpy(float),
-                            trd.shape[1] - 1)
+    Xtr, Xte = _standardise(
+        trd.drop(columns="y").to_numpy(float), ted.drop(columns="y").to_numpy(float), trd.shape[1] - 1
+    )
     ytr, yte = trd.y.to_numpy(), ted.y.to_numpy()
     # Linear kernels see the data only through inner products with training rows: project
     # every row onto the span of the 38 training rows (X V, V from the SVD of the training
@@ -269,19 +339,24 @@ def _leukaemia(seed, grid, D, m_grid=19):
     Xtr, Xte = Xtr @ vt.T, Xte @ vt.T
     d = build_design(Xtr, ytr)
     rows, recs = [], []
-    for cname, meth, ph, fit in _all_methods(d, Xte, ["SVM L", "psi L"], grid, D, m_grid, seed,
-                                             "within"):
+    for cname, meth, ph, fit in _all_methods(d, Xte, ["SVM L", "psi L"], grid, D, m_grid, seed, "within"):
         pc = np.clip(ph, 1e-300, 1 - 1e-16)
-        per = -np.where(yte > 0, np.log(pc), np.log1p(-pc))      # per-patient cross-entropy
+        per = -np.where(yte > 0, np.log(pc), np.log1p(-pc))  # per-patient cross-entropy
         ce = cre(yte, ph)
         wrong = np.flatnonzero(np.where(ph > 0.5, 1, -1) != yte)
-        rows.append({"classifier": cname, "method": meth, "cre": ce,
-                     "cre_se": float(np.std(per, ddof=1) / np.sqrt(per.size)) if np.isfinite(ce)
-                     else np.nan, "reps": 1, "misclassified": int(wrong.size),
-                     "patients": ", ".join(str(ted.index[i]) for i in wrong),
-                     "lambda": float(np.ravel(fit.lambda_)[0])})
-        recs.append(calibration_record({"data": "leukaemia", "classifier": cname, "method": meth},
-                                       ph, yte))
+        rows.append(
+            {
+                "classifier": cname,
+                "method": meth,
+                "cre": ce,
+                "cre_se": float(np.std(per, ddof=1) / np.sqrt(per.size)) if np.isfinite(ce) else np.nan,
+                "reps": 1,
+                "misclassified": int(wrong.size),
+                "patients": ", ".join(str(ted.index[i]) for i in wrong),
+                "lambda": float(np.ravel(fit.lambda_)[0]),
+            }
+        )
+        recs.append(calibration_record({"data": "leukaemia", "classifier": cname, "method": meth}, ph, yte))
     return pd.DataFrame(rows), recs
 
 
@@ -309,8 +384,14 @@ def _best_k(summ: pd.DataFrame, group: str, metrics) -> pd.DataFrame:
             ok = d[d[f"{m}_reps"] > 0]
             if len(ok):
                 b = ok.loc[ok[m].idxmin()]
-                row.update({m: b[m], f"{m}_se": b[f"{m}_se"], f"{m}_reps": b[f"{m}_reps"],
-                            f"{m}_k": b.method[len("NN (k="):-1]})
+                row.update(
+                    {
+                        m: b[m],
+                        f"{m}_se": b[f"{m}_se"],
+                        f"{m}_reps": b[f"{m}_reps"],
+                        f"{m}_k": b.method[len("NN (k=") : -1],
+                    }
+                )
             else:
                 row.update({m: np.nan, f"{m}_se": np.nan, f"{m}_reps": 0, f"{m}_k": "none"})
         rows.append(row)
@@ -337,8 +418,7 @@ def _lambda_sensitivity(seed, reps):
                 orc = bracket_prob(pte[None, :] - bracket_grid(m)[:, None], m=m)
                 row = {"example": ex, "m": m, "rep": r, "oracle": gkl_c(pte, orc)}
                 for lam in (1e-5, 1e-4, 1e-3, 1e-2, 1e-1):
-                    f = svm("y ~ x1 + x2", tr, lambda_=lam, pi="path", m=m, gamma="median",
-                            standardize=False)
+                    f = svm("y ~ x1 + x2", tr, lambda_=lam, pi="path", m=m, gamma="median", standardize=False)
                     ph = f.predict(te[["x1", "x2"]], type="prob").iloc[:, 1].to_numpy()
                     row[f"lambda={lam:g}"] = gkl_c(pte, ph)
                 rows.append(row)
@@ -353,8 +433,10 @@ def _table4_psi_kernels(ref3: pd.DataFrame, ref4: pd.DataFrame) -> dict:
     for r in ref4[ref4.method == "New (psi-learning)"].itertuples():
         hit = t3[(t3.dataset == r.dataset) & np.isclose(t3.cre, r.cre)]
         if len(hit) != 1:
-            raise ValueError(f"[WSL] Table 4's New (psi-learning) cre for {r.dataset} matches "
-                             f"{len(hit)} psi-learning rows of Table 3")
+            raise ValueError(
+                f"[WSL] Table 4's New (psi-learning) cre for {r.dataset} matches "
+                f"{len(hit)} psi-learning rows of Table 3"
+            )
         out[r.dataset] = hit.classifier.iloc[0]
     return out
 
@@ -366,10 +448,15 @@ def _sensitivity_text(sens: pd.DataFrame) -> str:
     parts = []
     for m in d.index:
         best = d.loc[m, lam].astype(float)
-        parts.append(f"with m = {m}, the best fixed lambda ({best.idxmin()}) gives "
-                     f"{best.min():.3f} and the oracle {float(d.loc[m, 'oracle']):.3f}")
-    return ("Example 2 in this run: " + "; ".join(parts)
-            + " ([WSL] Table 1, New with SVM G: 0.153, SE 0.001).") if parts else ""
+        parts.append(
+            f"with m = {m}, the best fixed lambda ({best.idxmin()}) gives "
+            f"{best.min():.3f} and the oracle {float(d.loc[m, 'oracle']):.3f}"
+        )
+    return (
+        ("Example 2 in this run: " + "; ".join(parts) + " ([WSL] Table 1, New with SVM G: 0.153, SE 0.001).")
+        if parts
+        else ""
+    )
 
 
 def _summarise(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
@@ -388,9 +475,11 @@ def _summarise(raw: pd.DataFrame, keys, metrics) -> pd.DataFrame:
     out = out.reset_index()
     plat = out[out.method == "Platt"].set_index([k for k in keys if k != "method"])[metrics[0]]
     base = out.set_index([k for k in keys if k != "method"]).index.map(plat.to_dict().get)
-    out["improv_pct"] = np.where(out.method == "Platt", np.nan,
-                                 100 * (np.asarray(base, dtype=float) - out[metrics[0]])
-                                 / np.asarray(base, dtype=float))
+    out["improv_pct"] = np.where(
+        out.method == "Platt",
+        np.nan,
+        100 * (np.asarray(base, dtype=float) - out[metrics[0]]) / np.asarray(base, dtype=float),
+    )
     return out
 
 
@@ -409,9 +498,19 @@ def _table2(summ: pd.DataFrame, summc: pd.DataFrame, ref1: pd.DataFrame) -> pd.D
     for ex, k in _psi_kernel_t2(ref1).items():
         r = summ[(summ.example == ex) & (summ.classifier == k) & (summ.method == "New")]
         for _, x in r.iterrows():
-            psi.append({"example": ex, "method": "New (psi-learning)", "kernel": k,
-                        "gkl": x.gkl, "gkl_se": x.gkl_se, "gkl_reps": x.reps,
-                        "te": x.te, "te_se": x.te_se, "te_reps": x.reps})
+            psi.append(
+                {
+                    "example": ex,
+                    "method": "New (psi-learning)",
+                    "kernel": k,
+                    "gkl": x.gkl,
+                    "gkl_se": x.gkl_se,
+                    "gkl_reps": x.reps,
+                    "te": x.te,
+                    "te_se": x.te_se,
+                    "te_reps": x.reps,
+                }
+            )
     return pd.concat([nn, plr, pd.DataFrame(psi)], ignore_index=True)
 
 
@@ -434,15 +533,16 @@ def _nn_share_text(ref4: pd.DataFrame, shares: dict, t4: pd.DataFrame) -> str:
             continue
         pub = float(r.te.iloc[0])
         near = min((abs(pub - neg), "y = -1", neg), (abs(pub - pos), "y = +1", pos))
-        parts.append(f"{ds}: published {pub:.3f}, share of {near[1]} {near[2]:.3f}, "
-                     f"ours {float(ours.te.iloc[0]):.3f}")
+        parts.append(f"{ds}: published {pub:.3f}, share of {near[1]} {near[2]:.3f}, ours {float(ours.te.iloc[0]):.3f}")
     if not parts:
         return ""
-    return ("[WSL] Table 4's NN test errors against the class shares of each whole data set and "
-            "our NN error (" + "; ".join(parts) + "). Where the published value equals a class "
-            "share to the printed precision, the published NN predicted one class for every "
-            "test case; our nearest-neighbour classifier does not, which is why these cells "
-            "differ.")
+    return (
+        "[WSL] Table 4's NN test errors against the class shares of each whole data set and "
+        "our NN error (" + "; ".join(parts) + "). Where the published value equals a class "
+        "share to the printed precision, the published NN predicted one class for every "
+        "test case; our nearest-neighbour classifier does not, which is why these cells "
+        "differ."
+    )
 
 
 def _add_improv(t5: pd.DataFrame) -> None:
@@ -457,25 +557,39 @@ def _leuk_text(t5: pd.DataFrame) -> str:
     parts = []
     for c, d in t5[t5.method == "New"].groupby("classifier", sort=False):
         r = d.iloc[0]
-        parts.append(f"{c} (New) misclassifies {int(r.misclassified)} test patient(s)"
-                     + (f" ({r.patients})" if r.misclassified else ""))
-    return ("the paper's linear SVM misclassifies 2 test patients (60 and 66), psi-learning 1 "
-            "(66); ours: " + "; ".join(parts) + ".")
+        parts.append(
+            f"{c} (New) misclassifies {int(r.misclassified)} test patient(s)"
+            + (f" ({r.patients})" if r.misclassified else "")
+        )
+    return (
+        "the paper's linear SVM misclassifies 2 test patients (60 and 66), psi-learning 1 "
+        "(66); ours: " + "; ".join(parts) + "."
+    )
 
 
 def _table5(rep, t5: pd.DataFrame) -> None:
     """[WSL] Table 5: the comparison and our table with the misclassified patients."""
     from cohstats.datasets import reference
 
-    rep.compare(t5, reference("wsl2008", "table5"), on=["classifier", "method"], value="cre",
-                se="cre_se", reps="reps", source="[WSL] Table 5",
-                caption="Table 5, test cross-entropy on the 34 test patients (one fixed split, as "
-                "the paper; our SE is the standard error of the mean cross-entropy over the 34 "
-                "test patients, the paper gives none). Linear kernels, m = 19, all 7129 genes "
-                "standardised with the training means and SDs.")
-    rep.table(t5, caption="Table 5, ours: cross-entropy, improvement over Platt (%), test "
-              "misclassifications (patient numbers) and the selected lambda. [WSL] section 6: "
-              + _leuk_text(t5), floatfmt=".4g")
+    rep.compare(
+        t5,
+        reference("wsl2008", "table5"),
+        on=["classifier", "method"],
+        value="cre",
+        se="cre_se",
+        reps="reps",
+        source="[WSL] Table 5",
+        caption="Table 5, test cross-entropy on the 34 test patients (one fixed split, as "
+        "the paper; our SE is the standard error of the mean cross-entropy over the 34 "
+        "test patients, the paper gives none). Linear kernels, m = 19, all 7129 genes "
+        "standardised with the training means and SDs.",
+    )
+    rep.table(
+        t5,
+        caption="Table 5, ours: cross-entropy, improvement over Platt (%), test "
+        "misclassifications (patient numbers) and the selected lambda. [WSL] section 6: " + _leuk_text(t5),
+        floatfmt=".4g",
+    )
 
 
 def grid_38(quick: bool, lambda_convention: str) -> np.ndarray:
@@ -503,10 +617,19 @@ def _figure1(seed):
     return fig, pf
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True, classifiers=None, datasets=None,
-        lambda_convention: str = "e1071", centering: str = "within", m_grid: int | None = None,
-        leukaemia: bool = True) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/wsl_probability",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    classifiers=None,
+    datasets=None,
+    lambda_convention: str = "e1071",
+    centering: str = "within",
+    m_grid: int | None = None,
+    leukaemia: bool = True,
+) -> Path:
     """Run the [WSL] experiments and write the report; returns its path.
 
     Parameters
@@ -545,128 +668,202 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
     datasets = list(BENCH) if datasets is None else list(datasets)
     if lambda_convention not in ("e1071", "spec"):
         raise ValueError(f"lambda_convention must be 'e1071' or 'spec'; got {lambda_convention!r}")
-    n_train = 100                       # every training set of Tables 1-4 has 100 cases
+    n_train = 100  # every training set of Tables 1-4 has 100 cases
     grid = _grid(quick) / (n_train if lambda_convention == "e1071" else 1.0)
     D = 4 if quick else 10
     rep = Report(TITLE, out, name="wsl_probability")
-    rep.settings({"reps": reps, "seed": seed, "quick": quick, "lambda grid": f"{grid.size} values "
-                  f"in [{grid.min():g}, {grid.max():g}] (lambda_convention={lambda_convention!r}: "
-                  + ("[WSL]'s [1e-3, 1e3] as e1071 costs 1/lambda_WSL, lambda = lambda_WSL / n)"
-                     if lambda_convention == "e1071" else "[WSL]'s grid taken as lambda)"),
-                     "GKL estimate": f"tau = 0.5, D = {D} ({D * D} refits per value)",
-                  "GKL centring": centering,
-                  "m (bracketing)": ("floor(sqrt(100)) = 10" if m_grid is None else str(m_grid)),
-                  "classifiers": ", ".join(classifiers),
-                  "CV for Platt": "10-fold stratified, misclassification"})
-    rep.text("Probabilities of the large-margin classifiers of [WSL]: Platt, tuned Platt and the "
-             "bracketing estimator ('New'). The weighted SVMs of the bracketing estimator come from "
-             "the exact solution path in pi (one path per fit); psi-learning is refitted by DC "
-             "programming at every pi. Our numbers are means over the replications with standard "
-             "errors; the published columns are [WSL]'s (100 replications).")
+    rep.settings(
+        {
+            "reps": reps,
+            "seed": seed,
+            "quick": quick,
+            "lambda grid": f"{grid.size} values "
+            f"in [{grid.min():g}, {grid.max():g}] (lambda_convention={lambda_convention!r}: "
+            + (
+                "[WSL]'s [1e-3, 1e3] as e1071 costs 1/lambda_WSL, lambda = lambda_WSL / n)"
+                if lambda_convention == "e1071"
+                else "[WSL]'s grid taken as lambda)"
+            ),
+            "GKL estimate": f"tau = 0.5, D = {D} ({D * D} refits per value)",
+            "GKL centring": centering,
+            "m (bracketing)": ("floor(sqrt(100)) = 10" if m_grid is None else str(m_grid)),
+            "classifiers": ", ".join(classifiers),
+            "CV for Platt": "10-fold stratified, misclassification",
+        }
+    )
+    rep.text(
+        "Probabilities of the large-margin classifiers of [WSL]: Platt, tuned Platt and the "
+        "bracketing estimator ('New'). The weighted SVMs of the bracketing estimator come from "
+        "the exact solution path in pi (one path per fit); psi-learning is refitted by DC "
+        "programming at every pi. Our numbers are means over the replications with standard "
+        "errors; the published columns are [WSL]'s (100 replications)."
+    )
 
     rep.section("Figure 1: coefficient path in pi")
     with rep.timed("Figure 1"):
         fig, pf = _figure1(seed)
-        rep.figure(fig, "wsl_figure1", "Linear weighted SVM on Example 1 (lambda = 0.01): the "
-                   "coefficients are flat near pi = 0 and pi = 1 where f is about +1 and -1.")
+        rep.figure(
+            fig,
+            "wsl_figure1",
+            "Linear weighted SVM on Example 1 (lambda = 0.01): the "
+            "coefficients are flat near pi = 0 and pi = 1 where f is about +1 and -1.",
+        )
     rep.table(pf[["pi", "(Intercept)", "x1", "x2"]].iloc[::5], caption="Path values (every fifth pi of m = 50).")
 
     rep.section("Tables 1-2: simulated Examples 1 and 2")
     par = Parallel(n_jobs=n_jobs or 1)
     with rep.timed("Examples 1-2"):
-        rows = par(delayed(_sim_rep)(ex, r, seed, grid, D, classifiers, centering, m_grid)
-                   for ex in ("Example 1", "Example 2") for r in range(reps))
+        rows = par(
+            delayed(_sim_rep)(ex, r, seed, grid, D, classifiers, centering, m_grid)
+            for ex in ("Example 1", "Example 2")
+            for r in range(reps)
+        )
     raw = pd.DataFrame([x for rr, _, _ in rows for x in rr])
     rawc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
     recs_sim = [x for _, _, rc in rows for x in rc]
     summ = _summarise(raw, ["example", "classifier", "method"], ["gkl", "cre", "te"])
     ref = reference("wsl2008", "table1")
     for val, what in (("gkl", "test GKL_c"), ("cre", "test cross-entropy")):
-        rep.compare(summ, ref, on=["example", "classifier", "method"], value=val,
-                    se=f"{val}_se", published_se=f"{val}_se", reps="reps", published_reps=100,
-                    source="[WSL] Table 1", caption=f"Table 1, {what}: ours versus [WSL].")
-    rep.table(summ, caption="All metrics (te = test error of p_hat > 1/2; improv_pct in GKL_c "
-              "relative to Platt).")
+        rep.compare(
+            summ,
+            ref,
+            on=["example", "classifier", "method"],
+            value=val,
+            se=f"{val}_se",
+            published_se=f"{val}_se",
+            reps="reps",
+            published_reps=100,
+            source="[WSL] Table 1",
+            caption=f"Table 1, {what}: ours versus [WSL].",
+        )
+    rep.table(summ, caption="All metrics (te = test error of p_hat > 1/2; improv_pct in GKL_c relative to Platt).")
     with rep.timed("lambda sensitivity"):
         sens = _lambda_sensitivity(seed, reps)
-    rep.table(sens, caption="Why the grid is read as e1071 costs, and what limits New on "
-              "Example 2: test GKL_c of New (SVM G) at fixed lambda (no tuning), mean over "
-              f"{min(max(reps, 1), 3)} replication(s), for the paper's m = 10 and for m = 20; "
-              "'oracle' brackets with the Bayes classifiers sign(p(x) - pi_j). [WSL]'s grid read "
-              "literally starts at lambda = 1e-3; [WSL] trained with e1071's svm(), whose argument "
-              "is the cost C = 1/lambda_WSL, so the tables above use lambda = lambda_WSL / n "
-              f"(lambda_convention={lambda_convention!r}). " + _sensitivity_text(sens),
-              floatfmt=".4f")
+    rep.table(
+        sens,
+        caption="Why the grid is read as e1071 costs, and what limits New on "
+        "Example 2: test GKL_c of New (SVM G) at fixed lambda (no tuning), mean over "
+        f"{min(max(reps, 1), 3)} replication(s), for the paper's m = 10 and for m = 20; "
+        "'oracle' brackets with the Bayes classifiers sign(p(x) - pi_j). [WSL]'s grid read "
+        "literally starts at lambda = 1e-3; [WSL] trained with e1071's svm(), whose argument "
+        "is the cost C = 1/lambda_WSL, so the tables above use lambda = lambda_WSL / n "
+        f"(lambda_convention={lambda_convention!r}). " + _sensitivity_text(sens),
+        floatfmt=".4f",
+    )
     ref1 = reference("wsl2008", "table1")
     ref2 = reference("wsl2008", "table2")
     summc = _summarise_cmp(rawc, ["example", "method"], ["gkl", "te"])
     t2 = _table2(summ, summc, ref1)
     for val, what in (("gkl", "test GKL_c"), ("te", "test error")):
-        rep.compare(t2, ref2, on=["example", "method"], value=val, se=f"{val}_se",
-                    published_se=f"{val}_se", reps=f"{val}_reps", published_reps=66,
-                    source="[WSL] Table 2",
-                    caption=f"Table 2, {what}: NN (the best k of 4, 9, 16, 25 by mean "
-                    f"{what}, per example: " + ", ".join(
-                        f"{r.example}: k = {r[val + '_k']}" for _, r in
-                        t2[t2.method == "NN"].iterrows()) + "), PLR (lambda by the GKL estimate) "
-                    "and New with psi-learning (the kernel whose 'New' GKL_c [WSL] Table 1 "
-                    "reports lower: " + ", ".join(f"{k}: {v}" for k, v in _psi_kernel_t2(ref1).items())
-                    + "), averaged over the replications whose estimate is not degenerate "
-                    "(the paper: 66 of 100).")
-    rep.table(summc, caption="Every comparator: NN for each k and PLR (means over the "
-              "non-degenerate replications; *_degenerate counts estimates of exactly 0 or 1 "
-              "that contradict p, for which GKL_c is infinite).", floatfmt=".4f")
+        rep.compare(
+            t2,
+            ref2,
+            on=["example", "method"],
+            value=val,
+            se=f"{val}_se",
+            published_se=f"{val}_se",
+            reps=f"{val}_reps",
+            published_reps=66,
+            source="[WSL] Table 2",
+            caption=f"Table 2, {what}: NN (the best k of 4, 9, 16, 25 by mean "
+            f"{what}, per example: "
+            + ", ".join(f"{r.example}: k = {r[val + '_k']}" for _, r in t2[t2.method == "NN"].iterrows())
+            + "), PLR (lambda by the GKL estimate) "
+            "and New with psi-learning (the kernel whose 'New' GKL_c [WSL] Table 1 "
+            "reports lower: "
+            + ", ".join(f"{k}: {v}" for k, v in _psi_kernel_t2(ref1).items())
+            + "), averaged over the replications whose estimate is not degenerate "
+            "(the paper: 66 of 100).",
+        )
+    rep.table(
+        summc,
+        caption="Every comparator: NN for each k and PLR (means over the "
+        "non-degenerate replications; *_degenerate counts estimates of exactly 0 or 1 "
+        "that contradict p, for which GKL_c is infinite).",
+        floatfmt=".4f",
+    )
 
     rep.section("Tables 3-4: benchmark data")
     with rep.timed("benchmarks"):
-        rows = par(delayed(_bench_rep)(ds, r, seed, grid, D, classifiers, centering, m_grid)
-                   for ds in datasets for r in range(reps))
+        rows = par(
+            delayed(_bench_rep)(ds, r, seed, grid, D, classifiers, centering, m_grid)
+            for ds in datasets
+            for r in range(reps)
+        )
     rawb = pd.DataFrame([x for rr, _, _ in rows for x in rr])
     rawbc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
     recs_b = [x for _, _, rc in rows for x in rc]
     summb = _summarise(rawb, ["dataset", "classifier", "method"], ["cre", "te"])
     ref3 = reference("wsl2008", "table3")
-    rep.compare(summb, ref3, on=["dataset", "classifier", "method"], value="cre", se="cre_se",
-                published_se="cre_se", reps="reps", published_reps=100, source="[WSL] Table 3",
-                caption="Table 3, test cross-entropy: ours versus [WSL].")
+    rep.compare(
+        summb,
+        ref3,
+        on=["dataset", "classifier", "method"],
+        value="cre",
+        se="cre_se",
+        published_se="cre_se",
+        reps="reps",
+        published_reps=100,
+        source="[WSL] Table 3",
+        caption="Table 3, test cross-entropy: ours versus [WSL].",
+    )
     ref4 = reference("wsl2008", "table4")
     # [WSL] Table 4's "New (psi-learning)" row repeats, per data set, Table 3's psi-learning
     # 'New' with the lower cross-entropy: the linear kernel for Mushroom, Liver and Diabetes, the
     # Gaussian one for Ionosphere. The kernel is read off the two reference tables.
     psi_kernel = _table4_psi_kernels(ref3, ref4)
     psi_new = summb[(summb.method == "New") & summb.classifier.str.startswith("psi")]
-    psi_new = pd.concat([psi_new[(psi_new.dataset == ds) & (psi_new.classifier == k)]
-                         for ds, k in psi_kernel.items()]).assign(method="New (psi-learning)")
+    psi_new = pd.concat(
+        [psi_new[(psi_new.dataset == ds) & (psi_new.classifier == k)] for ds, k in psi_kernel.items()]
+    ).assign(method="New (psi-learning)")
     if len(psi_new):
         for val in ("cre", "te"):
-            rep.compare(psi_new, ref4, on=["dataset", "method"], value=val, se=f"{val}_se",
-                        published_se=f"{val}_se", reps="reps", published_reps=100,
-                        source="[WSL] Table 4",
-                        caption=f"Table 4, New with psi-learning, {val}: ours versus [WSL], with "
-                        "the kernel [WSL] reports per data set ("
-                        + ", ".join(f"{d}: {k}" for d, k in psi_kernel.items())
-                        + ").")
+            rep.compare(
+                psi_new,
+                ref4,
+                on=["dataset", "method"],
+                value=val,
+                se=f"{val}_se",
+                published_se=f"{val}_se",
+                reps="reps",
+                published_reps=100,
+                source="[WSL] Table 4",
+                caption=f"Table 4, New with psi-learning, {val}: ours versus [WSL], with "
+                "the kernel [WSL] reports per data set ("
+                + ", ".join(f"{d}: {k}" for d, k in psi_kernel.items())
+                + ").",
+            )
     summbc = _summarise_cmp(rawbc, ["dataset", "method"], ["cre", "te"])
-    t4 = pd.concat([_best_k(summbc, "dataset", ["cre", "te"]), summbc[summbc.method == "PLR"]],
-                   ignore_index=True)
+    t4 = pd.concat([_best_k(summbc, "dataset", ["cre", "te"]), summbc[summbc.method == "PLR"]], ignore_index=True)
     shares = _class_shares(datasets)
-    for val, what, meth in (("cre", "test cross-entropy", ["NN", "PLR"]),
-                            ("te", "test error", ["NN"]), ("te", "test error", ["PLR"])):
-        rep.compare(t4[t4.method.isin(meth)], ref4[ref4.method.isin(meth)],
-                    on=["dataset", "method"], value=val, se=f"{val}_se",
-                    published_se=f"{val}_se", reps=f"{val}_reps", published_reps=100,
-                    source="[WSL] Table 4",
-                    note=("the published NN error equals the share of one class in the whole "
-                          "data set (see the report)" if meth == ["NN"] and val == "te" else ""),
-                    caption=f"Table 4, NN and PLR, {what}: NN with the best k of 4, 9, 16, 25 "
-                    f"by mean {what} (" + ", ".join(
-                        f"{r.dataset}: k = {r[val + '_k']}" for _, r in
-                        t4[t4.method == "NN"].iterrows()) + "), PLR with lambda by the GKL "
-                    "estimate; [WSL] leaves the degenerate cross-entropies blank. Rows: "
-                    + ", ".join(meth) + ".")
+    for val, what, meth in (
+        ("cre", "test cross-entropy", ["NN", "PLR"]),
+        ("te", "test error", ["NN"]),
+        ("te", "test error", ["PLR"]),
+    ):
+        rep.compare(
+            t4[t4.method.isin(meth)],
+            ref4[ref4.method.isin(meth)],
+            on=["dataset", "method"],
+            value=val,
+            se=f"{val}_se",
+            published_se=f"{val}_se",
+            reps=f"{val}_reps",
+            published_reps=100,
+            source="[WSL] Table 4",
+            note=(
+                "the published NN error equals the share of one class in the whole data set (see the report)"
+                if meth == ["NN"] and val == "te"
+                else ""
+            ),
+            caption=f"Table 4, NN and PLR, {what}: NN with the best k of 4, 9, 16, 25 "
+            f"by mean {what} ("
+            + ", ".join(f"{r.dataset}: k = {r[val + '_k']}" for _, r in t4[t4.method == "NN"].iterrows())
+            + "), PLR with lambda by the GKL "
+            "estimate; [WSL] leaves the degenerate cross-entropies blank. Rows: " + ", ".join(meth) + ".",
+        )
     rep.text(_nn_share_text(ref4, shares, t4))
-    rep.table(summbc, caption="Every benchmark comparator: NN for each k and PLR.",
-              floatfmt=".4f")
+    rep.table(summbc, caption="Every benchmark comparator: NN for each k and PLR.", floatfmt=".4f")
     rep.table(summb, caption="All benchmark metrics.")
 
     recs_l = []
@@ -678,20 +875,41 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/wsl_probability", seed: 
         _table5(rep, t5)
 
     rep.section("Calibration per method")
-    rep.text("How well the test probabilities of each method match the observed frequencies "
-             "(not in the papers). Every probability of every replication enters its method's "
-             "reliability table; NN and PLR are the Table 2/4 comparators (classifier '-').")
-    add_calibration(rep, recs_sim, ["example", "classifier", "method"], "example",
-                    ["classifier", "method"], title="Examples 1-2", name="wsl_simulations",
-                    lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")]
-                    + ["- NN (k=16)", "- PLR"])
-    add_calibration(rep, recs_b, ["dataset", "classifier", "method"], "dataset",
-                    ["classifier", "method"], title="Benchmarks", name="wsl_benchmarks",
-                    lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")]
-                    + ["- NN (k=16)", "- PLR"])
+    rep.text(
+        "How well the test probabilities of each method match the observed frequencies "
+        "(not in the papers). Every probability of every replication enters its method's "
+        "reliability table; NN and PLR are the Table 2/4 comparators (classifier '-')."
+    )
+    add_calibration(
+        rep,
+        recs_sim,
+        ["example", "classifier", "method"],
+        "example",
+        ["classifier", "method"],
+        title="Examples 1-2",
+        name="wsl_simulations",
+        lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")] + ["- NN (k=16)", "- PLR"],
+    )
+    add_calibration(
+        rep,
+        recs_b,
+        ["dataset", "classifier", "method"],
+        "dataset",
+        ["classifier", "method"],
+        title="Benchmarks",
+        name="wsl_benchmarks",
+        lines=[f"{c} {m}" for c in classifiers[:1] for m in ("Platt", "Tuned Platt", "New")] + ["- NN (k=16)", "- PLR"],
+    )
     if recs_l:
-        add_calibration(rep, recs_l, ["data", "classifier", "method"], "data",
-                        ["classifier", "method"], title="Leukaemia", name="wsl_leukaemia")
+        add_calibration(
+            rep,
+            recs_l,
+            ["data", "classifier", "method"],
+            "data",
+            ["classifier", "method"],
+            title="Leukaemia",
+            name="wsl_leukaemia",
+        )
     rep.out_dir.mkdir(parents=True, exist_ok=True)
     raw.to_csv(rep.out_dir / "wsl_probability_simulations_raw.csv", index=False)
     rawc.to_csv(rep.out_dir / "wsl_probability_simulations_comparators_raw.csv", index=False)

@@ -47,6 +47,7 @@ brackets):
   Gaussian 13.0. No single transform reproduces both tables on these three partitions; the
   default keeps the file as distributed, ``colon_log=True`` gives the other reading.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -58,9 +59,11 @@ TITLE = "[ZDJ] Tables 5-6: C-learning vs RLRM vs HHSVM (linear and Gaussian kern
 DEFAULT_REPS = 2
 FULL_REPS = 20
 
-METHODS = {"HHSVM": dict(loss="hhinge", delta=2.0),
-           "RLRM": dict(loss="logistic"),
-           "C-learning": dict(loss="C", rho=1.0, u=1.0)}
+METHODS = {
+    "HHSVM": dict(loss="hhinge", delta=2.0),
+    "RLRM": dict(loss="logistic"),
+    "C-learning": dict(loss="C", rho=1.0, u=1.0),
+}
 OMEGA_FULL = (0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
 OMEGA_QUICK = (0.1, 0.5, 1.0)
 PAIRS = ((1, 7), (2, 3), (2, 7), (3, 8), (4, 7), (6, 9))
@@ -92,19 +95,26 @@ def datasets(quick: bool = True, standardize="auto", colon_log: bool = False):
     for a, b in PAIRS:
         m = (lab == a) | (lab == b)
         Xp, yp = X[m], np.where(lab[m] == b, 1.0, -1.0)
-        out.append((stand_in_label(f"USPS ({a} vs {b})"), (lambda s, Xp=Xp, yp=yp: (Xp, yp)),
-                    int(round(0.03 * len(yp))), std(False)))
+        out.append(
+            (
+                stand_in_label(f"USPS ({a} vs {b})"),
+                (lambda s, Xp=Xp, yp=yp: (Xp, yp)),
+                int(round(0.03 * len(yp))),
+                std(False),
+            )
+        )
     idx = np.concatenate([np.flatnonzero(lab == d)[:80] for d in range(10)])
     Xo, yo = X[idx], np.where(lab[idx] % 2 == 1, 1.0, -1.0)
-    out.append((stand_in_label("USPS (Odd vs Even)"), (lambda s, Xo=Xo, yo=yo: (Xo, yo)), 24,
-                std(False)))
+    out.append((stand_in_label("USPS (Odd vs Even)"), (lambda s, Xo=Xo, yo=yo: (Xo, yo)), 24, std(False)))
 
     def g241(kind):
         def f(seed):
             from cohstats.datasets import make_g241c, make_g241d
+
             gen = make_g241c if kind == "c" else make_g241d
             df = gen(1500, random_state=seed)
             return df.drop(columns=["y"]).to_numpy(dtype=float), df["y"].to_numpy(dtype=float)
+
         return f
 
     out.append(("g241c", g241("c"), 150, std(True)))
@@ -113,9 +123,11 @@ def datasets(quick: bool = True, standardize="auto", colon_log: bool = False):
     def real(name, log=False):
         def f(seed):
             from cohstats.datasets import load
+
             df = load(name)
             X = df.drop(columns=["y"]).to_numpy(dtype=float)
             return (np.log2(X) if log else X), df["y"].to_numpy(dtype=float)
+
         return f
 
     out.append(("colon", real("colon", colon_log), 16, std(False)))
@@ -125,7 +137,7 @@ def datasets(quick: bool = True, standardize="auto", colon_log: bool = False):
 
 def stand_in_label(published: str) -> str:
     """Our label of the 8x8-digits data standing in for a USPS row of [ZDJ] Tables 4-6."""
-    inner = published[published.index("(") + 1:published.rindex(")")]
+    inner = published[published.index("(") + 1 : published.rindex(")")]
     return f"digits 8x8 ({inner}) [USPS stand-in]"
 
 
@@ -150,8 +162,7 @@ def stratified_split(y, n_train, rng):
 
 
 # ----------------------------------------------------------------------------- one fit
-def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, n_jobs=None,
-                standardize=True):
+def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, n_jobs=None, standardize=True):
     """Tune (omega, gamma) by K-fold CV error, refit, return the test errors.
 
     Returns ``(err, omega, gamma, err_small, omega_small, gamma_small)``: first with ties in
@@ -168,11 +179,24 @@ def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, 
     k = max(2, k)
     best = None
     for om in omegas:
-        res = cv(clearn, design, nfolds=k, measure="class", random_state=seed, verbose=False,
-                 n_jobs=n_jobs, alpha=om, nlambda=nlambda, lambda_min_ratio=1e-3, kernel=kernel,
-                 max_iter=2000, standardize=standardize, **method_args,
-                 # [ZDJ] 5.2: sigma = the mean pairwise distance (the package default is "scale")
-                 **({"gamma": "mean"} if kernel == "rbf" else {}))
+        res = cv(
+            clearn,
+            design,
+            nfolds=k,
+            measure="class",
+            random_state=seed,
+            verbose=False,
+            n_jobs=n_jobs,
+            alpha=om,
+            nlambda=nlambda,
+            lambda_min_ratio=1e-3,
+            kernel=kernel,
+            max_iter=2000,
+            standardize=standardize,
+            **method_args,
+            # [ZDJ] 5.2: sigma = the mean pairwise distance (the package default is "scale")
+            **({"gamma": "mean"} if kernel == "rbf" else {}),
+        )
         cvm = np.asarray(res.cvm)
         mn = np.nanmin(cvm)
         at = np.flatnonzero(cvm <= mn + 1e-12)
@@ -185,8 +209,15 @@ def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, 
     return err, om, float(lam_big), err_s, om, float(lam_small)
 
 
-def replications(reps: int, seed: int = 0, quick: bool = True, only=None, standardize="auto",
-                 colon_log: bool = False, n_jobs: int | None = None) -> pd.DataFrame:
+def replications(
+    reps: int,
+    seed: int = 0,
+    quick: bool = True,
+    only=None,
+    standardize="auto",
+    colon_log: bool = False,
+    n_jobs: int | None = None,
+) -> pd.DataFrame:
     """One row per (data set, partition, expansion, method): the test errors under both CV
     tie rules (``error_pct``: ties to the smaller ``gamma``; ``error_larger_pct``: ties to the
     larger ``gamma``), the selected ``omega`` and ``gamma`` values and the training size."""
@@ -199,11 +230,9 @@ def replications(reps: int, seed: int = 0, quick: bool = True, only=None, standa
     sets = datasets(quick, standardize=standardize, colon_log=colon_log)
     if only is not None:
         wanted = set(only)
-        sets = [s for s in sets if s[0] in wanted or
-                any(STAND_INS.get(k) == s[0] for k in wanted)]
+        sets = [s for s in sets if s[0] in wanted or any(STAND_INS.get(k) == s[0] for k in wanted)]
         if not sets:
-            raise ValueError(f"only={only!r} matches no data set; available: "
-                             f"{[s[0] for s in datasets(quick)]}")
+            raise ValueError(f"only={only!r} matches no data set; available: {[s[0] for s in datasets(quick)]}")
     rows = []
     for name, loader, ntr, std in sets:
         for r in range(reps):
@@ -216,17 +245,29 @@ def replications(reps: int, seed: int = 0, quick: bool = True, only=None, standa
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", ConvergenceWarning)
                         err_l, om, lam_l, err_s, _, lam_s = tuned_error(
-                            X[tr], y[tr], X[te], y[te], margs, kern, omegas, nlambda, s,
-                            n_jobs, std)
-                    rows.append(dict(dataset=name, expansion=table, method=mname, rep=r,
-                                     error_pct=100 * err_s, error_larger_pct=100 * err_l,
-                                     omega=om, gamma=lam_s, gamma_larger=lam_l,
-                                     n_train=len(tr), standardized=bool(std)))
+                            X[tr], y[tr], X[te], y[te], margs, kern, omegas, nlambda, s, n_jobs, std
+                        )
+                    rows.append(
+                        dict(
+                            dataset=name,
+                            expansion=table,
+                            method=mname,
+                            rep=r,
+                            error_pct=100 * err_s,
+                            error_larger_pct=100 * err_l,
+                            omega=om,
+                            gamma=lam_s,
+                            gamma_larger=lam_l,
+                            n_train=len(tr),
+                            standardized=bool(std),
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
-def objective_traces(seed: int = 0, max_passes: int = 60, alpha: float = 0.5,
-                     lambda_ratio: float = 0.01) -> pd.DataFrame:
+def objective_traces(
+    seed: int = 0, max_passes: int = 60, alpha: float = 0.5, lambda_ratio: float = 0.01
+) -> pd.DataFrame:
     """[ZDJ] Figure 3 on the stand-in for USPS (1 vs 7): the C-learning objective
     ``(1/n) sum C(y_i f_i) + lambda * penalty`` after each coordinate-descent pass, for the
     linear and the Gaussian-kernel expansion (``rho = u = 1``, ``alpha`` = omega, ``lambda =
@@ -255,12 +296,27 @@ def objective_traces(seed: int = 0, max_passes: int = 60, alpha: float = 0.5,
             for k in range(1, max_passes + 1):
                 f = clearn(X[tr], y[tr], lambda_=lam, max_iter=k, **common)
                 if k == 1:
-                    rows.append(dict(data=name, expansion=exp, lambda_=lam, passes=0,
-                                     objective=float(f.info["null_objective"]), converged=False))
+                    rows.append(
+                        dict(
+                            data=name,
+                            expansion=exp,
+                            lambda_=lam,
+                            passes=0,
+                            objective=float(f.info["null_objective"]),
+                            converged=False,
+                        )
+                    )
                 done = int(f.info["n_iter"][0])
-                rows.append(dict(data=name, expansion=exp, lambda_=lam, passes=done,
-                                 objective=float(f.info["objective"][0]),
-                                 converged=bool(f.info["converged"][0])))
+                rows.append(
+                    dict(
+                        data=name,
+                        expansion=exp,
+                        lambda_=lam,
+                        passes=done,
+                        objective=float(f.info["objective"][0]),
+                        converged=bool(f.info["converged"][0]),
+                    )
+                )
                 if rows[-1]["converged"]:
                     break
     return pd.DataFrame(rows).drop_duplicates(["expansion", "passes"], keep="first")
@@ -273,13 +329,18 @@ def _trace_pattern(tr: pd.DataFrame) -> pd.DataFrame:
     for exp, d in tr.groupby("expansion", sort=False):
         o = d.sort_values("passes").objective.to_numpy()
         total = o[0] - o[-1]
-        rows.append({"expansion": exp, "passes to convergence": int(d.passes.max()),
-                     "converged": bool(d.converged.iloc[-1]),
-                     "start objective": o[0], "final objective": o[-1],
-                     "largest rise between passes": float(max(0.0, np.max(np.diff(o)))),
-                     "share of the decrease after 1 pass": (o[0] - o[1]) / total if total > 0 else np.nan,
-                     "share after 3 passes": (o[0] - o[min(3, o.size - 1)]) / total if total > 0
-                     else np.nan})
+        rows.append(
+            {
+                "expansion": exp,
+                "passes to convergence": int(d.passes.max()),
+                "converged": bool(d.converged.iloc[-1]),
+                "start objective": o[0],
+                "final objective": o[-1],
+                "largest rise between passes": float(max(0.0, np.max(np.diff(o)))),
+                "share of the decrease after 1 pass": (o[0] - o[1]) / total if total > 0 else np.nan,
+                "share after 3 passes": (o[0] - o[min(3, o.size - 1)]) / total if total > 0 else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -294,25 +355,30 @@ def _figure3(tr: pd.DataFrame):
         ax.set_yscale("log")
         ax.set_xlabel("coordinate-descent passes")
         ax.set_ylabel("objective - final objective")
-        ax.set_title(f"C-learning, {'linear' if exp == 'linear' else 'Gaussian-kernel'} "
-                     f"expansion (lambda = {d.lambda_.iloc[0]:.3g})", fontsize=9)
+        ax.set_title(
+            f"C-learning, {'linear' if exp == 'linear' else 'Gaussian-kernel'} "
+            f"expansion (lambda = {d.lambda_.iloc[0]:.3g})",
+            fontsize=9,
+        )
     fig.tight_layout()
     return fig
 
 
 def _lowest(wide: pd.DataFrame) -> pd.Series:
     """Per row, the column(s) with the smallest value, ties joined by ``" = "``."""
-    return wide.apply(lambda r: " = ".join(r.index[np.isclose(r.to_numpy(dtype=float),
-                                                              np.nanmin(r.to_numpy(dtype=float)))]),
-                      axis=1)
+    return wide.apply(
+        lambda r: " = ".join(r.index[np.isclose(r.to_numpy(dtype=float), np.nanmin(r.to_numpy(dtype=float)))]), axis=1
+    )
 
 
 def _describe(standardize, ties, colon_log) -> str:
     """The protocol paragraph of the report (no measured numbers: those come from the run)."""
-    std = {"auto": "g241c/d standardised with the training part's statistics; pixels and "
-                   "gene expressions on their own scale",
-           True: "every data set standardised with the training part's statistics",
-           False: "no data set standardised"}[standardize]
+    std = {
+        "auto": "g241c/d standardised with the training part's statistics; pixels and "
+        "gene expressions on their own scale",
+        True: "every data set standardised with the training part's statistics",
+        False: "no data set standardised",
+    }[standardize]
     return (
         "Each method minimises its loss with the elastic net, (1/n) sum phi(y f) + gamma "
         "[(1-omega)/2 ||beta||^2 + omega ||beta||_1], in the linear expansion (Table 5) and in the "
@@ -321,16 +387,28 @@ def _describe(standardize, ties, colon_log) -> str:
         "hinge, delta = 2). gamma and omega are chosen by stratified K-fold cross-validated "
         "misclassification error on the training part (K = min(10, smallest class count)); CV "
         f"ties go to the {ties} gamma. Scaling: {std}."
-        + (" Colon intensities are log2-transformed." if colon_log else
-           " Colon intensities are used as distributed (untransformed).")
+        + (
+            " Colon intensities are log2-transformed."
+            if colon_log
+            else " Colon intensities are used as distributed (untransformed)."
+        )
         + " The USPS rows run on scikit-learn's 8x8 digits, a stand-in: they are labelled "
         "'[USPS stand-in]', shown beside the paper's USPS numbers for orientation only, and "
-        "left out of every difference, z and tally.")
+        "left out of every difference, z and tally."
+    )
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True, only=None, standardize="auto",
-        ties: str = "smaller", colon_log: bool = False) -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/zdj_clearn",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    only=None,
+    standardize="auto",
+    ties: str = "smaller",
+    colon_log: bool = False,
+) -> Path:
     """Write the report reproducing [ZDJ] Tables 5 and 6 and return its path.
 
     Parameters
@@ -364,19 +442,26 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
     omegas = OMEGA_QUICK if quick else OMEGA_FULL
     nlambda = 30 if quick else 50
     rep = Report(TITLE, out, name="zdj_clearn")
-    rep.settings({"partitions per data set": reps, "seed": seed, "quick": quick,
-                  "omega grid": ", ".join(map(str, omegas)),
-                  "gamma path": f"{nlambda} values, gamma_max down to 1e-3 gamma_max",
-                  "tuning": "stratified K-fold CV error, K = min(10, smallest class)",
-                  "CV ties in gamma": f"to the {ties} gamma",
-                  "standardize": standardize, "colon": "log2" if colon_log else "as distributed",
-                  "methods": "HHSVM (delta=2), RLRM (logistic), C-learning (rho=u=1)"})
+    rep.settings(
+        {
+            "partitions per data set": reps,
+            "seed": seed,
+            "quick": quick,
+            "omega grid": ", ".join(map(str, omegas)),
+            "gamma path": f"{nlambda} values, gamma_max down to 1e-3 gamma_max",
+            "tuning": "stratified K-fold CV error, K = min(10, smallest class)",
+            "CV ties in gamma": f"to the {ties} gamma",
+            "standardize": standardize,
+            "colon": "log2" if colon_log else "as distributed",
+            "methods": "HHSVM (delta=2), RLRM (logistic), C-learning (rho=u=1)",
+        }
+    )
     rep.text(_describe(standardize, ties, colon_log))
     with rep.timed("all partitions"):
-        res = replications(reps, seed=seed, quick=quick, only=only, standardize=standardize,
-                           colon_log=colon_log, n_jobs=n_jobs)
-    col, other = (("error_pct", "error_larger_pct") if ties == "smaller"
-                  else ("error_larger_pct", "error_pct"))
+        res = replications(
+            reps, seed=seed, quick=quick, only=only, standardize=standardize, colon_log=colon_log, n_jobs=n_jobs
+        )
+    col, other = ("error_pct", "error_larger_pct") if ties == "smaller" else ("error_larger_pct", "error_pct")
     order = list(dict.fromkeys(res["dataset"]))
     stand = set(STAND_INS.values())
 
@@ -391,60 +476,92 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_clearn", seed: int =
         rep.section(f"[ZDJ] {table}: {'linear' if exp == 'linear' else 'Gaussian-kernel'} expansion")
         ours = summ[summ.expansion == exp].drop(columns="expansion")
         pub = reference("zdj2012", ref)
-        rep.compare(ours, pub, on=["dataset", "method"], value="mean_pct", se="se_pct",
-                          reps="reps", published_sd="sd_pct", published_reps=20,
-                          stand_ins=STAND_INS, source=f"[ZDJ] {table}",
-                          caption=f"Test error (%): ours (mean over {reps} partition(s), CV ties "
-                                  f"to the {ties} gamma) versus [ZDJ] {table} (mean and sd "
-                                  "over 20 partitions).", floatfmt=".2f")
+        rep.compare(
+            ours,
+            pub,
+            on=["dataset", "method"],
+            value="mean_pct",
+            se="se_pct",
+            reps="reps",
+            published_sd="sd_pct",
+            published_reps=20,
+            stand_ins=STAND_INS,
+            source=f"[ZDJ] {table}",
+            caption=f"Test error (%): ours (mean over {reps} partition(s), CV ties "
+            f"to the {ties} gamma) versus [ZDJ] {table} (mean and sd "
+            "over 20 partitions).",
+            floatfmt=".2f",
+        )
         wide = ours.pivot(index="dataset", columns="method", values="mean_pct")
         wide = wide.reindex(order)[list(METHODS)]
         pw = pub.pivot(index="dataset", columns="method", values="mean_pct")[list(METHODS)]
         real = [d for d in wide.index if d not in stand and d in pw.index]
         if real:
             best, pbest = _lowest(wide.loc[real]), _lowest(pw.loc[real])
-            agree = int(sum(set(b.split(" = ")) & set(p.split(" = ")) != set()
-                            for b, p in zip(best, pbest)))
-            rep.text(f"Lowest mean error per data set (the {len(real)} data sets that are the "
-                     f"paper's own; ties joined by '='): ours {best.value_counts().to_dict()}, "
-                     f"[ZDJ] {pbest.value_counts().to_dict()}; a lowest method in common in "
-                     f"{agree} of {len(real)}. Stand-in rows are not counted.")
-        ws = summ_o[summ_o.expansion == exp].pivot(index="dataset", columns="method",
-                                                    values="mean_pct")
+            agree = int(sum(set(b.split(" = ")) & set(p.split(" = ")) != set() for b, p in zip(best, pbest)))
+            rep.text(
+                f"Lowest mean error per data set (the {len(real)} data sets that are the "
+                f"paper's own; ties joined by '='): ours {best.value_counts().to_dict()}, "
+                f"[ZDJ] {pbest.value_counts().to_dict()}; a lowest method in common in "
+                f"{agree} of {len(real)}. Stand-in rows are not counted."
+            )
+        ws = summ_o[summ_o.expansion == exp].pivot(index="dataset", columns="method", values="mean_pct")
         ws = ws.reindex(order)[list(METHODS)]
         pub_lab = pw.rename(index=STAND_INS).reindex(order)
-        both = pd.concat([wide.add_suffix(f" (ties->{ties})"),
-                          ws.add_suffix(f" (ties->{'larger' if ties == 'smaller' else 'smaller'})"),
-                          pub_lab.add_suffix(" [ZDJ]")], axis=1)
-        rep.table(both.reset_index(), floatfmt=".2f",
-                  caption="Mean test error (%) under both CV tie rules, from the same CV curves "
-                          "(with 11-24 training points many gamma values tie at the smallest CV "
-                          "error; ties to the larger gamma pick the most regularised of them), and "
-                          "[ZDJ]'s. Stand-in rows: [ZDJ]'s column is the USPS value.")
+        both = pd.concat(
+            [
+                wide.add_suffix(f" (ties->{ties})"),
+                ws.add_suffix(f" (ties->{'larger' if ties == 'smaller' else 'smaller'})"),
+                pub_lab.add_suffix(" [ZDJ]"),
+            ],
+            axis=1,
+        )
+        rep.table(
+            both.reset_index(),
+            floatfmt=".2f",
+            caption="Mean test error (%) under both CV tie rules, from the same CV curves "
+            "(with 11-24 training points many gamma values tie at the smallest CV "
+            "error; ties to the larger gamma pick the most regularised of them), and "
+            "[ZDJ]'s. Stand-in rows: [ZDJ]'s column is the USPS value.",
+        )
     rep.section("Selected tuning parameters")
-    sel = (res.groupby(["expansion", "method"], sort=False)
-           .agg(mean_omega=("omega", "mean"), median_gamma_ties_smaller=("gamma", "median"),
-                median_gamma_ties_larger=("gamma_larger", "median")).reset_index())
-    rep.table(sel, caption="Mean selected omega and median selected gamma under the two tie "
-                           "rules.")
+    sel = (
+        res.groupby(["expansion", "method"], sort=False)
+        .agg(
+            mean_omega=("omega", "mean"),
+            median_gamma_ties_smaller=("gamma", "median"),
+            median_gamma_ties_larger=("gamma_larger", "median"),
+        )
+        .reset_index()
+    )
+    rep.table(sel, caption="Mean selected omega and median selected gamma under the two tie rules.")
     rep.section("[ZDJ] Figure 3: the objective along the coordinate-descent passes")
     with rep.timed("Figure 3"):
         tr = objective_traces(seed)
     pat = _trace_pattern(tr)
-    rep.figure(_figure3(tr), "zdj_figure3",
-               "C-learning objective after each coordinate-descent pass, minus its value at "
-               f"convergence (log scale), on {tr.data.iloc[0]} "
-               "(partition 0's training part; rho = u = 1, omega = 0.5, lambda = 0.01 "
-               "lambda_max), linear and Gaussian-kernel expansion. [ZDJ] draws the same on USPS "
-               "(1 vs 7); ours runs on the stand-in, so the figure is compared as a pattern only.")
-    rep.table(pat, caption="The pattern of [ZDJ] Figure 3 on our traces: [ZDJ] reports that the "
-              "objective decreases with the iterations and is 'significantly reduced' early. "
-              + "; ".join(f"{r.expansion}: largest rise {r['largest rise between passes']:.2g}, "
-                          f"{100 * r['share of the decrease after 1 pass']:.1f} % of the decrease "
-                          f"after one pass, converged after {r['passes to convergence']} passes"
-                          for _, r in pat.iterrows()) + ". Our outer (Newton) step has one inner "
-              "coordinate pass, so [ZDJ]'s outer and inner panels are one trace here.",
-              floatfmt=".4g")
+    rep.figure(
+        _figure3(tr),
+        "zdj_figure3",
+        "C-learning objective after each coordinate-descent pass, minus its value at "
+        f"convergence (log scale), on {tr.data.iloc[0]} "
+        "(partition 0's training part; rho = u = 1, omega = 0.5, lambda = 0.01 "
+        "lambda_max), linear and Gaussian-kernel expansion. [ZDJ] draws the same on USPS "
+        "(1 vs 7); ours runs on the stand-in, so the figure is compared as a pattern only.",
+    )
+    rep.table(
+        pat,
+        caption="The pattern of [ZDJ] Figure 3 on our traces: [ZDJ] reports that the "
+        "objective decreases with the iterations and is 'significantly reduced' early. "
+        + "; ".join(
+            f"{r.expansion}: largest rise {r['largest rise between passes']:.2g}, "
+            f"{100 * r['share of the decrease after 1 pass']:.1f} % of the decrease "
+            f"after one pass, converged after {r['passes to convergence']} passes"
+            for _, r in pat.iterrows()
+        )
+        + ". Our outer (Newton) step has one inner "
+        "coordinate pass, so [ZDJ]'s outer and inner panels are one trace here.",
+        floatfmt=".4g",
+    )
     rep.out_dir.mkdir(parents=True, exist_ok=True)
     tr.to_csv(rep.out_dir / "zdj_figure3_traces.csv", index=False)
     res.to_csv(rep.out_dir / "zdj_clearn_partitions.csv", index=False)

@@ -26,6 +26,7 @@ Also Figure 2: the fitted ``rho`` per replication (the paper reports ranges
 13-value penalty grid, ``D = 4``, C-learning ``alpha in {0.1, 0.5, 1}`` with 30 path values;
 ``--full``: the 61-value grid, ``D = 10``, ``alpha in {0.1, 0.3, 0.5, 0.7, 0.9, 1}``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,6 +47,7 @@ _SVM = {"pi": 0.5, "gamma": "median", "standardize": False}
 
 def _grid(quick, lambda_convention="e1071"):
     from cohstats.tuning import wsl_grid
+
     if lambda_convention not in ("e1071", "spec"):
         raise ValueError(f"lambda_convention must be 'e1071' or 'spec'; got {lambda_convention!r}")
     g = 10.0 ** (-3.0 + 0.5 * np.arange(13))[::-1] if quick else wsl_grid()
@@ -72,35 +74,90 @@ def _rep(data, r, seed, quick, lambda_convention="e1071"):
     probs, errs, extra = {}, {}, {}
 
     # SVM tuned by CV misclassification: Platt, Sollich, Ours for SVM
-    cvr = tune(svm, d, grid={"lambda_": _grid(quick, "spec")}, method="cv", measure="class", nfolds=10,
-               random_state=s0, verbose=False, m=10, **_SVM)
+    cvr = tune(
+        svm,
+        d,
+        grid={"lambda_": _grid(quick, "spec")},
+        method="cv",
+        measure="class",
+        nfolds=10,
+        random_state=s0,
+        verbose=False,
+        m=10,
+        **_SVM,
+    )
     f = cvr.best_fit
     svm_err = error_rate(yte, np.where(f.predict(Xte, type="link").to_numpy() > 0, 1, -1))
     for name, meth in (("Platt", "platt"), ("Sollich", "sollich"), ("Ours for SVM", "coherence")):
         probs[name] = f.predict(Xte, type="prob", method=meth).iloc[:, 1].to_numpy()
     extra["rho"] = f.rho_
     extra["svm_lambda"] = float(f.lambda_[0])
-    errs["Ours for SVM"] = svm_err                                    # = the SVM's error
-    tp = tune(svm, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, m=10, **_SVM,
-              prob_args={"method": "platt"}, random_state=s0 + 1, verbose=False)
+    errs["Ours for SVM"] = svm_err  # = the SVM's error
+    tp = tune(
+        svm,
+        d,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        m=10,
+        **_SVM,
+        prob_args={"method": "platt"},
+        random_state=s0 + 1,
+        verbose=False,
+    )
     probs["Tuned Platt"] = tp.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy()
-    wsl = tune(svm, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, m=10,
-               **{**_SVM, "pi": "path"},
-               prob_args={"method": "bracket"}, random_state=s0 + 2, verbose=False)
+    wsl = tune(
+        svm,
+        d,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        m=10,
+        **{**_SVM, "pi": "path"},
+        prob_args={"method": "bracket"},
+        random_state=s0 + 2,
+        verbose=False,
+    )
     probs["WSL"] = wsl.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy()
     # PLR: linear L2-penalised logistic regression, lambda by the GKL estimate
-    plr = tune(clearn, d, grid={"lambda_": grid}, method="gkl", D=D, tau=0.5, loss="logistic",
-               alpha=0.0, random_state=s0 + 3, verbose=False)
+    plr = tune(
+        clearn,
+        d,
+        grid={"lambda_": grid},
+        method="gkl",
+        D=D,
+        tau=0.5,
+        loss="logistic",
+        alpha=0.0,
+        random_state=s0 + 3,
+        verbose=False,
+    )
     probs["PLR"] = plr.best_fit.predict(Xte, type="prob").iloc[:, 1].to_numpy()
     # C-learning, kernel expansion with the Gaussian of median_between width, CV cross-entropy
     from cohstats.kernels import median_between
+
     sig = median_between(d.X, d.y)
     alphas = [0.1, 0.5, 1.0] if quick else [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
     best = None
     for a in alphas:
         from cohstats.tuning import cv
-        c = cv(clearn, d, nfolds=10, measure="cre", random_state=s0 + 4, verbose=False,
-               kernel="rbf", sigma=sig, rho=1.0, u=1.0, alpha=a, nlambda=30 if quick else 50)
+
+        c = cv(
+            clearn,
+            d,
+            nfolds=10,
+            measure="cre",
+            random_state=s0 + 4,
+            verbose=False,
+            kernel="rbf",
+            sigma=sig,
+            rho=1.0,
+            u=1.0,
+            alpha=a,
+            nlambda=30 if quick else 50,
+        )
         if best is None or c.score < best.score:
             best = c
     probs["C-learning"] = best.predict(Xte, type="prob").iloc[:, 1].to_numpy()
@@ -114,8 +171,14 @@ def _rep(data, r, seed, quick, lambda_convention="e1071"):
     return rows, {"dataset": data, "rep": r, **extra}, recs
 
 
-def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", seed: int = 0,
-        n_jobs: int | None = None, quick: bool = True, lambda_convention: str = "e1071") -> Path:
+def run(
+    reps: int = DEFAULT_REPS,
+    out="vignette_reports/zdj_svm_probability",
+    seed: int = 0,
+    n_jobs: int | None = None,
+    quick: bool = True,
+    lambda_convention: str = "e1071",
+) -> Path:
     """Run [ZDJ] Tables 2-3 and Figure 2; returns the report path.
 
     ``lambda_convention``: ``"e1071"`` (default, ``lambda = lambda_WSL / n``) or ``"spec"``
@@ -136,23 +199,35 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
 
     rep = Report(TITLE, out, name="zdj_svm_probability")
     grid = _grid(quick, lambda_convention)
-    rep.settings({"reps": reps, "seed": seed, "quick": quick,
-                  "lambda grid": f"{grid.size} values in [{grid.min():g}, {grid.max():g}] "
-                  f"for PLR, Tuned Platt, WSL (lambda_convention={lambda_convention!r}); the "
-                  "CV-tuned SVM of Platt/Sollich/Ours uses [WSL]'s grid as lambda",
-                  "GKL estimate D": 4 if quick else 10, "kernel": "Gaussian, sigma = median_between",
-                  "SVM for Platt/Sollich/Ours": "lambda by 10-fold CV misclassification"})
-    rep.text("Class probabilities from SVM outputs compared on [ZDJ]'s two simulations. 'Ours for "
-             "SVM' is the coherence inverse link (u = 1) with rho fitted by minimising the training "
-             "EKL; its error is the SVM's. The WSL column of [ZDJ] Table 3 cites [WSL]'s "
-             "psi-learning errors; ours is the weighted-SVM bracketing estimator. "
-             "When the CV-tuned SVM fits the training data closely (no training point with "
-             "y f < -1), the training EKL decreases all the way to the lower end rho = 1e-3 of "
-             "D9 and the link returns probabilities 0/1 beyond |f| > 1; such replications are "
-             "degenerate for GKL_c and are counted, not averaged.")
+    rep.settings(
+        {
+            "reps": reps,
+            "seed": seed,
+            "quick": quick,
+            "lambda grid": f"{grid.size} values in [{grid.min():g}, {grid.max():g}] "
+            f"for PLR, Tuned Platt, WSL (lambda_convention={lambda_convention!r}); the "
+            "CV-tuned SVM of Platt/Sollich/Ours uses [WSL]'s grid as lambda",
+            "GKL estimate D": 4 if quick else 10,
+            "kernel": "Gaussian, sigma = median_between",
+            "SVM for Platt/Sollich/Ours": "lambda by 10-fold CV misclassification",
+        }
+    )
+    rep.text(
+        "Class probabilities from SVM outputs compared on [ZDJ]'s two simulations. 'Ours for "
+        "SVM' is the coherence inverse link (u = 1) with rho fitted by minimising the training "
+        "EKL; its error is the SVM's. The WSL column of [ZDJ] Table 3 cites [WSL]'s "
+        "psi-learning errors; ours is the weighted-SVM bracketing estimator. "
+        "When the CV-tuned SVM fits the training data closely (no training point with "
+        "y f < -1), the training EKL decreases all the way to the lower end rho = 1e-3 of "
+        "D9 and the link returns probabilities 0/1 beyond |f| > 1; such replications are "
+        "degenerate for GKL_c and are counted, not averaged."
+    )
     with rep.timed("replications"):
-        res = Parallel(n_jobs=n_jobs or 1)(delayed(_rep)(dname, r, seed, quick, lambda_convention)
-                                          for dname in ("Data 1", "Data 2") for r in range(reps))
+        res = Parallel(n_jobs=n_jobs or 1)(
+            delayed(_rep)(dname, r, seed, quick, lambda_convention)
+            for dname in ("Data 1", "Data 2")
+            for r in range(reps)
+        )
     raw = pd.DataFrame([x for rr, _, _ in res for x in rr])
     rhos = pd.DataFrame([e for _, e, _ in res])
     recs = [x for _, _, rc in res for x in rc]
@@ -165,22 +240,42 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
     summ["gkl_se"] = g["gkl"].std(ddof=1) / np.sqrt(g["gkl"].count())
     summ["cer_se"] = g["cer"].std(ddof=1) / np.sqrt(g["cer"].count())
     summ["reps"] = g["cer"].count()
-    summ["gkl_reps"] = g["gkl"].count()          # the non-degenerate replications
+    summ["gkl_reps"] = g["gkl"].count()  # the non-degenerate replications
     summ["degenerate"] = g["degenerate"].sum()
     summ = summ.reset_index()
     rep.section("Table 2: test GKL_c")
-    rep.compare(summ, reference("zdj2012", "table2"), on=["dataset", "method"], value="gkl",
-                se="gkl_se", published_value="mean", published_se="sd_reported",
-                reps="gkl_reps", published_reps=100, source="[ZDJ] Table 2",
-                caption="Test GKL_c: ours (non-degenerate replications) versus [ZDJ] Table 2 "
-                        "(100 replications; the paper's spread is its SE x 10).")
-    rep.table(summ[["dataset", "method", "reps", "degenerate"]],
-              caption="Replications and degenerate GKL_c estimates per method.")
+    rep.compare(
+        summ,
+        reference("zdj2012", "table2"),
+        on=["dataset", "method"],
+        value="gkl",
+        se="gkl_se",
+        published_value="mean",
+        published_se="sd_reported",
+        reps="gkl_reps",
+        published_reps=100,
+        source="[ZDJ] Table 2",
+        caption="Test GKL_c: ours (non-degenerate replications) versus [ZDJ] Table 2 "
+        "(100 replications; the paper's spread is its SE x 10).",
+    )
+    rep.table(
+        summ[["dataset", "method", "reps", "degenerate"]],
+        caption="Replications and degenerate GKL_c estimates per method.",
+    )
     rep.section("Table 3: test error")
-    rep.compare(summ, reference("zdj2012", "table3"), on=["dataset", "method"], value="cer",
-                se="cer_se", published_value="mean", published_se="sd_reported",
-                reps="reps", published_reps=100, source="[ZDJ] Table 3",
-                caption="Test error: ours versus [ZDJ] Table 3 (100 replications).")
+    rep.compare(
+        summ,
+        reference("zdj2012", "table3"),
+        on=["dataset", "method"],
+        value="cer",
+        se="cer_se",
+        published_value="mean",
+        published_se="sd_reported",
+        reps="reps",
+        published_reps=100,
+        source="[ZDJ] Table 3",
+        caption="Test error: ours versus [ZDJ] Table 3 (100 replications).",
+    )
     rep.section("Figure 2: fitted rho per replication")
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for dname, mk in (("Data 1", "o"), ("Data 2", "s")):
@@ -192,16 +287,17 @@ def run(reps: int = DEFAULT_REPS, out="vignette_reports/zdj_svm_probability", se
     ax.legend()
     rep.figure(fig, "zdj_figure2", "Fitted rho of the coherence link per replication.")
     rng_tab = rhos.groupby("dataset")["rho"].agg(["min", "median", "max"]).reset_index()
-    rng_tab["paper range"] = rng_tab["dataset"].map({"Data 1": "[0.3402, 0.8773]",
-                                                     "Data 2": "[0.1077, 1.3166]"})
+    rng_tab["paper range"] = rng_tab["dataset"].map({"Data 1": "[0.3402, 0.8773]", "Data 2": "[0.1077, 1.3166]"})
     rep.table(rng_tab, caption="Range of the fitted rho over the replications.")
     rep.section("Calibration per method")
-    rep.text("How well each method's test probabilities match the observed frequencies (not in "
-             "the paper). Degenerate estimates are those with non-finite probabilities; "
-             "probabilities of exactly 0 or 1 are finite and stay in.")
+    rep.text(
+        "How well each method's test probabilities match the observed frequencies (not in "
+        "the paper). Degenerate estimates are those with non-finite probabilities; "
+        "probabilities of exactly 0 or 1 are finite and stay in."
+    )
     from .calibration_report import add_calibration
-    add_calibration(rep, recs, ["dataset", "method"], "dataset", "method", title="Data 1-2",
-                    name="zdj_svm_probability")
+
+    add_calibration(rep, recs, ["dataset", "method"], "dataset", "method", title="Data 1-2", name="zdj_svm_probability")
     rep.out_dir.mkdir(parents=True, exist_ok=True)
     raw.to_csv(rep.out_dir / "zdj_svm_probability_raw.csv", index=False)
     return rep.write()

@@ -26,6 +26,7 @@ with the curvature bound ``(a+1)(1+c)/a`` of the LUM loss (the Hessian of ``V(<f
 For ``c > 10`` the problems ``c = 10, 100, ...`` are solved first at each ``lambda`` (each
 warm-starting the next).
 """
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,20 @@ import numpy as np
 
 from cohstats.losses.scalar import LOSS_ALUM
 from cohstats.solvers.cd.multi import _prep
-from cohstats.solvers.cd.path import (MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
-                                      _check_tol, _lambda_max_std, _path_core, _warn_conv,
-                                      continuation_grid, standardize_design, xv_of)
+from cohstats.solvers.cd.path import (
+    MODE_MM,
+    _EMPTY_P,
+    _check_alpha,
+    _check_lambdas,
+    _check_pf,
+    _check_tol,
+    _lambda_max_std,
+    _path_core,
+    _warn_conv,
+    continuation_grid,
+    standardize_design,
+    xv_of,
+)
 
 __all__ = ["cd_angle_lum_path", "angle_lum_lambda_max"]
 
@@ -47,13 +59,14 @@ def _check_ac(a, c):
     if not a > 0:
         raise ValueError(f"a must be positive (np.inf allowed); got a={a!r}")
     if not (c >= 0 and math.isfinite(c)):
-        raise ValueError(f"c must be a finite number >= 0 for the angle-based LUM (c = inf, the "
-                         f"hinge, has no curvature bound; use a large finite c such as 1e3); got c={c!r}")
+        raise ValueError(
+            f"c must be a finite number >= 0 for the angle-based LUM (c = inf, the "
+            f"hinge, has no curvature bound; use a large finite c such as 1e3); got c={c!r}"
+        )
     return a, c
 
 
-def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, penalty_factor=None,
-                         intercept=True):
+def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, penalty_factor=None, intercept=True):
     """Smallest ``lambda`` at which every penalised coefficient row is zero:
     ``max_j ||(1/n) sum_i x_ij r_i||_2 / (alpha pf_j)`` with ``r_i`` the negative gradient (in
     ``R^{K-1}``) at the intercept-only fit (``alpha`` replaced by 1e-3 when smaller, glmnet's
@@ -71,12 +84,42 @@ def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, pena
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    return _lambda_max_std(Xt, np.zeros(X.shape[0]), w, LOSS_ALUM, a, c, alpha, pf, excl,
-                           bool(intercept), MODE_MM, False, _EMPTY_P, yc=yc, G=K - 1)
+    return _lambda_max_std(
+        Xt,
+        np.zeros(X.shape[0]),
+        w,
+        LOSS_ALUM,
+        a,
+        c,
+        alpha,
+        pf,
+        excl,
+        bool(intercept),
+        MODE_MM,
+        False,
+        _EMPTY_P,
+        yc=yc,
+        G=K - 1,
+    )
 
 
-def cd_angle_lum_path(X, y, w, a, c, lambdas, alpha, *, K=None, standardize=True, tol=1e-7,
-                      max_iter=10000, penalty_factor=None, intercept=True, warn=True):
+def cd_angle_lum_path(
+    X,
+    y,
+    w,
+    a,
+    c,
+    lambdas,
+    alpha,
+    *,
+    K=None,
+    standardize=True,
+    tol=1e-7,
+    max_iter=10000,
+    penalty_factor=None,
+    intercept=True,
+    warn=True,
+):
     """Grouped elastic-net angle-based LUM fit along a ``lambda`` path (module docstring).
 
     Parameters
@@ -115,15 +158,33 @@ def cd_angle_lum_path(X, y, w, a, c, lambdas, alpha, *, K=None, standardize=True
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, np.zeros(n), yc, w, LOSS_ALUM, a, c, MODE_MM, lam, alpha, pf, False, _EMPTY_P, excl,
-        bool(intercept), tol, max_iter, xv_of(Xt, w), True,
-        continuation_grid(LOSS_ALUM, a, c, MODE_MM), K - 1)
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))     # (nlam, p, K-1)
+        Xt,
+        np.zeros(n),
+        yc,
+        w,
+        LOSS_ALUM,
+        a,
+        c,
+        MODE_MM,
+        lam,
+        alpha,
+        pf,
+        False,
+        _EMPTY_P,
+        excl,
+        bool(intercept),
+        tol,
+        max_iter,
+        xv_of(Xt, w),
+        True,
+        continuation_grid(LOSS_ALUM, a, c, MODE_MM),
+        K - 1,
+    )
+    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (nlam, p, K-1)
     coefs = Bs / scale[None, :, None]
     intercepts = bs - np.einsum("p,lpk->lk", center, coefs) if intercept else bs.copy()
     df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts,
-                null_objective=obj0)
+    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
     if warn and not np.all(conv):
         _warn_conv(lam, conv, max_iter)
     return intercepts, coefs, info

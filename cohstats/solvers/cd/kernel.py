@@ -24,6 +24,7 @@ only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate de
 This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
 """
+
 from __future__ import annotations
 
 
@@ -31,8 +32,19 @@ import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.path import (
-    _NO_YC, continuation_grid, _check_alpha, _check_lambdas, _check_loss, _check_tol, _check_xyw,
-    _lambda_max_std, _null_fit, _objective, _path_core, _resolve_mode, _warn_conv,
+    _NO_YC,
+    continuation_grid,
+    _check_alpha,
+    _check_lambdas,
+    _check_loss,
+    _check_tol,
+    _check_xyw,
+    _lambda_max_std,
+    _null_fit,
+    _objective,
+    _path_core,
+    _resolve_mode,
+    _warn_conv,
     default_mode,
 )
 from cohstats.solvers.cd.multi import _check_T, _group_mode, _prep as _prep_multi
@@ -60,7 +72,7 @@ def _square(K):
 def _design(K, w, intercept):
     n = K.shape[0]
     m = (w @ K) / n if intercept else np.zeros(n)
-    Xt = np.ascontiguousarray(K - m[:, None])   # row j = centred column j (K symmetric)
+    Xt = np.ascontiguousarray(K - m[:, None])  # row j = centred column j (K symmetric)
     xv = np.einsum("ji,ji,i->j", Xt, Xt, w) / n
     excl = xv <= 0.0
     return Xt, m, xv, excl
@@ -86,8 +98,9 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
     pf = np.ones(K.shape[0])
-    return _lambda_max_std(Xt, y, w, loss_code, p1, p2, alpha, pf, excl, bool(intercept),
-                           default_mode(loss_code), True, K)
+    return _lambda_max_std(
+        Xt, y, w, loss_code, p1, p2, alpha, pf, excl, bool(intercept), default_mode(loss_code), True, K
+    )
 
 
 def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept, obj0):
@@ -106,7 +119,7 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
     converged = False
     for it in range(1, max_iter + 1):
         loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c)
-        res_beta = r / n - gam * beta          # K times this is minus the beta-gradient
+        res_beta = r / n - gam * beta  # K times this is minus the beta-gradient
         res_b = r.sum() / n
         kkt = max(np.abs(K @ res_beta).max(), abs(res_b) if intercept else 0.0)
         if kkt <= gate:
@@ -140,7 +153,7 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
                 break
             t *= 0.5
         else:
-            converged = True    # no decrease possible at machine precision
+            converged = True  # no decrease possible at machine precision
             break
         done = obj - nobj <= 1e-16 * max(abs(obj), 1.0)
         beta, Kb, b, f, obj = nb, nKb, nbb, nf, nobj
@@ -150,8 +163,24 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
     return b, beta, it, converged, obj, Kb
 
 
-def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter=10000, *,
-                   mode=None, intercept=True, warn=True, exact_kkt=True, solver="auto"):
+def cd_kernel_path(
+    K,
+    y,
+    w,
+    loss_code,
+    p1,
+    p2,
+    gammas,
+    alpha,
+    tol=1e-7,
+    max_iter=10000,
+    *,
+    mode=None,
+    intercept=True,
+    warn=True,
+    exact_kkt=True,
+    solver="auto",
+):
     """Kernel C-learning (or RLRM / HHSVM / LUM) along a decreasing ``gamma`` path.
 
     Parameters
@@ -205,13 +234,40 @@ def cd_kernel_path(K, y, w, loss_code, p1, p2, gammas, alpha, tol=1e-7, max_iter
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, y, _NO_YC, w, loss_code, p1, p2, m_, gam, alpha, pf, True, K, excl, bool(intercept),
-        tol, max_iter, xv, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_), 1)
+        Xt,
+        y,
+        _NO_YC,
+        w,
+        loss_code,
+        p1,
+        p2,
+        m_,
+        gam,
+        alpha,
+        pf,
+        True,
+        K,
+        excl,
+        bool(intercept),
+        tol,
+        max_iter,
+        xv,
+        bool(exact_kkt),
+        continuation_grid(loss_code, p1, p2, m_),
+        1,
+    )
     b0 = b0[:, 0]
     B = B[:, 0, :]
     intercepts = b0 - B @ m
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
-                kkt=kkts, null_objective=obj0, mode=m_)
+    info = dict(
+        n_iter=n_iter,
+        converged=conv,
+        objective=objs,
+        df=np.count_nonzero(B, axis=1),
+        kkt=kkts,
+        null_objective=obj0,
+        mode=m_,
+    )
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return intercepts, B, info
@@ -225,8 +281,28 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     Xt, m, xv, excl = _design(K, w, intercept)
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    B0, bv, F0, PB0 = _null_fit(Xt, y, _NO_YC, w, code, p1, p2, mode, Lb, floor_c, pf, True, K,
-                                excl, bool(intercept), 1e-14, 1000, xv, float(w.sum()), 1)
+    B0, bv, F0, PB0 = _null_fit(
+        Xt,
+        y,
+        _NO_YC,
+        w,
+        code,
+        p1,
+        p2,
+        mode,
+        Lb,
+        floor_c,
+        pf,
+        True,
+        K,
+        excl,
+        bool(intercept),
+        1e-14,
+        1000,
+        xv,
+        float(w.sum()),
+        1,
+    )
     beta0, b, f, Pb = B0[0], float(bv[0]), F0[0], PB0[0]
     obj0 = _objective(code, p1, p2, y, w, f, beta0, pf, 0.0, 0.0, True, Pb)
     beta = np.zeros(n)
@@ -237,15 +313,24 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     objs = np.zeros(ng)
     kkts = np.zeros(ng)
     for k, g in enumerate(gam):
-        b, beta, it, ok, obj, Kb = _newton_ridge(K, y, w, code, p1, p2, float(g), b, beta, tol,
-                                                 max_iter, intercept, obj0)
+        b, beta, it, ok, obj, Kb = _newton_ridge(
+            K, y, w, code, p1, p2, float(g), b, beta, tol, max_iter, intercept, obj0
+        )
         B[k], b0[k], n_iter[k], conv[k], objs[k] = beta, b, it, ok, obj
         W = np.empty(n)
         r = np.empty(n)
         loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
         kkts[k] = max(np.abs(K @ (r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
-                kkt=kkts, null_objective=obj0, mode=mode, solver="newton")
+    info = dict(
+        n_iter=n_iter,
+        converged=conv,
+        objective=objs,
+        df=np.count_nonzero(B, axis=1),
+        kkt=kkts,
+        null_objective=obj0,
+        mode=mode,
+        solver="newton",
+    )
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return b0, B, info
@@ -262,8 +347,7 @@ def _prep_mc(K, y, w, n_classes, T, loss_scale):
     return K, yc, w, G, T, sc
 
 
-def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0,
-                           mode=None):
+def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0, mode=None):
     """Smallest penalty at which every row of the expansion coefficients is zero, for the
     K-class kernel problem of :func:`cd_kernel_multi_path`:
     ``max_j ||(1/n) sum_i K_ij r_i||_2 / alpha`` with ``r_i`` the negative gradient (in the K
@@ -280,14 +364,41 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
-    return _lambda_max_std(Xt, np.zeros(K.shape[0]), w, LOSS_MCOH, T, sc, alpha,
-                           np.ones(K.shape[0]), excl, bool(intercept), _group_mode(mode, T), True, K,
-                           yc=yc,
-                           G=G)
+    return _lambda_max_std(
+        Xt,
+        np.zeros(K.shape[0]),
+        w,
+        LOSS_MCOH,
+        T,
+        sc,
+        alpha,
+        np.ones(K.shape[0]),
+        excl,
+        bool(intercept),
+        _group_mode(mode, T),
+        True,
+        K,
+        yc=yc,
+        G=G,
+    )
 
 
-def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7, max_iter=10000,
-                         intercept=True, loss_scale=1.0, warn=True, mode=None):
+def cd_kernel_multi_path(
+    K,
+    y,
+    w,
+    T,
+    gammas,
+    alpha,
+    *,
+    n_classes=None,
+    tol=1e-7,
+    max_iter=10000,
+    intercept=True,
+    loss_scale=1.0,
+    warn=True,
+    mode=None,
+):
     """Multicategory kernel C-learning along a decreasing penalty path.
 
     Minimises, for each penalty ``lambda`` of ``gammas`` in turn (warm starts),
@@ -363,13 +474,32 @@ def cd_kernel_multi_path(K, y, w, T, gammas, alpha, *, n_classes=None, tol=1e-7,
     n = K.shape[0]
     Xt, m, xv, excl = _design(K, w, intercept)
     b0, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, gmode, gam, alpha, np.ones(n), True, K, excl,
-        bool(intercept), tol, max_iter, xv, True, np.zeros(0), G)
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))       # (ngam, n, K)
+        Xt,
+        np.zeros(n),
+        yc,
+        w,
+        LOSS_MCOH,
+        T,
+        sc,
+        gmode,
+        gam,
+        alpha,
+        np.ones(n),
+        True,
+        K,
+        excl,
+        bool(intercept),
+        tol,
+        max_iter,
+        xv,
+        True,
+        np.zeros(0),
+        G,
+    )
+    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (ngam, n, K)
     intercepts = b0 - np.einsum("j,ljk->lk", m, Bs)
     df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts,
-                null_objective=obj0)
+    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="lambda")
     return intercepts, Bs, info

@@ -12,6 +12,7 @@ scale.
 
 Plain ``@njit(cache=True, nogil=True)`` functions: arrays in, arrays/scalars out.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ def _refit_eval(h, y, w, a, g0, h1, ridge, inv_s2, n):
         d1 = wi * lum_d1(m, a, 0.0) * y[i]
         G0 += d1
         G1 += d1 * h[i]
-        d2 = wi * lum_d2(m, a, 0.0)       # y_i^2 = 1
+        d2 = wi * lum_d2(m, a, 0.0)  # y_i^2 = 1
         H00 += d2
         H01 += d2 * h[i]
         H11 += d2 * h[i] * h[i]
@@ -95,7 +96,7 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
     h = f1 / s
     inv_s2 = 1.0 / (s * s)
     g0 = 0.0
-    h1 = s                     # start at the first-stage fit itself (g1 = 1)
+    h1 = s  # start at the first-stage fit itself (g1 = 1)
     converged = False
     it = 0
     F = _refit_obj(h, y, w, a, g0, h1, ridge, inv_s2, float(n))
@@ -112,7 +113,7 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
             d0 = -G0
             d1 = -G1
         slope = G0 * d0 + G1 * d1
-        if not slope < 0.0:          # not a descent direction: use the gradient
+        if not slope < 0.0:  # not a descent direction: use the gradient
             d0 = -G0
             d1 = -G1
             slope = -(G0 * G0 + G1 * G1)
@@ -147,8 +148,7 @@ def lum_refit_path(F1, y, w, a, ridge, tol=1e-10, max_iter=200):
     out = np.empty((nlam, 2))
     conv = np.zeros(nlam, dtype=np.bool_)
     for k in range(nlam):
-        g0, g1, _it, ok, _F = lum_refit_newton(np.ascontiguousarray(F1[k]), y, w, a,
-                                               ridge[k], tol, max_iter)
+        g0, g1, _it, ok, _F = lum_refit_newton(np.ascontiguousarray(F1[k]), y, w, a, ridge[k], tol, max_iter)
         out[k, 0] = g0
         out[k, 1] = g1
         conv[k] = ok

@@ -47,6 +47,7 @@ passes are much cheaper than the Newton passes (no K x K curvature blocks) and f
 sets, warm starts, KKT checks and the convergence test (coefficient steps plus a KKT gate) are
 shared with the binary problems.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,12 +55,22 @@ import math
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH
-from cohstats.solvers.cd.path import (MODE_IRLS, MODE_MM, _EMPTY_P, _check_alpha, _check_lambdas, _check_pf,
-                                 _check_tol, _lambda_max_std, _path_core, _warn_conv,
-                                 standardize_design, xv_of)
+from cohstats.solvers.cd.path import (
+    MODE_IRLS,
+    MODE_MM,
+    _EMPTY_P,
+    _check_alpha,
+    _check_lambdas,
+    _check_pf,
+    _check_tol,
+    _lambda_max_std,
+    _path_core,
+    _warn_conv,
+    standardize_design,
+    xv_of,
+)
 
 __all__ = ["cd_multi_path", "multi_lambda_max", "binary_equivalent"]
-
 
 
 def _prep(X, y, w, K):
@@ -78,8 +89,7 @@ def _prep(X, y, w, K):
         K = int(yc.max()) + 1
     K = int(K)
     if K < 2 or yc.min() < 0 or yc.max() >= K:
-        raise ValueError(f"y must hold class codes in 0..K-1 with K >= 2; got range "
-                         f"[{yc.min()}, {yc.max()}] and K={K}")
+        raise ValueError(f"y must hold class codes in 0..K-1 with K >= 2; got range [{yc.min()}, {yc.max()}] and K={K}")
     if w is None:
         w = np.ones(n)
     w = np.ascontiguousarray(w, dtype=np.float64).ravel()
@@ -114,8 +124,9 @@ def _check_T(T):
     return T
 
 
-def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_factor=None,
-                     intercept=True, loss_scale=1.0, mode=None):
+def multi_lambda_max(
+    X, y, w, T, alpha, *, K=None, standardize=True, penalty_factor=None, intercept=True, loss_scale=1.0, mode=None
+):
     """Smallest ``lambda`` at which every (penalised) coefficient row is zero:
     ``max_j ||(1/n) sum_i x_ij r_i||_2 / (alpha pf_j)`` at the intercept-only fit (``alpha`` is
     replaced by 1e-3 when smaller, glmnet's rule for the ridge).
@@ -133,13 +144,43 @@ def multi_lambda_max(X, y, w, T, alpha, *, K=None, standardize=True, penalty_fac
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    return _lambda_max_std(Xt, np.zeros(X.shape[0]), w, LOSS_MCOH, T, float(loss_scale), alpha,
-                           pf, excl, bool(intercept), _group_mode(mode, T), False, _EMPTY_P, yc=yc, G=K)
+    return _lambda_max_std(
+        Xt,
+        np.zeros(X.shape[0]),
+        w,
+        LOSS_MCOH,
+        T,
+        float(loss_scale),
+        alpha,
+        pf,
+        excl,
+        bool(intercept),
+        _group_mode(mode, T),
+        False,
+        _EMPTY_P,
+        yc=yc,
+        G=K,
+    )
 
 
-def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1e-7,
-                  max_iter=10000, penalty_factor=None, intercept=True, loss_scale=1.0, warn=True,
-                  mode=None):
+def cd_multi_path(
+    X,
+    y,
+    w,
+    T,
+    lambdas,
+    alpha,
+    *,
+    K=None,
+    standardize=True,
+    tol=1e-7,
+    max_iter=10000,
+    penalty_factor=None,
+    intercept=True,
+    loss_scale=1.0,
+    warn=True,
+    mode=None,
+):
     """Grouped elastic-net multicategory coherence-loss fit along a ``lambda`` path.
 
     Parameters
@@ -186,14 +227,33 @@ def cd_multi_path(X, y, w, T, lambdas, alpha, *, K=None, standardize=True, tol=1
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, np.zeros(n), yc, w, LOSS_MCOH, T, sc, gmode, lam, alpha, pf, False, _EMPTY_P, excl,
-        bool(intercept), tol, max_iter, xv_of(Xt, w), True, np.zeros(0), K)
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))     # (nlam, p, K)
+        Xt,
+        np.zeros(n),
+        yc,
+        w,
+        LOSS_MCOH,
+        T,
+        sc,
+        gmode,
+        lam,
+        alpha,
+        pf,
+        False,
+        _EMPTY_P,
+        excl,
+        bool(intercept),
+        tol,
+        max_iter,
+        xv_of(Xt, w),
+        True,
+        np.zeros(0),
+        K,
+    )
+    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (nlam, p, K)
     coefs = Bs / scale[None, :, None]
     intercepts = bs - np.einsum("p,lpk->lk", center, coefs) if intercept else bs.copy()
     df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts,
-                null_objective=obj0)
+    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
     if warn and not np.all(conv):
         _warn_conv(lam, conv, max_iter)
     return intercepts, coefs, info

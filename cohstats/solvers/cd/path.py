@@ -61,6 +61,7 @@ intercept-only fit) and, in the IRLS and MM modes, the KKT residuals seen in tha
 ``sqrt(tol * obj0)``. The exact KKT violation is returned in ``info["kkt"]`` so that callers (and
 tests) can check optimality directly.
 """
+
 from __future__ import annotations
 
 import math
@@ -72,8 +73,23 @@ from numba import njit
 from cohstats.losses.angle import simplex_vertices_nb
 from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
 from cohstats.losses.scalar import (
-    LOSS_ALUM, LOSS_C, LOSS_EXP, LOSS_HHINGE, LOSS_HINGE, LOSS_LOGIT, LOSS_LUM, LOSS_MCOH, LOSS_SQHINGE,
-    LOSS_V, loss_curv_bound, loss_d1, loss_d2, loss_eval_sum, loss_value, lum_d1, lum_value,
+    LOSS_ALUM,
+    LOSS_C,
+    LOSS_EXP,
+    LOSS_HHINGE,
+    LOSS_HINGE,
+    LOSS_LOGIT,
+    LOSS_LUM,
+    LOSS_MCOH,
+    LOSS_SQHINGE,
+    LOSS_V,
+    loss_curv_bound,
+    loss_d1,
+    loss_d2,
+    loss_eval_sum,
+    loss_value,
+    lum_d1,
+    lum_value,
 )
 
 MODE_IRLS = 0
@@ -81,8 +97,16 @@ MODE_MM = 1
 MODE_EXACT = 2
 _MODES = {"irls": MODE_IRLS, "mm": MODE_MM, "exact": MODE_EXACT}
 
-__all__ = ["cd_path", "lambda_max", "lambda_sequence", "default_mode", "MODE_IRLS", "MODE_MM",
-           "MODE_EXACT", "standardize_design"]
+__all__ = [
+    "cd_path",
+    "lambda_max",
+    "lambda_sequence",
+    "default_mode",
+    "MODE_IRLS",
+    "MODE_MM",
+    "MODE_EXACT",
+    "standardize_design",
+]
 
 
 # =========================================================================== numba helpers
@@ -248,12 +272,11 @@ def _penalty(beta, pf, l1, l2, use_P, Pbeta):
     return pen
 
 
-_FM = {"reassoc", "contract", "nsz", "arcp"}   # reassociation for vectorised reductions only
+_FM = {"reassoc", "contract", "nsz", "arcp"}  # reassociation for vectorised reductions only
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
-           mode, code, p1, p2, Lb, xv, prof, dst):
+def _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta, mode, code, p1, p2, Lb, xv, prof, dst):
     """One pass of the binary problem over coordinates idx[:m]; returns max_j h_j (delta_j)^2.
 
     ``gst[j]`` receives the smooth part of the KKT residual of coordinate j before its update
@@ -455,8 +478,7 @@ def _aresid(F, yc, w, a, c, R):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv,
-           intercept, sw, code):
+def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv, intercept, sw, code):
     """One majorise-minimise pass of the grouped problem over rows idx[:m], then the intercepts.
 
     The working residual is refreshed from the exact gradient; each block update is the exact
@@ -469,7 +491,7 @@ def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E
     cmv = np.empty(K)
     d = np.empty(K)
     if code == LOSS_ALUM:
-        _aresid(F, yc, w, T, sc, R)      # (T, sc) carry LUM's (a, c)
+        _aresid(F, yc, w, T, sc, R)  # (T, sc) carry LUM's (a, c)
     else:
         _gresid(F, yc, w, T, sc, R)
     for k in range(K):
@@ -543,7 +565,7 @@ def _gpass(idx, m, Xt, yc, w, T, sc, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E
             mean += d[k]
         mean /= K
         if code == LOSS_ALUM:
-            mean = 0.0                   # angle-based intercepts are free in R^{K-1}
+            mean = 0.0  # angle-based intercepts are free in R^{K-1}
         for k in range(K):
             d[k] -= mean
             b[k] += d[k]
@@ -680,8 +702,40 @@ def _group_prox(lam, U, v, b, r, t, out):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _gpass_newton(idx, m, Xt, yc, w, T, sc, Lb, floor_c, pf, l1, l2, use_P, P, PB, B, b, F, R,
-                  Pi, E, Gst, xv, intercept, sw, fresh, outer, stamp, Uc, Lc, Cc, A0):
+def _gpass_newton(
+    idx,
+    m,
+    Xt,
+    yc,
+    w,
+    T,
+    sc,
+    Lb,
+    floor_c,
+    pf,
+    l1,
+    l2,
+    use_P,
+    P,
+    PB,
+    B,
+    b,
+    F,
+    R,
+    Pi,
+    E,
+    Gst,
+    xv,
+    intercept,
+    sw,
+    fresh,
+    outer,
+    stamp,
+    Uc,
+    Lc,
+    Cc,
+    A0,
+):
     """One block coordinate pass over rows idx[:m] on the grouped proximal-Newton (IRLS) model.
 
     The quadratic model of the loss at the start of an outer iteration (``fresh``: ``R``, ``Pi``
@@ -954,7 +1008,7 @@ def _resid_any(code, p1, p2, y, yc, w, F, R):
 def _grad_into(Xt, R, Gst, B, PB, use_P, l2, pf, sel, which):
     """Gst[k, j] = (1/n) sum_i x_ij R[k, i] - l2 pf_j (P B)_kj for j with sel[j] == which."""
     G, n = R.shape
-    if G == 1:      # binary problems: 1-D rows (measurably faster when p >> n)
+    if G == 1:  # binary problems: 1-D rows (measurably faster when p >> n)
         r = R[0]
         gst = Gst[0]
         beta = B[0]
@@ -1067,9 +1121,40 @@ _GN_INNER = 10
 
 
 @njit(cache=True, nogil=True)
-def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P, P, PB,
-               B, b, F, inS, intercept, thr, max_pass, xv, W, R, E, Gst,
-               idxS, idxA, ones, sw):
+def _solve_set(
+    Xt,
+    y,
+    yc,
+    w,
+    code,
+    p1,
+    p2,
+    mode,
+    Lb,
+    floor_c,
+    pf,
+    l1,
+    l2,
+    use_P,
+    P,
+    PB,
+    B,
+    b,
+    F,
+    inS,
+    intercept,
+    thr,
+    max_pass,
+    xv,
+    W,
+    R,
+    E,
+    Gst,
+    idxS,
+    idxA,
+    ones,
+    sw,
+):
     """Minimise the objective over the coordinates with inS[j] (others fixed at their values).
 
     Passes alternate glmnet-style between the whole set S and its active (nonzero) part; the
@@ -1103,7 +1188,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
     e = E[0]
     bb = b[0]
     dst = np.zeros(2)
-    gnewton = code == LOSS_MCOH and mode == MODE_IRLS   # the Newton passes are the coherence loss's
+    gnewton = code == LOSS_MCOH and mode == MODE_IRLS  # the Newton passes are the coherence loss's
     if gnewton:
         G = F.shape[0]
         Pi = np.empty((G, n))
@@ -1163,13 +1248,45 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
                 fresh = True
                 refresh = False
             if use_mm:
-                dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b,
-                                  F, R, E, Gst, xv, intercept, sw, code)
+                dmax, kk = _gpass(
+                    idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv, intercept, sw, code
+                )
                 refresh = True
             else:
-                dmax, kk = _gpass_newton(idx, m, Xt, yc, w, p1, p2, Lb, floor_c, pf, l1, l2, use_P,
-                                         P, PB, B, b, F, R, Pi, E, Gst, xv, intercept, sw, fresh,
-                                         outer, stamp, Uc, Lc, Cc, A0)
+                dmax, kk = _gpass_newton(
+                    idx,
+                    m,
+                    Xt,
+                    yc,
+                    w,
+                    p1,
+                    p2,
+                    Lb,
+                    floor_c,
+                    pf,
+                    l1,
+                    l2,
+                    use_P,
+                    P,
+                    PB,
+                    B,
+                    b,
+                    F,
+                    R,
+                    Pi,
+                    E,
+                    Gst,
+                    xv,
+                    intercept,
+                    sw,
+                    fresh,
+                    outer,
+                    stamp,
+                    Uc,
+                    Lc,
+                    Cc,
+                    A0,
+                )
                 inner += 1
                 if inner >= _GN_INNER:
                     refresh = True
@@ -1183,14 +1300,14 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
                 else:
                     refresh = True
         elif group:
-            dmax, kk = _gpass(idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F,
-                              R, E, Gst, xv, intercept, sw, code)
+            dmax, kk = _gpass(
+                idx, m, Xt, yc, w, p1, p2, Lb, pf, l1, l2, use_P, P, PB, B, b, F, R, E, Gst, xv, intercept, sw, code
+            )
         else:
             if irls:
                 # refresh curvatures/gradients; the same loop gives the objective of the last
                 # pass, which is halved back towards its start if it went up ()
-                obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + \
-                    _penalty(beta, pf, l1, l2, use_P, Pbeta)
+                obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(beta, pf, l1, l2, use_P, Pbeta)
                 nh = 0
                 while obj_new > obj + 1e-12 * abs(obj) and nh < 30:
                     nh += 1
@@ -1203,8 +1320,9 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
                         for i in range(Pbeta.shape[0]):
                             Pbeta[i] = 0.5 * (Pbeta[i] + Pb_old[i])
                     bb = 0.5 * (bb + b_old)
-                    obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + \
-                        _penalty(beta, pf, l1, l2, use_P, Pbeta)
+                    obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(
+                        beta, pf, l1, l2, use_P, Pbeta
+                    )
                 obj = obj_new
                 for i in range(n):
                     e[i] = r[i]
@@ -1226,8 +1344,32 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
                     sWt += W[i]
                 dst[0] = 0.0
                 dst[1] = sWt
-            dc = _cycle(idx, m, Xt, y, w, f, e, W, gst, beta, pf, l1, l2, use_P, P, Pbeta,
-                        mode, code, p1, p2, Lb, xv, irls and intercept and dst[1] > 0.0, dst)
+            dc = _cycle(
+                idx,
+                m,
+                Xt,
+                y,
+                w,
+                f,
+                e,
+                W,
+                gst,
+                beta,
+                pf,
+                l1,
+                l2,
+                use_P,
+                P,
+                Pbeta,
+                mode,
+                code,
+                p1,
+                p2,
+                Lb,
+                xv,
+                irls and intercept and dst[1] > 0.0,
+                dst,
+            )
             if dc > dmax:
                 dmax = dc
             if irls and intercept and dst[0] != 0.0:
@@ -1288,8 +1430,7 @@ def _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2, use_P,
 
 
 @njit(cache=True, nogil=True)
-def _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, intercept,
-              thr, max_pass, xv, sw, G):
+def _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, intercept, thr, max_pass, xv, sw, G):
     """Fit with only the unpenalised coordinates free (pf == 0); returns B, b, F, PB."""
     p = Xt.shape[0]
     n = w.shape[0]
@@ -1312,14 +1453,67 @@ def _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
         b[0] = _solve_1d(code, p1, p2, y, w, F[0], ones, 0.0, 0.0, 0.0, 0.0)
         for i in range(n):
             F[0, i] = b[0]
-    _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, 0.0, 0.0, use_P, P, PB, B, b,
-               F, inS, intercept, thr, max_pass, xv, W, R, E, Gst, idxS, idxA, ones, sw)
+    _solve_set(
+        Xt,
+        y,
+        yc,
+        w,
+        code,
+        p1,
+        p2,
+        mode,
+        Lb,
+        floor_c,
+        pf,
+        0.0,
+        0.0,
+        use_P,
+        P,
+        PB,
+        B,
+        b,
+        F,
+        inS,
+        intercept,
+        thr,
+        max_pass,
+        xv,
+        W,
+        R,
+        E,
+        Gst,
+        idxS,
+        idxA,
+        ones,
+        sw,
+    )
     return B, b, F, PB
 
 
 @njit(cache=True, nogil=True)
-def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, excl, intercept,
-               tol, max_iter, xv, exact_kkt, cont, G):
+def _path_core(
+    Xt,
+    y,
+    yc,
+    w,
+    code,
+    p1,
+    p2,
+    mode,
+    lambdas,
+    alpha,
+    pf,
+    use_P,
+    P,
+    excl,
+    intercept,
+    tol,
+    max_iter,
+    xv,
+    exact_kkt,
+    cont,
+    G,
+):
     """The one path driver: warm starts, sequential strong rule, KKT check, per-lambda records.
 
     Serves the binary problems (``G = 1``, any scalar loss code, identity or kernel penalty
@@ -1344,11 +1538,32 @@ def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, e
     kkts = np.zeros(nlam)
     # intercept-only (plus unpenalised coordinates) fit sets the scale of the tolerance
     if group:
-        B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P,
-                                excl, intercept, 1e-16, 100000, xv, sw, G)
+        B, b, F, PB = _null_fit(
+            Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl, intercept, 1e-16, 100000, xv, sw, G
+        )
     else:
-        B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P,
-                                excl, intercept, 1e-3 * tol, max_iter, xv, sw, G)
+        B, b, F, PB = _null_fit(
+            Xt,
+            y,
+            yc,
+            w,
+            code,
+            p1,
+            p2,
+            mode,
+            Lb,
+            floor_c,
+            pf,
+            use_P,
+            P,
+            excl,
+            intercept,
+            1e-3 * tol,
+            max_iter,
+            xv,
+            sw,
+            G,
+        )
     obj0 = _objective_any(code, p1, p2, y, yc, w, F, B, pf, 0.0, 0.0, use_P, PB)
     thr = tol * max(obj0, 1e-10)
     W = np.empty(n)
@@ -1378,26 +1593,86 @@ def _path_core(Xt, y, yc, w, code, p1, p2, mode, lambdas, alpha, pf, use_P, P, e
             beta = B[0]
             gst = Gst[0]
             for j in range(p):
-                inS[j] = (not excl[j]) and (ever[j] or beta[j] != 0.0
-                                            or abs(gst[j]) >= cut * pf[j])
+                inS[j] = (not excl[j]) and (ever[j] or beta[j] != 0.0 or abs(gst[j]) >= cut * pf[j])
         else:
             for j in range(p):
-                inS[j] = (not excl[j]) and (ever[j] or _nz(B, j)
-                                            or _gnorm(Gst, j) >= cut * pf[j])
+                inS[j] = (not excl[j]) and (ever[j] or _nz(B, j) or _gnorm(Gst, j) >= cut * pf[j])
         total = 0
         ok = False
         # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
         # problems first, each warm-starting the next (see cd_path's notes)
         for q in range(cont.shape[0]):
             Lq = Lb if mode != MODE_MM else loss_curv_bound(code, p1, cont[q])
-            passes, ok = _solve_set(Xt, y, yc, w, code, p1, cont[q], mode, Lq, floor_c, pf, l1,
-                                    l2, use_P, P, PB, B, b, F, inS, intercept, thr * 100.0,
-                                    max_iter - total, xv, W, R, E, Gst, idxS, idxA, ones, sw)
+            passes, ok = _solve_set(
+                Xt,
+                y,
+                yc,
+                w,
+                code,
+                p1,
+                cont[q],
+                mode,
+                Lq,
+                floor_c,
+                pf,
+                l1,
+                l2,
+                use_P,
+                P,
+                PB,
+                B,
+                b,
+                F,
+                inS,
+                intercept,
+                thr * 100.0,
+                max_iter - total,
+                xv,
+                W,
+                R,
+                E,
+                Gst,
+                idxS,
+                idxA,
+                ones,
+                sw,
+            )
             total += passes
         while True:
-            passes, ok = _solve_set(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, l1, l2,
-                                    use_P, P, PB, B, b, F, inS, intercept, thr,
-                                    max_iter - total, xv, W, R, E, Gst, idxS, idxA, ones, sw)
+            passes, ok = _solve_set(
+                Xt,
+                y,
+                yc,
+                w,
+                code,
+                p1,
+                p2,
+                mode,
+                Lb,
+                floor_c,
+                pf,
+                l1,
+                l2,
+                use_P,
+                P,
+                PB,
+                B,
+                b,
+                F,
+                inS,
+                intercept,
+                thr,
+                max_iter - total,
+                xv,
+                W,
+                R,
+                E,
+                Gst,
+                idxS,
+                idxA,
+                ones,
+                sw,
+            )
             total += passes
             # KKT check on the coordinates outside the strong set
             _resid_any(code, p1, p2, y, yc, w, F, R)
@@ -1459,8 +1734,10 @@ def _resolve_mode(mode, loss_code, p1=1.0, p2=1.0):
     if m not in (MODE_IRLS, MODE_MM, MODE_EXACT):
         raise ValueError(f"mode must be one of 'auto', 'irls', 'mm', 'exact'; got {mode!r}")
     if m == MODE_MM and not np.isfinite(loss_curv_bound(loss_code, p1, p2)):
-        raise ValueError(f"mode='mm' needs a loss with a finite curvature bound; loss code "
-                         f"{loss_code} with parameters ({p1}, {p2}) has none; use mode='exact'")
+        raise ValueError(
+            f"mode='mm' needs a loss with a finite curvature bound; loss code "
+            f"{loss_code} with parameters ({p1}, {p2}) has none; use mode='exact'"
+        )
     if m == MODE_IRLS and loss_code == LOSS_HINGE:
         raise ValueError("mode='irls' is not available for the hinge loss (zero curvature); use 'exact'")
     return m
@@ -1468,8 +1745,7 @@ def _resolve_mode(mode, loss_code, p1=1.0, p2=1.0):
 
 def _check_loss(loss_code, p1, p2):
     loss_code = int(loss_code)
-    if loss_code not in (LOSS_C, LOSS_V, LOSS_HHINGE, LOSS_SQHINGE, LOSS_LUM, LOSS_LOGIT,
-                         LOSS_HINGE, LOSS_EXP):
+    if loss_code not in (LOSS_C, LOSS_V, LOSS_HHINGE, LOSS_SQHINGE, LOSS_LUM, LOSS_LOGIT, LOSS_HINGE, LOSS_EXP):
         raise ValueError(f"loss_code {loss_code} is not a known loss code")
     p1 = float(p1)
     p2 = float(p2)
@@ -1596,8 +1872,7 @@ def _check_alpha(alpha):
 _EMPTY_P = np.zeros((1, 1))
 
 
-def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None,
-               intercept=True):
+def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None, intercept=True):
     """Smallest ``lambda`` at which every penalised coefficient is zero.
 
     ``lambda_max = max_j |(1/n) sum_i x_ij r_i| / (alpha pf_j)`` with ``r_i`` the negative
@@ -1620,8 +1895,7 @@ def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_fact
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     mode = default_mode(loss_code)
-    return _lambda_max_std(Xt, y, w, loss_code, p1, p2, alpha, pf, excl, intercept, mode,
-                           False, _EMPTY_P)
+    return _lambda_max_std(Xt, y, w, loss_code, p1, p2, alpha, pf, excl, intercept, mode, False, _EMPTY_P)
 
 
 @njit(cache=True, nogil=True)
@@ -1641,8 +1915,7 @@ def xv_of(Xt, w):
 _NO_YC = np.zeros(1, dtype=np.int64)
 
 
-def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, use_P, P, yc=None,
-                    G=1):
+def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, use_P, P, yc=None, G=1):
     """lambda_max on the prepared design (see :func:`lambda_max`); grouped problems use the
     Euclidean norm of each coordinate's K gradient entries."""
     n = w.shape[0]
@@ -1650,9 +1923,28 @@ def _lambda_max_std(Xt, y, w, code, p1, p2, alpha, pf, excl, intercept, mode, us
     yc = _NO_YC if yc is None else yc
     Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    B, b, F, PB = _null_fit(Xt, y, yc, w, code, p1, p2, mode, Lb, floor_c, pf, use_P, P, excl,
-                            bool(intercept), 1e-16 if group else 1e-12, 100000, xv_of(Xt, w),
-                            float(w.sum()), G)
+    B, b, F, PB = _null_fit(
+        Xt,
+        y,
+        yc,
+        w,
+        code,
+        p1,
+        p2,
+        mode,
+        Lb,
+        floor_c,
+        pf,
+        use_P,
+        P,
+        excl,
+        bool(intercept),
+        1e-16 if group else 1e-12,
+        100000,
+        xv_of(Xt, w),
+        float(w.sum()),
+        G,
+    )
     R = np.empty((G, n))
     _resid_any(code, p1, p2, y, yc, w, F, R)
     if G == 1:
@@ -1699,9 +1991,24 @@ def _check_lambdas(lambdas):
     return lam
 
 
-def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e-7,
-            max_iter=10000, penalty_factor=None, intercept=True, mode=None, warn=True,
-            exact_kkt=True):
+def cd_path(
+    X,
+    y,
+    w,
+    loss_code,
+    p1,
+    p2,
+    lambdas,
+    alpha,
+    standardize=True,
+    tol=1e-7,
+    max_iter=10000,
+    penalty_factor=None,
+    intercept=True,
+    mode=None,
+    warn=True,
+    exact_kkt=True,
+):
     """Elastic-net penalised margin-loss fit along a sequence of ``lambda`` values.
 
     Minimises, for each ``lambda`` in turn (warm started from the previous solution),
@@ -1763,15 +2070,41 @@ def cd_path(X, y, w, loss_code, p1, p2, lambdas, alpha, standardize=True, tol=1e
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     xv = _xv(Xt, w)
     b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt, y, _NO_YC, w, loss_code, p1, p2, m, lam, alpha, pf, False, _EMPTY_P, excl,
-        bool(intercept), tol, max_iter, xv, bool(exact_kkt),
-        continuation_grid(loss_code, p1, p2, m), 1)
+        Xt,
+        y,
+        _NO_YC,
+        w,
+        loss_code,
+        p1,
+        p2,
+        m,
+        lam,
+        alpha,
+        pf,
+        False,
+        _EMPTY_P,
+        excl,
+        bool(intercept),
+        tol,
+        max_iter,
+        xv,
+        bool(exact_kkt),
+        continuation_grid(loss_code, p1, p2, m),
+        1,
+    )
     b0 = b0[:, 0]
     B = B[:, 0, :]
     coefs = B / scale
     intercepts = b0 - coefs @ center if intercept else b0.copy()
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=np.count_nonzero(B, axis=1),
-                kkt=kkts, null_objective=obj0, mode=m)
+    info = dict(
+        n_iter=n_iter,
+        converged=conv,
+        objective=objs,
+        df=np.count_nonzero(B, axis=1),
+        kkt=kkts,
+        null_objective=obj0,
+        mode=m,
+    )
     if warn and not np.all(conv):
         _warn_conv(lam, conv, max_iter)
     return intercepts, coefs, info
@@ -1788,7 +2121,7 @@ def continuation_grid(loss_code, p1, p2, mode):
     optimum for ``c = inf`` (``c_last = 1e6``).
     """
     if loss_code == LOSS_ALUM and mode == MODE_MM and p2 > 10.0:
-        pass                  # the grouped angle-based LUM: same continuation, MM steps
+        pass  # the grouped angle-based LUM: same continuation, MM steps
     elif loss_code != LOSS_LUM or mode != MODE_EXACT or not p2 > 10.0:
         return np.zeros(0)
     grid = np.array([10.0, 100.0, 1e3, 1e4, 1e5, 1e6])
@@ -1811,4 +2144,7 @@ def _warn_conv(lam, conv, max_iter, name="lambda"):
     warnings.warn(
         f"coordinate descent did not converge for {bad.size} of {conv.size} {name} values "
         f"(first at {name}={lam[bad[0]]:.4g}) within max_iter={max_iter} passes; "
-        f"increase max_iter or loosen tol", ConvergenceWarning, stacklevel=3)
+        f"increase max_iter or loosen tol",
+        ConvergenceWarning,
+        stacklevel=3,
+    )

@@ -9,6 +9,7 @@ the convex subproblem with ``C_i = 2 w_i S(y_i) / (n lambda)``, ``d_i = C_i I[y_
 has the SMO dual with shifted bounds ``-d_i <= theta_i <= C_i - d_i`` (linear term ``-1``),
 ``f = sum_i theta_i y_i K(x_i, .) + b``, solved by :func:`cohstats.solvers.svm.smo.smo_solve`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,19 @@ def _fitted(K_or_none, X, y, theta, b, kernel):
     return kernel(X, X[nz]) @ beta[nz] + b
 
 
-def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_dc: int = 50,
-           rel_tol: float = 1e-6, cache_size: float = 200.0, max_iter=None) -> SolverResult:
+def psi_dc(
+    X,
+    y,
+    *,
+    kernel,
+    lam: float,
+    cw: np.ndarray,
+    tol: float = 1e-3,
+    max_dc: int = 50,
+    rel_tol: float = 1e-6,
+    cache_size: float = 200.0,
+    max_iter=None,
+) -> SolverResult:
     """psi-learning at penalty ``lam`` with per-observation weights ``cw = w_i S(y_i)``.
 
     Starts from the weighted SVM (same ``cw``, ``lam``); stops when the sign pattern
@@ -85,8 +97,17 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
         return float(np.sum(cw * psi_loss(y * f)) / n + 0.5 * lam * quad), f
 
     # start: the weighted SVM at the same (pi, lambda): hinge costs cw / (n lam)
-    r = smo_solve(X, y, code=code, kpar=kernel.kpar, Kpre=Kpre, C=cw / (n * lam), tol=tol,
-                  cache_size=cache_size, max_iter=max_iter)
+    r = smo_solve(
+        X,
+        y,
+        code=code,
+        kpar=kernel.kpar,
+        Kpre=Kpre,
+        C=cw / (n * lam),
+        tol=tol,
+        cache_size=cache_size,
+        max_iter=max_iter,
+    )
     theta, b = r.dual.copy(), r.intercept
     obj, f = objective(theta, b)
     best = (obj, theta, b, f)
@@ -102,8 +123,19 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
             break
         seen.add(key)
         d = C * delta
-        r = smo_solve(X, y, code=code, kpar=kernel.kpar, Kpre=Kpre, lo=-d, hi=C - d,
-                      a0=np.zeros(n), tol=tol, cache_size=cache_size, max_iter=max_iter)
+        r = smo_solve(
+            X,
+            y,
+            code=code,
+            kpar=kernel.kpar,
+            Kpre=Kpre,
+            lo=-d,
+            hi=C - d,
+            a0=np.zeros(n),
+            tol=tol,
+            cache_size=cache_size,
+            max_iter=max_iter,
+        )
         theta, b = r.dual.copy(), r.intercept
         new, f = objective(theta, b)
         hist.append(new)
@@ -114,5 +146,12 @@ def psi_dc(X, y, *, kernel, lam: float, cw: np.ndarray, tol: float = 1e-3, max_d
             break
         obj = new
     obj, theta, b, f = best
-    return SolverResult(coef=None, dual=theta, intercept=float(b), n_iter=k, converged=converged,
-                        objective=float(obj), info={"fitted": f, "history": np.asarray(hist)})
+    return SolverResult(
+        coef=None,
+        dual=theta,
+        intercept=float(b),
+        n_iter=k,
+        converged=converged,
+        objective=float(obj),
+        info={"fitted": f, "history": np.asarray(hist)},
+    )

@@ -17,6 +17,7 @@ time through a :class:`KernelRows` provider:
 
 The provider is a NamedTuple of arrays, passed to the numba solvers as one argument.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -81,8 +82,9 @@ def _empty_rows(n_slots, n, f32):
     return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
 
 
-def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64,
-                  in_place: bool = False) -> KernelRows:
+def rows_provider(
+    code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64, in_place: bool = False
+) -> KernelRows:
     """A :class:`KernelRows` provider for the training inputs ``X`` (n, p).
 
     Parameters
@@ -113,7 +115,7 @@ def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float
         row_of = np.arange(n, dtype=np.int64)
         link = np.empty((2, n + 1), dtype=np.int64)
         order = np.arange(n + 1)
-        link[0] = np.roll(order, 1)        # a ring over the sentinel n and the slots 0..n-1
+        link[0] = np.roll(order, 1)  # a ring over the sentinel n and the slots 0..n-1
         link[1] = np.roll(order, -1)
         state = np.array([n, 0, 0, 1], dtype=np.int64)
     else:
@@ -124,8 +126,22 @@ def rows_provider(code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float
         link = np.empty((2, n_slots + 1), dtype=np.int64)
         link[:, n_slots] = n_slots
         state = np.array([0, 0, 0, 1], dtype=np.int64)
-    return KernelRows(int(code), X, XT, xx, kpar, Kpre, rows, slot_of, row_of, link, state,
-                      np.arange(n, dtype=np.int64), np.empty((3, n)), np.empty(n))
+    return KernelRows(
+        int(code),
+        X,
+        XT,
+        xx,
+        kpar,
+        Kpre,
+        rows,
+        slot_of,
+        row_of,
+        link,
+        state,
+        np.arange(n, dtype=np.int64),
+        np.empty((3, n)),
+        np.empty(n),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -165,14 +181,14 @@ def _miss(kr, i):
         s = state[0]
         state[0] += 1
     else:
-        s = link[0, sentinel]          # least recently used
+        s = link[0, sentinel]  # least recently used
         _lru_unlink(link, s)
         kr.slot_of[kr.row_of[s]] = -1
     row = kr.rows[s]
     if state[3] and row.itemsize == 8:
-        fill_row(kr, i, row)           # float64 rows in the original order: computed in place
+        fill_row(kr, i, row)  # float64 rows in the original order: computed in place
     else:
-        e = kr.buf                     # float32 rows are rounded once, from the float64 values
+        e = kr.buf  # float32 rows are rounded once, from the float64 values
         fill_row(kr, i, e)
         if state[3]:
             for q in range(row.shape[0]):

@@ -32,6 +32,7 @@ kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=Tru
 :func:`smo_solve` is the Python entry point that sizes the cache, validates arrays and returns a
 :class:`~cohstats.solvers.result.SolverResult`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -207,11 +208,11 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
     active = np.ones(n, dtype=np.bool_)
     act = np.arange(n)
     n_act = n
-    upf = np.empty(n, dtype=np.bool_)        # membership flags of I_up / I_low, kept current
+    upf = np.empty(n, dtype=np.bool_)  # membership flags of I_up / I_low, kept current
     lowf = np.empty(n, dtype=np.bool_)
     for t in range(n):
         _set_flags(t, y, a, lo, hi, upf, lowf)
-    i_next = -1                              # first index found during the gradient update
+    i_next = -1  # first index found during the gradient update
     g_next = -np.inf
     have_next = False
     unshrink = False
@@ -263,7 +264,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
                     elif low:
                         shrink = -y[t] * G[t] > gmax1
                     else:
-                        shrink = True          # fixed variable (lo == hi)
+                        shrink = True  # fixed variable (lo == hi)
                     if shrink:
                         active[t] = False
                     else:
@@ -294,7 +295,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
                 if i < 0 or j < 0 or viol < tol:
                     converged = True
                     break
-                counter = 1      # shrink at the next iteration, as libsvm
+                counter = 1  # shrink at the next iteration, as libsvm
             else:
                 converged = True
                 break
@@ -345,7 +346,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
         obj_run += -gd * st + 0.5 * qtrue * st * st
         if n_iter % window == 0:
             if obj_window - obj_run <= 1e-13 * max(1.0, abs(obj_run)):
-                break           # no measurable progress over a whole window: float64 limit
+                break  # no measurable progress over a whole window: float64 limit
             obj_window = obj_run
         dai = (ai_new - ai_old) * y[i]
         daj = (aj_new - aj_old) * y[j]
@@ -414,17 +415,35 @@ def kernel_decision(code, Xtr, kpar, coef, b, Xnew, Kpre_new):
     if code == KERNEL_CALLABLE:
         Kn = np.asarray(Kpre_new, dtype=np.float64)[:, nz]
     else:
-        Kn = kernel_cross(int(code), np.ascontiguousarray(Xnew, dtype=np.float64),
-                          np.ascontiguousarray(np.asarray(Xtr, dtype=np.float64)[nz]),
-                          np.ascontiguousarray(kpar, dtype=np.float64))
+        Kn = kernel_cross(
+            int(code),
+            np.ascontiguousarray(Xnew, dtype=np.float64),
+            np.ascontiguousarray(np.asarray(Xtr, dtype=np.float64)[nz]),
+            np.ascontiguousarray(kpar, dtype=np.float64),
+        )
     return Kn @ coef[nz] + b
 
 
 # --------------------------------------------------------------------------- Python entry
-def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None, p=None,
-              a0=None, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
-              cache_size: float = 200.0, shrink_first: int | None = None,
-              shrink_every: int | None = None) -> SolverResult:
+def smo_solve(
+    X,
+    y,
+    *,
+    code: int,
+    kpar=None,
+    Kpre=None,
+    C=None,
+    lo=None,
+    hi=None,
+    p=None,
+    a0=None,
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    shrinking: bool = True,
+    cache_size: float = 200.0,
+    shrink_first: int | None = None,
+    shrink_every: int | None = None,
+) -> SolverResult:
     """Solve ``min (1/2) a'Qa + p'a``, ``lo <= a <= hi``, ``y'a = y'a0`` by SMO.
 
     Parameters
@@ -501,7 +520,15 @@ def smo_solve(X, y, *, code: int, kpar=None, Kpre=None, C=None, lo=None, hi=None
             raise ValueError(f"{name} must be a positive integer; got {v!r}")
     # a precomputed matrix is its own cache (rows are read in place)
     kr = rows_provider(int(code), X, kpar, Kpre, n_slots=nc, in_place=True)
-    a, G, b, it, conv, obj, miss = smo_core(kr, y, p, lo, hi, a, float(tol), int(max_iter),
-                                            bool(shrinking), int(shrink_first), int(shrink_every))
-    return SolverResult(coef=None, dual=a, intercept=float(b), n_iter=int(it), converged=bool(conv),
-                        objective=float(obj), info={"gradient": G, "kernel_rows": int(miss)})
+    a, G, b, it, conv, obj, miss = smo_core(
+        kr, y, p, lo, hi, a, float(tol), int(max_iter), bool(shrinking), int(shrink_first), int(shrink_every)
+    )
+    return SolverResult(
+        coef=None,
+        dual=a,
+        intercept=float(b),
+        n_iter=int(it),
+        converged=bool(conv),
+        objective=float(obj),
+        info={"gradient": G, "kernel_rows": int(miss)},
+    )

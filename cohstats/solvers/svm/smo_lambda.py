@@ -49,6 +49,7 @@ Everything is float64 and deterministic, except the cached kernel values, which 
 :class:`LambdaState` and the row provider; :func:`solve_lambda_svm` is the thin numpy driver
 (time limit, chunking) and returns a :class:`~cohstats.solvers.result.SolverResult`.
 """
+
 from __future__ import annotations
 
 import time
@@ -212,7 +213,7 @@ def _shrinkable(Ft, S, q, margin, thr):
     for j in range(L):
         st = S[j, q]
         f = Ft[j, q]
-        g = (margin - f) if (st & _TRUE) else (f + 1.0)   # g = -V
+        g = (margin - f) if (st & _TRUE) else (f + 1.0)  # g = -V
         inc = st & _INC
         dec = st & _DEC
         if inc and dec:
@@ -287,8 +288,7 @@ def _rebuild(st, kr, margin, n_events, n_act):
 
 
 @njit(cache=True, nogil=True)
-def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max,
-                 counter):
+def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter):
     """Exact single-variable steps on the multipliers of point ``i`` (largest violation first;
     after the first, only while the violation exceeds ``tol``; at most ``inner_max``), sharing
     one kernel row. ``Fi`` (the point's decision values) and ``delta`` (the changes of
@@ -394,8 +394,7 @@ def smo_lambda_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, 
         for j in range(L):
             Fi[j] = Ft[j, i]
             delta[j] = 0.0
-        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
-                             inner_max, counter)
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter)
         if not moved:
             # no representable step (floating-point stall): drop the point from the scan; the
             # driver's final exact check still sees its violation
@@ -464,14 +463,14 @@ def _select_top(pv, n_act, B, tol, idx):
         vals = np.empty(nc)
         for r in range(nc):
             vals[r] = pv[cand[r]]
-        thr = np.partition(vals, nc - B)[nc - B]   # the B-th largest value
+        thr = np.partition(vals, nc - B)[nc - B]  # the B-th largest value
         m = 0
         for r in range(nc):
             if pv[cand[r]] > thr:
                 cand[m] = cand[r]
                 m += 1
         q = 0
-        while m < B:   # ties at the threshold: smaller positions first
+        while m < B:  # ties at the threshold: smaller positions first
             if pv[q] == thr:
                 cand[m] = q
                 m += 1
@@ -529,8 +528,7 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
-def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every,
-                          k_sel, rho):
+def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every, k_sel, rho):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
     After each exact recomputation of the per-point violations (``_fold``, one O(N L) pass) the
@@ -583,7 +581,7 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
             # ---- shrinking (libsvm style, per point), right after an exact fold
             if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
                 n_act = _shrink_event(st, kr, n_act, swa, swb, margin, bv)
-                moves += 1   # stall marks refer to positions: forget them
+                moves += 1  # stall marks refer to positions: forget them
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
@@ -592,7 +590,7 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
             pos = 0
             continue
         if steps >= max_steps:
-            pos = nl   # fold before returning, so that F is exact
+            pos = nl  # fold before returning, so that F is exact
             continue
         i = lst[pos]
         pos += 1
@@ -612,13 +610,12 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
         for j in range(L):
             vb0 = max(vb0, _viol_s(Fi[j], S[j, i], margin))
         if vb0 < vthr:
-            continue    # no longer among the largest violations (its row moved since the fold)
+            continue  # no longer among the largest violations (its row moved since the fold)
         steps += 1
         counter[0] += 1
-        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
-                             inner_max, counter)
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter)
         if not moved:
-            stall[i] = moves   # skipped by the folds until something else moves
+            stall[i] = moves  # skipped by the folds until something else moves
             continue
         moves += 1
         row = get_row(kr, perm[i])
@@ -712,8 +709,7 @@ def smo_lambda_linear_chunk(st, X, W, margin, tol, eps, max_steps, inner_max, k_
             continue
         steps += 1
         counter[0] += 1
-        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps,
-                             inner_max, counter)
+        moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter)
         if not moved:
             stall[i] = moves
             continue
@@ -792,10 +788,29 @@ class LambdaState(NamedTuple):
     sstate: np.ndarray
 
 
-def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol=5e-2, eps=1e-6,
-                     max_iter=None, time_limit=None, cache_size=200.0, inner_max=None,
-                     shrinking=True, alpha0=None, chunk=None, n_select=None,
-                     rho=0.5, cache_float32=None):
+def solve_lambda_svm(
+    X,
+    y,
+    n_classes,
+    margin,
+    Cb,
+    code,
+    kpar,
+    Kfull=None,
+    *,
+    tol=5e-2,
+    eps=1e-6,
+    max_iter=None,
+    time_limit=None,
+    cache_size=200.0,
+    inner_max=None,
+    shrinking=True,
+    alpha0=None,
+    chunk=None,
+    n_select=None,
+    rho=0.5,
+    cache_float32=None,
+):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
     Parameters
@@ -892,7 +907,7 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     counter = np.zeros(5, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
-    perm = kr.perm                  # position -> original index, shared with the row cache
+    perm = kr.perm  # position -> original index, shared with the row cache
     pos_of = np.arange(N, dtype=np.int64)
     ev_of = np.full(N, -1, dtype=np.int64)
     max_events = 6 if shrinking else 0
@@ -918,15 +933,25 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
         if budget <= 0:
             break
         if linear:
-            st, _ = smo_lambda_linear_chunk(state, X, W, margin, float(tol), eps, budget,
-                                            int(inner_max), k_lin)
+            st, _ = smo_lambda_linear_chunk(state, X, W, margin, float(tol), eps, budget, int(inner_max), k_lin)
         elif n_select == 1:
-            st, _ = smo_lambda_chunk(state, kr, margin, float(tol), eps, budget, int(inner_max),
-                                     bool(shrinking), shrink_every)
+            st, _ = smo_lambda_chunk(
+                state, kr, margin, float(tol), eps, budget, int(inner_max), bool(shrinking), shrink_every
+            )
         else:
-            st, _ = smo_lambda_lazy_chunk(state, kr, margin, float(tol), eps, budget,
-                                          int(inner_max), bool(shrinking), shrink_every, n_select,
-                                          float(rho))
+            st, _ = smo_lambda_lazy_chunk(
+                state,
+                kr,
+                margin,
+                float(tol),
+                eps,
+                budget,
+                int(inner_max),
+                bool(shrinking),
+                shrink_every,
+                n_select,
+                float(rho),
+            )
         if st == 1:
             status = "converged"
             break
@@ -946,10 +971,26 @@ def solve_lambda_svm(X, y, n_classes, margin, Cb, code, kpar, Kfull=None, *, tol
     if status == "converged" and not maxv < tol:
         status = "stalled"
     primal, dual = objectives(alpha, Ft, y, margin, Cb)
-    info = {"F": np.ascontiguousarray(Ft.T), "n_steps": int(counter[1]),
-            "refresh_work": int(counter[4]), "status": status, "max_violation": maxv,
-            "primal": float(primal), "dual": float(dual), "kernel_rows": int(kr.state[1]),
-            "n_cache_rows": n_slots, "n_shrink": int(counter[2]), "n_rebuild": int(counter[3]),
-            "time": time.perf_counter() - t0}
-    return SolverResult(coef=None, dual=alpha, intercept=0.0, n_iter=int(counter[0]),
-                        converged=status == "converged", objective=float(dual), info=info)
+    info = {
+        "F": np.ascontiguousarray(Ft.T),
+        "n_steps": int(counter[1]),
+        "refresh_work": int(counter[4]),
+        "status": status,
+        "max_violation": maxv,
+        "primal": float(primal),
+        "dual": float(dual),
+        "kernel_rows": int(kr.state[1]),
+        "n_cache_rows": n_slots,
+        "n_shrink": int(counter[2]),
+        "n_rebuild": int(counter[3]),
+        "time": time.perf_counter() - t0,
+    }
+    return SolverResult(
+        coef=None,
+        dual=alpha,
+        intercept=0.0,
+        n_iter=int(counter[0]),
+        converged=status == "converged",
+        objective=float(dual),
+        info=info,
+    )

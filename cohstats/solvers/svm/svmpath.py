@@ -47,6 +47,7 @@ iteration of :mod:`cohstats.solvers.svm.smo` (18x -> 7x). The exact path's arith
 generic ``O(n^3)`` QP solve, not against SMO, so the issue's "< 3x one SMO fit" for all
 bracketing classifiers is not reached with hundreds of free support vectors by either method.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -408,7 +409,7 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
                 u[a + 1] = y[kev] * y[E[a]] * Kk[E[a]]
             Minv, ok = _inv_add(Minv, u, Kk[kev])
             if not ok:
-                need_inv = True       # the rebuild detects a singular system (fallback)
+                need_inv = True  # the rebuild detects a singular system (fallback)
             since_refresh += 1
             E[nE] = kev
             nE += 1
@@ -434,14 +435,23 @@ def train_decision(code, X, kpar, Kpre, y, alpha, alpha0, nlam, n_cache):
     return expansion(kr, alpha * y, float(alpha0)) / nlam
 
 
-def _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps, *, n_iter=None, converged=True,
-                 objective=None):
+def _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps, *, n_iter=None, converged=True, objective=None):
     """The :class:`~cohstats.solvers.result.SolverResult` of a pi grid (see :func:`pi_path`)."""
-    return SolverResult(coef=None, dual=A, intercept=A0,
-                        n_iter=int(n_events if n_iter is None else n_iter), converged=bool(converged),
-                        objective=objective,
-                        info={"grid": grid, "nlam": float(nlam), "n_events": int(n_events),
-                              "n_restarts": int(n_restarts), "n_jumps": int(n_jumps)})
+    return SolverResult(
+        coef=None,
+        dual=A,
+        intercept=A0,
+        n_iter=int(n_events if n_iter is None else n_iter),
+        converged=bool(converged),
+        objective=objective,
+        info={
+            "grid": grid,
+            "nlam": float(nlam),
+            "n_events": int(n_events),
+            "n_restarts": int(n_restarts),
+            "n_jumps": int(n_jumps),
+        },
+    )
 
 
 def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
@@ -456,13 +466,24 @@ def _start_state(code, X, kpar, Kpre, y, w, nlam, pi, tol_path, cache_size):
     S = np.where(y > 0, w * (1.0 - pi), w * pi)
     # a tight tolerance; degenerate problems (flat f at extreme pi) may stall SMO at this
     # level, so the iterations are capped: the polish below makes the start exact anyway
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-6,
-                  cache_size=cache_size, max_iter=max(20_000, 50 * n))
+    r = smo_solve(
+        X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-6, cache_size=cache_size, max_iter=max(20_000, 50 * n)
+    )
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
         return out
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=S / nlam, tol=1e-9, a0=r.dual,
-                  cache_size=cache_size, max_iter=max(5_000, 20 * n))
+    r = smo_solve(
+        X,
+        y,
+        code=code,
+        kpar=kpar,
+        Kpre=Kpre,
+        C=S / nlam,
+        tol=1e-9,
+        a0=r.dual,
+        cache_size=cache_size,
+        max_iter=max(5_000, 20 * n),
+    )
     out = _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size)
     if out is not None:
         return out
@@ -505,15 +526,15 @@ def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, f
         rhs = np.empty(m)
         rhs[0] = -np.sum(S[Lidx] * y[Lidx])
         rhs[1:] = nlam - y[Eidx] * (KE[:, Lidx] @ (S[Lidx] * y[Lidx]))
-        Minv, ok = invert_pivot(M)   # the same pivoted elimination the path updates use
+        Minv, ok = invert_pivot(M)  # the same pivoted elimination the path updates use
         sol = Minv @ rhs
-        if ok and np.all(sol[1:] >= -1e-8 * np.maximum(S[Eidx], 1)) and \
-                np.all(sol[1:] <= S[Eidx] * (1 + 1e-8) + 1e-12):
+        if ok and np.all(sol[1:] >= -1e-8 * np.maximum(S[Eidx], 1)) and np.all(sol[1:] <= S[Eidx] * (1 + 1e-8) + 1e-12):
             a_new[Eidx] = np.clip(sol[1:], 0.0, S[Eidx])
             a0_new = sol[0]
             f_new = train_decision(code, Xc, kpar, Kc, y, a_new, a0_new, nlam, nc)
-            ok = (np.all(y[status == R_SET] * f_new[status == R_SET] >= 1 - 1e-7)
-                  and np.all(y[Lidx] * f_new[Lidx] <= 1 + 1e-7))
+            ok = np.all(y[status == R_SET] * f_new[status == R_SET] >= 1 - 1e-7) and np.all(
+                y[Lidx] * f_new[Lidx] <= 1 + 1e-7
+            )
             if ok:
                 f_new[Eidx] = y[Eidx]
                 return a_new, a0_new, f_new, status
@@ -529,8 +550,12 @@ def _classify_polish(code, X, kpar, Kpre, y, S, nlam, r, tol_path, cache_size, f
 def _kernel_block(code, X, kpar, Kpre, rows_idx, cols_idx):
     if code == KERNEL_CALLABLE:
         return Kpre[np.ix_(rows_idx, cols_idx)]
-    return kernel_cross(int(code), np.ascontiguousarray(X[rows_idx]), np.ascontiguousarray(X[cols_idx]),
-                        np.ascontiguousarray(kpar, dtype=np.float64))
+    return kernel_cross(
+        int(code),
+        np.ascontiguousarray(X[rows_idx]),
+        np.ascontiguousarray(X[cols_idx]),
+        np.ascontiguousarray(kpar, dtype=np.float64),
+    )
 
 
 def _check_grid(grid) -> np.ndarray:
@@ -554,6 +579,7 @@ def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores); got {n_jobs!r}")
     import os
+
     want = (os.cpu_count() or 1) if n_jobs < 0 else int(n_jobs)
     return 2 if want >= 2 and n >= MIN_N_THREADS else 1
 
@@ -576,6 +602,7 @@ def _two_halves(lower, upper, threads):
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
+
     # one BLAS thread per half: OpenBLAS's own threads would otherwise serialise the two
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as ex:
         fl = ex.submit(lower)
@@ -583,9 +610,21 @@ def _two_halves(lower, upper, threads):
         return fl.result(), fu.result()
 
 
-def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
-            tol_path: float = 1e-8, cache_size: float = 200.0, max_events: int | None = None,
-            n_jobs: int | None = None) -> SolverResult:
+def pi_path(
+    X,
+    y,
+    *,
+    code: int,
+    kpar=None,
+    Kpre=None,
+    nlam: float,
+    grid,
+    weights=None,
+    tol_path: float = 1e-8,
+    cache_size: float = 200.0,
+    max_events: int | None = None,
+    n_jobs: int | None = None,
+) -> SolverResult:
     """Weighted-SVM multipliers at every ``pi`` of an increasing ``grid`` in (0, 1) ([WSL] section 4).
 
     Parameters
@@ -629,15 +668,31 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if threads >= 2 and grid.size >= 4:
         k = grid.size // 2
-        args = dict(code=code, kpar=kpar, Kpre=Kpre, nlam=nlam, weights=weights,
-                    tol_path=tol_path, cache_size=cache_size, max_events=max_events)
-        lo, up = _two_halves(lambda: pi_path(X, -y, grid=1.0 - grid[:k][::-1], **args),
-                             lambda: pi_path(X, y, grid=grid[k:], **args), threads)
+        args = dict(
+            code=code,
+            kpar=kpar,
+            Kpre=Kpre,
+            nlam=nlam,
+            weights=weights,
+            tol_path=tol_path,
+            cache_size=cache_size,
+            max_events=max_events,
+        )
+        lo, up = _two_halves(
+            lambda: pi_path(X, -y, grid=1.0 - grid[:k][::-1], **args),
+            lambda: pi_path(X, y, grid=grid[k:], **args),
+            threads,
+        )
         li, ui = lo.info, up.info
-        return _path_result(grid, np.vstack([lo.dual[::-1], up.dual]),
-                            np.concatenate([-lo.intercept[::-1], up.intercept]), nlam,
-                            li["n_events"] + ui["n_events"], li["n_restarts"] + ui["n_restarts"],
-                            li["n_jumps"] + ui["n_jumps"])
+        return _path_result(
+            grid,
+            np.vstack([lo.dual[::-1], up.dual]),
+            np.concatenate([-lo.intercept[::-1], up.intercept]),
+            nlam,
+            li["n_events"] + ui["n_events"],
+            li["n_restarts"] + ui["n_restarts"],
+            li["n_jumps"] + ui["n_jumps"],
+        )
     if code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
         Xn = np.empty((n, 1))
@@ -655,9 +710,18 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
         if uniq.shape[0] < n:
             wg = np.bincount(inv, weights=w, minlength=uniq.shape[0])
             keep = first
-            sub = pi_path(X[keep], y[keep], code=code, kpar=kpar, nlam=nlam, grid=grid,
-                          weights=wg, tol_path=tol_path, cache_size=cache_size,
-                          max_events=max_events)
+            sub = pi_path(
+                X[keep],
+                y[keep],
+                code=code,
+                kpar=kpar,
+                nlam=nlam,
+                grid=grid,
+                weights=wg,
+                tol_path=tol_path,
+                cache_size=cache_size,
+                max_events=max_events,
+            )
             share = np.where(wg[inv] > 0, w / np.where(wg[inv] > 0, wg[inv], 1.0), 0.0)
             A = sub.dual[:, inv] * share[None, :]
             return sub._replace(dual=A)
@@ -670,16 +734,16 @@ def pi_path(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights
     g = 0
     n_events = n_restarts = n_jumps = 0
     while g < ng:
-        alpha, alpha0, f, status = _start_state(code, Xn, kpar, Kpre, y, w, float(nlam), grid[g],
-                                                tol_path, cache_size)
+        alpha, alpha0, f, status = _start_state(code, Xn, kpar, Kpre, y, w, float(nlam), grid[g], tol_path, cache_size)
         kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
-        g_new, ev, flag, jumps = path_core(kr, y, w, float(nlam), grid, g, grid[g], alpha,
-                                           float(alpha0), f, status, A, A0, int(max_events))
+        g_new, ev, flag, jumps = path_core(
+            kr, y, w, float(nlam), grid, g, grid[g], alpha, float(alpha0), f, status, A, A0, int(max_events)
+        )
         n_events += ev
         n_jumps += jumps
         if flag != FLAG_DONE:
             n_restarts += 1
-            if g_new == g:          # not even the start point was recorded: impossible by design
+            if g_new == g:  # not even the start point was recorded: impossible by design
                 raise RuntimeError("pi_path: no progress after a restart")
         g = g_new
     return _path_result(grid, A, A0, nlam, n_events, n_restarts, n_jumps)
@@ -715,8 +779,8 @@ def _repair_equality(a, C, pos):
         d = a[pos].sum() - a[~pos].sum()
         if abs(d) <= eps:
             break
-        down = pos if d > 0 else ~pos                     # the side to lower
-        room = np.where(down, a, C - a)                   # lower to 0 / raise to C
+        down = pos if d > 0 else ~pos  # the side to lower
+        room = np.where(down, a, C - a)  # lower to 0 / raise to C
         if not use_bounded:
             room = np.where((a > 0) & (a < C), room, 0.0)
         tot = room.sum()
@@ -727,9 +791,20 @@ def _repair_equality(a, C, pos):
     return a
 
 
-def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, weights=None,
-                tol: float = 1e-3, cache_size: float = 200.0, n_jobs: int | None = None
-                ) -> SolverResult:
+def pi_grid_smo(
+    X,
+    y,
+    *,
+    code: int,
+    kpar=None,
+    Kpre=None,
+    nlam: float,
+    grid,
+    weights=None,
+    tol: float = 1e-3,
+    cache_size: float = 200.0,
+    n_jobs: int | None = None,
+) -> SolverResult:
     """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
 
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
@@ -780,8 +855,7 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
         conv[g] = r.converged
 
     mid = int(np.argmin(np.abs(grid - 0.5)))
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol,
-                  cache_size=cache_size)
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol, cache_size=cache_size)
     store(mid, r)
 
     def chain(order):
@@ -791,12 +865,21 @@ def pi_grid_smo(X, y, *, code: int, kpar=None, Kpre=None, nlam: float, grid, wei
             C = box(pi)
             a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
             a = _repair_equality(np.minimum(a, C), C, pos)
-            rg = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, a0=a,
-                           cache_size=cache_size, shrink_first=100, shrink_every=200)
+            rg = smo_solve(
+                X,
+                y,
+                code=code,
+                kpar=kpar,
+                Kpre=Kpre,
+                C=C,
+                tol=tol,
+                a0=a,
+                cache_size=cache_size,
+                shrink_first=100,
+                shrink_every=200,
+            )
             store(g, rg)
             a, prev = rg.dual, pi
 
-    _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)),
-                threads)
-    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(),
-                        objective=obj)
+    _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
+    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)

@@ -40,6 +40,7 @@ chosen ``t`` is folded into the stored leaf values.
 Trees are stored as flat arrays indexed ``[round, class, node]``; leaf values are stored
 *before* centring, which is linear and is re-applied by the prediction functions.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,7 +57,7 @@ LOSS_EXP = 2
 LOSS_MH = 3
 LOSS_MH_DISCRETE = 4
 
-_RTOL_LOSS = 1e-14     # relative rounding allowance of the step control (sums of n terms)
+_RTOL_LOSS = 1e-14  # relative rounding allowance of the step control (sums of n terms)
 _MAX_HALVINGS = 40
 
 
@@ -104,8 +105,7 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
     always the loss at ``G``.
     """
-    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ.T, Wt.T,
-                             np.empty(G.shape[0]))
+    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ.T, Wt.T, np.empty(G.shape[0]))
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +137,7 @@ def _row_response(loss, g, c, swi, T, uniform, w_floor, b, GZ, Wt, i):
     s_ex = 0.0
     for j in range(m):
         if j == jm:
-            b[j] = 1.0      # exp(0)
+            b[j] = 1.0  # exp(0)
         else:
             b[j] = math.exp(b[j] - mx)
             s_ex += b[j]
@@ -217,8 +217,7 @@ def _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt,
             Lrow[i] = li
             ls += li
     if mh:
-        return _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor, GZ, Wt,
-                                 Lrow), err, finite
+        return _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor, GZ, Wt, Lrow), err, finite
     return ls / swt, err, finite
 
 
@@ -306,10 +305,47 @@ def _draw_bag(n, ns, bag):
 
 
 @njit(cache=True, nogil=True)
-def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_delta,
-              max_leaves, min_leaf, max_depth, w_floor, init_uniform, seed, hist, Xv, yv, swv,
-              n_iter_no_change, es_tol, feat, sbin, shi, thr, left, right, value, n_nodes,
-              step_scale, train_err, train_loss, val_loss, G, Gv, lam=0.0, subsample=1.0):
+def boost_fit(
+    codes,
+    n_bins,
+    thresholds,
+    y,
+    sw,
+    m,
+    H,
+    loss,
+    Ts,
+    shrinkage,
+    max_delta,
+    max_leaves,
+    min_leaf,
+    max_depth,
+    w_floor,
+    init_uniform,
+    seed,
+    hist,
+    Xv,
+    yv,
+    swv,
+    n_iter_no_change,
+    es_tol,
+    feat,
+    sbin,
+    shi,
+    thr,
+    left,
+    right,
+    value,
+    n_nodes,
+    step_scale,
+    train_err,
+    train_loss,
+    val_loss,
+    G,
+    Gv,
+    lam=0.0,
+    subsample=1.0,
+):
     """Run up to ``H`` rounds of boosting on binned training data.
 
     Parameters
@@ -406,8 +442,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
         if h == 0 or Ts[h] != Ts[h - 1]:
             # responses and loss at the current margins (later rounds reuse those computed
             # at the accepted trial of the step control; annealing: at this round's rho)
-            lfull = swt * _working_response(loss, Gc, y, sw, T, h == 0, init_uniform,
-                                            w_floor, GZ, Wt, Lrow)
+            lfull = swt * _working_response(loss, Gc, y, sw, T, h == 0, init_uniform, w_floor, GZ, Wt, Lrow)
         base = lfull
         if use_bag:
             _draw_bag(n, ns, bag)
@@ -424,7 +459,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                     for j in range(m):
                         root[f, bb, j, 0] += GZ[j, i]
                         root[f, bb, j, 1] += Wt[j, i]
-        rsum = 0.0     # discrete AdaBoost.MH: weighted agreement sum D Y h
+        rsum = 0.0  # discrete AdaBoost.MH: weighted agreement sum D Y h
         for j in range(m):
             if seed >= 0:
                 fperm = np.random.permutation(p)
@@ -438,16 +473,38 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
                         hist[0, f, bb, 0] = root[f, bb, j, 0]
                         hist[0, f, bb, 1] = root[f, bb, j, 1]
                         hist[0, f, bb, 2] = 0.0
-            nn = grow_tree(codes, n_bins, gz, w, rows, ns, max_leaves, min_leaf, max_depth, True,
-                           hist, buf, feat[h, j], sbin[h, j], shi[h, j], left[h, j], right[h, j],
-                           start, end, depth, node_tot, fperm, shared_root, lam_t)
+            nn = grow_tree(
+                codes,
+                n_bins,
+                gz,
+                w,
+                rows,
+                ns,
+                max_leaves,
+                min_leaf,
+                max_depth,
+                True,
+                hist,
+                buf,
+                feat[h, j],
+                sbin[h, j],
+                shi[h, j],
+                left[h, j],
+                right[h, j],
+                start,
+                end,
+                depth,
+                node_tot,
+                fperm,
+                shared_root,
+                lam_t,
+            )
             n_nodes[h, j] = nn
             for t in range(nn):
                 if left[h, j, t] >= 0:
                     value[h, j, t] = 0.0
                     f = feat[h, j, t]
-                    thr[h, j, t] = 0.5 * (thresholds[f, sbin[h, j, t]]
-                                          + thresholds[f, shi[h, j, t]])
+                    thr[h, j, t] = 0.5 * (thresholds[f, sbin[h, j, t]] + thresholds[f, shi[h, j, t]])
                     continue
                 Gs = node_tot[t, 0]
                 Ws = node_tot[t, 1]
@@ -501,8 +558,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
         tstep = 1.0
         k = 0
         while True:
-            lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor,
-                                     Gt, GZ, Wt, Lrow)
+            lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow)
             lfull = swt * lt
             lnew = lfull
             if use_bag:
@@ -514,8 +570,7 @@ def boost_fit(codes, n_bins, thresholds, y, sw, m, H, loss, Ts, shrinkage, max_d
             if k >= _MAX_HALVINGS:
                 # no decrease above rounding level: the loss is at its minimum
                 tstep = 0.0
-                lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform,
-                                                w_floor, GZ, Wt, Lrow)
+                lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform, w_floor, GZ, Wt, Lrow)
                 err, finite = _err_finite(Gc, y, sw)
                 break
             tstep *= 0.5

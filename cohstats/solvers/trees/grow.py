@@ -43,6 +43,7 @@ Example
 >>> int(t["feat"][0]), abs(float(t["thr"][0])) < 0.1, t["n_leaves"]
 (0, True, 2)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -240,9 +241,32 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_depth, best_first,
-              hist, buf, feat, split_bin, split_hi, left, right, start, end, depth, node_tot,
-              fperm, root_ready=False, lam=0.0):
+def grow_tree(
+    codes,
+    n_bins,
+    gz,
+    w,
+    rows,
+    n_rows,
+    max_leaves,
+    min_leaf,
+    max_depth,
+    best_first,
+    hist,
+    buf,
+    feat,
+    split_bin,
+    split_hi,
+    left,
+    right,
+    start,
+    end,
+    depth,
+    node_tot,
+    fperm,
+    root_ready=False,
+    lam=0.0,
+):
     """Grow one tree on rows[:n_rows] (partitioned in place so every node owns a segment).
 
     Parameters
@@ -302,8 +326,7 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
     start[0] = 0
     end[0] = n_rows
     depth[0] = 0
-    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm,
-                          lam)
+    g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
@@ -381,15 +404,14 @@ def grow_tree(codes, n_bins, gz, w, rows, n_rows, max_leaves, min_leaf, max_dept
         # histograms: smaller child built, larger by subtraction in the parent's slot
         n_free -= 1
         snew = free[n_free]
-        small = lc if nl <= nr else rc     # histogram the smaller child, subtract for the other
+        small = lc if nl <= nr else rc  # histogram the smaller child, subtract for the other
         _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
         hist[slot] -= hist[snew]
         slot_of_small = snew
         slot_of_large = slot
         for c in (lc, rc):
             sc = slot_of_small if c == small else slot_of_large
-            g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c],
-                                    end[c] - start[c], counts, fperm, lam)
+            g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
             if g > 0.0 and depth[c] < max_depth:
                 pend_node[n_pend] = c
                 pend_gain[n_pend] = g
@@ -437,11 +459,15 @@ def predict_tree(tree, X):
 
 def _alloc_nodes(max_nodes, K):
     return dict(
-        feat=np.empty(max_nodes, np.int64), split_bin=np.empty(max_nodes, np.int64),
+        feat=np.empty(max_nodes, np.int64),
+        split_bin=np.empty(max_nodes, np.int64),
         split_hi=np.empty(max_nodes, np.int64),
-        left=np.empty(max_nodes, np.int64), right=np.empty(max_nodes, np.int64),
-        start=np.empty(max_nodes, np.int64), end=np.empty(max_nodes, np.int64),
-        depth=np.empty(max_nodes, np.int64), node_tot=np.zeros((max_nodes, K + 2)),
+        left=np.empty(max_nodes, np.int64),
+        right=np.empty(max_nodes, np.int64),
+        start=np.empty(max_nodes, np.int64),
+        end=np.empty(max_nodes, np.int64),
+        depth=np.empty(max_nodes, np.int64),
+        node_tot=np.zeros((max_nodes, K + 2)),
     )
 
 
@@ -451,23 +477,40 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
     max_leaves = int(min(max_leaves, max(len(rows), 1)))
     max_nodes = 2 * max_leaves - 1
     nd = _alloc_nodes(max_nodes, K)
-    hist = np.zeros((_n_slots(max_leaves, max_depth, best_first), codes.shape[1],
-                     int(n_bins.max()), K + 2))
+    hist = np.zeros((_n_slots(max_leaves, max_depth, best_first), codes.shape[1], int(n_bins.max()), K + 2))
     r = np.empty(n, np.int64)
     r[: len(rows)] = rows
     buf = np.empty(n, np.int64)
-    nn = grow_tree(codes, n_bins, gz, w, r, len(rows), max_leaves, min_leaf, max_depth,
-                   best_first, hist, buf, nd["feat"], nd["split_bin"], nd["split_hi"],
-                   nd["left"], nd["right"],
-                   nd["start"], nd["end"], nd["depth"], nd["node_tot"],
-                   np.arange(codes.shape[1], dtype=np.int64))
+    nn = grow_tree(
+        codes,
+        n_bins,
+        gz,
+        w,
+        r,
+        len(rows),
+        max_leaves,
+        min_leaf,
+        max_depth,
+        best_first,
+        hist,
+        buf,
+        nd["feat"],
+        nd["split_bin"],
+        nd["split_hi"],
+        nd["left"],
+        nd["right"],
+        nd["start"],
+        nd["end"],
+        nd["depth"],
+        nd["node_tot"],
+        np.arange(codes.shape[1], dtype=np.int64),
+    )
     out = {k: v[:nn].copy() for k, v in nd.items()}
     out["rows"] = r[: len(rows)].copy()
     return out
 
 
-def fit_regression_tree(codes, n_bins, thresholds, z, w, *, max_leaves=8, min_leaf=1,
-                        max_depth=64, rows=None):
+def fit_regression_tree(codes, n_bins, thresholds, z, w, *, max_leaves=8, min_leaf=1, max_depth=64, rows=None):
     """Weighted least-squares regression tree, grown best first.
 
     Parameters
@@ -497,8 +540,7 @@ def fit_regression_tree(codes, n_bins, thresholds, z, w, *, max_leaves=8, min_le
     gz = np.ascontiguousarray((w * z)[:, None])
     if rows is None:
         rows = np.arange(codes.shape[0])
-    t = _grow(codes, n_bins, gz, w, np.asarray(rows, np.int64), max_leaves, min_leaf,
-              max_depth, True)
+    t = _grow(codes, n_bins, gz, w, np.asarray(rows, np.int64), max_leaves, min_leaf, max_depth, True)
     return _finish(t, thresholds, 1)
 
 
@@ -510,8 +552,7 @@ def _finish(t, thresholds, K):
     leaf = t["left"] < 0
     thr = np.full(len(leaf), np.nan)
     f = t["feat"]
-    thr[~leaf] = 0.5 * (thresholds[f[~leaf], t["split_bin"][~leaf]]
-                        + thresholds[f[~leaf], t.pop("split_hi")[~leaf]])
+    thr[~leaf] = 0.5 * (thresholds[f[~leaf], t["split_bin"][~leaf]] + thresholds[f[~leaf], t.pop("split_hi")[~leaf]])
     t["thr"] = thr
     t["bin"] = t.pop("split_bin")
     # gain of each split = score(children) - score(parent)
@@ -612,8 +653,7 @@ def cart_leaf_index(X, feat, thr, left, right, prune_alpha, alpha):
     return out
 
 
-def fit_class_tree(codes, n_bins, thresholds, y, K, w=None, *, min_leaf=1, max_depth=30,
-                   rows=None):
+def fit_class_tree(codes, n_bins, thresholds, y, K, w=None, *, min_leaf=1, max_depth=30, rows=None):
     """Full-grown weighted Gini classification tree with its cost-complexity pruning sequence.
 
     Parameters
@@ -632,8 +672,10 @@ def fit_class_tree(codes, n_bins, thresholds, y, K, w=None, *, min_leaf=1, max_d
     """
     n = codes.shape[0]
     if codes.ndim != 2 or codes.shape[1] == 0:
-        raise ValueError("a classification tree needs at least one predictor, and the model has "
-                         "none (a formula such as 'y ~ 1'): add predictors to the formula")
+        raise ValueError(
+            "a classification tree needs at least one predictor, and the model has "
+            "none (a formula such as 'y ~ 1'): add predictors to the formula"
+        )
     y = np.asarray(y, np.int64)
     w = np.ones(n) if w is None else np.asarray(w, np.float64)
     if rows is None:
