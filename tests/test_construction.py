@@ -343,3 +343,13 @@ def test_derived_results_are_checked_copies():
         fit._derive(lambda_=np.array(0.1))
     with pytest.raises(TypeError, match="CLearnFit: n_iter must be a nonnegative int"):
         fit._derive(n_iter=2.5)
+
+
+@pytest.mark.parametrize("dotted,df", [("lum.LumFit", BIN), ("lum.LumMultiFit", MULTI)], ids=["binary", "multi"])
+def test_lum_constructors_check_the_fitted_sequence(dotted, df, monkeypatch):
+    cls = _class(dotted)
+    fit = _fit("lum", df, dict(nlambda=4))
+    assert type(fit) is cls and fit.lambda_.dtype == np.float64 and type(fit.converged) is bool
+    _with_bad(monkeypatch, cls, lambdas=np.ones((2, 2)))
+    with pytest.raises(ValueError, match=rf"{cls.__name__}: lambda_ must be a non-empty 1-D array"):
+        _fit("lum", df, dict(nlambda=4))

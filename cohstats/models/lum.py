@@ -774,7 +774,7 @@ class LumFit(_fit_base()):
         self._fmap = feature_map
         self._xcenter, self._xscale = scaling
         self._Ztr = None if kernel is None else (design.X - scaling[0]) / scaling[1]
-        self.lambda_ = np.asarray(lambdas, dtype=np.float64)
+        self.lambda_ = self._checked_lambda(lambdas)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
         self._coefs = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1)
         self._Xtr = np.ascontiguousarray(design.X, dtype=np.float64)
@@ -1298,7 +1298,7 @@ def _lum_angle(
         call["standardize"] = standardize
     if refit_on != "train":
         call["refit_on"] = refit_on
-    fit = LumMultiFit._build(
+    fit = LumMultiFit._from_arrays(
         design,
         a=a,
         c=c,
@@ -1356,7 +1356,7 @@ class LumMultiFit(_fit_base()):
     _predict_options = ("method",)
 
     @classmethod
-    def _build(
+    def _from_arrays(
         cls,
         design,
         *,
@@ -1379,7 +1379,7 @@ class LumMultiFit(_fit_base()):
         self = cls.__new__(cls)
         _fit_base().__init__(self, design, call=call)
         self.a, self.c, self.alpha = float(a), float(c), float(alpha)
-        self.lambda_ = np.asarray(lambdas, dtype=np.float64)
+        self.lambda_ = self._checked_lambda(lambdas)
         K = design.n_classes
         self._W = simplex_vertices(K)
         self._b_path = np.asarray(intercepts, dtype=np.float64).reshape(self.lambda_.size, K - 1)

@@ -22,30 +22,10 @@ exact SMO solve (``tol = 1e-10``) polished by solving the elbow system, tracks s
 explicitly, and falls back to a fresh SMO solve at the next grid point when the bordered
 system is singular or an update violates a constraint by more than ``1e-6``.
 
-Cost, measured (``benchmarks/bench_svm.py``: RBF ``gamma = 1/20``, 20 features, ``C = 1`` at
-``pi = 1/2``, grid ``j/m``, ``m = floor(sqrt(n))``; ratios to one cold SMO fit, which is
-0.45-0.6x libsvm's time). Each event costs ``O(n |E|)`` for the direction ``h`` plus
-``O(|E|^2)`` for the slopes and the bordered-inverse update, and there are about ``1.6 n``
-events over ``(0, 1)``. At ``n = 1000`` (``|E|`` = 225-255 free support vectors along the path,
-1 645 events, 30 grid values) that is about 130 us per event, 0.22 s in all: 31x one SMO fit
-(21x with ``n_jobs=2``), 11x at ``n = 100`` and 15x at ``n = 300``. The warm-started grid of
-:func:`pi_grid_smo` takes 7x one fit at n = 100 to 1000 (5x at n = 1000 with ``n_jobs=2``).
-
-Tried and dropped: keeping the bordered inverse in a preallocated buffer updated in place (no
-per-event allocation; last member moved into a removed slot) -- identical results, no speed
-change (the arithmetic, not allocation, dominates); for the warm-started grid, a secant
-predictor from the two previous grid values, or a Newton predictor that solves the elbow
-system of the previous solution's sets at the new ``pi`` (22 % fewer SMO iterations, but the
-``|E|^3`` solve costs more than it saves). One grid step moves ``f`` by O(1) (about 55 events
-per step: ``h`` sums the weight change of every point in ``L``), so neighbouring solutions
-are not close in KKT terms and a warm solve still needs about half a cold solve's
-iterations (550 against 1 000 at n = 1000). What did pay: SMO reading the precomputed kernel
-matrix in place, shrinking from the 100th iteration of a warm solve, and the cheaper SMO
-iteration of :mod:`cohstats.solvers.svm.smo` (18x -> 7x). The exact path's arithmetic floor
-(``|E| (n + |E|)`` per event at vectorised speed) is about 10x a libsvm-speed fit at
-``n = 1000``; [WSL]'s "all weighted SVMs for about the cost of one fit" holds against a
-generic ``O(n^3)`` QP solve, not against SMO, so the issue's "< 3x one SMO fit" for all
-bracketing classifiers is not reached with hundreds of free support vectors by either method.
+Cost: each event costs ``O(n |E|)`` for the direction ``h`` plus ``O(|E|^2)`` for the slopes and
+the bordered-inverse update, and there are about ``1.6 n`` events over ``(0, 1)``. Measured
+timings against one SMO fit and the warm-started grid of :func:`pi_grid_smo` are kept in the
+repository's ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
