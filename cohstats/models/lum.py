@@ -68,6 +68,17 @@ def _check_ac(a, c):
 
 
 # --------------------------------------------------------------------------- refit
+def _warn_separable_path(nsep: int, nlam: int) -> None:
+    """One warning for the lambda values whose refit sample is separated by the first stage."""
+    if nsep:
+        warnings.warn(
+            f"refitted LUM: at {nsep} of {nlam} lambda values the first-stage decision values "
+            "separate the refit sample; a 1e-6 ridge was added there",
+            _convergence_warning(),
+            stacklevel=3,
+        )
+
+
 def _separable_1d(f, y, w) -> bool:
     """True if a threshold on ``f`` separates the classes (weakly), so the refit is unbounded."""
     m = w > 0
@@ -898,14 +909,7 @@ class LumFit(_fit_base()):
             r = self.refit(lam, warn=False)
             nsep += r["separable"]
             out[k] = lum_link(r["g0"] + r["g1"] * F[k], self.a, 0.0)
-        if nsep:
-            warnings.warn(
-                f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
-                "first-stage decision values separate the refit sample; a 1e-6 ridge "
-                "was added there",
-                _convergence_warning(),
-                stacklevel=2,
-            )
+        _warn_separable_path(nsep, self.lambda_.size)
         return out
 
     # ----------------------------------------------------------------- reports
@@ -1512,14 +1516,7 @@ class LumMultiFit(_fit_base()):
             warnings.simplefilter("always")
             out = np.stack([self._proba(X, s=float(v), method=method) for v in self.lambda_])
         nsep = sum("separate the classes" in str(m.message) for m in caught)
-        if nsep:
-            warnings.warn(
-                f"refitted LUM: at {nsep} of {self.lambda_.size} lambda values the "
-                "first-stage decision values separate the refit sample; a 1e-6 ridge "
-                "was added there",
-                _convergence_warning(),
-                stacklevel=2,
-            )
+        _warn_separable_path(nsep, self.lambda_.size)
         return out
 
     # ----------------------------------------------------------------- reports

@@ -124,35 +124,26 @@ def _methods(design, Xte, kind, kernel, grid, D, m, seed, centering="within"):
         **kw,
     )
     out["Platt"] = (cvr.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(), cvr.best_fit)
-    tp = tune(
-        fn,
-        design,
-        grid={"lambda_": grid},
-        method="gkl",
-        D=D,
-        tau=0.5,
-        centering=centering,
-        prob_args={"method": "platt"},
-        random_state=seed + 1,
-        verbose=False,
-        **kw,
-    )
-    out["Tuned Platt"] = (tp.best_fit.predict(Xte, type="prob", method="platt").iloc[:, 1].to_numpy(), tp.best_fit)
-    kwn = dict(kw, pi="path") if kind == "svm" else kw
-    nw = tune(
-        fn,
-        design,
-        grid={"lambda_": grid},
-        method="gkl",
-        D=D,
-        tau=0.5,
-        centering=centering,
-        prob_args={"method": "bracket"},
-        random_state=seed + 2,
-        verbose=False,
-        **kwn,
-    )
-    out["New"] = (nw.best_fit.predict(Xte, type="prob", method="bracket").iloc[:, 1].to_numpy(), nw.best_fit)
+
+    def by_gkl(method, offset, fit_kw):
+        """The fit whose lambda minimises the GKL estimate of ``method``'s probabilities."""
+        best = tune(
+            fn,
+            design,
+            grid={"lambda_": grid},
+            method="gkl",
+            D=D,
+            tau=0.5,
+            centering=centering,
+            prob_args={"method": method},
+            random_state=seed + offset,
+            verbose=False,
+            **fit_kw,
+        ).best_fit
+        return best.predict(Xte, type="prob", method=method).iloc[:, 1].to_numpy(), best
+
+    out["Tuned Platt"] = by_gkl("platt", 1, kw)
+    out["New"] = by_gkl("bracket", 2, dict(kw, pi="path") if kind == "svm" else kw)
     return out
 
 
