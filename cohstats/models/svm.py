@@ -1243,10 +1243,14 @@ _PARAMS = {
 # probabilities of an SVM are a calibration of its decision values: cross-validate the
 # classification error by default
 _DECLARED = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
+# svm only (psi_learn shares _PARAMS): the low-rank kernel route (cohstats.models.svm_approx)
+_APPROX_PARAMS = {"kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1)}
 
 
 @fit_function(
-    _DECLARED, _PARAMS, renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the elastic-net l1 share)"}
+    _DECLARED,
+    {**_PARAMS, **_APPROX_PARAMS},
+    renamed={"alpha": "dual_alpha_ (a fitted attribute; alpha is the elastic-net l1 share)"},
 )
 def svm(
     formula,
@@ -1272,6 +1276,9 @@ def svm(
     path_method: str = "auto",
     n_jobs: int | None = None,
     na_action: str = "omit",
+    kernel_approx=None,
+    n_components: int = 300,
+    random_state=0,
 ) -> SVMFit:
     """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
     classes) fitted by SMO, with probability outputs.
@@ -1332,6 +1339,20 @@ def svm(
         ``tol``) or ``"auto"`` (default: exact up to n = 2000, warm above).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
+    kernel_approx : None (default: the exact kernel, by SMO) or ``"nystroem"`` / ``"rff"``: replace
+        the kernel by the inner products of a seeded low-rank feature map
+        (:mod:`cohstats.kernel_approx`; Nystroem landmarks, or random Fourier features for the
+        Gaussian kernel) and solve the same weighted C-SVM on the n x ``n_components`` mapped
+        rows by dual coordinate descent (Hsieh et al. 2008; the intercept unpenalised, as
+        libsvm's, by the method of multipliers; :mod:`cohstats.solvers.svm.linear`). Memory
+        ``O(n r)``, for n beyond what a kernel cache serves (binary responses). ``tol`` is
+        then the projected-gradient tolerance, ``max_iter`` caps the epochs (default 10 000),
+        ``cache_size`` is unused, and the bracketing grid (``pi="path"`` or
+        ``method="bracket"``) is solved value by value, warm-started. Returns an
+        :class:`~cohstats.models.svm_approx.ApproxSVMFit`.
+    n_components, random_state : r (landmarks or random features; default 300, as
+        :func:`cohstats.clearn` and :func:`cohstats.lum`) and the seed that draws them and
+        the coordinate order.
 
     Returns
     -------
@@ -1417,6 +1438,20 @@ def svm(
         call=call,
         kernel_arg=kernel_arg,
     )
+    if kernel_approx is not None:
+        from cohstats.models.svm_approx import fit_approx
+
+        return fit_approx(
+            design,
+            Z,
+            xc,
+            xs,
+            kern,
+            kernel_approx=kernel_approx,
+            n_components=n_components,
+            random_state=random_state,
+            **common,
+        )
     if design.binary:
         fit = _fit_binary(design, Z, xc, xs, kern, **common)
     else:

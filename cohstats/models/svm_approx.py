@@ -1,0 +1,241 @@
+"""The C-SVM on a low-rank kernel feature map: :func:`cohstats.svm` with ``kernel_approx=``.
+
+The kernel ``k`` is replaced by the inner products of a seeded feature map
+``Phi: R^p -> R^r`` (Nystroem landmarks or random Fourier features, :mod:`cohstats.kernel_approx`),
+and libsvm's C-SVM
+
+    minimise  (1/2) ||w||^2 + sum_i C_i [1 - y_i (w'Phi(z_i) + b)]_+,    C_i = C w_i S_pi(y_i),
+
+is solved in the primal feature space by dual coordinate descent
+(:mod:`cohstats.solvers.svm.linear`; Hsieh et al. 2008, with the intercept unpenalised as in
+libsvm). With ``Phi Phi' = K`` (Nystroem with every training row a landmark) the problem *is*
+the kernel C-SVM; with ``r < n`` it is the C-SVM with the approximate kernel
+``Phi(x)'Phi(x')``. Memory is ``O(n r)`` (the mapped training rows, during the fit) instead of
+libsvm's kernel cache, and one epoch costs ``O(n r)``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from cohstats.exceptions import ConvergenceWarning
+from cohstats.kernels import KERNEL_LINEAR
+from cohstats.models.svm import SVMFit, _default_m, _run_settings, class_weights
+from cohstats.probability import bracket_grid
+from cohstats.results import PathFrame
+from cohstats.solvers.svm.linear import linear_svm_dcd
+
+__all__ = ["ApproxSVMFit", "fit_approx"]
+
+_BLOCK = 8192  # rows mapped at a time when predicting: memory O(block x r)
+
+
+class ApproxSVMFit(SVMFit):
+    """A binary C-SVM fitted on a low-rank kernel feature map; see :func:`cohstats.svm`.
+
+    The attributes of :class:`cohstats.models.svm.SVMFit`, where the kernel is the approximate
+    kernel ``Phi(x)'Phi(x')``: ``dual_alpha_`` and ``dual_coef`` are the multipliers of the
+    C-SVM on the mapped rows (so ``f(x) = sum_i beta_i Phi(z_i)'Phi(z) + b``), ``coef`` is None
+    (no input-space coefficients). In addition:
+
+    feature_map : the fitted :class:`cohstats.kernel_approx.FeatureMap` (applied to the
+        standardised inputs).
+    feature_coef : (r,) the weights ``w`` of the features, ``f(x) = Phi(z)'w + b``.
+    """
+
+    title = "Support vector machine (low-rank kernel approximation)"
+
+    @classmethod
+    def _from_arrays(cls, design, *, feature_map, feature_coef, kernel_approx, n_components, random_state, **svm_state):
+        """Build the fit: the state of :meth:`SVMFit._from_arrays` plus the feature map, the
+        feature weights ``w`` and the settings that redraw the map in refits."""
+        self = super()._from_arrays(design, **svm_state)
+        self.feature_map = feature_map
+        self.feature_coef = np.asarray(feature_coef, dtype=np.float64)
+        self._approx = dict(kernel_approx=kernel_approx, n_components=int(n_components), random_state=random_state)
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _decision(self, X: np.ndarray, s=None) -> np.ndarray:
+        if s is not None:
+            self._check_s(s, "_decision")
+        Z = self._std(X)
+        out = np.empty(Z.shape[0])
+        for lo in range(0, Z.shape[0], _BLOCK):
+            out[lo : lo + _BLOCK] = self.feature_map(Z[lo : lo + _BLOCK]) @ self.feature_coef + self._b
+        return out
+
+    def _grid_fits(self, m: int | None):
+        """(grid, W, b): feature weights ``W[j]`` (r,) and intercepts ``b[j]`` of the weighted
+        C-SVMs at the interior bracketing grid ``pi_j = j/m``, each solved by dual coordinate
+        descent warm-started from its neighbour (outward from ``pi = 1/2``)."""
+        m = self._check_m(m)
+        cache = self.__dict__.setdefault("_paths", {})
+        if m not in cache:
+            grid = bracket_grid(m)
+            y = self.design.y
+            Phi = self.feature_map(self._Z)
+            fa = self._fit_args
+            W = np.empty((grid.size, Phi.shape[1]))
+            b0 = np.empty(grid.size)
+            conv = True
+            mid = int(np.searchsorted(grid, 0.5))
+            for order in (range(mid, grid.size), range(mid - 1, -1, -1)):
+                a0, bb = self.dual_alpha_, self._b
+                for j in order:
+                    cost = self.design.weights * class_weights(y, grid[j]) * self.C
+                    r = linear_svm_dcd(
+                        Phi,
+                        y,
+                        cost,
+                        tol=fa["tol"],
+                        max_epochs=fa["max_iter"],
+                        shrinking=fa["shrinking"],
+                        random_state=self._approx["random_state"],
+                        a0=a0,
+                        b0=bb,
+                    )
+                    W[j], b0[j] = r.coef, r.intercept
+                    a0, bb = r.dual, r.intercept
+                    conv = conv and r.converged
+            if not conv:
+                warnings.warn(
+                    "svm: coordinate descent stopped before tol at some bracketing grid values; "
+                    "increase max_iter or tol",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+            cache[m] = (grid, W, b0)
+        return cache[m]
+
+    def _path_decision(self, X: np.ndarray, m: int | None) -> np.ndarray:
+        _, W, b0 = self._grid_fits(m)
+        Z = self._std(X)
+        out = np.empty((W.shape[0], Z.shape[0]))
+        for lo in range(0, Z.shape[0], _BLOCK):
+            out[:, lo : lo + _BLOCK] = W @ self.feature_map(Z[lo : lo + _BLOCK]).T + b0[:, None]
+        return out
+
+    def _get_path(self, m: int | None):
+        raise ValueError(
+            "a kernel_approx svm has no exact pi path; the bracketing grid is solved value by value "
+            "(predict(type='prob', method='bracket') and path() use it)"
+        )
+
+    def path(self, m: int | None = None) -> PathFrame:
+        """Intercept and feature weights (columns ``"phi[j]"``) along the bracketing grid in pi."""
+        grid, W, b0 = self._grid_fits(m)
+        data = {"pi": grid, "(Intercept)": b0}
+        cols = [f"phi[{j}]" for j in range(W.shape[1])]
+        for j, c in enumerate(cols):
+            data[c] = W[:, j]
+        return PathFrame.build(pd.DataFrame(data), xvar="pi", coef_columns=["(Intercept)"] + cols, log_x=False)
+
+    def _refit_args(self) -> dict:
+        args = super()._refit_args()
+        args.update(self._approx)
+        return args
+
+    # ------------------------------------------------------------------ reporting
+    def _summary_head(self):
+        info, notes = super()._summary_head()
+        info["kernel"] = self.feature_map.describe()
+        notes.append(
+            "kernel replaced by a low-rank feature map (kernel_approx); the C-SVM is solved on the "
+            "mapped rows by dual coordinate descent"
+        )
+        return info, notes
+
+    def _repr_extra(self) -> str:
+        return f"{self.feature_map.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}"
+
+
+def fit_approx(
+    design,
+    Z,
+    xc,
+    xs,
+    kern,
+    *,
+    kernel_approx,
+    n_components,
+    random_state,
+    Cval,
+    pi,
+    path,
+    m,
+    prob_method,
+    tol,
+    cache_size,
+    shrinking,
+    max_iter,
+    path_method,
+    n_jobs,
+    standardize,
+    call,
+    kernel_arg,
+) -> ApproxSVMFit:
+    """The binary (weighted) C-SVM on the feature map of ``kern`` fitted on ``Z`` (the
+    standardised inputs); the arguments are :func:`cohstats.svm`'s."""
+    from cohstats.kernel_approx import feature_map
+
+    if kern.code == KERNEL_LINEAR:
+        raise ValueError(
+            "svm: kernel_approx approximates a nonlinear kernel; the linear SVM (kernel=None or "
+            "'linear') needs no approximation -- drop kernel_approx or give kernel='rbf'"
+        )
+    if not design.binary:
+        raise ValueError(
+            f"svm: kernel_approx fits two classes; the response has {design.n_classes} "
+            "(fit the pairs separately, or use clearn/lum with kernel_approx for K classes)"
+        )
+    if max_iter is None:
+        max_iter = 10_000
+    n, y = design.nobs, design.y
+    fmap = feature_map(kernel_approx, kern, Z, n_components=n_components, random_state=random_state)
+    Phi = fmap(Z)
+    pi_fit = 0.5 if path else pi
+    cost = design.weights * class_weights(y, pi_fit) * Cval
+    r = linear_svm_dcd(
+        Phi, y, cost, tol=tol, max_epochs=max_iter, shrinking=shrinking, random_state=random_state, intercept=True
+    )
+    del Phi
+    if not r.converged:
+        warnings.warn(
+            f"svm: coordinate descent stopped after {r.n_iter} epochs with the projected-gradient gap "
+            f"{r.info['gap']:.3g} or the intercept change above tol={tol}; increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    call = {**call, "kernel_approx": kernel_approx, "n_components": int(n_components)}
+    settings = _run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter)
+    return ApproxSVMFit._from_arrays(
+        design,
+        feature_map=fmap,
+        feature_coef=r.coef,
+        kernel_approx=kernel_approx,
+        n_components=n_components,
+        random_state=random_state,
+        kernel=kern,
+        kernel_arg=kernel_arg,
+        C=float(Cval),
+        lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi,
+        m=_default_m(n) if m is None else int(m),
+        cost=cost,
+        standardize=standardize,
+        Z=Z,
+        scaling=(xc, xs),
+        dual_alpha=r.dual,
+        support=np.flatnonzero(r.dual > 0),
+        b=float(r.intercept),
+        n_iter=int(r.n_iter),
+        converged=bool(r.converged),
+        fitted_decision=r.info["fitted"],
+        objective=float(r.objective),
+        call=call,
+        **settings,
+    )
