@@ -2,7 +2,9 @@
 
 A kernel fit needs the n x n kernel matrix: 8 n^2 bytes (20 GB at n = 50 000). A feature map
 ``Phi: R^p -> R^r`` with ``Phi(x)'Phi(x') ~ k(x, x')`` turns the kernel problem into a linear
-one on ``Phi(X)``, which the coordinate-descent engine fits in O(n r) memory:
+one on ``Phi(X)``, fitted in O(n r) memory by the coordinate-descent engine (``clearn``,
+``lum``) or by dual coordinate descent for the C-SVM (``svm``,
+:mod:`cohstats.solvers.svm.linear`):
 
 * **Nystroem** (Williams & Seeger 2001): ``r`` landmark rows ``L`` drawn at random from the
   training inputs, ``Phi(x) = k(x, L) K_LL^{-1/2}`` (pseudo-inverse square root, eigenvalues

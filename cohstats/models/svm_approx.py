@@ -195,10 +195,15 @@ def fit_approx(
     if max_iter is None:
         max_iter = 10_000
     n, y = design.nobs, design.y
-    fmap = feature_map(kernel_approx, kern, Z, n_components=n_components, random_state=random_state)
-    Phi = fmap(Z)
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) * Cval
+    if float(np.max(cost)) * n * np.finfo(float).eps > tol:  # the dual gradients lose all digits
+        raise ValueError(
+            f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
+            f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C"
+        )
+    fmap = feature_map(kernel_approx, kern, Z, n_components=n_components, random_state=random_state)
+    Phi = fmap(Z)
     r = linear_svm_dcd(
         Phi, y, cost, tol=tol, max_epochs=max_iter, shrinking=shrinking, random_state=random_state, intercept=True
     )
