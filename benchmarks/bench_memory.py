@@ -3,7 +3,7 @@
 ``tracemalloc`` sees only allocations made through Python's allocator hooks; BLAS work
 buffers, numba's and LLVM's memory and the interpreter itself are invisible to it. Each case
 therefore runs in its own child process (``python bench_memory.py --child CASE N``) and reports
-its own ``ru_maxrss`` (the peak resident set size of the whole process), together with the
+its own peak resident set size (``VmHWM``, else ``ru_maxrss``: the whole process), together with the
 peak reached after the imports and a small warm-up fit (``baseline``: interpreter, numpy,
 pandas, numba and the compiled code), the seconds of the measured fit and its training error.
 
@@ -57,6 +57,16 @@ def mixture_prob(X, a=1.0):
 
 
 def _rss_mb() -> float:
+    """Peak resident set size of this process in MB: ``VmHWM`` of the process's own address
+    space where Linux reports it (``ru_maxrss`` can carry the parent's size across fork + exec),
+    else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
 
 
@@ -87,7 +97,9 @@ def child(case: str, n: int, nlambda: int) -> dict:
 
 
 def run_case(case: str, n: int, nlambda: int) -> dict:
-    env = dict(os.environ, COHSTATS_QUIET="1")
+    # one BLAS thread (as the issue's same-run benchmarks): on the shared 2-core machine a
+    # threaded BLAS oversubscribes and small LAPACK calls take seconds
+    env = dict(os.environ, COHSTATS_QUIET="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     out = subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--child", case, str(n), "--nlambda", str(nlambda)],
         capture_output=True,
