@@ -123,6 +123,7 @@ SAFE_CLASSES = frozenset(
         "cohstats.models.svm.PsiFit",
         "cohstats.models.svm.MulticlassSVMFit",
         "cohstats.models.svm_approx.ApproxSVMFit",
+        "cohstats.models.svm_approx.ApproxMulticlassSVMFit",
         "cohstats.models.lamsvm.ProbCalibration",
         "cohstats.models.lamsvm._LamSVMPath",
         "cohstats.models.gboost._StepPath",

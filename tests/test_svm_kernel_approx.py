@@ -17,7 +17,7 @@ from sklearn.svm import SVC, LinearSVC
 import cohstats as cs
 from cohstats.kernel_approx import feature_map
 from cohstats.kernels import make_kernel
-from cohstats.models.svm_approx import ApproxSVMFit
+from cohstats.models.svm_approx import ApproxMulticlassSVMFit, ApproxSVMFit
 from cohstats.probability import platt_fit
 from cohstats.solvers.svm.linear import linear_svm_dcd
 
@@ -241,8 +241,29 @@ def test_bad_input_is_refused_with_a_clear_message():
         cs.svm(X, y, kernel="poly", kernel_approx="rff")
     with pytest.raises(ValueError, match="n_components"):
         cs.svm(X, y, kernel_approx="nystroem", n_components=0)
-    y3 = np.array(["a", "b", "c"])[np.arange(40) % 3]
-    with pytest.raises(ValueError, match="two classes"):
-        cs.svm(X, y3, kernel_approx="nystroem")
     with pytest.raises(ValueError, match="y must be"):
         linear_svm_dcd(np.ones((3, 2)), np.array([1.0, 0.0, -1.0]), 1.0)
+
+
+def test_one_vs_one_on_a_full_nystroem_map_equals_the_exact_multiclass_svm(tmp_path):
+    rng = np.random.default_rng(14)
+    n = 150
+    X = rng.normal(size=(n, 3))
+    y = np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] ** 2 > 0.7).astype(int)]
+    kw = dict(kernel="rbf", gamma=0.5, C=2.0, tol=1e-9)
+    exact = cs.svm(X, y, **kw)
+    approx = cs.svm(X, y, kernel_approx="nystroem", n_components=n, **kw)
+    assert isinstance(approx, ApproxMulticlassSVMFit) and approx.converged
+    np.testing.assert_allclose(approx.objective, exact.objective, rtol=1e-6)
+    Xn = rng.normal(size=(30, 3))
+    np.testing.assert_allclose(
+        approx.predict(Xn, type="link").to_numpy(), exact.predict(Xn, type="link").to_numpy(), atol=1e-5
+    )
+    np.testing.assert_allclose(
+        approx.predict(Xn, type="prob").to_numpy(), exact.predict(Xn, type="prob").to_numpy(), atol=1e-5
+    )
+    assert approx.feature_coef.shape == (approx.feature_map.dim, 3)
+    before = approx.predict(Xn, type="prob")
+    approx.save(tmp_path / "ovo.cohstats")
+    back = cs.load(tmp_path / "ovo.cohstats")
+    assert type(back) is ApproxMulticlassSVMFit and back.predict(Xn, type="prob").equals(before)

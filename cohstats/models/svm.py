@@ -1345,11 +1345,12 @@ def svm(
         Gaussian kernel) and solve the same weighted C-SVM on the n x ``n_components`` mapped
         rows by dual coordinate descent (Hsieh et al. 2008; the intercept unpenalised, as
         libsvm's, by the method of multipliers; :mod:`cohstats.solvers.svm.linear`). Memory
-        ``O(n r)``, for n beyond what a kernel cache serves (binary responses). ``tol`` is
+        ``O(n r)``, for n beyond what a kernel cache serves (K > 2 classes: one-vs-one, one map
+        shared by the pairs). ``tol`` is
         then the projected-gradient tolerance, ``max_iter`` caps the epochs (default 10 000),
         ``cache_size`` is unused, and the bracketing grid (``pi="path"`` or
         ``method="bracket"``) is solved value by value, warm-started. Returns an
-        :class:`~cohstats.models.svm_approx.ApproxSVMFit`.
+        :class:`~cohstats.models.svm_approx.ApproxSVMFit` (K > 2: ``ApproxMulticlassSVMFit``).
     n_components, random_state : r (landmarks or random features; default 300, as
         :func:`cohstats.clearn` and :func:`cohstats.lum`) and the seed that draws them and
         the coordinate order.

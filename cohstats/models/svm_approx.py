@@ -11,7 +11,8 @@ is solved in the primal feature space by dual coordinate descent
 libsvm). With ``Phi Phi' = K`` (Nystroem with every training row a landmark) the problem *is*
 the kernel C-SVM; with ``r < n`` it is the C-SVM with the approximate kernel
 ``Phi(x)'Phi(x')``. Memory is ``O(n r)`` (the mapped training rows, during the fit) instead of
-libsvm's kernel cache, and one epoch costs ``O(n r)``.
+libsvm's kernel cache, and one epoch costs ``O(n r)``. For K > 2 classes one map, fitted on all
+training rows, serves the one-vs-one pairs (:class:`ApproxMulticlassSVMFit`).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import pandas as pd
 
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.kernels import KERNEL_LINEAR
-from cohstats.models.svm import SVMFit, _default_m, _run_settings, class_weights
+from cohstats.models.svm import MulticlassSVMFit, SVMFit, _default_m, _pair_design, _run_settings, class_weights
 from cohstats.probability import bracket_grid
 from cohstats.results import PathFrame
 from cohstats.solvers.svm.linear import linear_svm_dcd
 
-__all__ = ["ApproxSVMFit", "fit_approx"]
+__all__ = ["ApproxSVMFit", "ApproxMulticlassSVMFit", "fit_approx"]
 
 _BLOCK = 8192  # rows mapped at a time when predicting: memory O(block x r)
 
@@ -153,6 +154,125 @@ class ApproxSVMFit(SVMFit):
         return f"{self.feature_map.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}"
 
 
+class ApproxMulticlassSVMFit(MulticlassSVMFit):
+    """A one-vs-one SVM for K > 2 classes on a low-rank kernel feature map; see :func:`cohstats.svm`.
+
+    One feature map (fitted on all training rows) serves every pair; each pair's C-SVM is
+    solved on the mapped rows of its two classes (pair fits are
+    :class:`ApproxSVMFit`). ``feature_coef`` is (r, pairs): the decision value of pair
+    ``(a, b)`` is ``Phi(z)'W[:, k] + intercept[k]``, positive favouring ``a``.
+    """
+
+    title = "Support vector machine (one-vs-one, low-rank kernel approximation)"
+
+    @classmethod
+    def _from_arrays(cls, design, *, feature_map, feature_coef, approx, **state) -> "ApproxMulticlassSVMFit":
+        """The state of :meth:`MulticlassSVMFit._from_arrays` plus the shared feature map, the
+        (r, pairs) feature weights and the settings that redraw the map in refits."""
+        self = super()._from_arrays(design, **state)
+        self.feature_map = feature_map
+        self.feature_coef = np.asarray(feature_coef, dtype=np.float64)
+        self._approx = dict(approx)
+        return self
+
+    def _decision(self, X: np.ndarray, s=None) -> np.ndarray:
+        if s is not None:
+            self._check_s(s, "_decision")
+        Z = self._std(X)
+        out = np.empty((Z.shape[0], self.feature_coef.shape[1]))
+        for lo in range(0, Z.shape[0], _BLOCK):
+            out[lo : lo + _BLOCK] = self.feature_map(Z[lo : lo + _BLOCK]) @ self.feature_coef + self._bpair
+        return out
+
+    def _refit_args(self) -> dict:
+        args = super()._refit_args()
+        args.update(self._approx)
+        return args
+
+    def _summary_head(self):
+        info, notes = super()._summary_head()
+        info["kernel"] = self.feature_map.describe()
+        notes.append("kernel replaced by a low-rank feature map (kernel_approx), shared by the pairs")
+        return info, notes
+
+    def _repr_extra(self) -> str:
+        return f"{self.feature_map.describe()}, lambda_={float(self.lambda_[0]):.4g}, {len(self.pairs)} pairs"
+
+
+def _binary(
+    design,
+    Z,
+    xc,
+    xs,
+    kern,
+    fmap,
+    Phi,
+    *,
+    approx,
+    Cval,
+    pi,
+    path,
+    m,
+    prob_method,
+    tol,
+    cache_size,
+    shrinking,
+    max_iter,
+    n_jobs,
+    standardize,
+    call,
+    kernel_arg,
+    warn=True,
+    rows=None,
+) -> ApproxSVMFit:
+    """The binary (weighted) C-SVM on the mapped rows ``Phi = fmap(Z)``."""
+    n, y = design.nobs, design.y
+    pi_fit = 0.5 if path else pi
+    cost = design.weights * class_weights(y, pi_fit) * Cval
+    if float(np.max(cost)) * n * np.finfo(float).eps > tol:  # the dual gradients lose all digits
+        raise ValueError(
+            f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
+            f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C"
+        )
+    r = linear_svm_dcd(
+        Phi, y, cost, tol=tol, max_epochs=max_iter, shrinking=shrinking, random_state=approx["random_state"]
+    )
+    if warn and not r.converged:
+        warnings.warn(
+            f"svm: coordinate descent stopped after {r.n_iter} epochs with the projected-gradient gap "
+            f"{r.info['gap']:.3g} or the intercept change above tol={tol}; increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    fit = ApproxSVMFit._from_arrays(
+        design,
+        feature_map=fmap,
+        feature_coef=r.coef,
+        **approx,
+        kernel=kern,
+        kernel_arg=kernel_arg,
+        C=float(Cval),
+        lambda_=np.array([1.0 / (n * Cval)]),
+        pi=pi,
+        m=_default_m(n) if m is None else int(m),
+        cost=cost,
+        standardize=standardize,
+        Z=Z,
+        scaling=(xc, xs),
+        dual_alpha=r.dual,
+        support=np.flatnonzero(r.dual > 0),
+        b=float(r.intercept),
+        n_iter=int(r.n_iter),
+        converged=bool(r.converged),
+        fitted_decision=r.info["fitted"],
+        objective=float(r.objective),
+        rows=rows,
+        call=call,
+        **_run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
+    )
+    return fit
+
+
 def fit_approx(
     design,
     Z,
@@ -177,9 +297,10 @@ def fit_approx(
     standardize,
     call,
     kernel_arg,
-) -> ApproxSVMFit:
-    """The binary (weighted) C-SVM on the feature map of ``kern`` fitted on ``Z`` (the
-    standardised inputs); the arguments are :func:`cohstats.svm`'s."""
+):
+    """The (weighted) C-SVM on the feature map of ``kern`` fitted on ``Z`` (the standardised
+    inputs): binary, or one-vs-one for K > 2 classes with one map shared by the pairs; the
+    arguments are :func:`cohstats.svm`'s."""
     from cohstats.kernel_approx import feature_map
 
     if kern.code == KERNEL_LINEAR:
@@ -187,60 +308,92 @@ def fit_approx(
             "svm: kernel_approx approximates a nonlinear kernel; the linear SVM (kernel=None or "
             "'linear') needs no approximation -- drop kernel_approx or give kernel='rbf'"
         )
-    if not design.binary:
-        raise ValueError(
-            f"svm: kernel_approx fits two classes; the response has {design.n_classes} "
-            "(fit the pairs separately, or use clearn/lum with kernel_approx for K classes)"
-        )
     if max_iter is None:
         max_iter = 10_000
-    n, y = design.nobs, design.y
-    pi_fit = 0.5 if path else pi
-    cost = design.weights * class_weights(y, pi_fit) * Cval
-    if float(np.max(cost)) * n * np.finfo(float).eps > tol:  # the dual gradients lose all digits
-        raise ValueError(
-            f"svm: the largest cost C * weights is {float(np.max(cost)):.3g}, too large to solve the "
-            f"dual to tol={tol:g} in double precision; rescale weights (they multiply C) or lower C"
-        )
     fmap = feature_map(kernel_approx, kern, Z, n_components=n_components, random_state=random_state)
     Phi = fmap(Z)
-    r = linear_svm_dcd(
-        Phi, y, cost, tol=tol, max_epochs=max_iter, shrinking=shrinking, random_state=random_state, intercept=True
+    approx = dict(kernel_approx=kernel_approx, n_components=int(n_components), random_state=random_state)
+    call = {**call, "kernel_approx": kernel_approx, "n_components": int(n_components)}
+    common = dict(
+        approx=approx,
+        Cval=Cval,
+        pi=pi,
+        path=path,
+        m=m,
+        prob_method=prob_method,
+        tol=tol,
+        cache_size=cache_size,
+        shrinking=shrinking,
+        max_iter=max_iter,
+        n_jobs=n_jobs,
+        call=call,
+        kernel_arg=kernel_arg,
     )
+    if design.binary:
+        return _binary(design, Z, xc, xs, kern, fmap, Phi, standardize=standardize, **common)
+    n, K = design.nobs, design.n_classes
+    yi = design.y_int
+    fits, pairs, idx = [], [], []
+    for i in range(K):
+        for j in range(i + 1, K):
+            rows = np.flatnonzero((yi == i) | (yi == j))
+            dp = _pair_design(design, Z, rows, i, j)
+            fits.append(
+                _binary(
+                    dp,
+                    dp.X,
+                    np.zeros(design.p),
+                    np.ones(design.p),
+                    kern,
+                    fmap,
+                    np.ascontiguousarray(Phi[rows]),
+                    standardize=False,
+                    warn=False,
+                    rows=rows,
+                    **common,
+                )
+            )
+            pairs.append((design.classes[i], design.classes[j]))
+            idx.append((i, j))
     del Phi
-    if not r.converged:
+    bad = [f"{a} vs {b}" for (a, b), f in zip(pairs, fits) if not f.converged]
+    if bad:
         warnings.warn(
-            f"svm: coordinate descent stopped after {r.n_iter} epochs with the projected-gradient gap "
-            f"{r.info['gap']:.3g} or the intercept change above tol={tol}; increase max_iter or tol",
+            f"svm: coordinate descent stopped before tol={tol} for pair(s) {bad}; increase max_iter or tol",
             ConvergenceWarning,
             stacklevel=3,
         )
-    call = {**call, "kernel_approx": kernel_approx, "n_components": int(n_components)}
-    settings = _run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter)
-    return ApproxSVMFit._from_arrays(
+    P = len(fits)
+    beta, alpha, cost = np.zeros((n, P)), np.zeros((n, P)), np.zeros((n, P))
+    for k, f in enumerate(fits):
+        beta[f._rows, k] = -f._beta
+        alpha[f._rows, k] = f.dual_alpha_
+        cost[f._rows, k] = f.cost
+    return ApproxMulticlassSVMFit._from_arrays(
         design,
         feature_map=fmap,
-        feature_coef=r.coef,
-        kernel_approx=kernel_approx,
-        n_components=n_components,
-        random_state=random_state,
+        feature_coef=-np.column_stack([f.feature_coef for f in fits]),
+        approx=approx,
         kernel=kern,
         kernel_arg=kernel_arg,
         C=float(Cval),
         lambda_=np.array([1.0 / (n * Cval)]),
         pi=pi,
-        m=_default_m(n) if m is None else int(m),
-        cost=cost,
+        m=m,
         standardize=standardize,
         Z=Z,
         scaling=(xc, xs),
-        dual_alpha=r.dual,
-        support=np.flatnonzero(r.dual > 0),
-        b=float(r.intercept),
-        n_iter=int(r.n_iter),
-        converged=bool(r.converged),
-        fitted_decision=r.info["fitted"],
-        objective=float(r.objective),
+        pairs=pairs,
+        pair_idx=idx,
+        pair_fits=fits,
+        beta=beta,
+        dual_alpha=alpha,
+        cost=cost,
+        support=np.flatnonzero(np.any(alpha > 0, axis=1)),
+        n_iter=int(sum(f.n_iter for f in fits)),
+        converged=all(f.converged for f in fits),
+        objective=np.array([f.objective for f in fits]),
+        bpair=np.array([-f._b for f in fits]),
         call=call,
-        **settings,
+        **_run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
     )
