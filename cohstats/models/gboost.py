@@ -639,7 +639,7 @@ def _fit_boost(
     sw = np.ascontiguousarray(sw)
     codes, thresholds, n_bins = _t.make_bins(Xt, max_bins, sw)
     mn = 2 * nodes - 1
-    hist = np.zeros((_t._n_slots(nodes, max_depth, True), p, int(n_bins.max()), 3))
+    hist = np.zeros((_t._n_slots(nodes, max_depth, True), p, int(n_bins.max()), _t.hist_width(1, min_node_size)))
     feat = np.full((H, m, mn), -1, np.int64)
     sbin = np.full((H, m, mn), -1, np.int64)
     shi = np.full((H, m, mn), -1, np.int64)
