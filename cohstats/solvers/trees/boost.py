@@ -190,6 +190,7 @@ def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
     for i in range(n):
         swt += sw[i]
     coh = loss == LOSS_COH
+    t_one = T == 1.0  # x / 1.0 == x exactly: skip the divisions
     tz = T if coh else 1.0
     cen = (m - 1.0) / m
     ls = 0.0
@@ -220,7 +221,7 @@ def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
         jm = 0
         for j in range(m):
             if coh:
-                e = 0.0 if j == c else (1.0 + b[j] - gc) / T
+                e = 0.0 if j == c else (1.0 + b[j] - gc if t_one else (1.0 + b[j] - gc) / T)
             else:
                 e = b[j] - gc
             b[j] = e
