@@ -15,10 +15,12 @@ much the test error moves under implementation choices the paper leaves open (te
 first-round weights, exact split search, the package's default shrinkage) and the mean over
 steps 51-100 (the paper says the methods are stable after about 50 steps), so that the
 comparison with the paper's single numbers can be judged against that variability. A last
-section checks the probabilities of GentleBoost.C on two logistic-truth simulations, a
-linear and a non-linear logit, against C-learning and MulLogitBoost, under the options that
-regularise the trees (leaf penalty, row subsampling, leaf size, tree size, temperature), with
-reliability diagrams.
+section checks the probabilities of GentleBoost.C on three logistic-truth simulations -- a
+linear logit (where the linear C-learning is correctly specified and trees approximate the
+logit by steps), an additive logit (a sum of smooth univariate functions) and a non-linear
+logit with an interaction -- against C-learning, MulLogitBoost and (when installed) LightGBM,
+under the options that regularise the trees (shrinkage, leaf penalty, row subsampling, leaf
+size, tree size, temperature), with reliability diagrams.
 """
 
 from __future__ import annotations
