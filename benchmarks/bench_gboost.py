@@ -22,9 +22,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the cohstats of this checkout, not an installed one
 
 
 def _timeit(fn, repeat):
@@ -61,7 +67,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cold:
         import os
-        import sys
         import tempfile
 
         if "numba" in sys.modules:

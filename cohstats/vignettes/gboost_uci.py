@@ -15,10 +15,12 @@ much the test error moves under implementation choices the paper leaves open (te
 first-round weights, exact split search, the package's default shrinkage) and the mean over
 steps 51-100 (the paper says the methods are stable after about 50 steps), so that the
 comparison with the paper's single numbers can be judged against that variability. A last
-section checks the probabilities of GentleBoost.C on two logistic-truth simulations, a
-linear and a non-linear logit, against C-learning and MulLogitBoost, under the options that
-regularise the trees (leaf penalty, row subsampling, leaf size, tree size, temperature), with
-reliability diagrams.
+section checks the probabilities of GentleBoost.C on three logistic-truth simulations -- a
+linear logit (where the linear C-learning is correctly specified and trees approximate the
+logit by steps), an additive logit (a sum of smooth univariate functions) and a non-linear
+logit with an interaction -- against C-learning, MulLogitBoost and (when installed) LightGBM,
+under the options that regularise the trees (shrinkage, leaf penalty, row subsampling, leaf
+size, tree size, temperature), with reliability diagrams.
 """
 
 from __future__ import annotations
@@ -125,26 +127,76 @@ def _sensitivity(name, key, seed, H):
     return rows
 
 
-PROB_N, PROB_NTEST, PROB_REPS_MIN = 2000, 10_000, 8
+PROB_N, PROB_NTEST, PROB_REPS_MIN, PROB_REPS_MAX = 2000, 10_000, 8, 10
 PROB_TRUTHS = {
     "linear": "logit(p) = 1.2 x1 - 0.8 x2 + 0.5 x3 (x4 unrelated)",
+    "additive": "logit(p) = 1.2 sin(1.5 x1) + 0.5 (x2^2 - 1) + 0.8 tanh(2 x3) (x4 unrelated)",
     "non-linear": "logit(p) = 1.5 sin(1.5 x1) + 1.5 I[x2 > 0.3] - 0.75 + 0.8 x1 x3 (x4 unrelated)",
 }
-# (label, loss or "clearn", fit arguments); boosting at the default shrinkage 0.1 with the
-# number of steps chosen by 5-fold CV of the deviance (cs.cv), as a user would fit it
+DEFAULT_LABEL = "GentleBoost.C, 8 leaves (defaults)"
+CLEARN_LABEL = "C-learning (linear, lambda by CV)"
+# (label, loss or "clearn" / "paper" / "lightgbm", fit arguments); boosting at the default
+# shrinkage 0.1 unless stated, with the number of steps chosen by 5-fold CV of the deviance
+# (cs.cv), as a user would fit it
 PROB_SETTINGS = [
-    ("C-learning (linear, lambda by CV)", "clearn", {}),
-    ("GentleBoost.C, 8 leaves (defaults)", "coherence", {}),
+    (CLEARN_LABEL, "clearn", {}),
+    (DEFAULT_LABEL, "coherence", {}),
+    ("GentleBoost.C, 8 leaves, shrinkage = 1", "coherence", {"shrinkage": 1.0}),
+    ("GentleBoost.C, 8 leaves, shrinkage = 0.3", "coherence", {"shrinkage": 0.3}),
+    ("GentleBoost.C, 8 leaves, shrinkage = 0.03", "coherence", {"shrinkage": 0.03}),
     ("GentleBoost.C, 8 leaves, lambda_l2 = 10", "coherence", {"lambda_l2": 10.0}),
     ("GentleBoost.C, 8 leaves, subsample = 0.5", "coherence", {"subsample": 0.5}),
     ("GentleBoost.C, 8 leaves, min_node_size = 50", "coherence", {"min_node_size": 50}),
     ("GentleBoost.C, 8 leaves, rho = 2", "coherence", {"rho": 2.0}),
     ("GentleBoost.C, stumps", "coherence", {"nodes": 2}),
     ("GentleBoost.C, stumps, subsample = 0.5", "coherence", {"nodes": 2, "subsample": 0.5}),
+    ("GentleBoost.C, stumps, rho = 2", "coherence", {"nodes": 2, "rho": 2.0}),
     ("MulLogitBoost, 8 leaves", "logit", {}),
     ("MulLogitBoost, stumps", "logit", {"nodes": 2}),
+    ("LightGBM, 8 leaves", "lightgbm", {"num_leaves": 8}),
+    ("LightGBM, stumps", "lightgbm", {"num_leaves": 2}),
     ("GentleBoost.C, paper protocol (100 steps, shrinkage 1)", "paper", {}),
 ]
+
+
+def _n_trees(kw):
+    """Largest number of steps offered to CV: enough that the CV choice is not at the end."""
+    shrink = kw.get("shrinkage", 0.1)
+    base = 600 if kw.get("nodes") == 2 else 300
+    return int(min(max(base * 0.1 / shrink, 100), 3000))
+
+
+def _lightgbm(train, test, rep, num_leaves):
+    """LightGBM (binary log-loss, learning rate 0.1, one thread) with its number of rounds
+    chosen by its own 5-fold CV (early stopping after 50 rounds), refitted on all rows;
+    P(b) on ``test``. None when LightGBM is not installed."""
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        return None, np.nan
+    X = train[["x1", "x2", "x3", "x4"]].to_numpy()
+    yb = (train["y"] == "b").to_numpy().astype(int)
+    params = dict(
+        objective="binary",
+        learning_rate=0.1,
+        num_leaves=num_leaves,
+        verbose=-1,
+        num_threads=1,
+        seed=rep,
+        deterministic=True,
+    )
+    res = lgb.cv(
+        params,
+        lgb.Dataset(X, yb),
+        num_boost_round=3000,
+        nfold=5,
+        stratified=True,
+        seed=rep,
+        callbacks=[lgb.early_stopping(50, verbose=False)],
+    )
+    rounds = len(next(iter(res.values())))
+    model = lgb.train(params, lgb.Dataset(X, yb), num_boost_round=rounds)
+    return model.predict(test[["x1", "x2", "x3", "x4"]].to_numpy()), rounds
 
 
 def _truth(kind, n, rng):
@@ -153,6 +205,8 @@ def _truth(kind, n, rng):
     X = rng.normal(size=(n, 4))
     if kind == "linear":
         eta = 1.2 * X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2]
+    elif kind == "additive":
+        eta = 1.2 * np.sin(1.5 * X[:, 0]) + 0.5 * (X[:, 1] ** 2 - 1) + 0.8 * np.tanh(2 * X[:, 2])
     else:
         eta = 1.5 * np.sin(1.5 * X[:, 0]) + 1.5 * (X[:, 1] > 0.3) - 0.75 + 0.8 * X[:, 0] * X[:, 2]
     p = 1.0 / (1.0 + np.exp(-eta))
@@ -169,21 +223,27 @@ def _prob_one(kind, rep):
 
     import cohstats as cs
 
-    rng = np.random.default_rng([20_000, rep, 0 if kind == "linear" else 1])
+    rng = np.random.default_rng([20_000, rep, list(PROB_TRUTHS).index(kind)])
     train, _ = _truth(kind, PROB_N, rng)
     test, p = _truth(kind, PROB_NTEST, rng)
     rows, keep = [], {}
     for label, loss, kw in PROB_SETTINGS:
         t0 = time.perf_counter()
         best = np.nan
+        fit = None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if loss == "clearn":
                 fit = cs.cv(cs.clearn, "y ~ .", train, nfolds=5, random_state=rep, verbose=False).best_fit
             elif loss == "paper":
                 fit = cs.gboost_c("y ~ .", train, n_trees=100, shrinkage=1.0, random_state=rep)
+            elif loss == "lightgbm":
+                fit = None
+                ph, step = _lightgbm(train, test, rep, **kw)
+                if ph is None:
+                    continue
             else:
-                n_trees = 600 if kw.get("nodes") == 2 else 300
+                n_trees = _n_trees(kw)
                 res = cs.cv(
                     cs.gboost,
                     "y ~ .",
@@ -199,7 +259,9 @@ def _prob_one(kind, rep):
                 fit = res.best_fit
                 staged = res.fit._proba_path(res.fit._X(test))
                 best = float(np.min(np.mean(np.abs(staged - p[None, :]), axis=1)))
-        ph = fit.predict(test, type="prob")["b"].to_numpy()
+        if fit is not None:
+            ph = fit.predict(test, type="prob")["b"].to_numpy()
+            step = int(fit.s) if loss != "clearn" else np.nan
         rows.append(
             {
                 "truth": kind,
@@ -207,11 +269,11 @@ def _prob_one(kind, rep):
                 "setting": label,
                 "mae": float(np.mean(np.abs(ph - p))),
                 "mae_best_step": best,
-                "step": int(fit.s) if loss not in ("clearn",) else np.nan,
+                "step": step,
                 "seconds": time.perf_counter() - t0,
             }
         )
-        if rep == 0 and label in ("C-learning (linear, lambda by CV)", "GentleBoost.C, 8 leaves (defaults)"):
+        if rep == 0 and label in (CLEARN_LABEL, DEFAULT_LABEL):
             keep[label] = (fit, test, p, ph)
     return rows, keep
 
@@ -242,7 +304,7 @@ def _probabilities(reps, n_jobs):
     tab = tab[["truth", "setting", "mae", "se", "ratio_to_clearn", "mae_best_step", "step", "draws"]]
     # paired differences against the default GentleBoost.C and MulLogitBoost
     wide = df.pivot_table(index=["truth", "rep"], columns="setting", values="mae")
-    dflt = "GentleBoost.C, 8 leaves (defaults)"
+    dflt = DEFAULT_LABEL
     pair = []
     for kind in PROB_TRUTHS:
         w = wide.loc[kind]
@@ -273,43 +335,101 @@ def _probabilities(reps, n_jobs):
 
 def _prob_text(ptab, ppair):
     """The reading of the probability tables (every number from the tables)."""
-    lin = ptab[ptab["truth"] == "linear"].set_index("setting")
-    nl = ptab[ptab["truth"] == "non-linear"].set_index("setting")
-    dflt = "GentleBoost.C, 8 leaves (defaults)"
-    boosts = lin.index[lin.index.str.startswith("GentleBoost.C") & ~lin.index.str.contains("paper")]
-    bst = lin.loc[boosts, "mae"].idxmin()
-    met = lin.loc[bst, "ratio_to_clearn"] <= 1.5
     pp = ppair.set_index(["truth", "setting"])
-    mlb = [pp.loc[(k, "MulLogitBoost, 8 leaves")] for k in PROB_TRUTHS]
-    txt = (
-        f"On the linear truth the best GentleBoost.C setting ({bst}) has "
-        f"{lin.loc[bst, 'mae']:.4f} against C-learning's {lin.iloc[0]['mae']:.4f} "
-        f"({lin.loc[bst, 'ratio_to_clearn']:.2f} times; the defaults "
-        f"{lin.loc[dflt, 'ratio_to_clearn']:.2f} times), so the issue's target of 1.5 times "
-        f"is {'met' if met else 'not met by any setting tried here'}. "
-    )
-    if not met:
-        txt += (
-            "A sum of trees approximates a smooth linear logit by steps, and with "
-            f"{PROB_N} rows the piecewise-constant fit costs more than the correctly "
-            "specified linear model; LightGBM, measured on other draws of the same "
-            "simulation with its number of rounds chosen by 5-fold CV, is not closer "
-            "(benchmarks/README.md). "
+    dflt = DEFAULT_LABEL
+    parts = []
+    for kind in PROB_TRUTHS:
+        t = ptab[ptab["truth"] == kind].set_index("setting")
+        gbc = t.index[t.index.str.startswith("GentleBoost.C") & ~t.index.str.contains("paper")]
+        bst = t.loc[gbc, "mae"].idxmin()
+        mlb = "MulLogitBoost, 8 leaves"
+        txt = (
+            f"**{kind}** truth: C-learning {t.loc[CLEARN_LABEL, 'mae']:.4f}; GentleBoost.C with its "
+            f"defaults {t.loc[dflt, 'mae']:.4f} ({t.loc[dflt, 'ratio_to_clearn']:.2f} times C-learning), "
+            f"its best setting here ({bst}) {t.loc[bst, 'mae']:.4f} "
+            f"({t.loc[bst, 'ratio_to_clearn']:.2f} times); MulLogitBoost with the same trees "
+            f"{t.loc[mlb, 'mae']:.4f} ({t.loc[mlb, 'ratio_to_clearn']:.2f} times; paired difference "
+            f"to the default GentleBoost.C {pp.loc[(kind, mlb), 'minus default']:+.4f} +- "
+            f"{pp.loc[(kind, mlb), 'se']:.4f})"
         )
-    txt += (
-        f"The step chosen by CV costs {lin.loc[dflt, 'mae'] - lin.loc[dflt, 'mae_best_step']:.4f} "
-        f"(linear) and {nl.loc[dflt, 'mae'] - nl.loc[dflt, 'mae_best_step']:.4f} "
-        "(non-linear) against the best step in hindsight (mae_best_step). "
-        f"On the non-linear truth C-learning is misspecified ({nl.iloc[0]['mae']:.4f}) and "
-        f"the default GentleBoost.C gives {nl.loc[dflt, 'mae']:.4f}. MulLogitBoost with "
-        f"the same trees differs from the default GentleBoost.C by "
-        f"{mlb[0]['minus default']:+.4f} +- {mlb[0]['se']:.4f} (linear) and "
-        f"{mlb[1]['minus default']:+.4f} +- {mlb[1]['se']:.4f} (non-linear; negative: "
-        "MulLogitBoost more accurate). The coherence loss at rho = 1 is a smoothed hinge, "
-        "whose probability estimates are less efficient than the multinomial "
-        "likelihood's; a larger rho moves it towards the likelihood (the rho = 2 rows)."
+        lg = [lab for lab in t.index if lab.startswith("LightGBM")]
+        if lg:
+            txt += "; " + ", ".join(
+                f"{lab} {t.loc[lab, 'mae']:.4f} ({t.loc[lab, 'ratio_to_clearn']:.2f} times)" for lab in lg
+            )
+        txt += (
+            f". The step chosen by CV costs {t.loc[dflt, 'mae'] - t.loc[dflt, 'mae_best_step']:.4f} against "
+            "the best step in hindsight."
+        )
+        parts.append(txt)
+    add = ptab[ptab["truth"] == "additive"].set_index("setting")
+    checks = []
+    for lab, ref in (
+        (dflt, "MulLogitBoost, 8 leaves"),
+        ("GentleBoost.C, 8 leaves, rho = 2", "MulLogitBoost, 8 leaves"),
+        ("GentleBoost.C, stumps", "MulLogitBoost, stumps"),
+        ("GentleBoost.C, stumps, rho = 2", "MulLogitBoost, stumps"),
+    ):
+        r = add.loc[lab, "ratio_to_clearn"]
+        met = r <= 1.5 and add.loc[lab, "mae"] <= add.loc[ref, "mae"]
+        checks.append(
+            f"{lab}: {r:.2f} times C-learning, {add.loc[lab, 'mae']:.4f} against {ref} "
+            f"{add.loc[ref, 'mae']:.4f} (paired difference of the two to the default GentleBoost.C: "
+            f"{pp.loc[('additive', lab), 'minus default'] if lab != dflt else 0.0:+.4f} and "
+            f"{pp.loc[('additive', ref), 'minus default']:+.4f}) -- {'met' if met else 'not met'}"
+        )
+    parts.append(
+        "The issue's target, on the additive truth of our choice (a sum of smooth univariate "
+        "functions of the predictors; C-learning fitted on the raw predictors as a user would): "
+        "the cross-validated GentleBoost.C within 1.5 times C-learning's error and no worse than "
+        "MulLogitBoost with the same trees. " + "; ".join(checks) + ". At rho = 1 the coherence "
+        "loss is a smoothed hinge, whose probability estimates are less efficient than the "
+        "multinomial likelihood's; as rho grows, rho log(1 + exp((1 - u)/rho)) becomes the "
+        "logistic loss of u / rho, and GentleBoost.C becomes MulLogitBoost on the scale g / rho "
+        "(the rho = 2 rows)."
     )
-    return txt
+    lin = ptab[ptab["truth"] == "linear"].set_index("setting")
+    best_gbc = lin.loc[lin.index[lin.index.str.startswith("GentleBoost.C")], "ratio_to_clearn"].min()
+    lgb_rows = [x for x in lin.index if x.startswith("LightGBM")]
+    lgb_txt = f", best LightGBM {lin.loc[lgb_rows, 'ratio_to_clearn'].min():.2f} times" if lgb_rows else ""
+    parts.append(
+        "On the linear truth C-learning is the correctly specified model and a sum of trees "
+        f"approximates the linear logit by steps: with {PROB_N} rows the best GentleBoost.C "
+        f"setting here is {best_gbc:.2f} times C-learning's error{lgb_txt}."
+    )
+    sh = [
+        ("1", "GentleBoost.C, 8 leaves, shrinkage = 1"),
+        ("0.3", "GentleBoost.C, 8 leaves, shrinkage = 0.3"),
+        ("0.03", "GentleBoost.C, 8 leaves, shrinkage = 0.03"),
+    ]
+    sh_txt = []
+    verdict = {v: [0, 0, 0] for v, _ in sh}  # worse / within 2 se / better than 0.1
+    for kind in PROB_TRUTHS:
+        t = ptab[ptab["truth"] == kind].set_index("setting")
+        cells = []
+        for v, lab in sh:
+            dd, se = pp.loc[(kind, lab), "minus default"], pp.loc[(kind, lab), "se"]
+            verdict[v][0 if dd > 2 * se else (2 if dd < -2 * se else 1)] += 1
+            cells.append(f"{v}: {dd:+.4f} +- {se:.4f} ({t.loc[lab, 'step']:.0f} steps)")
+        sh_txt.append(f"{kind}: " + "; ".join(cells) + f" (0.1: {t.loc[dflt, 'step']:.0f} steps)")
+    summary = "; ".join(
+        f"shrinkage {v} is worse than 0.1 (by more than 2 se) on {c[0]}, within 2 se on {c[1]} and "
+        f"better on {c[2]} of the {len(PROB_TRUTHS)} truths"
+        for v, c in verdict.items()
+    )
+    parts.append(
+        "**The default shrinkage.** Paired differences of the error against shrinkage 0.1 "
+        "(8 leaves, steps by CV; positive: worse than 0.1), and the mean chosen number of steps: "
+        + " | ".join(sh_txt)
+        + f". In short: {summary}. The default 0.1 is the largest of these steps that is not "
+        "measurably worse than the smaller one on any truth, at a third of its steps and time."
+        if verdict["0.03"][2] == 0 and verdict["0.3"][0] > 0
+        else "**The default shrinkage.** Paired differences of the error against shrinkage 0.1 "
+        "(8 leaves, steps by CV; positive: worse than 0.1), and the mean chosen number of steps: "
+        + " | ".join(sh_txt)
+        + f". In short: {summary}; on these draws the measurement does not single out 0.1."
+    )
+    return " ".join(parts)
 
 
 def run(
@@ -509,7 +629,7 @@ def run(
     )
     rep.section("Probabilities: logistic-truth simulations")
     t0 = time.perf_counter()
-    preps = max(reps, PROB_REPS_MIN)
+    preps = min(max(reps, PROB_REPS_MIN), PROB_REPS_MAX)
     ptab, ppair, pfigs, _ = _probabilities(preps, n_jobs)
     rep.timing("probability simulations", time.perf_counter() - t0)
     rep.text(
@@ -517,9 +637,11 @@ def run(
         f"{PROB_NTEST} fresh test rows, {preps} draws: "
         + "; ".join(f"**{k}**: {v}" for k, v in PROB_TRUTHS.items())
         + ". "
-        "Every boosting fit uses the default shrinkage 0.1 and the number of steps "
-        "chosen by 5-fold cross-validation of the deviance (`cs.cv`, up to 300 steps, "
-        "600 for stumps); C-learning (the linear coherence model, lambda by 5-fold CV) "
+        "Every boosting fit uses the default shrinkage 0.1 (unless stated) and the number "
+        "of steps chosen by 5-fold cross-validation of the deviance (`cs.cv`, up to 300 "
+        "steps at shrinkage 0.1, 600 for stumps, scaled by 0.1 / shrinkage); LightGBM "
+        "(when installed; binary log-loss, learning rate 0.1, one thread) chooses its "
+        "rounds by its own 5-fold CV with early stopping; C-learning (the linear coherence model, lambda by 5-fold CV) "
         "is the reference of the issue's target (within 1.5 times its error). "
         "GentleBoost.C's probabilities are the coherence inverse link, eq (8), at the "
         "fitted margins with the fit's rho."
@@ -584,11 +706,16 @@ def run(
         f"{wv.max():.2f}), so the paper's value is "
         f"{'inside' if inside else 'outside'} the range of our runs."
     )
-    lines.append(
-        "Compare the other methods in Table 2 for the same data sets: where our "
-        "baselines are also above the paper (e.g. MulLogitBoost on Vowel), the gap "
-        "is not specific to the coherence loss."
-    )
+    above = tab[(tab["method"] != "GentleBoost.C") & (tab["difference"] > 1.0)]
+    above = above[above["dataset"].isin(bad["dataset"])]
+    if len(above):
+        lines.append(
+            "On the same data sets other methods are also above the paper by more than one point ("
+            + ", ".join(f"{r.method} on {r.dataset} {r.difference:+.2f}" for r in above.itertuples())
+            + "), so there the gap is not specific to the coherence loss."
+        )
+    elif len(bad):
+        lines.append("On those data sets no other method is above the paper by more than one point.")
     rep.text(" ".join(lines))
     rep.table(
         df.drop(columns=[c for c in ("curve",) if c in df.columns]),

@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_coh_prob, mc_lmult
-from cohstats.solvers.trees.grow import grow_tree
+from cohstats.solvers.trees.grow import _build_hist, build_root_hist, grow_tree
 
 LOSS_COH = 0
 LOSS_LOGIT = 1
@@ -175,6 +175,78 @@ def _err_finite(G, y, sw):
         if am != y[i]:
             err += sw[i]
     return err, finite
+
+
+@njit(cache=True, nogil=True)
+def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
+    """:func:`_trial` for the coherence and multinomial losses (codes 0 and 1) in one fused
+    pass per row, with the arithmetic of :func:`_increment` and :func:`_row_response` in the
+    same order (so the results are identical to the last bit, only without the per-row calls
+    and row views)."""
+    n, m = Gc.shape
+    r = np.empty(m)
+    b = np.empty(m)
+    swt = 0.0
+    for i in range(n):
+        swt += sw[i]
+    coh = loss == LOSS_COH
+    t_one = T == 1.0  # x / 1.0 == x exactly: skip the divisions
+    tz = T if coh else 1.0
+    cen = (m - 1.0) / m
+    ls = 0.0
+    err = 0.0
+    finite = True
+    for i in range(n):
+        mr = 0.0
+        for j in range(m):
+            rj = fac * R[j, i]
+            r[j] = rj
+            mr += rj
+        mr /= m
+        am = 0
+        for j in range(m):
+            v = Gc[i, j] + tstep * (cen * (r[j] - mr))
+            Gt[i, j] = v
+            b[j] = v
+            if not math.isfinite(v):
+                finite = False
+            if j > 0 and v > b[am]:
+                am = j
+        c = y[i]
+        swi = sw[i]
+        if am != c:
+            err += swi
+        gc = b[c]
+        mx = -np.inf
+        jm = 0
+        for j in range(m):
+            if coh:
+                e = 0.0 if j == c else (1.0 + b[j] - gc if t_one else (1.0 + b[j] - gc) / T)
+            else:
+                e = b[j] - gc
+            b[j] = e
+            if e > mx:
+                mx = e
+                jm = j
+        s_ex = 0.0
+        for j in range(m):
+            if j == jm:
+                b[j] = 1.0
+            else:
+                b[j] = math.exp(b[j] - mx)
+                s_ex += b[j]
+        s = 1.0 + s_ex
+        li = swi * tz * (mx + math.log1p(s_ex))
+        Lrow[i] = li
+        ls += li
+        for j in range(m):
+            bj = b[j] / s
+            wij = bj * (1.0 - bj)
+            if wij < w_floor:
+                wij = w_floor
+            GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - bj)
+            Wt[j, i] = wij * swi
+    return ls / swt, err, finite
 
 
 @njit(cache=True, nogil=True)
@@ -362,7 +434,8 @@ def boost_fit(
     seed : seed of the feature search order of every tree (ties between equally good splits
         go to the first feature in that order) and of the row subsamples; ``seed < 0``:
         natural order (smallest index), subsamples drawn with seed 0
-    hist : histogram workspace (slots, p, max_bin, 3)
+    hist : histogram workspace (slots, p, max_bin, ``hist_width(1, min_leaf)``) of
+        :func:`cohstats.solvers.trees.grow.grow_tree`
     Xv, yv, swv : raw validation rows (nv, p), their classes and weights (nv may be 0)
     n_iter_no_change, es_tol : stop when the weighted validation loss has not fallen below
         ``best - es_tol`` for this many rounds (``n_iter_no_change <= 0`` or ``nv == 0``:
@@ -406,9 +479,7 @@ def boost_fit(
     R = np.empty((m, n))
     r = np.empty(m)
     inc = np.empty(m)
-    nbmax = hist.shape[2]
-    shared_root = min_leaf == 1
-    root = np.zeros((p, nbmax, m, 2)) if shared_root else np.zeros((1, 1, 1, 2))
+    direct_root = min_leaf == 1
     fperm = np.arange(p)
     if seed >= 0:
         np.random.seed(seed)
@@ -449,16 +520,6 @@ def boost_fit(
             base = 0.0
             for k in range(ns):
                 base += Lrow[bag[k]]
-        if shared_root:
-            # root histograms of all m trees in one pass over the binned data
-            root[:] = 0.0
-            for k in range(ns):
-                i = bag[k]
-                for f in range(p):
-                    bb = codes[i, f]
-                    for j in range(m):
-                        root[f, bb, j, 0] += GZ[j, i]
-                        root[f, bb, j, 1] += Wt[j, i]
         rsum = 0.0  # discrete AdaBoost.MH: weighted agreement sum D Y h
         for j in range(m):
             if seed >= 0:
@@ -467,12 +528,13 @@ def boost_fit(
             gz = GZ[j].reshape((n, 1))
             for k in range(ns):
                 rows[k] = bag[k]
-            if shared_root:
-                for f in range(p):
-                    for bb in range(nbmax):
-                        hist[0, f, bb, 0] = root[f, bb, j, 0]
-                        hist[0, f, bb, 1] = root[f, bb, j, 1]
-                        hist[0, f, bb, 2] = 0.0
+            if direct_root:
+                # the root histogram straight from the row index when every row grows the tree
+                # (same sums in the same order as through ``rows``)
+                if use_bag:
+                    _build_hist(codes, rows, 0, ns, gz, w, hist, 0, False)
+                else:
+                    build_root_hist(codes, GZ[j], w, hist)
             nn = grow_tree(
                 codes,
                 n_bins,
@@ -496,7 +558,7 @@ def boost_fit(
                 depth,
                 node_tot,
                 fperm,
-                shared_root,
+                direct_root,
                 lam_t,
             )
             n_nodes[h, j] = nn
@@ -558,7 +620,10 @@ def boost_fit(
         tstep = 1.0
         k = 0
         while True:
-            lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow)
+            if loss == LOSS_COH or loss == LOSS_LOGIT:
+                lt, err, finite = _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow)
+            else:
+                lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow)
             lfull = swt * lt
             lnew = lfull
             if use_bag:

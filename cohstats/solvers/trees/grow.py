@@ -137,8 +137,11 @@ def apply_bins(X, thresholds, n_bins, dtype=np.uint8):
 def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
     """hist[slot, f, b, :] = (sum gz[:, k] for k < K, sum w, count) over rows[start:end].
 
-    The count column is only filled when ``counts`` is true (it is needed for ``min_leaf > 1``;
-    with ``min_leaf = 1`` a child is admissible when its weight is positive).
+    The count column exists (and is filled) only when ``counts`` is true (it is needed for
+    ``min_leaf > 1``; with ``min_leaf = 1`` a child is admissible when its weight is positive):
+    without it a feature's histogram of ``K = 1`` response is 255 pairs of doubles, and all
+    ``p`` of them stay in the first-level cache while rows are added (see
+    :func:`hist_width`).
     """
     p = codes.shape[1]
     K = gz.shape[1]
@@ -177,6 +180,23 @@ def _build_hist(codes, rows, start, end, gz, w, hist, slot, counts):
 
 
 @njit(cache=True, nogil=True)
+def build_root_hist(codes, gz, w, hist):
+    """``hist[0]`` = the histogram of every row (``K = 1`` response ``gz`` (n,), weights ``w``,
+    no count column) in row order: :func:`_build_hist` over ``rows = 0..n-1`` without the
+    indirection."""
+    n, p = codes.shape
+    h = hist[0]
+    h[:] = 0.0
+    for i in range(n):
+        g0 = gz[i]
+        wi = w[i]
+        for f in range(p):
+            bb = codes[i, f]
+            h[f, bb, 0] += g0
+            h[f, bb, 1] += wi
+
+
+@njit(cache=True, nogil=True)
 def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
@@ -189,7 +209,7 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     p = h.shape[0]
     tot[:] = 0.0
     for b in range(n_bins[0]):
-        for k in range(K + 2):
+        for k in range(K + 1):
             tot[k] += h[0, b, k]
     tot[K + 1] = cnt
     W = tot[K]
@@ -277,8 +297,8 @@ def grow_tree(
     max_leaves, min_leaf, max_depth : growth limits
     best_first : True: split the leaf with the largest gain next (to ``max_leaves``);
         False: depth first (used to grow full trees; needs fewer histogram slots)
-    hist : (slots, p, max_bin, K + 2) float64 workspace; slots >= min(max_leaves,
-        max_depth + 1) + 2
+    hist : (slots, p, max_bin, hist_width(K, min_leaf)) float64 workspace; slots >=
+        min(max_leaves, max_depth + 1) + 2
     feat, split_bin, left, right, start, end, depth : (max_nodes,) int arrays (output)
     split_hi : (max_nodes,) int output: the node's rows have no (positive-weight) values in
         bins ``split_bin + 1 .. split_hi``; the raw-scale threshold is placed in the middle
@@ -316,6 +336,8 @@ def grow_tree(
     n_free -= 1
     s0 = free[n_free]
     counts = min_leaf > 1
+    if hist.shape[3] != K + 1 + int(counts):
+        raise ValueError("grow_tree: hist must have hist_width(K, min_leaf) columns")
     if not (root_ready and s0 == 0 and not counts):
         _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
     feat[0] = -1
@@ -425,6 +447,12 @@ def grow_tree(
     return n_nodes
 
 
+def hist_width(K, min_leaf):
+    """Columns of a histogram bin: the ``K`` sums of ``w z``, the sum of ``w``, and the row
+    count only when ``min_leaf > 1`` needs it."""
+    return int(K) + 1 + int(int(min_leaf) > 1)
+
+
 def _n_slots(max_leaves, max_depth, best_first):
     if best_first:
         return int(min(max_leaves, 2 ** min(max_depth, 30))) + 2
@@ -477,7 +505,9 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
     max_leaves = int(min(max_leaves, max(len(rows), 1)))
     max_nodes = 2 * max_leaves - 1
     nd = _alloc_nodes(max_nodes, K)
-    hist = np.zeros((_n_slots(max_leaves, max_depth, best_first), codes.shape[1], int(n_bins.max()), K + 2))
+    hist = np.zeros(
+        (_n_slots(max_leaves, max_depth, best_first), codes.shape[1], int(n_bins.max()), hist_width(K, min_leaf))
+    )
     r = np.empty(n, np.int64)
     r[: len(rows)] = rows
     buf = np.empty(n, np.int64)
