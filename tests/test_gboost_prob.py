@@ -7,14 +7,13 @@ chosen by 5-fold CV; GentleBoost.C and MulLogitBoost (the multinomial likelihood
 engine, with the same stumps, shrinkage and folds) with the number of steps chosen by 5-fold CV.
 The error is the mean |p_hat - p| against the true probabilities on 5000 fresh rows.
 
-The fixed setting is stumps (the truth is additive) and rho = 2. At rho = 1 the coherence loss
-is a smoothed hinge whose probability estimates are a few per cent less accurate than the
-likelihood's, and on the two draws here the last assertion fails with rho = 1: the
-comparison can fail. rho = 2 halves that gap without closing it on average (the vignette's
-8 draws at n = 2000 leave it about 1 % behind MulLogitBoost with stumps), so the last
-assertion holds on these two seeded draws, not on every draw: of the six seeds 0-5 tried
-when this test was written, rho = 2 beat MulLogitBoost on 0-3 and lost on 4 and 5 (by 0.0001
-and 0.0024), and the test uses the first two. As rho grows, GentleBoost.C becomes MulLogitBoost on the scale g / rho.
+The fixed setting is stumps (the truth is additive) and rho = 2. GentleBoost.C is not better
+than MulLogitBoost here: at rho = 1 the coherence loss is a smoothed hinge whose probability
+estimates are 3-5 % less accurate than the likelihood's (the vignette's 8 draws at n = 2000),
+and rho = 2 halves that gap without closing it on average (about 1 % behind with stumps; of
+the seeds 0-5 it is ahead on four and behind on two). So the last test asserts what holds
+on every draw tried -- within 5 % of MulLogitBoost -- not that it is no worse. As rho grows,
+GentleBoost.C becomes MulLogitBoost on the scale g / rho.
 """
 
 from __future__ import annotations
@@ -79,6 +78,6 @@ def test_gboost_c_within_1_5_times_clearn(errors):
     assert e["gboost_c"] <= 1.5 * e["clearn"]
 
 
-def test_gboost_c_no_worse_than_logitboost(errors):
+def test_gboost_c_within_5_percent_of_logitboost(errors):
     e, _ = errors
-    assert e["gboost_c"] <= e["logitboost"]
+    assert e["gboost_c"] <= 1.05 * e["logitboost"]
