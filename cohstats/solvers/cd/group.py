@@ -88,7 +88,7 @@ def _aresid(F, yc, w, a, c, R):
                 R[k, i] = 0.0
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM, inline="always")
 def _block_kkt(pen, ws, j, v, cmv, bn):
     """KKT violation of block ``j`` of a grouped pass before its update.
 

@@ -118,6 +118,15 @@ def _group_prox(lam, U, v, b, r, t, out):
             out[l] += U[l, k] * zk
 
 
+@njit(cache=True, nogil=True, fastmath=_FM, inline="always")
+def _mean(v):
+    """Mean of the entries of ``v`` (the shift that centres a block of class coefficients)."""
+    m = 0.0
+    for k in range(v.shape[0]):
+        m += v[k]
+    return m / v.shape[0]
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
     """One block coordinate pass over rows idx[:m] on the grouped proximal-Newton (IRLS) model.
@@ -284,10 +293,7 @@ def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
             tt[k] = v[k] - (l2 * pj * cmv[k] if use_P else 0.0)
             d[k] = B[k, j]
         _group_prox(Lc[j], Uc[j], tt, d, l2 * pj * Pjj, l1 * pj, hd)
-        mean = 0.0
-        for k in range(K):
-            mean += hd[k]
-        mean /= K
+        mean = _mean(hd)
         ch = 0.0
         for k in range(K):
             hd[k] -= mean
@@ -328,10 +334,7 @@ def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
             if H * ch > dmax:
                 dmax = H * ch
     if intercept:
-        mean = 0.0
-        for k in range(K):
-            mean += db[k]
-        mean /= K
+        mean = _mean(db)
         ch = 0.0
         for k in range(K):
             d[k] = db[k] - mean
