@@ -34,21 +34,19 @@ import math
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_ALUM
-from cohstats.solvers.cd.multi import _prep
-from cohstats.solvers.cd.path import (
-    MODE_MM,
-    _EMPTY_P,
+from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
     _check_pf,
     _check_tol,
     _lambda_max_std,
-    _path_core,
-    _warn_conv,
     continuation_grid,
     standardize_design,
     xv_of,
 )
+from cohstats.solvers.cd.multi import _prep, grouped_output
+from cohstats.solvers.cd.path import run_path
+from cohstats.solvers.cd.state import MODE_MM, PathSpec, make_data, make_loss, make_penalty
 
 __all__ = ["cd_angle_lum_path", "angle_lum_lambda_max"]
 
@@ -84,23 +82,8 @@ def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, pena
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    return _lambda_max_std(
-        Xt,
-        np.zeros(X.shape[0]),
-        w,
-        LOSS_ALUM,
-        a,
-        c,
-        alpha,
-        pf,
-        excl,
-        bool(intercept),
-        MODE_MM,
-        False,
-        _EMPTY_P,
-        yc=yc,
-        G=K - 1,
-    )
+    data = make_data(Xt, np.zeros(X.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
+    return _lambda_max_std(data, make_loss(LOSS_ALUM, a, c), make_penalty(pf), MODE_MM, alpha, G=K - 1)
 
 
 def cd_angle_lum_path(
@@ -157,34 +140,7 @@ def cd_angle_lum_path(
     n, p = X.shape
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt,
-        np.zeros(n),
-        yc,
-        w,
-        LOSS_ALUM,
-        a,
-        c,
-        MODE_MM,
-        lam,
-        alpha,
-        pf,
-        False,
-        _EMPTY_P,
-        excl,
-        bool(intercept),
-        tol,
-        max_iter,
-        xv_of(Xt, w),
-        True,
-        continuation_grid(LOSS_ALUM, a, c, MODE_MM),
-        K - 1,
-    )
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (nlam, p, K-1)
-    coefs = Bs / scale[None, :, None]
-    intercepts = bs - np.einsum("p,lpk->lk", center, coefs) if intercept else bs.copy()
-    df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
-    if warn and not np.all(conv):
-        _warn_conv(lam, conv, max_iter)
-    return intercepts, coefs, info
+    data = make_data(Xt, np.zeros(n), w, xv_of(Xt, w), excl, intercept, yc=yc)
+    spec = PathSpec(lam, alpha, MODE_MM, tol, max_iter, True, continuation_grid(LOSS_ALUM, a, c, MODE_MM))
+    res = run_path(data, make_loss(LOSS_ALUM, a, c), make_penalty(pf), spec, K - 1)
+    return grouped_output(res, center, scale, intercept, lam, max_iter, warn)

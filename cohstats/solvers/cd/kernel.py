@@ -31,23 +31,24 @@ from __future__ import annotations
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
-from cohstats.solvers.cd.path import (
-    _NO_YC,
-    continuation_grid,
+from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
     _check_loss,
     _check_tol,
     _check_xyw,
     _lambda_max_std,
-    _null_fit,
-    _objective,
-    _path_core,
     _resolve_mode,
     _warn_conv,
+    continuation_grid,
     default_mode,
+    xv_of,
 )
-from cohstats.solvers.cd.multi import _check_T, _group_mode, _prep as _prep_multi
+from cohstats.solvers.cd.multi import _check_T, _group_mode, grouped_output, _prep as _prep_multi
+from cohstats.solvers.cd.path import path_info, run_path
+from cohstats.solvers.cd.scalar import _objective
+from cohstats.solvers.cd.solve import _null_fit
+from cohstats.solvers.cd.state import Control, PathSpec, Penalty, make_data, make_loss, make_penalty
 
 __all__ = ["cd_kernel_path", "kernel_gamma_max", "cd_kernel_multi_path", "kernel_multi_gamma_max"]
 
@@ -97,23 +98,23 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
     K, y, w = _prep(K, y, w)
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
-    pf = np.ones(K.shape[0])
-    return _lambda_max_std(
-        Xt, y, w, loss_code, p1, p2, alpha, pf, excl, bool(intercept), default_mode(loss_code), True, K
-    )
+    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept)
+    pen = make_penalty(np.ones(K.shape[0]), K)
+    return _lambda_max_std(data, make_loss(loss_code, p1, p2), pen, default_mode(loss_code), alpha)
 
 
-def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept, obj0):
+def _newton_ridge(data, loss, K, gam, b, beta, tol, max_iter, obj0):
     """Damped Newton for (1/n) sum w phi(y (b + K beta)) + gam/2 beta'K beta (see module doc)."""
+    y, w, intercept = data.y, data.w, data.intercept
+    code, p1, p2, Lb = loss.code, loss.p1, loss.p2, loss.Lb
     n = K.shape[0]
-    Lb = loss_curv_bound(code, p1, p2)
     floor_c = 1e-10 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-10
     W = np.empty(n)
     r = np.empty(n)
-    pf = np.ones(n)
+    pen = Penalty(np.ones(n), 0.0, gam, True, K)
     f = b + K @ beta
     Kb = K @ beta
-    obj = _objective(code, p1, p2, y, w, f, beta, pf, 0.0, gam, True, Kb)
+    obj = _objective(data, loss, pen, f, beta, Kb)
     gate = 1e-2 * np.sqrt(tol * max(obj0, 1e-10))
     it = 0
     converged = False
@@ -148,7 +149,7 @@ def _newton_ridge(K, y, w, code, p1, p2, gam, b, beta, tol, max_iter, intercept,
             nKb = Kb + t * Kd
             nbb = b + t * db
             nf = nbb + nKb
-            nobj = _objective(code, p1, p2, y, w, nf, nb, pf, 0.0, gam, True, nKb)
+            nobj = _objective(data, loss, pen, nf, nb, nKb)
             if nobj <= obj:
                 break
             t *= 0.5
@@ -233,43 +234,14 @@ def cd_kernel_path(
         raise ValueError("solver='newton' needs alpha=0 and a loss with a finite curvature bound")
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
-    b0, B, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt,
-        y,
-        _NO_YC,
-        w,
-        loss_code,
-        p1,
-        p2,
-        m_,
-        gam,
-        alpha,
-        pf,
-        True,
-        K,
-        excl,
-        bool(intercept),
-        tol,
-        max_iter,
-        xv,
-        bool(exact_kkt),
-        continuation_grid(loss_code, p1, p2, m_),
-        1,
-    )
-    b0 = b0[:, 0]
-    B = B[:, 0, :]
-    intercepts = b0 - B @ m
-    info = dict(
-        n_iter=n_iter,
-        converged=conv,
-        objective=objs,
-        df=np.count_nonzero(B, axis=1),
-        kkt=kkts,
-        null_objective=obj0,
-        mode=m_,
-    )
-    if warn and not np.all(conv):
-        _warn_conv(gam, conv, max_iter, name="gamma")
+    data = make_data(Xt, y, w, xv, excl, intercept)
+    spec = PathSpec(gam, alpha, m_, tol, max_iter, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
+    res = run_path(data, make_loss(loss_code, p1, p2), make_penalty(pf, K), spec, 1)
+    B = res.coef[:, 0, :]
+    intercepts = res.intercept[:, 0] - B @ m
+    info = path_info(res, np.count_nonzero(B, axis=1), mode=m_)
+    if warn and not res.converged:
+        _warn_conv(gam, res.info["converged"], max_iter, name="gamma")
     return intercepts, B, info
 
 
@@ -279,32 +251,12 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     pf = np.ones(n)
     # intercept-only start
     Xt, m, xv, excl = _design(K, w, intercept)
-    Lb = loss_curv_bound(code, p1, p2)
-    floor_c = 1e-6 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-6
-    B0, bv, F0, PB0 = _null_fit(
-        Xt,
-        y,
-        _NO_YC,
-        w,
-        code,
-        p1,
-        p2,
-        mode,
-        Lb,
-        floor_c,
-        pf,
-        True,
-        K,
-        excl,
-        bool(intercept),
-        1e-14,
-        1000,
-        xv,
-        float(w.sum()),
-        1,
-    )
-    beta0, b, f, Pb = B0[0], float(bv[0]), F0[0], PB0[0]
-    obj0 = _objective(code, p1, p2, y, w, f, beta0, pf, 0.0, 0.0, True, Pb)
+    loss = make_loss(code, p1, p2)
+    data = make_data(Xt, y, w, xv, excl, intercept)._replace(sw=float(w.sum()))
+    pen0 = make_penalty(pf, K)
+    ws = _null_fit(data, loss, pen0, Control(mode, 1e-14, 1000), 1)
+    b = float(ws.b[0])
+    obj0 = _objective(data, loss, pen0, ws.F[0], ws.B[0], ws.PB[0])
     beta = np.zeros(n)
     B = np.zeros((ng, n))
     b0 = np.zeros(ng)
@@ -313,9 +265,7 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     objs = np.zeros(ng)
     kkts = np.zeros(ng)
     for k, g in enumerate(gam):
-        b, beta, it, ok, obj, Kb = _newton_ridge(
-            K, y, w, code, p1, p2, float(g), b, beta, tol, max_iter, intercept, obj0
-        )
+        b, beta, it, ok, obj, Kb = _newton_ridge(data, loss, K, float(g), b, beta, tol, max_iter, obj0)
         B[k], b0[k], n_iter[k], conv[k], objs[k] = beta, b, it, ok, obj
         W = np.empty(n)
         r = np.empty(n)
@@ -364,23 +314,9 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
     alpha = _check_alpha(alpha)
     Xt, m, xv, excl = _design(K, w, intercept)
-    return _lambda_max_std(
-        Xt,
-        np.zeros(K.shape[0]),
-        w,
-        LOSS_MCOH,
-        T,
-        sc,
-        alpha,
-        np.ones(K.shape[0]),
-        excl,
-        bool(intercept),
-        _group_mode(mode, T),
-        True,
-        K,
-        yc=yc,
-        G=G,
-    )
+    data = make_data(Xt, np.zeros(K.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
+    pen = make_penalty(np.ones(K.shape[0]), K)
+    return _lambda_max_std(data, make_loss(LOSS_MCOH, T, sc), pen, _group_mode(mode, T), alpha, G=G)
 
 
 def cd_kernel_multi_path(
@@ -473,33 +409,8 @@ def cd_kernel_multi_path(
     tol, max_iter = _check_tol(tol, max_iter)
     n = K.shape[0]
     Xt, m, xv, excl = _design(K, w, intercept)
-    b0, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt,
-        np.zeros(n),
-        yc,
-        w,
-        LOSS_MCOH,
-        T,
-        sc,
-        gmode,
-        gam,
-        alpha,
-        np.ones(n),
-        True,
-        K,
-        excl,
-        bool(intercept),
-        tol,
-        max_iter,
-        xv,
-        True,
-        np.zeros(0),
-        G,
-    )
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (ngam, n, K)
-    intercepts = b0 - np.einsum("j,ljk->lk", m, Bs)
-    df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
-    if warn and not np.all(conv):
-        _warn_conv(gam, conv, max_iter, name="lambda")
-    return intercepts, Bs, info
+    data = make_data(Xt, np.zeros(n), yc=yc, w=w, xv=xv, excl=excl, intercept=intercept)
+    spec = PathSpec(gam, alpha, gmode, tol, max_iter, True, np.zeros(0))
+    res = run_path(data, make_loss(LOSS_MCOH, T, sc), make_penalty(np.ones(n), K), spec, G)
+    # expansion coefficients are reported as fitted (no scale); intercepts for the uncentred K
+    return grouped_output(res, m, np.ones(n), True, gam, max_iter, warn)

@@ -10,12 +10,14 @@ Hessian diagonal. Internally ``f1`` is divided by its scale ``s`` (root mean squ
 that the two coordinates are comparably conditioned; the returned ``g1`` is on the original
 scale.
 
-Plain ``@njit(cache=True, nogil=True)`` functions: arrays in, arrays/scalars out.
+Plain ``@njit(cache=True, nogil=True)`` functions; the problem travels as a :class:`RefitData`
+and the solve returns a :class:`RefitResult` (both named tuples).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -23,9 +25,51 @@ from numba import njit
 from cohstats.losses.scalar import lum_d1, lum_d2, lum_value
 
 
+class RefitData(NamedTuple):
+    """The refit problem in scaled coordinates.
+
+    Attributes
+    ----------
+    h : (n,) float64
+        First-stage decision values divided by their scale ``s``.
+    y : (n,) float64
+        Labels in {-1, +1}.
+    w : (n,) float64
+        Nonnegative case weights.
+    a : float
+        LUM shape (``c = 0``).
+    ridge : float
+        Penalty ``ridge/2 (g0^2 + g1^2)``.
+    inv_s2 : float
+        ``1/s^2`` (the penalty of ``g1 = h1/s`` in the scaled coordinate ``h1``).
+    n : float
+        Sum of the weights (the loss is their weighted mean).
+    """
+
+    h: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    a: float
+    ridge: float
+    inv_s2: float
+    n: float
+
+
+class RefitResult(NamedTuple):
+    """Result of :func:`lum_refit_newton`: ``g0``, ``g1`` (original scale), Newton iterations
+    ``n_iter``, ``converged`` and the ``objective`` at the solution."""
+
+    g0: float
+    g1: float
+    n_iter: int
+    converged: bool
+    objective: float
+
+
 @njit(cache=True, nogil=True)
-def _refit_eval(h, y, w, a, g0, h1, ridge, inv_s2, n):
+def _refit_eval(rd, g0, h1):
     """Objective, gradient (2,) and Hessian entries in the scaled coordinates (g0, h1)."""
+    h, y, w, a, ridge, inv_s2, n = rd.h, rd.y, rd.w, rd.a, rd.ridge, rd.inv_s2, rd.n
     F = 0.0
     G0 = 0.0
     G1 = 0.0
@@ -55,7 +99,8 @@ def _refit_eval(h, y, w, a, g0, h1, ridge, inv_s2, n):
 
 
 @njit(cache=True, nogil=True)
-def _refit_obj(h, y, w, a, g0, h1, ridge, inv_s2, n):
+def _refit_obj(rd, g0, h1):
+    h, y, w, a, ridge, inv_s2, n = rd.h, rd.y, rd.w, rd.a, rd.ridge, rd.inv_s2, rd.n
     F = 0.0
     for i in range(h.shape[0]):
         if w[i] != 0.0:
@@ -80,7 +125,8 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
 
     Returns
     -------
-    g0, g1, n_iter, converged, objective
+    RefitResult
+        ``(g0, g1, n_iter, converged, objective)``.
     """
     # weighted scale and weighted mean loss, so that integer weights equal replicated rows
     n = 0.0
@@ -99,9 +145,10 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
     h1 = s  # start at the first-stage fit itself (g1 = 1)
     converged = False
     it = 0
-    F = _refit_obj(h, y, w, a, g0, h1, ridge, inv_s2, float(n))
+    rd = RefitData(h, y, w, a, ridge, inv_s2, float(n))
+    F = _refit_obj(rd, g0, h1)
     for it in range(1, max_iter + 1):
-        F, G0, G1, H00, H01, H11 = _refit_eval(h, y, w, a, g0, h1, ridge, inv_s2, float(n))
+        F, G0, G1, H00, H01, H11 = _refit_eval(rd, g0, h1)
         if max(abs(G0), abs(G1)) < tol:
             converged = True
             break
@@ -123,7 +170,7 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
         t = 1.0
         accepted = False
         for _k in range(80):
-            Fn = _refit_obj(h, y, w, a, g0 + t * d0, h1 + t * d1, ridge, inv_s2, float(n))
+            Fn = _refit_obj(rd, g0 + t * d0, h1 + t * d1)
             if Fn <= F + 1e-4 * t * slope:
                 accepted = True
                 break
@@ -137,8 +184,8 @@ def lum_refit_newton(f1, y, w, a, ridge=0.0, tol=1e-10, max_iter=200):
         if abs(t * d0) + abs(t * d1) < 1e-15 * (1.0 + abs(g0) + abs(h1)):
             converged = True
             break
-    F = _refit_obj(h, y, w, a, g0, h1, ridge, inv_s2, float(n))
-    return g0, h1 / s, it, converged, F
+    F = _refit_obj(rd, g0, h1)
+    return RefitResult(g0, h1 / s, it, converged, F)
 
 
 @njit(cache=True, nogil=True)

@@ -55,20 +55,18 @@ import math
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_MCOH
-from cohstats.solvers.cd.path import (
-    MODE_IRLS,
-    MODE_MM,
-    _EMPTY_P,
+from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
     _check_pf,
     _check_tol,
     _lambda_max_std,
-    _path_core,
     _warn_conv,
     standardize_design,
     xv_of,
 )
+from cohstats.solvers.cd.path import path_info, run_path
+from cohstats.solvers.cd.state import MODE_IRLS, MODE_MM, PathSpec, make_data, make_loss, make_penalty
 
 __all__ = ["cd_multi_path", "multi_lambda_max", "binary_equivalent"]
 
@@ -144,23 +142,9 @@ def multi_lambda_max(
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    return _lambda_max_std(
-        Xt,
-        np.zeros(X.shape[0]),
-        w,
-        LOSS_MCOH,
-        T,
-        float(loss_scale),
-        alpha,
-        pf,
-        excl,
-        bool(intercept),
-        _group_mode(mode, T),
-        False,
-        _EMPTY_P,
-        yc=yc,
-        G=K,
-    )
+    data = make_data(Xt, np.zeros(X.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
+    loss = make_loss(LOSS_MCOH, T, float(loss_scale))
+    return _lambda_max_std(data, loss, make_penalty(pf), _group_mode(mode, T), alpha, G=K)
 
 
 def cd_multi_path(
@@ -226,36 +210,27 @@ def cd_multi_path(
     n, p = X.shape
     pf = _check_pf(penalty_factor, p)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    bs, Bs, n_iter, conv, objs, kkts, obj0 = _path_core(
-        Xt,
-        np.zeros(n),
-        yc,
-        w,
-        LOSS_MCOH,
-        T,
-        sc,
-        gmode,
-        lam,
-        alpha,
-        pf,
-        False,
-        _EMPTY_P,
-        excl,
-        bool(intercept),
-        tol,
-        max_iter,
-        xv_of(Xt, w),
-        True,
-        np.zeros(0),
-        K,
-    )
-    Bs = np.ascontiguousarray(Bs.transpose(0, 2, 1))  # (nlam, p, K)
+    data = make_data(Xt, np.zeros(n), w, xv_of(Xt, w), excl, intercept, yc=yc)
+    spec = PathSpec(lam, alpha, gmode, tol, max_iter, True, np.zeros(0))
+    res = run_path(data, make_loss(LOSS_MCOH, T, sc), make_penalty(pf), spec, K)
+    return grouped_output(res, center, scale, intercept, lam, max_iter, warn)
+
+
+def grouped_output(res, center, scale, intercept, lam, max_iter, warn, name="lambda"):
+    """``(intercepts, coefs, info)`` of a grouped path fit from its :func:`run_path` result.
+
+    Coefficients come back as (nlam, p, G) on the original scale (``coef / scale`` per row,
+    intercepts for the uncentred predictors ``b - center' coef``); ``df`` counts the
+    coordinates in the model; a :class:`cohstats.ConvergenceWarning` is emitted when ``warn``
+    and some ``lambda`` did not converge.
+    """
+    Bs = np.ascontiguousarray(res.coef.transpose(0, 2, 1))  # (nlam, p, G)
     coefs = Bs / scale[None, :, None]
+    bs = res.intercept
     intercepts = bs - np.einsum("p,lpk->lk", center, coefs) if intercept else bs.copy()
-    df = np.count_nonzero(np.any(Bs != 0, axis=2), axis=1)
-    info = dict(n_iter=n_iter, converged=conv, objective=objs, df=df, kkt=kkts, null_objective=obj0)
-    if warn and not np.all(conv):
-        _warn_conv(lam, conv, max_iter)
+    info = path_info(res, np.count_nonzero(np.any(Bs != 0, axis=2), axis=1))
+    if warn and not res.converged:
+        _warn_conv(lam, res.info["converged"], max_iter, name=name, stacklevel=4)
     return intercepts, coefs, info
 
 
