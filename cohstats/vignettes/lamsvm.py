@@ -13,6 +13,12 @@ margin on positive examples*.
   margins {-10000, 0.1, 1, K-1, 100, 1000, 10000} on the data sets available offline (Pendigits,
   Abalone with [RH]'s 6 age bands); 90/10 partitions; ``C`` and ``gamma_k`` by cross-validation.
 
+The training subsample sets the Pendigits level of the quick protocol. Measured on the first
+partition (seed 0) with the quick protocol's CV choice ``C = 1e4``: 2 000 training rows give a
+test error of 0.91 % (margin 1) and 0.73 % (margin 100); the whole 90 % part (9 893 rows) gives
+0.36 % at both margins and at ``gamma_k = 0.01`` and 0.026 alike ([RH]: 0.36 % and 0.27 %).
+On Abalone the whole part (3 759 rows) changes the error by at most 0.5 points.
+
 ``quick=True`` (default) subsamples the training part, uses a reduced grid and 3-fold CV;
 ``quick=False`` (``--full``) runs the paper's protocol (full training part, 10-fold CV over
 ``C = 10^0..10^7`` and ``gamma_k = 10^-3..10^3`` followed by a finer second-stage grid around the
