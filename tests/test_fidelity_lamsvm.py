@@ -35,3 +35,19 @@ def test_rh_table2_cells_scored_and_missing_sets_not_computed(tmp_path):
     assert len(rest) == 14 and (rest.verdict == "NOT COMPUTED").all()
     assert rest.note.str.contains("not available offline").all()
     assert pd.api.types.is_numeric_dtype(t.published)
+
+
+def test_measured_cause_added_to_close_and_off_cells_only(tmp_path):
+    pub = reference("rh2015", "table2")
+    ours = pub[pub.dataset == "Pendigit"][["dataset", "lambda", "err_pct"]].copy()
+    ours["err_pct"] = ours["err_pct"] + np.where(ours["lambda"].astype(str) == "1", 0.0, 1.0)
+    ours["err_sd_pct"] = 0.1
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    t = fidelity_table(tmp_path)
+    pen = t[t.cell.str.startswith("Pendigit")].set_index("cell")
+    assert pen.loc["Pendigit | 1", "verdict"] == "MATCH"
+    assert "9 893" not in pen.loc["Pendigit | 1", "note"]
+    off = pen[pen.verdict == "OFF"]
+    assert len(off) == 6 and off.note.str.contains("9 893 rows").all()

@@ -53,6 +53,17 @@ best" is the lambda of the grid with the smallest test value:
 
 ``run(..., initial="fit")`` and ``run(..., centering="pooled")`` give the other readings.
 
+Platt's sigmoid is fitted on the training outputs. With the Gaussian kernel these are nearly
+separated at every lambda: on the Liver sample above the sigmoid's training cross-entropy is
+0.28-0.37 across the grid and its test cross-entropy 0.80-0.93 (0.799 at the largest lambda,
+which the GKL tuning picks); [WSL] reports 0.724 (Platt) and 0.655 (tuned Platt). On Diabetes
+the tuning also picks the largest lambda (0.505, [WSL] 0.542).
+
+Nearest neighbours on Example 1: over 30 replications (seeds ``1000 r``) the test error of
+the best fixed ``k`` is 0.246 (SE 0.003, ``k = 16``), and 0.240 with the best ``k`` chosen per
+replication, against [WSL]'s 0.232; on Example 2 ours is lower (``k = 4``: 0.078, SE 0.002,
+against 0.089). Unstandardised inputs change Example 1 by less than 0.002.
+
 Comparators and the microarray example:
 
 * **Table 2 / Table 4, NN**: the nearest-neighbour estimate of ``p(x)`` (share of ``+1`` among
