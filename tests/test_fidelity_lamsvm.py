@@ -51,3 +51,22 @@ def test_measured_cause_added_to_close_and_off_cells_only(tmp_path):
     assert "9 893" not in pen.loc["Pendigit | 1", "note"]
     off = pen[pen.verdict == "OFF"]
     assert len(off) == 6 and off.note.str.contains("9 893 rows").all()
+
+
+def test_summary_text_counts_and_lists_off_cells_without_a_cause(tmp_path):
+    from cohstats.vignettes.fidelity import fidelity_summary, summary_text
+
+    pub = reference("rh2015", "table2")
+    ours = pub[pub.dataset.isin(["Pendigit", "Abalone"])][["dataset", "lambda", "err_pct"]].copy()
+    ours["err_pct"] = ours["err_pct"] + 5.0  # every computed cell OFF
+    ours["err_sd_pct"] = 0.1
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    tab = fidelity_table(tmp_path)
+    text = summary_text(tab)
+    s = fidelity_summary(tab).iloc[-1]
+    assert f"{int(s['OFF'])} OFF" in text and int(s["OFF"]) >= 14
+    # the 7 Pendigit cells carry a measured cause, the 7 Abalone cells only the protocol note
+    assert "without a measured cause in their note: 7 (" in text
+    assert text.count("Abalone") == 7 and "Pendigit" not in text
