@@ -417,7 +417,7 @@ def gkl(
     """Estimated comparative GKL loss of a probability estimator by data perturbation ([WSL] 3.1).
 
     ``GKL_c_hat = EGKL(p0) + (1/n) sum_i cov_hat_i + D_hat`` ([WSL] eq. 9): the training
-    cross-entropy of the full-data estimate ``p0``, the covariance penalty
+    cross-entropy of the full-data estimate ``p_hat``, the covariance penalty
     ``cov(Y_i, logit p_hat(X_i))`` estimated by Monte Carlo (eq. 13) and the correction for
     random inputs (eq. 14). For ``l = 1..D`` each input is, with probability ``tau``, replaced
     by one drawn from the data; for ``m = 1..D`` each response is, with probability ``tau``,
@@ -486,9 +486,9 @@ def gkl(
         ``cov_term_pooled``). The remaining shortfall of ``"within"`` comes from the input
         perturbation (the covariance is conditional on ``X*``, as the paper defines it):
         with the inputs left unperturbed the same estimate is 3.21 +- 0.10 against 3.23.
-        On [WSL] Example 2 (Gaussian SVM, bracketing, one sample) the between-``l`` term is about
-        0.3 at every ``lambda <= 1e-3``, so ``"pooled"`` picks ``lambda = 3e-3`` (test GKL_c 0.243
-        against the grid's best 0.153) whichever initial estimate is used.
+        On [WSL] Example 2 (Gaussian SVM, bracketing, one sample) the between-``l`` term is
+        0.2-0.3 at every ``lambda <= 1e-3``, so ``"pooled"`` picks ``lambda = 3e-3`` (test GKL_c
+        0.243 against the grid's best 0.153), and ``3e-4`` (0.175) with the kNN initial estimate.
     initial : ``"knn"`` (default), ``"fit"`` or an array of class probabilities
         The initial estimate ``p0`` from which perturbed responses are drawn, which sets ``K`` of
         eq. (11) and plays the truth in ``D_hat`` (eq. 12). ``"knn"``: the share of each class

@@ -42,9 +42,9 @@ best" is the lambda of the grid with the smallest test value:
   grid best 0.531).
 * The printed eq. 13 (``centering="pooled"``) adds the covariance between the ``l``-means of
   ``p0(X*l_i)`` and ``logit p*(X*l_i)``, which does not shrink with ``D``. It rescues Liver
-  (0.652) and Diabetes (0.552) but is about 0.3 at every small lambda of Example 2, whose true
-  probabilities are near 0 or 1, so Example 2 stops at ``lambda = 3e-3`` (GKL_c 0.243; grid
-  best 0.153, [WSL] 0.153).
+  (0.652) and Diabetes (0.552) but is 0.2-0.3 at every ``lambda <= 1e-3`` of Example 2, whose
+  true probabilities are near 0 or 1, so Example 2 stops at ``lambda = 3e-3`` (GKL_c 0.243;
+  grid best 0.153, [WSL] 0.153; 0.175 with the pooled centring and the kNN initial estimate).
 * One shared k-nearest-neighbour ``p0`` (``initial="knn"``, the package default) with the
   within-``l`` centring picks the grid's best lambda in all four: Liver 0.652 ([WSL] 0.648),
   Diabetes 0.531 (0.536), Example 2 0.153 (0.153), and for Liver/Diabetes Platt the largest
