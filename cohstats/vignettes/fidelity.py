@@ -113,7 +113,14 @@ CAUSES = (
     (
         "[WSL] Table 3",
         "cre",
-        r"^Ionosphere \| (SVM|psi) L \| Tuned Platt$",
+        r"^Ionosphere \| psi L \| Tuned Platt$",
+        "Platt on psi-learning: the grid's best lambda gives the paper's value, the GKL tuning picks "
+        "a small lambda (the failure measured on Liver; wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| SVM L \| Tuned Platt$",
         "cause not found",
     ),
     (
