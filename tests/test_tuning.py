@@ -229,7 +229,7 @@ def test_gkl_linear_smoother_closed_form():
     p0 = expit(a + b * np.mean((y + 1) / 2))
     within, pooled = [], []
     for seed in range(30):
-        g = gkl(shrunk_mean, d, D=8, random_state=seed, a=a, b=b, verbose=False)
+        g = gkl(shrunk_mean, d, D=8, random_state=seed, a=a, b=b, verbose=False, initial="fit")
         assert isinstance(g, GKLResult)
         assert abs(g.d_hat) < 1e-12
         within.append(g.cov_term_within * n)
@@ -262,7 +262,7 @@ def test_gkl_covariance_vs_direct_monte_carlo():
     est, est_pooled = [], []
     for r in range(6):
         yy = np.where(rng.random(n) < p, 1, -1)
-        g = gkl(ridge_logit_fixed, X, yy, D=8, random_state=r, lam=1e-3, verbose=False)
+        g = gkl(ridge_logit_fixed, X, yy, D=8, random_state=r, lam=1e-3, verbose=False, initial="fit")
         est.append(g.cov_term * n)
         est_pooled.append(g.cov_term_pooled * n)
     assert 2.6 < true < 3.9  # ~ trace of the hat matrix = 3
@@ -316,7 +316,7 @@ def test_gkl_multiclass_linear_smoother_closed_form():
     y = rng.choice(K, size=n, p=[0.5, 0.3, 0.2])
     est = []
     for seed in range(30):
-        g = gkl(shrunk_softmax, X, y, D=8, random_state=seed, b=b, verbose=False)
+        g = gkl(shrunk_softmax, X, y, D=8, random_state=seed, b=b, verbose=False, initial="fit")
         assert g.d_hat == 0.0 and g.cov.shape == (n,) and g.p0.shape == (n, K)
         est.append(g.cov_term * n)
     p0 = g.p0[0]
@@ -346,7 +346,10 @@ def test_gkl_multiclass_softmax_vs_direct_monte_carlo():
     L, E = np.array(L), np.array(E)
     true = np.sum(np.mean((L - L.mean(0)) * (E - E.mean(0)), axis=0)) * 400 / 399
     est = np.mean(
-        [gkl(ridge_softmax, X, draw(), D=8, random_state=r, lam=1e-3, verbose=False).cov_term * n for r in range(5)]
+        [
+            gkl(ridge_softmax, X, draw(), D=8, random_state=r, lam=1e-3, verbose=False, initial="fit").cov_term * n
+            for r in range(5)
+        ]
     )
     assert 5.5 < true < 7.5
     assert 0.5 * true < est < 1.1 * true, (est, true)

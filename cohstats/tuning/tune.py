@@ -26,7 +26,7 @@ from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
 from .cv import _cv_many, _full_task
-from .gkl import _check_centering, _check_tau_D, _gkl_many, _seed_seq
+from .gkl import _check_centering, _check_tau_D, _gkl_many, _resolve_initial, _seed_seq
 
 
 class TuneResult(Persistable):
@@ -232,6 +232,7 @@ def tune(
     D: int | None = None,
     prob_args: dict | None = None,
     centering: str = "within",
+    initial="knn",
     rule: str = "min",
     scheduler=None,
     fit_kwargs: dict | None = None,
@@ -261,7 +262,7 @@ def tune(
     rule : ``"min"`` (default) or ``"1se"`` (``method="cv"`` only): the first setting in the tie
         order below whose CV mean is within one standard error of the best (cv.glmnet's
         ``lambda.1se`` generalised to a grid).
-    tau, D, prob_args, centering : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
+    tau, D, prob_args, centering, initial : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
     fit_kwargs, scheduler : as in :func:`cv` (fit arguments named like the tuner's own; a Dask
         client or scheduler address).
@@ -322,6 +323,7 @@ def tune(
         if method == "gkl":
             tau, D = _check_tau_D(tau, D, design.nobs)
             _check_centering(centering)
+            init = _resolve_initial(initial, design)
             if measure not in (None, "gkl"):
                 raise ValueError("method='gkl' minimises the GKL estimate; leave measure=None")
             meas = _Measure("gkl", "Estimated GKL_c", "prob", False)
@@ -377,7 +379,10 @@ def tune(
             tau, D = _check_tau_D(tau, D, design.nobs)
             _check_centering(centering)
             ss = _seed_seq(random_state)
-            gks = _gkl_many(fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args, centering)
+            name = initial if isinstance(initial, str) else "array"
+            gks = _gkl_many(
+                fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args, centering, init, name
+            )
             for j, g in enumerate(gks):
                 results.append(g)
                 fits.append(g.fit)

@@ -48,7 +48,7 @@ import pandas as pd
 
 from .report import VERDICTS, _key_text, markdown_table, verdict
 
-__all__ = ["PUBLISHED", "fidelity_table", "fidelity_summary", "write_fidelity", "main"]
+__all__ = ["PUBLISHED", "CAUSES", "summary_text", "fidelity_table", "fidelity_summary", "write_fidelity", "main"]
 
 #: The published result tables: ``(source, paper, table, key columns, value columns, vignette)``.
 #: ``source`` is the label the vignettes pass to ``Report.compare(source=...)``; the key
@@ -68,6 +68,113 @@ PUBLISHED = (
     ("[ZJLY] Table 2", "zjly2009", "table2", ("dataset", "method"), ("test_error_pct",), "gboost_uci"),
     ("[RH] Table 2", "rh2015", "table2", ("dataset", "lambda"), ("err_pct",), "lamsvm"),
 )
+
+#: Measured causes of cells that can stay outside 2 SE: ``(source, quantity, cell regex, note)``.
+#: The note is added to a matching cell whose verdict is CLOSE or OFF; the measurements behind
+#: each note are recorded in the docstring of the module it names.
+CAUSES = (
+    (
+        "[WSL] Table 1",
+        "cre",
+        r"^Example 1 \|",
+        "[WSL]'s CRE is below its own GKL_c in all 12 Example 1 rows, whereas test labels drawn "
+        "from p give E[CRE] = GKL_c; compare the GKL_c cell of the row",
+    ),
+    (
+        "[WSL] Table 2",
+        "te",
+        r"^Example 1 \| NN$",
+        "30 replications of our NN give a best-k error above the published one, and below it on "
+        "Example 2 (no common direction; wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^(Liver|Diabetes) \| SVM G \| (Platt|Tuned Platt)$",
+        "Platt's sigmoid on the training outputs of the Gaussian SVM: on Liver its training "
+        "cross-entropy is far below the test one at every lambda, and the GKL tuning picks the "
+        "grid's best lambda (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^(Liver|Diabetes) \| psi G \| (Platt|Tuned Platt)$",
+        "Platt on Gaussian psi-learning: its test cross-entropy is near the paper's at large lambda "
+        "and far above at the smallest, which the run chose; the GKL estimate falls along the grid "
+        "because its covariance penalty and random-input correction stay far below the "
+        "test-minus-training gap there (measured on Liver; wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^(Mushroom|Ionosphere) \| (SVM|psi) G \| (Platt|Tuned Platt)$",
+        "ours is below (better than) the paper; cause not found",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| psi L \| Tuned Platt$",
+        "Platt on psi-learning: the grid's best lambda gives the paper's value, the GKL tuning picks "
+        "a small lambda (the failure measured on Liver; wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| SVM L \| Tuned Platt$",
+        "cause not found",
+    ),
+    (
+        "[ZDJ] Table 2",
+        "mean",
+        r"\| Ours for SVM$",
+        "the link on our CV-tuned SVM stays above the paper even with rho chosen on the test set "
+        "(zdj_svm_probability docstring)",
+    ),
+    (
+        "[ZDJ] Table 2",
+        "mean",
+        r"^Data 2 \| WSL$",
+        "bracketing with m = 10 stays above the paper even at its grid-best lambda, m = 20 goes "
+        "below it: the grid size sets the level (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 1",
+        "gkl",
+        r"^Example 2 \| (SVM|psi) G \| New$",
+        "bracketing with m = 10 stays above the paper even at its grid-best lambda, m = 20 goes "
+        "below it: the grid size sets the level (wsl_probability docstring)",
+    ),
+    (
+        "[ZDJ] Table 5",
+        "mean_pct",
+        r"^colon \|",
+        "the colon file is used untransformed: a log2 transform brings the linear expansion to the "
+        "paper's level and the Gaussian one away from it (zdj_clearn docstring)",
+    ),
+    (
+        "[RH] Table 2",
+        "err_pct",
+        r"^Pendigit \|",
+        "quick protocol trains on 2 000 of 9 893 rows; the whole training part gives the paper's "
+        "error at margins 1 and 100 (lamsvm docstring)",
+    ),
+)
+
+
+def _add_causes(tab: pd.DataFrame) -> pd.DataFrame:
+    """Append the :data:`CAUSES` note to each matching CLOSE or OFF cell."""
+    import re
+
+    notes = tab["note"].astype(str).tolist()
+    for i, (src, q, cell, v) in enumerate(zip(tab.source, tab.quantity, tab.cell, tab.verdict)):
+        if v not in ("CLOSE", "OFF"):
+            continue
+        for csrc, cq, pattern, text in CAUSES:
+            if src == csrc and q == cq and re.search(pattern, str(cell)):
+                notes[i] = f"{notes[i]}; {text}" if notes[i] else text
+                break
+    return tab.assign(note=notes)
+
 
 _COLUMNS = [
     "source",
@@ -202,6 +309,7 @@ def fidelity_table(run_dir) -> pd.DataFrame:
         for z, o, p, s in zip(out["z"], out["ours"], out["published"], stand)
     ]
     out["note"] = out["note"].fillna("")
+    out = _add_causes(out)
     out["report"] = out["report"].fillna("")
     return out.reset_index(drop=True)
 
@@ -218,6 +326,32 @@ def fidelity_summary(tab: pd.DataFrame) -> pd.DataFrame:
         row["within 2 SE (%)"] = 100.0 * row["MATCH"] / scored if scored else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _uncaused(tab: pd.DataFrame) -> pd.DataFrame:
+    """OFF cells whose note gives no measured cause (empty, or "cause not found")."""
+    off = tab[tab["verdict"] == "OFF"]
+    note = off["note"].astype(str)
+    causeless = note.str.strip().eq("") | note.str.contains("cause not found", regex=False)
+    # a note that only restates the protocol is not a cause
+    causeless |= note.str.match(r"^quick protocol: [^;]*$")
+    return off[causeless]
+
+
+def summary_text(tab: pd.DataFrame) -> str:
+    """One paragraph of counts, generated from the table (no number typed by hand)."""
+    summ = fidelity_summary(tab).iloc[-1]
+    scored = int(summ["MATCH"] + summ["CLOSE"] + summ["OFF"])
+    unc = _uncaused(tab)
+    text = (
+        f"Of {int(summ['cells'])} published cells: {int(summ['MATCH'])} MATCH, {int(summ['CLOSE'])} CLOSE, "
+        f"{int(summ['OFF'])} OFF, {int(summ['STAND-IN'])} STAND-IN, {int(summ['NOT COMPUTED'])} NOT COMPUTED, "
+        f"{int(summ['NO SE'])} NO SE; {summ['within 2 SE (%)']:.1f} % of the {scored} scored cells are "
+        f"within 2 SE. OFF cells without a measured cause in their note: {len(unc)}"
+    )
+    if len(unc):
+        text += " (" + "; ".join(f"{s} {q} {c}" for s, q, c in zip(unc.source, unc.quantity, unc.cell)) + ")"
+    return text + "."
 
 
 def _run_infos(run_dir: Path) -> list[tuple[str, dict]]:
@@ -263,6 +397,8 @@ def write_fidelity(run_dir, to=None) -> Path:
         legend,
         "",
         "## Summary",
+        "",
+        summary_text(tab),
         "",
         markdown_table(summ, floatfmt=".1f"),
         "",

@@ -13,6 +13,12 @@ margin on positive examples*.
   margins {-10000, 0.1, 1, K-1, 100, 1000, 10000} on the data sets available offline (Pendigits,
   Abalone with [RH]'s 6 age bands); 90/10 partitions; ``C`` and ``gamma_k`` by cross-validation.
 
+The training subsample sets the Pendigits level of the quick protocol. Measured on the first
+partition (seed 0) with the quick protocol's CV choice ``C = 1e4``: 2 000 training rows give a
+test error of 0.91 % (margin 1) and 0.73 % (margin 100); the whole 90 % part (9 893 rows) gives
+0.36 % at both margins and at ``gamma_k = 0.01`` and 0.026 alike ([RH]: 0.36 % and 0.27 %).
+On Abalone the whole part (3 759 rows) changes the error by at most 0.5 points.
+
 ``quick=True`` (default) subsamples the training part, uses a reduced grid and 3-fold CV;
 ``quick=False`` (``--full``) runs the paper's protocol (full training part, 10-fold CV over
 ``C = 10^0..10^7`` and ``gamma_k = 10^-3..10^3`` followed by a finer second-stage grid around the
@@ -208,6 +214,49 @@ def table2(reps: int, quick: bool, seed: int, n_sub: int | None = 2000, time_lim
                 }
             )
     return pd.DataFrame(rows)
+
+
+def compare_table2(rep, ours: pd.DataFrame, reps: int, quick: bool, n_sub) -> None:
+    """Record ours against [RH] Table 2's test errors (``Report.compare``; every published cell,
+    the data sets not available offline as not computed)."""
+    from cohstats.datasets import reference
+
+    cmp = ours.assign(
+        reps=reps,
+        err_se_pct=ours["err_sd_pct"] / np.sqrt(reps) if reps > 1 else np.nan,
+    )
+    full_pub = reference("rh2015", "table2")
+    protocol = (
+        f"quick protocol: up to {n_sub} training rows per partition, C in 1..1e6, 3-fold CV"
+        if quick
+        else "the paper's protocol"
+    )
+    rep.compare(
+        cmp[["dataset", "lambda", "err_pct", "err_se_pct", "reps"]],
+        full_pub[full_pub.dataset.isin(ours.dataset.unique())][["dataset", "lambda", "err_pct", "err_sd_pct"]],
+        on=["dataset", "lambda"],
+        value="err_pct",
+        se="err_se_pct",
+        published_sd="err_sd_pct",
+        published_reps=5,
+        reps="reps",
+        source="[RH] Table 2",
+        note=protocol,
+        caption="Test error (%): ours versus [RH] Table 2 (5 partitions; the paper's spread is its SD).",
+    )
+    missing = full_pub[~full_pub.dataset.isin(ours.dataset.unique())]
+    if len(missing):
+        rep.compare(
+            pd.DataFrame({"dataset": pd.Series(dtype=str), "lambda": pd.Series(dtype=str), "err_pct": []}),
+            missing[["dataset", "lambda", "err_pct", "err_sd_pct"]],
+            on=["dataset", "lambda"],
+            value="err_pct",
+            published_sd="err_sd_pct",
+            published_reps=5,
+            source="[RH] Table 2",
+            note="data set not available offline",
+            display=False,
+        )
 
 
 def figure2(quick: bool, seed: int):
@@ -430,6 +479,7 @@ def run(
         "n_train",
     ]
     rep.table(both[cols], caption="Ours beside [RH] Table 2 (error in %, time of the final fit in s).", floatfmt=".4g")
+    compare_table2(rep, ours, reps, quick, n_sub)
     for name, d in both.groupby("dataset", sort=False):
         fast = d.loc[d.lambda_value >= 100, "time_s"].mean()
         isvm = d.loc[d["lambda"] == "1", "time_s"].mean()

@@ -1,0 +1,72 @@
+"""[RH] Table 2 enters the fidelity table through the lamsvm vignette's comparison."""
+
+import numpy as np
+import pandas as pd
+
+from cohstats.datasets import reference
+from cohstats.vignettes.fidelity import fidelity_table
+from cohstats.vignettes.lamsvm import compare_table2
+from cohstats.vignettes.report import Report
+
+
+def test_rh_table2_cells_scored_and_missing_sets_not_computed(tmp_path):
+    pub = reference("rh2015", "table2")
+    # two partitions of made-up errors for the two offline data sets: Pendigit at the paper's
+    # values, Abalone 5 points above
+    ours = pub[pub.dataset.isin(["Pendigit", "Abalone"])][["dataset", "lambda", "err_pct"]].copy()
+    ours["err_pct"] = ours["err_pct"] + np.where(ours.dataset == "Abalone", 5.0, 0.0)
+    ours["err_sd_pct"] = 0.2
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    tab = fidelity_table(tmp_path)
+    t = tab[tab.source == "[RH] Table 2"]
+    assert len(t) == 28
+    pen = t[t.cell.str.startswith("Pendigit")]
+    assert (pen.verdict == "MATCH").all() and np.allclose(pen.z, 0.0)
+    aba = t[t.cell.str.startswith("Abalone")].merge(
+        pub[pub.dataset == "Abalone"].assign(cell=lambda d: "Abalone | " + d["lambda"].astype(str)), on="cell"
+    )
+    # z = 5 / sqrt(SD_pub^2 / 5 + max(0.2 / sqrt(2), SD_pub / sqrt(2))^2), our SE floored at the paper's spread
+    se = np.sqrt(aba.err_sd_pct**2 / 5 + np.maximum(0.2 / np.sqrt(2), aba.err_sd_pct / np.sqrt(2)) ** 2)
+    np.testing.assert_allclose(aba.z.to_numpy(float), 5.0 / se.to_numpy(), rtol=1e-6)
+    assert (aba.verdict == "OFF").all()
+    rest = t[t.cell.str.startswith(("Sensor", "Covtype"))]
+    assert len(rest) == 14 and (rest.verdict == "NOT COMPUTED").all()
+    assert rest.note.str.contains("not available offline").all()
+    assert pd.api.types.is_numeric_dtype(t.published)
+
+
+def test_measured_cause_added_to_close_and_off_cells_only(tmp_path):
+    pub = reference("rh2015", "table2")
+    ours = pub[pub.dataset == "Pendigit"][["dataset", "lambda", "err_pct"]].copy()
+    ours["err_pct"] = ours["err_pct"] + np.where(ours["lambda"].astype(str) == "1", 0.0, 1.0)
+    ours["err_sd_pct"] = 0.1
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    t = fidelity_table(tmp_path)
+    pen = t[t.cell.str.startswith("Pendigit")].set_index("cell")
+    assert pen.loc["Pendigit | 1", "verdict"] == "MATCH"
+    assert "9 893" not in pen.loc["Pendigit | 1", "note"]
+    off = pen[pen.verdict == "OFF"]
+    assert len(off) == 6 and off.note.str.contains("9 893 rows").all()
+
+
+def test_summary_text_counts_and_lists_off_cells_without_a_cause(tmp_path):
+    from cohstats.vignettes.fidelity import fidelity_summary, summary_text
+
+    pub = reference("rh2015", "table2")
+    ours = pub[pub.dataset.isin(["Pendigit", "Abalone"])][["dataset", "lambda", "err_pct"]].copy()
+    ours["err_pct"] = ours["err_pct"] + 5.0  # every computed cell OFF
+    ours["err_sd_pct"] = 0.1
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    tab = fidelity_table(tmp_path)
+    text = summary_text(tab)
+    s = fidelity_summary(tab).iloc[-1]
+    assert f"{int(s['OFF'])} OFF" in text and int(s["OFF"]) >= 14
+    # the 7 Pendigit cells carry a measured cause, the 7 Abalone cells only the protocol note
+    assert "without a measured cause in their note: 7 (" in text
+    assert text.count("Abalone") == 7 and "Pendigit" not in text
