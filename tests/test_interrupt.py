@@ -16,7 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # a test runner started in the background (nohup, `cmd &` in a script) passes SIGINT on
+    # as ignored; restore Python's own handler, as in an interactive session
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import cohstats as cs
     rng = np.random.default_rng(0)
