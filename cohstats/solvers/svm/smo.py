@@ -19,8 +19,8 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
   gradient ``G_bar`` (kept up to date whenever a variable enters or leaves a bound);
 * kernel rows from the provider of :mod:`cohstats.solvers.svm.rows` (an LRU cache of rows of
   length ``n`` sized by ``cache_size``, so memory is never ``O(n^2)`` unless the cache is that
-  large); a precomputed matrix (code ``-1``) is read in place, and a start point's gradient is
-  then two BLAS products;
+  large); a precomputed matrix (code ``-1``) is read in place; a start point's gradient is one
+  pass over the rows of its nonzero multipliers;
 * ``I_up`` / ``I_low`` membership kept as flags (updated for the two changed variables), and
   the first index of the next working set found inside the gradient-update loop, so one
   iteration makes two passes over the active variables instead of three;
@@ -161,6 +161,31 @@ def _select(act, n_act, y, up, low, G, Kd, kr):
 
 
 @njit(cache=True, nogil=True)
+def _start_gradient(kr, y, p, lo, hi, a):
+    """``G = Q a + p`` and its bound part ``G_bar`` (from the multipliers at a bound)."""
+    n = y.shape[0]
+    g = np.zeros(n)
+    gb = np.zeros(n)
+    for i in range(n):
+        if a[i] != 0.0:
+            Ki = get_row(kr, i)
+            ai = a[i] * y[i]
+            bv, atb = _bound_value(a[i], lo[i], hi[i])
+            if atb:
+                for k in range(n):
+                    v = ai * Ki[k]
+                    g[k] += v
+                    gb[k] += v
+            else:
+                for k in range(n):
+                    g[k] += ai * Ki[k]
+    for k in range(n):
+        g[k] = p[k] + y[k] * g[k]
+        gb[k] = y[k] * gb[k]
+    return g, gb
+
+
+@njit(cache=True, nogil=True)
 def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink_every):
     """Solve the box-constrained dual in place from the feasible start ``a``.
 
@@ -173,38 +198,11 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
     Kpre = kr.Kpre
     Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
 
-    # gradient and bound part of the gradient from the start point
-    G = p.copy()
-    G_bar = np.zeros(n)
-    if code == KERNEL_CALLABLE:
-        # the precomputed matrix: two BLAS matrix-vector products instead of a row loop
-        ay = np.zeros(n)
-        ayb = np.zeros(n)
-        nz = False
-        for i in range(n):
-            if a[i] != 0.0:
-                nz = True
-                ay[i] = a[i] * y[i]
-                bv, atb = _bound_value(a[i], lo[i], hi[i])
-                if atb:
-                    ayb[i] = ay[i]
-        if nz:
-            ka = np.dot(Kpre, ay)
-            kb = np.dot(Kpre, ayb)
-            for k in range(n):
-                G[k] += y[k] * ka[k]
-                G_bar[k] += y[k] * kb[k]
-    for i in range(n):
-        if code != KERNEL_CALLABLE and a[i] != 0.0:
-            Ki = get_row(kr, i)
-            ai = a[i] * y[i]
-            bv, atb = _bound_value(a[i], lo[i], hi[i])
-            for k in range(n):
-                G[k] += y[k] * ai * Ki[k]
-            if atb:
-                for k in range(n):
-                    G_bar[k] += y[k] * ai * Ki[k]
-
+    # gradient and bound part of the gradient from the start point: one pass over the row of
+    # each nonzero multiplier (a precomputed matrix is read in place). No BLAS call: OpenBLAS's
+    # threads cost 10-30 ms per matrix-vector product on a busy two-core machine, far more than
+    # the product itself, and a warm start (the bracketing grid) makes one per solve
+    G, G_bar = _start_gradient(kr, y, p, lo, hi, a)
     active = np.ones(n, dtype=np.bool_)
     act = np.arange(n)
     n_act = n

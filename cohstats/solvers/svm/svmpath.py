@@ -36,7 +36,7 @@ from numba import njit
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
-from cohstats.solvers.svm.smo import smo_solve
+from cohstats.solvers.svm.smo import smo_core, smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -119,11 +119,27 @@ def _bordered(E, nE, y, kr):
 
 
 @njit(cache=True, nogil=True)
+def _mv(A, x):
+    """``A @ x`` by plain loops: numba's ``@`` calls BLAS, whose threads cost far more than these
+    small products on a busy machine (measured: up to 30 ms per call under load)."""
+    m = A.shape[0]
+    out = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(x.shape[0]):
+            s += A[i, j] * x[j]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _inv_add(Minv, u, c):
     """Inverse of ``[[M, u], [u', c]]`` from ``Minv``; ``ok`` False when the pivot vanishes."""
     m = Minv.shape[0]
-    v = Minv @ u
-    s = c - u @ v
+    v = _mv(Minv, u)
+    s = c
+    for i in range(m):
+        s -= u[i] * v[i]
     big = abs(c)
     for i in range(m):
         if abs(u[i]) > big:
@@ -256,8 +272,8 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
         if (not need_inv) and since_refresh >= 50:
             # residual check of the updated inverse; rebuild only when it has drifted
             Ks = _bordered(E, nE, y, kr)
-            bs = Minv @ rhs
-            res = Ks @ bs - rhs
+            bs = _mv(Minv, rhs)
+            res = _mv(Ks, bs) - rhs
             scale = 1.0
             for a in range(m):
                 if abs(rhs[a]) > scale:
@@ -273,7 +289,7 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
                 return g, n_events, FLAG_FALLBACK, n_jumps
             need_inv = False
             since_refresh = 0
-        bs = Minv @ rhs
+        bs = _mv(Minv, rhs)
         for k in range(n):
             h[k] = bs[0] - sL[k]
         for a in range(nE):
@@ -745,8 +761,10 @@ def path_decision(X, y, res: SolverResult, Xnew, *, code: int, kpar=None, Kpre_n
     return ((A[:, used] * y[used]) @ Kn.T + A0[:, None]) / nlam
 
 
+@njit(cache=True, nogil=True)
 def _repair_equality(a, C, pos):
-    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C``, moving free multipliers first.
+    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C`` (a repaired copy of ``a``),
+    moving free multipliers first.
 
     With ``d = sum_{y=+1} a - sum_{y=-1} a > 0`` positives are lowered and negatives raised (the
     reverse for ``d < 0``), each in proportion to its room; multipliers at a bound are used only
@@ -754,21 +772,64 @@ def _repair_equality(a, C, pos):
     along the path, where the rescaling put them saves SMO iterations).
     """
     a = a.copy()
-    eps = 1e-13 * (1.0 + C.sum())
+    n = a.shape[0]
+    csum = 0.0
+    for i in range(n):
+        csum += C[i]
+    eps = 1e-13 * (1.0 + csum)
     for use_bounded in (False, True):
-        d = a[pos].sum() - a[~pos].sum()
+        d = 0.0
+        for i in range(n):
+            d += a[i] if pos[i] else -a[i]
         if abs(d) <= eps:
             break
-        down = pos if d > 0 else ~pos  # the side to lower
-        room = np.where(down, a, C - a)  # lower to 0 / raise to C
-        if not use_bounded:
-            room = np.where((a > 0) & (a < C), room, 0.0)
-        tot = room.sum()
+        tot = 0.0
+        for i in range(n):
+            if use_bounded or (a[i] > 0.0 and a[i] < C[i]):
+                tot += a[i] if pos[i] == (d > 0) else C[i] - a[i]  # lower to 0 / raise to C
         if tot <= 0.0:
             continue
         t = min(1.0, abs(d) / tot)
-        a = np.clip(np.where(down, a - t * room, a + t * room), 0.0, C)
+        for i in range(n):
+            if use_bounded or (a[i] > 0.0 and a[i] < C[i]):
+                if pos[i] == (d > 0):
+                    v = a[i] - t * a[i]
+                else:
+                    v = a[i] + t * (C[i] - a[i])
+                a[i] = min(max(v, 0.0), C[i])
     return a
+
+
+@njit(cache=True, nogil=True)
+def _grid_chain(kr, y, w, nlam, grid, order, pi0, a0, tol, max_iter, A, A0, obj, its, conv):
+    """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
+    first from ``a0``, the solution at ``pi0``) rescaled to the new box and repaired; results
+    stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain:
+    the kernel rows (a provider over the shared matrix) and the diagonal serve every fit."""
+    n = y.shape[0]
+    pos = y > 0
+    a = a0.copy()
+    prev = pi0
+    lo = np.zeros(n)
+    p = -np.ones(n)
+    C = np.empty(n)
+    for g in order:
+        pi = grid[g]
+        sp = (1.0 - pi) / (1.0 - prev)
+        sn = pi / prev
+        for i in range(n):
+            C[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
+            v = a[i] * (sp if pos[i] else sn)
+            a[i] = min(v, C[i])
+        a = _repair_equality(a, C, pos)
+        a, G, b, it, cv, ob, _ = smo_core(kr, y, p, lo, C.copy(), a, tol, max_iter, True, 100, 200)
+        for i in range(n):
+            A[g, i] = a[i] * nlam
+        A0[g] = b * nlam
+        obj[g] = ob
+        its[g] = it
+        conv[g] = cv
+        prev = pi
 
 
 def pi_grid_smo(
@@ -817,49 +878,29 @@ def pi_grid_smo(
     obj = np.zeros(grid.size)
     its = np.zeros(grid.size, dtype=np.int64)
     conv = np.zeros(grid.size, dtype=bool)
-    pos = y > 0
+    kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        kp = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
-        Kpre = gram_matrix(int(code), np.ascontiguousarray(X, dtype=np.float64), kp)
+        Kpre = gram_matrix(int(code), np.ascontiguousarray(X, dtype=np.float64), kpar)
         code = KERNEL_CALLABLE
-
-    def box(pi):
-        return w * np.where(pos, 1.0 - pi, pi) / nlam
-
-    def store(g, r):
-        A[g] = r.dual * nlam
-        A0[g] = r.intercept * nlam
-        obj[g] = r.objective
-        its[g] = r.n_iter
-        conv[g] = r.converged
-
     mid = int(np.argmin(np.abs(grid - 0.5)))
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol, cache_size=cache_size)
-    store(mid, r)
+    C = w * np.where(y > 0, 1.0 - grid[mid], grid[mid]) / nlam
+    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, cache_size=cache_size)
+    A[mid] = r.dual * nlam
+    A0[mid] = r.intercept * nlam
+    obj[mid] = r.objective
+    its[mid] = r.n_iter
+    conv[mid] = r.converged
+    nc = n_cache_rows(n, cache_size)
+    Xn = np.zeros((n, 1)) if code == KERNEL_CALLABLE else X
+    max_iter = max(10_000_000, 100 * n)
 
     def chain(order):
-        a, prev = r.dual, grid[mid]
-        for g in order:
-            pi = grid[g]
-            C = box(pi)
-            a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
-            a = _repair_equality(np.minimum(a, C), C, pos)
-            rg = smo_solve(
-                X,
-                y,
-                code=code,
-                kpar=kpar,
-                Kpre=Kpre,
-                C=C,
-                tol=tol,
-                a0=a,
-                cache_size=cache_size,
-                shrink_first=100,
-                shrink_every=200,
-            )
-            store(g, rg)
-            a, prev = rg.dual, pi
+        # a provider per chain (the two chains may run in two threads); a precomputed matrix is
+        # shared by both, read in place
+        kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+        order = np.asarray(order, dtype=np.int64)
+        _grid_chain(kr, y, w, float(nlam), grid, order, grid[mid], r.dual, float(tol), max_iter, A, A0, obj, its, conv)
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
     return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
