@@ -361,7 +361,10 @@ class SVMFit(Fit):
             grid = bracket_grid(int(m))
             code = self.kernel.code
             Kpre = self.kernel(self._Z) if code == KERNEL_CALLABLE else None
-            fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
+            exact = getattr(self, "path_method", "exact") == "exact"
+            fn = pi_path if exact else pi_grid_smo
+            tol = (getattr(self, "_fit_args", None) or {}).get("tol")
+            extra = {} if exact or tol is None else {"tol": tol}
             cache[m] = fn(
                 self._Z,
                 self.design.y,
@@ -373,6 +376,7 @@ class SVMFit(Fit):
                 weights=self.design.weights,
                 cache_size=self._cache_size,
                 n_jobs=getattr(self, "n_jobs", None),
+                **extra,
             )
         return cache[m]
 
@@ -1016,12 +1020,13 @@ def _fit_binary(
     scode = KERNEL_CALLABLE if Kpre is not None else code
     m = _default_m(n) if m is None else int(m)
     paths = None
-    if path and path_method == "exact":
-        # the decision function at pi = 1/2 is read off the exact path (pi = 1/2 is added to
-        # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
+    if path:
+        # the decision function at pi = 1/2 is read off the path or the warm-started grid (pi =
+        # 1/2 is added to the grid when m is odd): one start solve (at pi = 1/2) instead of two
         grid = bracket_grid(m)
         ext = np.union1d(grid, [0.5])
-        res = pi_path(
+        extra = {} if path_method == "exact" else {"tol": tol}
+        res = (pi_path if path_method == "exact" else pi_grid_smo)(
             Z,
             y,
             code=scode,
@@ -1032,6 +1037,7 @@ def _fit_binary(
             weights=design.weights,
             cache_size=cache_size,
             n_jobs=n_jobs,
+            **extra,
         )
         g = int(np.flatnonzero(ext == 0.5)[0])
         a = np.clip(res.dual[g] * Cval, 0.0, cost)
@@ -1043,7 +1049,10 @@ def _fit_binary(
                 info={**res.info, "grid": grid},
             )
         paths = {m: res}
-        n_iter, converged = int(res.info["n_events"]), True
+        if path_method == "exact":
+            n_iter, converged = int(res.info["n_events"]), True
+        else:
+            n_iter, converged = int(res.n_iter), bool(res.converged)
         r = None
     else:
         r = smo_solve(

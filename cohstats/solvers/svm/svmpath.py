@@ -804,7 +804,8 @@ def _repair_equality(a, C, pos):
 def _grid_chain(kr, y, w, nlam, grid, order, pi0, a0, tol, max_iter, A, A0, obj, its, conv):
     """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
     first from ``a0``, the solution at ``pi0``) rescaled to the new box and repaired; results
-    stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain:
+    stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``, ``conv``. The start is the previous
+    solution clipped to the new box (not rescaled) and repaired. One compiled call per chain:
     the kernel rows (a provider over the shared matrix) and the diagonal serve every fit."""
     n = y.shape[0]
     pos = y > 0
@@ -815,12 +816,9 @@ def _grid_chain(kr, y, w, nlam, grid, order, pi0, a0, tol, max_iter, A, A0, obj,
     C = np.empty(n)
     for g in order:
         pi = grid[g]
-        sp = (1.0 - pi) / (1.0 - prev)
-        sn = pi / prev
         for i in range(n):
             C[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
-            v = a[i] * (sp if pos[i] else sn)
-            a[i] = min(v, C[i])
+            a[i] = min(a[i], C[i])  # the shrinking side is clipped, the growing side kept
         a = _repair_equality(a, C, pos)
         a, G, b, it, cv, ob, _ = smo_core(kr, y, p, lo, C.copy(), a, tol, max_iter, True, 100, 200)
         for i in range(n):
@@ -851,14 +849,15 @@ def pi_grid_smo(
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
     ``O(n |E|)`` per event): a cold SMO solve at the grid value nearest ``1/2``, then two
     chains outwards (upwards and downwards; in two threads with ``n_jobs=2``). Each step
-    rescales the multipliers to the next box (positives by ``(1 - pi')/(1 - pi)``, negatives
-    by ``pi'/pi``), restores ``sum_i y_i a_i = 0`` moving the free multipliers first
-    (:func:`_repair_equality`; 20-25 % fewer SMO iterations than shrinking a whole class
-    side) and continues SMO to ``tol``, shrinking after 100 iterations and then every 200
-    (a warm start needs a few hundred iterations; libsvm's first shrink at 1 000 would leave
-    every one of them scanning all variables: 2-3x slower). When the kernel matrix fits in
-    ``cache_size`` it is computed once for all grid values. The result has SMO's accuracy
-    (maximal KKT violation below ``tol``), not the path's exactness.
+    starts from the neighbour's multipliers clipped to the next box (the class whose box
+    shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
+    the free multipliers first (:func:`_repair_equality`) and continues SMO to ``tol``,
+    shrinking after 100 iterations and then every 200 (a warm start needs a few hundred
+    iterations, which libsvm's first shrink at 1 000 would leave scanning every variable).
+    When the kernel matrix fits in ``cache_size`` it is computed once for all grid values.
+    The result has SMO's accuracy (maximal KKT violation below ``tol``), not the path's
+    exactness; the choice of start and the measured costs are recorded in the repository's
+    ``benchmarks/README.md``.
     Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
     :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
     every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
