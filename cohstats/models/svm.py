@@ -56,6 +56,7 @@ from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr,
 __all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
+AUTO_EXACT_MAX_N = 300  # path_method="auto": the exact pi path up to this n, the warm grid above
 
 
 def _check_pos(name, v):
@@ -1338,7 +1339,8 @@ def svm(
     path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
         exact pi path, [WSL] 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
         ``"warm"`` (SMO at each grid value warm-started from its neighbour, accurate to
-        ``tol``) or ``"auto"`` (default: exact up to n = 2000, warm above).
+        ``tol``) or ``"auto"`` (default: exact up to n = 300, warm above, where the warm grid is
+        the faster of the two; the measurements are in the repository's ``benchmarks/README.md``).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
 
@@ -1400,7 +1402,7 @@ def svm(
 
     _n_threads(n_jobs)  # validate before any work
     if path_method == "auto":
-        path_method = "exact" if n <= 2000 else "warm"
+        path_method = "exact" if n <= AUTO_EXACT_MAX_N else "warm"
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
     call = {"kernel": kname, **({"lambda_": lam} if lambda_ is not None else {"C": Cval})}
     if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
