@@ -94,12 +94,13 @@ def rows_provider(
     n_slots : rows the cache holds (:func:`n_cache_rows`).
     dtype : float64, or float32 to store the cached rows in single precision.
     in_place : with ``code=-1``, use ``Kpre`` itself as a cache holding every row (rows are views,
-        nothing is copied; ``n_slots`` and ``dtype`` are ignored). The provider must then not be
-        permuted.
+        nothing is copied; ``n_slots`` and ``dtype`` are ignored; a float32 ``Kpre`` stays
+        float32). The provider must then not be permuted.
     """
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if code == KERNEL_CALLABLE:
-        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        keep32 = in_place and isinstance(Kpre, np.ndarray) and Kpre.dtype == np.float32
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float32 if keep32 else np.float64)
         n = Kpre.shape[0]
         X = np.zeros((n, 1))
     else:
@@ -259,17 +260,28 @@ def kernel_diagonal(code, X, kpar, Kpre):
 
 
 @njit(cache=True, nogil=True)
-def gram_matrix(code, X, kpar):
-    """The whole training kernel matrix, row by row with the provider's arithmetic (its entries
-    are exactly the rows a solver computes)."""
+def _gram_into(code, X, kpar, K):
     n = X.shape[0]
     XT = np.ascontiguousarray(X.T)
     xx = sq_norms(X)
     work = np.empty((3, n))
-    K = np.empty((n, n))
+    buf = np.empty(n)
     for i in range(n):
-        kernel_row_into(code, X[i], xx[i], XT, xx, kpar, i, K[i], work)
+        kernel_row_into(code, X[i], xx[i], XT, xx, kpar, i, buf, work)
+        Ki = K[i]
+        for t in range(n):
+            Ki[t] = buf[t]
     return K
+
+
+def gram_matrix(code, X, kpar, dtype=np.float64):
+    """The whole training kernel matrix, row by row with the provider's arithmetic (its entries
+    are exactly the rows a solver computes; with ``dtype=np.float32`` rounded once from them, as
+    the float32 row cache stores them). Allocated by numba (see :func:`_empty_rows`)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    K = _empty_rows(n, n, np.dtype(dtype) == np.float32)
+    return _gram_into(int(code), X, np.ascontiguousarray(kpar, dtype=np.float64), K)
 
 
 @njit(cache=True, nogil=True)

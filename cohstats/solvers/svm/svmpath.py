@@ -563,6 +563,8 @@ def _check_grid(grid) -> np.ndarray:
 
 
 MIN_N_THREADS = 400
+SHRINK_FIRST = 30  # shrinking schedule of the warm-started grid solves (see pi_grid_smo)
+SHRINK_EVERY = 100
 
 
 def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
@@ -801,16 +803,15 @@ def _repair_equality(a, C, pos):
 
 
 @njit(cache=True, nogil=True)
-def _grid_chain(kr, y, w, nlam, grid, order, pi0, a0, tol, max_iter, A, A0, obj, its, conv):
+def _grid_chain(kr, y, w, nlam, grid, order, a0, tol, max_iter, shrink_first, shrink_every, A, A0, obj, its, conv):
     """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
-    first from ``a0``, the solution at ``pi0``) rescaled to the new box and repaired; results
-    stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``, ``conv``. The start is the previous
-    solution clipped to the new box (not rescaled) and repaired. One compiled call per chain:
+    first from ``a0``, the solution at the grid value before ``order[0]``) clipped to the new box
+    (not rescaled) and repaired; results stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``,
+    ``conv``. One compiled call per chain:
     the kernel rows (a provider over the shared matrix) and the diagonal serve every fit."""
     n = y.shape[0]
     pos = y > 0
     a = a0.copy()
-    prev = pi0
     lo = np.zeros(n)
     p = -np.ones(n)
     C = np.empty(n)
@@ -820,14 +821,13 @@ def _grid_chain(kr, y, w, nlam, grid, order, pi0, a0, tol, max_iter, A, A0, obj,
             C[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
             a[i] = min(a[i], C[i])  # the shrinking side is clipped, the growing side kept
         a = _repair_equality(a, C, pos)
-        a, G, b, it, cv, ob, _ = smo_core(kr, y, p, lo, C.copy(), a, tol, max_iter, True, 100, 200)
+        a, G, b, it, cv, ob, _ = smo_core(kr, y, p, lo, C.copy(), a, tol, max_iter, True, shrink_first, shrink_every)
         for i in range(n):
             A[g, i] = a[i] * nlam
         A0[g] = b * nlam
         obj[g] = ob
         its[g] = it
         conv[g] = cv
-        prev = pi
 
 
 def pi_grid_smo(
@@ -852,9 +852,11 @@ def pi_grid_smo(
     starts from the neighbour's multipliers clipped to the next box (the class whose box
     shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
     the free multipliers first (:func:`_repair_equality`) and continues SMO to ``tol``,
-    shrinking after 100 iterations and then every 200 (a warm start needs a few hundred
+    shrinking after 30 iterations and then every 100 (a warm start needs a few hundred
     iterations, which libsvm's first shrink at 1 000 would leave scanning every variable).
-    When the kernel matrix fits in ``cache_size`` it is computed once for all grid values.
+    When the kernel matrix fits in ``cache_size`` it is computed once for all grid values,
+    in float32 when ``tol >= 1e-3`` (as libsvm's kernel cache; the solves then solve the
+    problem with the rounded kernel, relative error ``2^-24`` per entry, far below ``tol``).
     The result has SMO's accuracy (maximal KKT violation below ``tol``), not the path's
     exactness; the choice of start and the measured costs are recorded in the repository's
     ``benchmarks/README.md``.
@@ -878,28 +880,54 @@ def pi_grid_smo(
     its = np.zeros(grid.size, dtype=np.int64)
     conv = np.zeros(grid.size, dtype=bool)
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
-    if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
+    f32 = tol >= 1e-3  # float32 kernel values, as libsvm's (and the lambda-SVM's) row cache
+    if code != KERNEL_CALLABLE and (4.0 if f32 else 8.0) * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        Kpre = gram_matrix(int(code), np.ascontiguousarray(X, dtype=np.float64), kpar)
+        Kpre = gram_matrix(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
         code = KERNEL_CALLABLE
+    elif code == KERNEL_CALLABLE:
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        if Kpre.shape != (n, n):
+            raise ValueError(f"Kpre must have shape {(n, n)}; got {Kpre.shape}")
+    nc = n_cache_rows(n, cache_size)
+    Xn = np.zeros((n, 1)) if code == KERNEL_CALLABLE else np.ascontiguousarray(X, dtype=np.float64)
+    max_iter = max(10_000_000, 100 * n)
     mid = int(np.argmin(np.abs(grid - 0.5)))
     C = w * np.where(y > 0, 1.0 - grid[mid], grid[mid]) / nlam
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=C, tol=tol, cache_size=cache_size)
-    A[mid] = r.dual * nlam
-    A0[mid] = r.intercept * nlam
-    obj[mid] = r.objective
-    its[mid] = r.n_iter
-    conv[mid] = r.converged
-    nc = n_cache_rows(n, cache_size)
-    Xn = np.zeros((n, 1)) if code == KERNEL_CALLABLE else X
-    max_iter = max(10_000_000, 100 * n)
+    kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+    every = min(n, 1000)  # libsvm's shrinking schedule for the cold start
+    a_mid, _, b, it, cv, ob, _ = smo_core(
+        kr, y, -np.ones(n), np.zeros(n), C, np.zeros(n), float(tol), max_iter, True, every + 1, every
+    )
+    A[mid] = a_mid * nlam
+    A0[mid] = b * nlam
+    obj[mid] = ob
+    its[mid] = it
+    conv[mid] = cv
 
     def chain(order):
         # a provider per chain (the two chains may run in two threads); a precomputed matrix is
         # shared by both, read in place
-        kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+        krc = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
         order = np.asarray(order, dtype=np.int64)
-        _grid_chain(kr, y, w, float(nlam), grid, order, grid[mid], r.dual, float(tol), max_iter, A, A0, obj, its, conv)
+        _grid_chain(
+            krc,
+            y,
+            w,
+            float(nlam),
+            grid,
+            order,
+            a_mid,
+            float(tol),
+            max_iter,
+            SHRINK_FIRST,
+            SHRINK_EVERY,
+            A,
+            A0,
+            obj,
+            its,
+            conv,
+        )
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
     return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
