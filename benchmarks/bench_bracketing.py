@@ -15,7 +15,12 @@ simulations), so the printout gives, in one run, the time of each estimator (fit
 ``predict_proba`` on a test set of 2000 rows), the time ratio, and the mean absolute error
 ``mean |p_hat - p|`` of each against the truth.
 
-``python benchmarks/bench_bracketing.py [--n 500 1000 2000] [--repeat 3] [--reps 3]``
+Timings are interleaved (SVC, exact, warm, SVC, ...) and each is the best of ``--repeat``, in
+wall time and in CPU time (process time). Set ``OPENBLAS_NUM_THREADS=1`` on a busy machine:
+libsvm is single-threaded, and idle-spinning BLAS threads (the prediction's matrix products)
+then count against us.
+
+``python benchmarks/bench_bracketing.py [--n 500 1000 2000] [--repeat 3] [--reps 3] [--exact-max-n 2000]``
 """
 
 from __future__ import annotations
@@ -39,12 +44,15 @@ def _split(maker, n, seed):
 
 
 def _best(fn, repeat):
-    best, out = np.inf, None
+    """``(wall s, CPU s, result)`` of the fastest of ``repeat`` runs (CPU = process time, all
+    threads: on a busy machine the fairer measure, since wall time depends on the scheduler)."""
+    best, cpu, out = np.inf, np.inf, None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
         best = min(best, time.perf_counter() - t)
-    return best, out
+        cpu = min(cpu, time.process_time() - c)
+    return best, cpu, out
 
 
 def main(argv=None):
@@ -80,6 +88,7 @@ def main(argv=None):
         for n in args.n:
             maes = {"svc": [], "exact": [], "warm": []}
             times = {"svc": [], "exact": [], "warm": []}
+            cpus = {"svc": [], "exact": [], "warm": []}
             for rep in range(args.reps):
                 X, y, Xt, pt = _split(maker, n, 1000 + rep)
                 gamma = 1.0 / (X.shape[1] * X.var())
@@ -99,16 +108,17 @@ def main(argv=None):
                 fns = {"svc": svc, "exact": lambda: ours("exact"), "warm": lambda: ours("warm")}
                 if n > args.exact_max_n:
                     del fns["exact"]
-                best = {k: (np.inf, None) for k in fns}
+                best = {k: (np.inf, np.inf, None) for k in fns}
                 for _ in range(args.repeat if rep == 0 else 1):
                     for key, fn in fns.items():
-                        t, P = _best(fn, 1)
-                        if t < best[key][0]:
-                            best[key] = (t, P)
-                for key, (t, P) in best.items():
+                        t, c, P = _best(fn, 1)
+                        best[key] = (min(t, best[key][0]), min(c, best[key][1]), P)
+                for key, (t, c, P) in best.items():
                     times[key].append(t)
+                    cpus[key].append(c)
                     maes[key].append(float(np.mean(np.abs(P - pt))))
             t = {k: float(np.min(v)) if v else np.nan for k, v in times.items()}
+            c = {k: float(np.min(v)) if v else np.nan for k, v in cpus.items()}
             ms = {
                 k: f"{np.mean(v):.4f}+-{np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0:.4f}" if v else "-"
                 for k, v in maes.items()
@@ -117,7 +127,9 @@ def main(argv=None):
             print(
                 f"{name:>5} {n:>5} {m:>3} {t['svc']:>7.3f} {t['exact']:>8.3f} "
                 f"{t['exact'] / t['svc']:>6.2f} {t['warm']:>7.3f} {t['warm'] / t['svc']:>6.2f} "
-                f"{ms['svc']:>14} {ms['exact']:>14} {ms['warm']:>14}"
+                f"{ms['svc']:>14} {ms['exact']:>14} {ms['warm']:>14}   CPU s: SVC {c['svc']:.3f} "
+                f"exact {c['exact']:.3f} ({c['exact'] / c['svc']:.2f}) "
+                f"warm {c['warm']:.3f} ({c['warm'] / c['svc']:.2f})"
             )
 
 
