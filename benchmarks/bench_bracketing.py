@@ -71,7 +71,8 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message=".*probability.*", category=FutureWarning)
 
     X, y, Xt, _ = _split(make_wsl2, 100, 0)  # compile / cache load, not timed
-    cs.svm(X, y, kernel="rbf", gamma=0.5, standardize=False, pi="path").predict(Xt, type="prob")
+    for method in ("exact", "warm"):
+        cs.svm(X, y, kernel="rbf", gamma=0.5, standardize=False, pi="path", path_method=method).predict(Xt, type="prob")
 
     print(
         "bracketing ([WSL]) vs SVC(probability=True): C = 1, Gaussian kernel gamma = 1/(p Var X), "

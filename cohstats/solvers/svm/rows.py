@@ -76,14 +76,19 @@ def _empty32(n_slots, n):
     return np.empty((n_slots, n), dtype=np.float32)
 
 
-def _empty_rows(n_slots, n, f32):
-    """The cache's row storage, allocated by numba's allocator (numpy asks the kernel for huge
-    pages on large arrays, which a solve that touches only part of its cache pays for)."""
+def _empty_rows(n_slots, n, f32, huge_pages=False):
+    """The cache's row storage: allocated by numba's allocator, or with ``huge_pages`` by numpy
+    (which asks the kernel for transparent huge pages on arrays of 4 MB and more). Which is
+    faster depends on the solver's access pattern (measured: the lambda-SVM's float32 cache,
+    filled through a scratch row, gains with huge pages; SMO's float64 rows, computed in place,
+    lose), see the repository's ``benchmarks/README.md``."""
+    if huge_pages:
+        return np.empty((n_slots, n), dtype=np.float32 if f32 else np.float64)
     return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
 
 
 def rows_provider(
-    code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64, in_place: bool = False
+    code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64, in_place: bool = False, huge_pages: bool = False
 ) -> KernelRows:
     """A :class:`KernelRows` provider for the training inputs ``X`` (n, p).
 
@@ -96,6 +101,7 @@ def rows_provider(
     in_place : with ``code=-1``, use ``Kpre`` itself as a cache holding every row (rows are views,
         nothing is copied; ``n_slots`` and ``dtype`` are ignored; a float32 ``Kpre`` stays
         float32). The provider must then not be permuted.
+    huge_pages : allocate the cache with numpy (transparent huge pages) instead of numba.
     """
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if code == KERNEL_CALLABLE:
@@ -121,7 +127,7 @@ def rows_provider(
         state = np.array([n, 0, 0, 1], dtype=np.int64)
     else:
         n_slots = int(max(n_slots, 1))
-        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32)
+        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32, huge_pages)
         slot_of = np.full(n, -1, dtype=np.int64)
         row_of = np.full(n_slots, -1, dtype=np.int64)
         link = np.empty((2, n_slots + 1), dtype=np.int64)
