@@ -26,14 +26,21 @@ then count against us.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import os
 import warnings
+import sys
 import time
 
 import numpy as np
 
-import cohstats as cs
-from cohstats.datasets import make_wsl1, make_wsl2
+# this checkout's cohstats, not an installed one (a script's sys.path[0] is its own folder)
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import cohstats as cs  # noqa: E402
+from cohstats.datasets import make_wsl1, make_wsl2  # noqa: E402
 
 
 def _split(maker, n, seed):
