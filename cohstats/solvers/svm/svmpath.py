@@ -36,7 +36,7 @@ from numba import njit
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
-from cohstats.solvers.svm.smo import smo_core, smo_solve
+from cohstats.solvers.svm.smo import _start_gradient, _update_gbar, smo_core, smo_core_from, smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -803,31 +803,132 @@ def _repair_equality(a, C, pos):
 
 
 @njit(cache=True, nogil=True)
-def _grid_chain(kr, y, w, nlam, grid, order, a0, tol, max_iter, shrink_first, shrink_every, A, A0, obj, its, conv):
+def _repair_greedy(a, C, pos, dist):
+    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C`` in place: the free
+    multipliers first, in proportion to their room (as :func:`_repair_equality`); what they
+    cannot absorb by whole moves of the fewest multipliers, those with the smallest ``dist``
+    (the previous solution's distance to the margin, ``|y_i f_i - 1|``) first."""
+    n = a.shape[0]
+    csum = 0.0
+    d = 0.0
+    for i in range(n):
+        csum += C[i]
+        d += a[i] if pos[i] else -a[i]
+    eps = 1e-13 * (1.0 + csum)
+    if abs(d) <= eps:
+        return
+    down_pos = d > 0  # lower the positives / raise the negatives when d > 0, the reverse else
+    tot = 0.0
+    for i in range(n):
+        if a[i] > 0.0 and a[i] < C[i]:
+            tot += a[i] if pos[i] == down_pos else C[i] - a[i]
+    if tot > 0.0:
+        t = min(1.0, abs(d) / tot)
+        for i in range(n):
+            if a[i] > 0.0 and a[i] < C[i]:
+                v = a[i] - t * a[i] if pos[i] == down_pos else a[i] + t * (C[i] - a[i])
+                a[i] = min(max(v, 0.0), C[i])
+        d = 0.0
+        for i in range(n):
+            d += a[i] if pos[i] else -a[i]
+        if abs(d) <= eps:
+            return
+    down_pos = d > 0
+    need = abs(d)
+    key = np.full(n, np.inf)
+    for i in range(n):
+        room = a[i] if pos[i] == down_pos else C[i] - a[i]
+        if room > 0.0:
+            key[i] = dist[i]
+    for i in np.argsort(key, kind="mergesort"):
+        if need <= 0.0 or key[i] == np.inf:
+            break
+        room = a[i] if pos[i] == down_pos else C[i] - a[i]
+        mv = min(room, need)
+        a[i] = a[i] - mv if pos[i] == down_pos else a[i] + mv
+        need -= mv
+
+
+@njit(cache=True, nogil=True)
+def _grid_chain(
+    kr, y, w, nlam, grid, order, pi0, a0, b0, tol, max_iter, shrink_first, shrink_every, A, A0, obj, its, conv
+):
     """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
-    first from ``a0``, the solution at the grid value before ``order[0]``) clipped to the new box
-    (not rescaled) and repaired; results stored in row ``g`` of ``A``, ``A0``, ``obj``, ``its``,
-    ``conv``. One compiled call per chain:
-    the kernel rows (a provider over the shared matrix) and the diagonal serve every fit."""
+    first from ``a0``, intercept ``b0``, the solution at ``pi0``) clipped to the new box (not
+    rescaled) and repaired (:func:`_repair_greedy`); results stored in row ``g`` of ``A``,
+    ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain.
+
+    The gradient is carried from one grid value to the next instead of recomputed: the class
+    whose box shrinks keeps its multipliers at the upper bound there (all scaled by the same
+    ratio ``r``), so the gradient moves by ``(r - 1)`` times that class's part of the bound
+    gradient; the other class's bounded multipliers become free (that class's bound part is
+    0); only multipliers clipped from inside the box or moved by the repair need a kernel row.
+    """
     n = y.shape[0]
     pos = y > 0
     a = a0.copy()
     lo = np.zeros(n)
     p = -np.ones(n)
     C = np.empty(n)
+    Cn = np.empty(n)
+    for i in range(n):
+        C[i] = w[i] * ((1.0 - pi0) if pos[i] else pi0) / nlam
+    G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
+    b = b0
+    prev = pi0
+    dist = np.empty(n)
+    a_in = np.empty(n)
     for g in order:
         pi = grid[g]
+        rp = (1.0 - pi) / (1.0 - prev)
+        rn = pi / prev
         for i in range(n):
-            C[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
-            a[i] = min(a[i], C[i])  # the shrinking side is clipped, the growing side kept
-        a = _repair_equality(a, C, pos)
-        a, G, b, it, cv, ob, _ = smo_core(kr, y, p, lo, C.copy(), a, tol, max_iter, True, shrink_first, shrink_every)
+            Cn[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
+        # the shrinking class: bounded multipliers rescaled with the bound (gradient by the
+        # class's bound part), free ones above the new bound clipped (by their rows)
+        shrink_pos = rp < 1.0
+        r = rp if shrink_pos else rn
+        gs = gbp if shrink_pos else gbn
+        go = gbn if shrink_pos else gbp
+        for k in range(n):
+            G[k] += (r - 1.0) * gs[k]
+            gs[k] *= r
+            go[k] = 0.0
+        for i in range(n):
+            if pos[i] == shrink_pos and a[i] > 0.0:
+                if a[i] >= C[i]:
+                    a[i] = Cn[i]
+                elif a[i] > Cn[i]:
+                    Ki = get_row(kr, i)
+                    da = (Cn[i] - a[i]) * y[i]
+                    ca = Cn[i] * y[i]
+                    for k in range(n):
+                        G[k] += y[k] * da * Ki[k]
+                        gs[k] += y[k] * ca * Ki[k]
+                    a[i] = Cn[i]
+        for i in range(n):
+            a_in[i] = a[i]
+            dist[i] = abs(G[i] + y[i] * b)
+        _repair_greedy(a, Cn, pos, dist)
+        for i in range(n):
+            if a[i] != a_in[i]:
+                Ki = get_row(kr, i)
+                da = (a[i] - a_in[i]) * y[i]
+                for k in range(n):
+                    G[k] += y[k] * da * Ki[k]
+                _update_gbar(gbp if pos[i] else gbn, y, a_in[i], a[i], 0.0, Cn[i], y[i], Ki)
+        for i in range(n):
+            C[i] = Cn[i]
+        a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_from(
+            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every
+        )
         for i in range(n):
             A[g, i] = a[i] * nlam
         A0[g] = b * nlam
         obj[g] = ob
         its[g] = it
         conv[g] = cv
+        prev = pi
 
 
 def pi_grid_smo(
@@ -917,7 +1018,9 @@ def pi_grid_smo(
             float(nlam),
             grid,
             order,
+            grid[mid],
             a_mid,
+            b,
             float(tol),
             max_iter,
             SHRINK_FIRST,
