@@ -952,7 +952,8 @@ def pi_grid_smo(
     chains outwards (upwards and downwards; in two threads with ``n_jobs=2``). Each step
     starts from the neighbour's multipliers clipped to the next box (the class whose box
     shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
-    the free multipliers first (:func:`_repair_equality`) and continues SMO to ``tol``,
+    the free multipliers first (:func:`_repair_greedy`), carries the gradient over from the
+    neighbour (no pass over all kernel rows per grid value) and continues SMO to ``tol``,
     shrinking after 30 iterations and then every 100 (a warm start needs a few hundred
     iterations, which libsvm's first shrink at 1 000 would leave scanning every variable).
     When the kernel matrix fits in ``cache_size`` it is computed once for all grid values,
