@@ -1054,6 +1054,13 @@ def _fit_binary(
             n_iter, converged = int(res.info["n_events"]), True
         else:
             n_iter, converged = int(res.n_iter), bool(res.converged)
+            if warn and not converged:
+                warnings.warn(
+                    f"svm: SMO on the bracketing grid stopped with KKT violation above tol={tol} "
+                    f"at some pi ({n_iter} iterations in all); increase tol or use path_method='exact'",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         r = None
     else:
         r = smo_solve(

@@ -851,7 +851,7 @@ def _repair_greedy(a, C, pos, dist):
 
 @njit(cache=True, nogil=True)
 def _grid_chain(
-    kr, y, w, nlam, grid, order, pi0, a0, b0, tol, max_iter, shrink_first, shrink_every, A, A0, obj, its, conv
+    kr, y, w, nlam, grid, order, pi0, a0, b0, tol, max_iter, shrink_first, shrink_every, carry, A, A0, obj, its, conv
 ):
     """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
     first from ``a0``, intercept ``b0``, the solution at ``pi0``) clipped to the new box (not
@@ -863,6 +863,7 @@ def _grid_chain(
     ratio ``r``), so the gradient moves by ``(r - 1)`` times that class's part of the bound
     gradient; the other class's bounded multipliers become free (that class's bound part is
     0); only multipliers clipped from inside the box or moved by the repair need a kernel row.
+    With ``carry`` False (tight tolerances) the gradient is recomputed at every grid value.
     """
     n = y.shape[0]
     pos = y > 0
@@ -919,6 +920,10 @@ def _grid_chain(
                 _update_gbar(gbp if pos[i] else gbn, y, a_in[i], a[i], 0.0, Cn[i], y[i], Ki)
         for i in range(n):
             C[i] = Cn[i]
+        if not carry:
+            # tight tolerances: the carried gradient's rounding (a few ulps of |Q a| per grid
+            # value) would be of the order of tol; start from the exact gradient instead
+            G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
         a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_from(
             kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every
         )
@@ -1026,6 +1031,7 @@ def pi_grid_smo(
             max_iter,
             SHRINK_FIRST,
             SHRINK_EVERY,
+            f32,
             A,
             A0,
             obj,
