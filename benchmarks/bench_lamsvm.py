@@ -21,10 +21,17 @@ Compile time is measured separately (a warm-up fit on 60 rows); every time is th
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+import sys
 import time
 import warnings
 
 import numpy as np
+
+# this checkout's cohstats, not an installed one (a script's sys.path[0] is its own folder)
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 
 def _data():

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+# this checkout's cohstats, not an installed one (a script's sys.path[0] is its own folder)
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 
 def _data(n, d=20, seed=0):

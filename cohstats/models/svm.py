@@ -56,6 +56,7 @@ from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr,
 __all__ = ["svm", "SVMFit", "MulticlassSVMFit", "psi_learn", "PsiFit"]
 
 _METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
+AUTO_EXACT_MAX_N = 300  # path_method="auto": the exact pi path up to this n, the warm grid above
 
 
 def _check_pos(name, v):
@@ -361,7 +362,10 @@ class SVMFit(Fit):
             grid = bracket_grid(int(m))
             code = self.kernel.code
             Kpre = self.kernel(self._Z) if code == KERNEL_CALLABLE else None
-            fn = pi_path if getattr(self, "path_method", "exact") == "exact" else pi_grid_smo
+            exact = getattr(self, "path_method", "exact") == "exact"
+            fn = pi_path if exact else pi_grid_smo
+            tol = (getattr(self, "_fit_args", None) or {}).get("tol")
+            extra = {} if exact or tol is None else {"tol": tol}
             cache[m] = fn(
                 self._Z,
                 self.design.y,
@@ -373,6 +377,7 @@ class SVMFit(Fit):
                 weights=self.design.weights,
                 cache_size=self._cache_size,
                 n_jobs=getattr(self, "n_jobs", None),
+                **extra,
             )
         return cache[m]
 
@@ -1016,12 +1021,13 @@ def _fit_binary(
     scode = KERNEL_CALLABLE if Kpre is not None else code
     m = _default_m(n) if m is None else int(m)
     paths = None
-    if path and path_method == "exact":
-        # the decision function at pi = 1/2 is read off the exact path (pi = 1/2 is added to
-        # the grid when m is odd): exact, and one SMO solve (the path's start) instead of two
+    if path:
+        # the decision function at pi = 1/2 is read off the path or the warm-started grid (pi =
+        # 1/2 is added to the grid when m is odd): one start solve (at pi = 1/2) instead of two
         grid = bracket_grid(m)
         ext = np.union1d(grid, [0.5])
-        res = pi_path(
+        extra = {} if path_method == "exact" else {"tol": tol}
+        res = (pi_path if path_method == "exact" else pi_grid_smo)(
             Z,
             y,
             code=scode,
@@ -1032,6 +1038,7 @@ def _fit_binary(
             weights=design.weights,
             cache_size=cache_size,
             n_jobs=n_jobs,
+            **extra,
         )
         g = int(np.flatnonzero(ext == 0.5)[0])
         a = np.clip(res.dual[g] * Cval, 0.0, cost)
@@ -1043,7 +1050,17 @@ def _fit_binary(
                 info={**res.info, "grid": grid},
             )
         paths = {m: res}
-        n_iter, converged = int(res.info["n_events"]), True
+        if path_method == "exact":
+            n_iter, converged = int(res.info["n_events"]), True
+        else:
+            n_iter, converged = int(res.n_iter), bool(res.converged)
+            if warn and not converged:
+                warnings.warn(
+                    f"svm: SMO on the bracketing grid stopped with KKT violation above tol={tol} "
+                    f"at some pi ({n_iter} iterations in all); increase tol or use path_method='exact'",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         r = None
     else:
         r = smo_solve(
@@ -1336,7 +1353,8 @@ def svm(
     path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
         exact pi path, [WSL] 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
         ``"warm"`` (SMO at each grid value warm-started from its neighbour, accurate to
-        ``tol``) or ``"auto"`` (default: exact up to n = 2000, warm above).
+        ``tol``) or ``"auto"`` (default: exact up to n = 300, warm above, where the warm grid is
+        the faster of the two; the measurements are in the repository's ``benchmarks/README.md``).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
     kernel_approx : None (default: the exact kernel, by SMO) or ``"nystroem"`` / ``"rff"``: replace
@@ -1413,7 +1431,7 @@ def svm(
 
     _n_threads(n_jobs)  # validate before any work
     if path_method == "auto":
-        path_method = "exact" if n <= 2000 else "warm"
+        path_method = "exact" if n <= AUTO_EXACT_MAX_N else "warm"
     kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
     call = {"kernel": kname, **({"lambda_": lam} if lambda_ is not None else {"C": Cval})}
     if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):

@@ -76,14 +76,19 @@ def _empty32(n_slots, n):
     return np.empty((n_slots, n), dtype=np.float32)
 
 
-def _empty_rows(n_slots, n, f32):
-    """The cache's row storage, allocated by numba's allocator (numpy asks the kernel for huge
-    pages on large arrays, which a solve that touches only part of its cache pays for)."""
+def _empty_rows(n_slots, n, f32, huge_pages=False):
+    """The cache's row storage: allocated by numba's allocator, or with ``huge_pages`` by numpy
+    (which asks the kernel for transparent huge pages on arrays of 4 MB and more). Which is
+    faster depends on the solver's access pattern (measured: the lambda-SVM's float32 cache,
+    filled through a scratch row, gains with huge pages; SMO's float64 rows, computed in place,
+    lose), see the repository's ``benchmarks/README.md``."""
+    if huge_pages:
+        return np.empty((n_slots, n), dtype=np.float32 if f32 else np.float64)
     return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
 
 
 def rows_provider(
-    code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64, in_place: bool = False
+    code: int, X, kpar, Kpre=None, *, n_slots: int, dtype=np.float64, in_place: bool = False, huge_pages: bool = False
 ) -> KernelRows:
     """A :class:`KernelRows` provider for the training inputs ``X`` (n, p).
 
@@ -94,12 +99,14 @@ def rows_provider(
     n_slots : rows the cache holds (:func:`n_cache_rows`).
     dtype : float64, or float32 to store the cached rows in single precision.
     in_place : with ``code=-1``, use ``Kpre`` itself as a cache holding every row (rows are views,
-        nothing is copied; ``n_slots`` and ``dtype`` are ignored). The provider must then not be
-        permuted.
+        nothing is copied; ``n_slots`` and ``dtype`` are ignored; a float32 ``Kpre`` stays
+        float32). The provider must then not be permuted.
+    huge_pages : allocate the cache with numpy (transparent huge pages) instead of numba.
     """
     kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
     if code == KERNEL_CALLABLE:
-        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        keep32 = in_place and isinstance(Kpre, np.ndarray) and Kpre.dtype == np.float32
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float32 if keep32 else np.float64)
         n = Kpre.shape[0]
         X = np.zeros((n, 1))
     else:
@@ -120,7 +127,7 @@ def rows_provider(
         state = np.array([n, 0, 0, 1], dtype=np.int64)
     else:
         n_slots = int(max(n_slots, 1))
-        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32)
+        rows = _empty_rows(n_slots, n, np.dtype(dtype) == np.float32, huge_pages)
         slot_of = np.full(n, -1, dtype=np.int64)
         row_of = np.full(n_slots, -1, dtype=np.int64)
         link = np.empty((2, n_slots + 1), dtype=np.int64)
@@ -259,17 +266,28 @@ def kernel_diagonal(code, X, kpar, Kpre):
 
 
 @njit(cache=True, nogil=True)
-def gram_matrix(code, X, kpar):
-    """The whole training kernel matrix, row by row with the provider's arithmetic (its entries
-    are exactly the rows a solver computes)."""
+def _gram_into(code, X, kpar, K):
     n = X.shape[0]
     XT = np.ascontiguousarray(X.T)
     xx = sq_norms(X)
     work = np.empty((3, n))
-    K = np.empty((n, n))
+    buf = np.empty(n)
     for i in range(n):
-        kernel_row_into(code, X[i], xx[i], XT, xx, kpar, i, K[i], work)
+        kernel_row_into(code, X[i], xx[i], XT, xx, kpar, i, buf, work)
+        Ki = K[i]
+        for t in range(n):
+            Ki[t] = buf[t]
     return K
+
+
+def gram_matrix(code, X, kpar, dtype=np.float64):
+    """The whole training kernel matrix, row by row with the provider's arithmetic (its entries
+    are exactly the rows a solver computes; with ``dtype=np.float32`` rounded once from them, as
+    the float32 row cache stores them). Allocated by numba (see :func:`_empty_rows`)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    K = _empty_rows(n, n, np.dtype(dtype) == np.float32)
+    return _gram_into(int(code), X, np.ascontiguousarray(kpar, dtype=np.float64), K)
 
 
 @njit(cache=True, nogil=True)

@@ -19,8 +19,8 @@ Algorithm (the libsvm algorithm of Fan, Chen & Lin 2005, written afresh for arra
   gradient ``G_bar`` (kept up to date whenever a variable enters or leaves a bound);
 * kernel rows from the provider of :mod:`cohstats.solvers.svm.rows` (an LRU cache of rows of
   length ``n`` sized by ``cache_size``, so memory is never ``O(n^2)`` unless the cache is that
-  large); a precomputed matrix (code ``-1``) is read in place, and a start point's gradient is
-  then two BLAS products;
+  large); a precomputed matrix (code ``-1``) is read in place; a start point's gradient is one
+  pass over the rows of its nonzero multipliers;
 * ``I_up`` / ``I_low`` membership kept as flags (updated for the two changed variables), and
   the first index of the next working set found inside the gradient-update loop, so one
   iteration makes two passes over the active variables instead of three;
@@ -85,11 +85,11 @@ def _update_gbar(G_bar, y, at_old, at_new, lot, hit, yt, Kt):
 
 
 @njit(cache=True, nogil=True)
-def _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr):
+def _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr):
     n_inactive = 0
     for k in range(n):
         if not active[k]:
-            G[k] = G_bar[k] + p[k]
+            G[k] = gbp[k] + gbn[k] + p[k]
             n_inactive += 1
     if n_inactive == 0:
         return
@@ -161,6 +161,35 @@ def _select(act, n_act, y, up, low, G, Kd, kr):
 
 
 @njit(cache=True, nogil=True)
+def _start_gradient(kr, y, p, lo, hi, a):
+    """``G = Q a + p`` and its bound part (from the multipliers at a bound) split by class:
+    ``(G, G_bar_pos, G_bar_neg)``."""
+    n = y.shape[0]
+    g = np.zeros(n)
+    gbp = np.zeros(n)
+    gbn = np.zeros(n)
+    for i in range(n):
+        if a[i] != 0.0:
+            Ki = get_row(kr, i)
+            ai = a[i] * y[i]
+            bv, atb = _bound_value(a[i], lo[i], hi[i])
+            if atb:
+                gb = gbp if y[i] > 0 else gbn
+                for k in range(n):
+                    v = ai * Ki[k]
+                    g[k] += v
+                    gb[k] += v
+            else:
+                for k in range(n):
+                    g[k] += ai * Ki[k]
+    for k in range(n):
+        g[k] = p[k] + y[k] * g[k]
+        gbp[k] = y[k] * gbp[k]
+        gbn[k] = y[k] * gbn[k]
+    return g, gbp, gbn
+
+
+@njit(cache=True, nogil=True)
 def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink_every):
     """Solve the box-constrained dual in place from the feasible start ``a``.
 
@@ -168,42 +197,27 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
     gradient, ``b`` the intercept (decision function ``sum_i a_i y_i K(x_i, x) + b``) and
     ``objective = (1/2) a' Q a + p' a``.
     """
+    # gradient and bound part of the gradient from the start point: one pass over the row of
+    # each nonzero multiplier (a precomputed matrix is read in place). No BLAS call: OpenBLAS's
+    # threads cost 10-30 ms per matrix-vector product on a busy two-core machine, far more than
+    # the product itself, and a warm start (the bracketing grid) makes one per solve
+    G, gbp, gbn = _start_gradient(kr, y, p, lo, hi, a)
+    a, G, gbp, gbn, b, n_iter, converged, obj, misses = smo_core_from(
+        kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every
+    )
+    return a, G, b, n_iter, converged, obj, misses
+
+
+@njit(cache=True, nogil=True)
+def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every):
+    """:func:`smo_core` from a start whose gradient ``G = Q a + p`` and class-split bound part
+    ``gbp``/``gbn`` (sum over the positives / negatives at a bound of ``a_t y_t y_k K_tk``) are
+    given (and kept current in place). Returns ``(a, G, gbp, gbn, b, n_iter, converged,
+    objective, misses)``; ``G`` is exact at every point on return."""
     n = y.shape[0]
     code = kr.code
     Kpre = kr.Kpre
     Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
-
-    # gradient and bound part of the gradient from the start point
-    G = p.copy()
-    G_bar = np.zeros(n)
-    if code == KERNEL_CALLABLE:
-        # the precomputed matrix: two BLAS matrix-vector products instead of a row loop
-        ay = np.zeros(n)
-        ayb = np.zeros(n)
-        nz = False
-        for i in range(n):
-            if a[i] != 0.0:
-                nz = True
-                ay[i] = a[i] * y[i]
-                bv, atb = _bound_value(a[i], lo[i], hi[i])
-                if atb:
-                    ayb[i] = ay[i]
-        if nz:
-            ka = np.dot(Kpre, ay)
-            kb = np.dot(Kpre, ayb)
-            for k in range(n):
-                G[k] += y[k] * ka[k]
-                G_bar[k] += y[k] * kb[k]
-    for i in range(n):
-        if code != KERNEL_CALLABLE and a[i] != 0.0:
-            Ki = get_row(kr, i)
-            ai = a[i] * y[i]
-            bv, atb = _bound_value(a[i], lo[i], hi[i])
-            for k in range(n):
-                G[k] += y[k] * ai * Ki[k]
-            if atb:
-                for k in range(n):
-                    G_bar[k] += y[k] * ai * Ki[k]
 
     active = np.ones(n, dtype=np.bool_)
     act = np.arange(n)
@@ -246,7 +260,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
                             gmax2 = v
                 if (not unshrink) and gmax1 + gmax2 <= tol * 10.0:
                     unshrink = True
-                    _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
+                    _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr)
                     for k in range(n):
                         active[k] = True
                         act[k] = k
@@ -286,7 +300,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
             i, j, viol = _select(act, n_act, y, upf, lowf, G, Kd, kr)
         if i < 0 or j < 0 or viol < tol:
             if n_act < n:
-                _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
+                _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr)
                 for k in range(n):
                     active[k] = True
                     act[k] = k
@@ -362,11 +376,11 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
                     i_next = t
         have_next = True
         # ---- bound part of the gradient
-        _update_gbar(G_bar, y, ai_old, ai_new, lo[i], hi[i], y[i], Ki)
-        _update_gbar(G_bar, y, aj_old, aj_new, lo[j], hi[j], y[j], Kj)
+        _update_gbar(gbp if y[i] > 0 else gbn, y, ai_old, ai_new, lo[i], hi[i], y[i], Ki)
+        _update_gbar(gbp if y[j] > 0 else gbn, y, aj_old, aj_new, lo[j], hi[j], y[j], Kj)
 
     if n_act < n:
-        _reconstruct_gradient(active, G, G_bar, p, a, y, lo, hi, n, kr)
+        _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr)
 
     # ---- intercept
     ub = np.inf
@@ -400,7 +414,7 @@ def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink
     for t in range(n):
         obj += a[t] * (G[t] + p[t])
     obj *= 0.5
-    return a, G, -r, n_iter, converged, obj, kr.state[1]
+    return a, G, gbp, gbn, -r, n_iter, converged, obj, kr.state[1]
 
 
 def kernel_decision(code, Xtr, kpar, coef, b, Xnew, Kpre_new):

@@ -891,7 +891,7 @@ def solve_lambda_svm(
     cdt = np.float32 if cache_float32 else np.float64
     n_slots = n_cache_rows(N, cache_size, np.dtype(cdt).itemsize)
     # the cached rows are permuted with the points: a precomputed matrix is copied, not read in place
-    kr = rows_provider(int(code), X, kpar, Kfull, n_slots=n_slots, dtype=cdt)
+    kr = rows_provider(int(code), X, kpar, Kfull, n_slots=n_slots, dtype=cdt, huge_pages=True)
     Kdiag = kernel_diagonal(kr.code, kr.X, kpar, kr.Kpre)
     if alpha0 is None:
         alpha = np.zeros((N, L))

@@ -36,7 +36,7 @@ from numba import njit
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
-from cohstats.solvers.svm.smo import smo_solve
+from cohstats.solvers.svm.smo import _start_gradient, _update_gbar, smo_core, smo_core_from, smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -119,11 +119,27 @@ def _bordered(E, nE, y, kr):
 
 
 @njit(cache=True, nogil=True)
+def _mv(A, x):
+    """``A @ x`` by plain loops: numba's ``@`` calls BLAS, whose threads cost far more than these
+    small products on a busy machine (measured: up to 30 ms per call under load)."""
+    m = A.shape[0]
+    out = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(x.shape[0]):
+            s += A[i, j] * x[j]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _inv_add(Minv, u, c):
     """Inverse of ``[[M, u], [u', c]]`` from ``Minv``; ``ok`` False when the pivot vanishes."""
     m = Minv.shape[0]
-    v = Minv @ u
-    s = c - u @ v
+    v = _mv(Minv, u)
+    s = c
+    for i in range(m):
+        s -= u[i] * v[i]
     big = abs(c)
     for i in range(m):
         if abs(u[i]) > big:
@@ -256,8 +272,8 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
         if (not need_inv) and since_refresh >= 50:
             # residual check of the updated inverse; rebuild only when it has drifted
             Ks = _bordered(E, nE, y, kr)
-            bs = Minv @ rhs
-            res = Ks @ bs - rhs
+            bs = _mv(Minv, rhs)
+            res = _mv(Ks, bs) - rhs
             scale = 1.0
             for a in range(m):
                 if abs(rhs[a]) > scale:
@@ -273,7 +289,7 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
                 return g, n_events, FLAG_FALLBACK, n_jumps
             need_inv = False
             since_refresh = 0
-        bs = Minv @ rhs
+        bs = _mv(Minv, rhs)
         for k in range(n):
             h[k] = bs[0] - sL[k]
         for a in range(nE):
@@ -547,6 +563,8 @@ def _check_grid(grid) -> np.ndarray:
 
 
 MIN_N_THREADS = 400
+SHRINK_FIRST = 30  # shrinking schedule of the warm-started grid solves (see pi_grid_smo)
+SHRINK_EVERY = 100
 
 
 def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
@@ -745,8 +763,10 @@ def path_decision(X, y, res: SolverResult, Xnew, *, code: int, kpar=None, Kpre_n
     return ((A[:, used] * y[used]) @ Kn.T + A0[:, None]) / nlam
 
 
+@njit(cache=True, nogil=True)
 def _repair_equality(a, C, pos):
-    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C``, moving free multipliers first.
+    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C`` (a repaired copy of ``a``),
+    moving free multipliers first.
 
     With ``d = sum_{y=+1} a - sum_{y=-1} a > 0`` positives are lowered and negatives raised (the
     reverse for ``d < 0``), each in proportion to its room; multipliers at a bound are used only
@@ -754,21 +774,166 @@ def _repair_equality(a, C, pos):
     along the path, where the rescaling put them saves SMO iterations).
     """
     a = a.copy()
-    eps = 1e-13 * (1.0 + C.sum())
+    n = a.shape[0]
+    csum = 0.0
+    for i in range(n):
+        csum += C[i]
+    eps = 1e-13 * (1.0 + csum)
     for use_bounded in (False, True):
-        d = a[pos].sum() - a[~pos].sum()
+        d = 0.0
+        for i in range(n):
+            d += a[i] if pos[i] else -a[i]
         if abs(d) <= eps:
             break
-        down = pos if d > 0 else ~pos  # the side to lower
-        room = np.where(down, a, C - a)  # lower to 0 / raise to C
-        if not use_bounded:
-            room = np.where((a > 0) & (a < C), room, 0.0)
-        tot = room.sum()
+        tot = 0.0
+        for i in range(n):
+            if use_bounded or (a[i] > 0.0 and a[i] < C[i]):
+                tot += a[i] if pos[i] == (d > 0) else C[i] - a[i]  # lower to 0 / raise to C
         if tot <= 0.0:
             continue
         t = min(1.0, abs(d) / tot)
-        a = np.clip(np.where(down, a - t * room, a + t * room), 0.0, C)
+        for i in range(n):
+            if use_bounded or (a[i] > 0.0 and a[i] < C[i]):
+                if pos[i] == (d > 0):
+                    v = a[i] - t * a[i]
+                else:
+                    v = a[i] + t * (C[i] - a[i])
+                a[i] = min(max(v, 0.0), C[i])
     return a
+
+
+@njit(cache=True, nogil=True)
+def _repair_greedy(a, C, pos, dist):
+    """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C`` in place: the free
+    multipliers first, in proportion to their room (as :func:`_repair_equality`); what they
+    cannot absorb by whole moves of the fewest multipliers, those with the smallest ``dist``
+    (the previous solution's distance to the margin, ``|y_i f_i - 1|``) first."""
+    n = a.shape[0]
+    csum = 0.0
+    d = 0.0
+    for i in range(n):
+        csum += C[i]
+        d += a[i] if pos[i] else -a[i]
+    eps = 1e-13 * (1.0 + csum)
+    if abs(d) <= eps:
+        return
+    down_pos = d > 0  # lower the positives / raise the negatives when d > 0, the reverse else
+    tot = 0.0
+    for i in range(n):
+        if a[i] > 0.0 and a[i] < C[i]:
+            tot += a[i] if pos[i] == down_pos else C[i] - a[i]
+    if tot > 0.0:
+        t = min(1.0, abs(d) / tot)
+        for i in range(n):
+            if a[i] > 0.0 and a[i] < C[i]:
+                v = a[i] - t * a[i] if pos[i] == down_pos else a[i] + t * (C[i] - a[i])
+                a[i] = min(max(v, 0.0), C[i])
+        d = 0.0
+        for i in range(n):
+            d += a[i] if pos[i] else -a[i]
+        if abs(d) <= eps:
+            return
+    down_pos = d > 0
+    need = abs(d)
+    key = np.full(n, np.inf)
+    for i in range(n):
+        room = a[i] if pos[i] == down_pos else C[i] - a[i]
+        if room > 0.0:
+            key[i] = dist[i]
+    for i in np.argsort(key, kind="mergesort"):
+        if need <= 0.0 or key[i] == np.inf:
+            break
+        room = a[i] if pos[i] == down_pos else C[i] - a[i]
+        mv = min(room, need)
+        a[i] = a[i] - mv if pos[i] == down_pos else a[i] + mv
+        need -= mv
+
+
+@njit(cache=True, nogil=True)
+def _grid_chain(
+    kr, y, w, nlam, grid, order, pi0, a0, b0, tol, max_iter, shrink_first, shrink_every, carry, A, A0, obj, its, conv
+):
+    """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
+    first from ``a0``, intercept ``b0``, the solution at ``pi0``) clipped to the new box (not
+    rescaled) and repaired (:func:`_repair_greedy`); results stored in row ``g`` of ``A``,
+    ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain.
+
+    The gradient is carried from one grid value to the next instead of recomputed: the class
+    whose box shrinks keeps its multipliers at the upper bound there (all scaled by the same
+    ratio ``r``), so the gradient moves by ``(r - 1)`` times that class's part of the bound
+    gradient; the other class's bounded multipliers become free (that class's bound part is
+    0); only multipliers clipped from inside the box or moved by the repair need a kernel row.
+    With ``carry`` False (tight tolerances) the gradient is recomputed at every grid value.
+    """
+    n = y.shape[0]
+    pos = y > 0
+    a = a0.copy()
+    lo = np.zeros(n)
+    p = -np.ones(n)
+    C = np.empty(n)
+    Cn = np.empty(n)
+    for i in range(n):
+        C[i] = w[i] * ((1.0 - pi0) if pos[i] else pi0) / nlam
+    G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
+    b = b0
+    prev = pi0
+    dist = np.empty(n)
+    a_in = np.empty(n)
+    for g in order:
+        pi = grid[g]
+        rp = (1.0 - pi) / (1.0 - prev)
+        rn = pi / prev
+        for i in range(n):
+            Cn[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
+        # the shrinking class: bounded multipliers rescaled with the bound (gradient by the
+        # class's bound part), free ones above the new bound clipped (by their rows)
+        shrink_pos = rp < 1.0
+        r = rp if shrink_pos else rn
+        gs = gbp if shrink_pos else gbn
+        go = gbn if shrink_pos else gbp
+        for k in range(n):
+            G[k] += (r - 1.0) * gs[k]
+            gs[k] *= r
+            go[k] = 0.0
+        for i in range(n):
+            if pos[i] == shrink_pos and a[i] > 0.0:
+                if a[i] >= C[i]:
+                    a[i] = Cn[i]
+                elif a[i] > Cn[i]:
+                    Ki = get_row(kr, i)
+                    da = (Cn[i] - a[i]) * y[i]
+                    ca = Cn[i] * y[i]
+                    for k in range(n):
+                        G[k] += y[k] * da * Ki[k]
+                        gs[k] += y[k] * ca * Ki[k]
+                    a[i] = Cn[i]
+        for i in range(n):
+            a_in[i] = a[i]
+            dist[i] = abs(G[i] + y[i] * b)
+        _repair_greedy(a, Cn, pos, dist)
+        for i in range(n):
+            if a[i] != a_in[i]:
+                Ki = get_row(kr, i)
+                da = (a[i] - a_in[i]) * y[i]
+                for k in range(n):
+                    G[k] += y[k] * da * Ki[k]
+                _update_gbar(gbp if pos[i] else gbn, y, a_in[i], a[i], 0.0, Cn[i], y[i], Ki)
+        for i in range(n):
+            C[i] = Cn[i]
+        if not carry:
+            # tight tolerances: the carried gradient's rounding (a few ulps of |Q a| per grid
+            # value) would be of the order of tol; start from the exact gradient instead
+            G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
+        a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_from(
+            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every
+        )
+        for i in range(n):
+            A[g, i] = a[i] * nlam
+        A0[g] = b * nlam
+        obj[g] = ob
+        its[g] = it
+        conv[g] = cv
+        prev = pi
 
 
 def pi_grid_smo(
@@ -790,14 +955,18 @@ def pi_grid_smo(
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
     ``O(n |E|)`` per event): a cold SMO solve at the grid value nearest ``1/2``, then two
     chains outwards (upwards and downwards; in two threads with ``n_jobs=2``). Each step
-    rescales the multipliers to the next box (positives by ``(1 - pi')/(1 - pi)``, negatives
-    by ``pi'/pi``), restores ``sum_i y_i a_i = 0`` moving the free multipliers first
-    (:func:`_repair_equality`; 20-25 % fewer SMO iterations than shrinking a whole class
-    side) and continues SMO to ``tol``, shrinking after 100 iterations and then every 200
-    (a warm start needs a few hundred iterations; libsvm's first shrink at 1 000 would leave
-    every one of them scanning all variables: 2-3x slower). When the kernel matrix fits in
-    ``cache_size`` it is computed once for all grid values. The result has SMO's accuracy
-    (maximal KKT violation below ``tol``), not the path's exactness.
+    starts from the neighbour's multipliers clipped to the next box (the class whose box
+    shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
+    the free multipliers first (:func:`_repair_greedy`), carries the gradient over from the
+    neighbour (no pass over all kernel rows per grid value) and continues SMO to ``tol``,
+    shrinking after 30 iterations and then every 100 (a warm start needs a few hundred
+    iterations, which libsvm's first shrink at 1 000 would leave scanning every variable).
+    When the kernel matrix fits in ``cache_size`` it is computed once for all grid values,
+    in float32 when ``tol >= 1e-3`` (as libsvm's kernel cache; the solves then solve the
+    problem with the rounded kernel, relative error ``2^-24`` per entry, far below ``tol``).
+    The result has SMO's accuracy (maximal KKT violation below ``tol``), not the path's
+    exactness; the choice of start and the measured costs are recorded in the repository's
+    ``benchmarks/README.md``.
     Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
     :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
     every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
@@ -817,49 +986,58 @@ def pi_grid_smo(
     obj = np.zeros(grid.size)
     its = np.zeros(grid.size, dtype=np.int64)
     conv = np.zeros(grid.size, dtype=bool)
-    pos = y > 0
-    if code != KERNEL_CALLABLE and 8.0 * n * n <= cache_size * 1024.0 * 1024.0:
+    kpar = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
+    f32 = tol >= 1e-3  # float32 kernel values, as libsvm's (and the lambda-SVM's) row cache
+    if code != KERNEL_CALLABLE and (4.0 if f32 else 8.0) * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        kp = np.zeros(5) if kpar is None else np.ascontiguousarray(kpar, dtype=np.float64)
-        Kpre = gram_matrix(int(code), np.ascontiguousarray(X, dtype=np.float64), kp)
+        Kpre = gram_matrix(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
         code = KERNEL_CALLABLE
-
-    def box(pi):
-        return w * np.where(pos, 1.0 - pi, pi) / nlam
-
-    def store(g, r):
-        A[g] = r.dual * nlam
-        A0[g] = r.intercept * nlam
-        obj[g] = r.objective
-        its[g] = r.n_iter
-        conv[g] = r.converged
-
+    elif code == KERNEL_CALLABLE:
+        Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
+        if Kpre.shape != (n, n):
+            raise ValueError(f"Kpre must have shape {(n, n)}; got {Kpre.shape}")
+    nc = n_cache_rows(n, cache_size)
+    Xn = np.zeros((n, 1)) if code == KERNEL_CALLABLE else np.ascontiguousarray(X, dtype=np.float64)
+    max_iter = max(10_000_000, 100 * n)
     mid = int(np.argmin(np.abs(grid - 0.5)))
-    r = smo_solve(X, y, code=code, kpar=kpar, Kpre=Kpre, C=box(grid[mid]), tol=tol, cache_size=cache_size)
-    store(mid, r)
+    C = w * np.where(y > 0, 1.0 - grid[mid], grid[mid]) / nlam
+    kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+    every = min(n, 1000)  # libsvm's shrinking schedule for the cold start
+    a_mid, _, b, it, cv, ob, _ = smo_core(
+        kr, y, -np.ones(n), np.zeros(n), C, np.zeros(n), float(tol), max_iter, True, every + 1, every
+    )
+    A[mid] = a_mid * nlam
+    A0[mid] = b * nlam
+    obj[mid] = ob
+    its[mid] = it
+    conv[mid] = cv
 
     def chain(order):
-        a, prev = r.dual, grid[mid]
-        for g in order:
-            pi = grid[g]
-            C = box(pi)
-            a = np.where(pos, a * (1.0 - pi) / (1.0 - prev), a * pi / prev)
-            a = _repair_equality(np.minimum(a, C), C, pos)
-            rg = smo_solve(
-                X,
-                y,
-                code=code,
-                kpar=kpar,
-                Kpre=Kpre,
-                C=C,
-                tol=tol,
-                a0=a,
-                cache_size=cache_size,
-                shrink_first=100,
-                shrink_every=200,
-            )
-            store(g, rg)
-            a, prev = rg.dual, pi
+        # a provider per chain (the two chains may run in two threads); a precomputed matrix is
+        # shared by both, read in place
+        krc = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
+        order = np.asarray(order, dtype=np.int64)
+        _grid_chain(
+            krc,
+            y,
+            w,
+            float(nlam),
+            grid,
+            order,
+            grid[mid],
+            a_mid,
+            b,
+            float(tol),
+            max_iter,
+            SHRINK_FIRST,
+            SHRINK_EVERY,
+            f32,
+            A,
+            A0,
+            obj,
+            its,
+            conv,
+        )
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
     return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)

@@ -1,0 +1,106 @@
+"""The warm-started bracketing grid ([WSL] section 4) at the default tolerance: float32 kernel
+matrix, clipped warm starts, path_method="auto"; each fit checked at its optimum with a float64
+kernel computed independently by scikit-learn."""
+
+import numpy as np
+import pytest
+
+from cohstats.datasets import make_wsl1
+from cohstats.kernels import KERNEL_RBF
+from cohstats.models.svm import svm
+from cohstats.solvers.svm.rows import gram_matrix, rows_provider
+from cohstats.solvers.svm.svmpath import path_decision, pi_grid_smo, pi_path
+
+
+def _wsl1(n, seed):
+    df = make_wsl1(n, random_state=seed)
+    X = df[["x1", "x2"]].to_numpy()
+    y = np.where(df["y"].to_numpy() == df["y"].max(), 1.0, -1.0)
+    return X, y
+
+
+def _max_kkt_violation(K, y, a, C):
+    """libsvm's stopping quantity m(a) - M(a) for the C-SVM dual with bounds 0 <= a <= C."""
+    G = y * (K @ (a * y)) - 1.0
+    up = np.where(y > 0, a < C, a > 0)
+    low = np.where(y > 0, a > 0, a < C)
+    return np.max(-y[up] * G[up]) - np.min(-y[low] * G[low])
+
+
+def test_warm_grid_meets_tol_with_the_float64_kernel():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = _wsl1(500, 3)
+    gamma = 0.7
+    kpar = np.array([gamma, 0, 0, 0, 0.0])
+    grid = np.arange(1, 22) / 22
+    w = np.random.default_rng(0).uniform(0.5, 1.5, y.size)
+    nlam = 2.0
+    res = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=nlam, grid=grid, weights=w, tol=1e-3)
+    assert res.converged
+    K = rbf_kernel(X, X, gamma=gamma)
+    for g, pi in enumerate(grid):
+        C = w * np.where(y > 0, 1 - pi, pi) / nlam
+        a = res.dual[g] / nlam
+        assert np.all(a >= 0) and np.all(a <= C * (1 + 1e-12))
+        assert abs(a @ y) <= 1e-10 * C.sum()
+        # the float32 kernel moves the violation by at most ~1e-6 here: well inside tol
+        assert _max_kkt_violation(K, y, a, C) < 1e-3 + 1e-5
+
+
+def test_float32_gram_is_the_rounded_float64_gram_and_stays_float32_in_place():
+    X, _ = _wsl1(120, 4)
+    kpar = np.array([0.5, 0, 0, 0, 0.0])
+    K64 = gram_matrix(KERNEL_RBF, X, kpar)
+    K32 = gram_matrix(KERNEL_RBF, X, kpar, dtype=np.float32)
+    assert K32.dtype == np.float32
+    np.testing.assert_array_equal(K32, K64.astype(np.float32))
+    np.testing.assert_array_equal(K64, K64.T)  # the row arithmetic is exactly symmetric
+    kr = rows_provider(-1, None, kpar, K32, n_slots=1, in_place=True)
+    assert kr.rows.dtype == np.float32 and np.shares_memory(kr.rows, K32)  # read in place, no copy
+
+
+def test_warm_grid_agrees_with_the_exact_path_to_the_tolerance():
+    X, y = _wsl1(400, 6)
+    kpar = np.array([1.0, 0, 0, 0, 0.0])
+    grid = np.arange(1, 20) / 20
+    ex = pi_path(X, y, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid)
+    wm = pi_grid_smo(X, y, code=KERNEL_RBF, kpar=kpar, nlam=4.0, grid=grid, tol=1e-3)
+    Fe = path_decision(X, y, ex, X, code=KERNEL_RBF, kpar=kpar)
+    Fw = path_decision(X, y, wm, X, code=KERNEL_RBF, kpar=kpar)
+    # a KKT violation of tol = 1e-3 moves f by a few tol at most
+    assert np.max(np.abs(Fw - Fe)) < 2e-2
+    # bracketing reads signs: they agree except within that distance of 0
+    differ = np.sign(Fw) != np.sign(Fe)
+    assert np.all(np.abs(Fe[differ]) < 2e-2)
+
+
+@pytest.mark.parametrize("n, method", [(200, "exact"), (301, "warm")])
+def test_auto_path_method_by_n(n, method):
+    df = make_wsl1(n, random_state=1)
+    fit = svm("y ~ x1 + x2", df, pi="path")
+    assert fit.path_method == method
+    new = make_wsl1(300, random_state=2)
+    other = svm("y ~ x1 + x2", df, pi="path", path_method="exact" if method == "warm" else "warm")
+    pa = fit.predict(new, type="prob").to_numpy()
+    pb = other.predict(new, type="prob").to_numpy()
+    # probabilities are multiples of 1/m: only points with |f| at the solver's accuracy move,
+    # by one grid step
+    m = fit.m
+    assert np.max(np.abs(pa - pb)) <= 1.0 / m + 1e-12
+    assert np.mean(np.abs(pa - pb) > 1e-12) < 0.05
+    np.testing.assert_allclose(fit.predict(new, type="link"), other.predict(new, type="link"), atol=2e-2)
+
+
+def test_lamsvm_default_width_is_scikit_learns_scale():
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from cohstats.models.lamsvm import lamsvm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 4)) * np.array([1.0, 10.0, 0.1, 3.0]) + 5.0
+    y = np.arange(90) % 3
+    fit = lamsvm(X, y)
+    Z = StandardScaler().fit_transform(X)
+    assert fit.gamma == pytest.approx(SVC(gamma="scale").fit(Z, y)._gamma, rel=1e-12)
