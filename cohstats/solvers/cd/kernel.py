@@ -23,6 +23,13 @@ severely ill-conditioned (eigenvalues down to 1e-10 are common), and coordinate 
 only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate descent to exploit.
 This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
+
+Memory: a fit holds one n x n float64 array. :func:`prepare_kernel` symmetrises and centres the
+kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leaving the caller's
+matrix unchanged); the centred matrix is the coordinate-descent design, and the penalty matrix
+is read from it as a row shift (``K[j, i] = Xt[j, i] + m_j``). A :class:`PreparedKernel` can be
+passed to :func:`kernel_gamma_max` and to the path functions, so that one preparation serves
+both. The damped Newton route of the pure ridge needs about two more n x n arrays while it runs.
 """
 
 from __future__ import annotations
