@@ -24,7 +24,13 @@ from cohstats.losses.multiclass import coherence_loss, coherence_proba
 from cohstats.losses.scalar import closs_kappa
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence
-from cohstats.solvers.cd.kernel import cd_kernel_multi_path, cd_kernel_path, kernel_gamma_max, kernel_multi_gamma_max
+from cohstats.solvers.cd.kernel import (
+    cd_kernel_multi_path,
+    cd_kernel_path,
+    kernel_gamma_max,
+    kernel_multi_gamma_max,
+    prepare_kernel,
+)
 from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
 from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
@@ -590,29 +596,33 @@ def clearn(
             xc, xs = np.zeros(p), np.ones(p)
         Z = (X - xc) / xs
         ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
-        Kmat = ker(Z, Z)
-        if ker.code == KERNEL_CALLABLE:
-            Kmat = 0.5 * (Kmat + Kmat.T)
+        # the one n x n array of the fit: symmetrised (a callable's output is averaged with its
+        # transpose there) and centred in place, then shared by lambda_max and the path
+        pk = prepare_kernel(
+            ker(Z, Z), w, intercept=intercept, overwrite_K=True, check_symmetric=ker.code != KERNEL_CALLABLE
+        )
         if multiclass:
             sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
             state["mc_scale"] = sc
             gmax = kernel_multi_gamma_max(
-                Kmat, design.y, w, rho, alpha, n_classes=K, intercept=intercept, loss_scale=sc
+                pk, design.y, None, rho, alpha, n_classes=K, intercept=intercept, loss_scale=sc
             )
         else:
-            gmax = kernel_gamma_max(Kmat, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept)
+            gmax = kernel_gamma_max(
+                pk, design.y, None, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept
+            )
         path_lam = _sequence(
             lam if lam_given else None, gmax, nlambda, 1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p
         )
         if multiclass:
             b0, B, info = cd_kernel_multi_path(
-                Kmat, design.y, w, rho, path_lam, alpha, n_classes=K, intercept=intercept, loss_scale=sc, **kw
+                pk, design.y, None, rho, path_lam, alpha, n_classes=K, intercept=intercept, loss_scale=sc, **kw
             )
         else:
             b0, B, info = cd_kernel_path(
-                Kmat,
+                pk,
                 design.y,
-                w,
+                None,
                 lossobj.code,
                 lossobj.p1,
                 lossobj.p2,
@@ -622,6 +632,7 @@ def clearn(
                 intercept=intercept,
                 **kw,
             )
+        del pk
         keep = _keep(path_lam, lam if lam_given else None)
         state.update(beta_path=B[keep], intercept_path=b0[keep], kernel=ker, Xtrain=Z, scaling=(xc, xs))
     elif multiclass:

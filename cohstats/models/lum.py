@@ -318,7 +318,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
         Zt = np.asarray(Zt)
         Zt[np.asarray(excl, dtype=bool)] = 0.0
         K = np.ascontiguousarray(Zt.T @ Zt)
-        b0, Bk, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, 0.0, tol, max_iter)
+        b0, Bk, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, 0.0, tol, max_iter, overwrite_K=True)
         B = (np.asarray(Bk) @ Zt.T) / np.asarray(scale)[None, :]
         b0 = np.asarray(b0) - B @ np.asarray(center)
         info = {k: np.asarray(v) for k, v in dict(info).items()}
@@ -352,7 +352,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
         from cohstats.solvers.cd.kernel import cd_kernel_path
 
         K = np.ascontiguousarray(kern(X), dtype=np.float64)
-        b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter)
+        b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter, overwrite_K=True)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
     _kkt_gate(info, tol)
     return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info

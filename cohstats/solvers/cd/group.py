@@ -99,7 +99,7 @@ def _block_kkt(pen, ws, j, v, cmv, bn):
     B, PB, Gst = ws.B, ws.PB, ws.Gst
     l1, l2, use_P = pen.l1, pen.l2, pen.use_P
     pj = pen.pf[j]
-    Pjj = pen.P[j, j] if use_P else 1.0
+    Pjj = (pen.P[j, j] + pen.Pshift[j]) if use_P else 1.0
     K = B.shape[0]
     rn = 0.0
     gn = 0.0
@@ -127,7 +127,7 @@ def _gpass(idx, m, data, loss, pen, ws):
     """
     Xt, yc, w, xv, sw, intercept = data.Xt, data.yc, data.w, data.xv, data.sw, data.intercept
     code, T, sc, Lb = loss.code, loss.p1, loss.p2, loss.Lb
-    pf, l1, l2, use_P, P = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P
+    pf, l1, l2, use_P, P, Psh = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P, pen.Pshift
     B, b, F, PB, R, E = ws.B, ws.b, ws.F, ws.PB, ws.R, ws.E
     K, n = F.shape
     v = np.empty(K)
@@ -147,7 +147,7 @@ def _gpass(idx, m, data, loss, pen, ws):
         xj = Xt[j]
         H = Lb * xv[j]
         pj = pf[j]
-        Pjj = P[j, j] if use_P else 1.0
+        Pjj = (P[j, j] + Psh[j]) if use_P else 1.0
         bn = 0.0
         for k in range(K):
             v[k] = _dot(xj, E[k]) / n
@@ -182,9 +182,10 @@ def _gpass(idx, m, data, loss, pen, ws):
                         E[k, i] -= Lb * w[i] * xi * dk
                         F[k, i] += xi * dk
                     if use_P:
-                        Pj = P[j]
+                        Pj = P[j]  # row j of the penalty matrix is P[j] + Psh[j]
+                        sd = Psh[j] * dk
                         for i in range(PB.shape[1]):
-                            PB[k, i] += Pj[i] * dk
+                            PB[k, i] += Pj[i] * dk + sd
             if H * ch > dmax:
                 dmax = H * ch
     if intercept:

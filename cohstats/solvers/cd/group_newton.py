@@ -154,7 +154,7 @@ def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
     """
     Xt, w, xv, intercept = data.Xt, data.w, data.xv, data.intercept
     T, sc, Lb, floor_c = loss.p1, loss.p2, loss.Lb, loss.floor_c
-    pf, l1, l2, use_P, P = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P
+    pf, l1, l2, use_P, P, Psh = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P, pen.Pshift
     B, b, F, PB, R, E = ws.B, ws.b, ws.F, ws.PB, ws.R, ws.E
     Pi, stamp, Uc, Lc, Cc, A0 = nw.Pi, nw.stamp, nw.Uc, nw.Lc, nw.Cc, nw.A0
     K, n = F.shape
@@ -215,7 +215,7 @@ def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
         j = idx[q]
         xj = Xt[j]
         pj = pf[j]
-        Pjj = P[j, j] if use_P else 1.0
+        Pjj = (P[j, j] + Psh[j]) if use_P else 1.0
         for k in range(K):
             v[k] = _dot(xj, E[k]) / n
         if stamp[j] != outer:
@@ -313,12 +313,13 @@ def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
                         E[k, i] -= a * Pi[k, i] * (d[k] - pd) + fl * d[k]
                         F[k, i] += xi * d[k]
             if use_P:
-                Pj = P[j]
+                Pj = P[j]  # row j of the penalty matrix is P[j] + Psh[j]
                 for k in range(K):
                     dk = d[k]
                     if dk != 0.0:
+                        sd = Psh[j] * dk
                         for i in range(PB.shape[1]):
-                            PB[k, i] += Pj[i] * dk
+                            PB[k, i] += Pj[i] * dk + sd
             if intercept:
                 # the intercepts follow: db -= A^-1 C_j d
                 for k in range(K):

@@ -23,12 +23,22 @@ severely ill-conditioned (eigenvalues down to 1e-10 are common), and coordinate 
 only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate descent to exploit.
 This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
+
+Memory: a fit holds one n x n float64 array. :func:`prepare_kernel` symmetrises and centres the
+kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leaving the caller's
+matrix unchanged); the centred matrix is the coordinate-descent design, and the penalty matrix
+is read from it as a row shift (``K[j, i] = Xt[j, i] + m_j``). A :class:`PreparedKernel` can be
+passed to :func:`kernel_gamma_max` and to the path functions, so that one preparation serves
+both. The damped Newton route of the pure ridge needs about two more n x n arrays while it runs.
 """
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.design import (
@@ -50,40 +60,206 @@ from cohstats.solvers.cd.scalar import _objective
 from cohstats.solvers.cd.solve import _null_fit
 from cohstats.solvers.cd.state import Control, PathSpec, Penalty, make_data, make_loss, make_penalty
 
-__all__ = ["cd_kernel_path", "kernel_gamma_max", "cd_kernel_multi_path", "kernel_multi_gamma_max"]
+__all__ = [
+    "cd_kernel_path",
+    "kernel_gamma_max",
+    "cd_kernel_multi_path",
+    "kernel_multi_gamma_max",
+    "prepare_kernel",
+    "PreparedKernel",
+]
+
+#: symmetry tolerance of a kernel matrix (relative; absolute part scaled by max |K_ij|)
+_SYM_RTOL = 1e-10
+_SYM_ATOL = 1e-12
+#: tile size of the in-place symmetrisation (two tiles of float64 stay in cache)
+_TILE = 64
 
 
-def _prep(K, y, w):
-    K = _square(K)
-    K, y, w = _check_xyw(K, y, w)
-    return K, y, w
+# --------------------------------------------------------------------------- preparation
+class PreparedKernel(NamedTuple):
+    """A kernel matrix prepared once for the solvers of this module (see :func:`prepare_kernel`).
+
+    One n x n array serves as both the design and the penalty matrix: ``Xt`` holds the centred
+    kernel columns, one per row (``Xt[j, i] = K[i, j] - m_j``), and the kernel itself is the row
+    shift ``K[j, i] = Xt[j, i] + m_j`` (``K`` symmetric).
+
+    Attributes
+    ----------
+    Xt : (n, n) float64, C-contiguous
+        The centred design (the symmetrised kernel matrix, centred in place).
+    m : (n,) float64
+        Weighted means of the kernel columns (zeros without an intercept).
+    xv : (n,) float64
+        Weighted mean squares of the rows of ``Xt``.
+    excl : (n,) bool
+        Rows of ``Xt`` that are identically zero (kept at zero by the solvers).
+    w : (n,) float64
+        The observation weights, normalised to mean 1.
+    intercept : bool
+        Whether the columns were centred for an unpenalised intercept.
+    """
+
+    Xt: np.ndarray
+    m: np.ndarray
+    xv: np.ndarray
+    excl: np.ndarray
+    w: np.ndarray
+    intercept: bool
+
+    @property
+    def n(self) -> int:
+        return self.Xt.shape[0]
+
+    def matvec(self, v):
+        """``K @ v`` (``K`` the symmetrised kernel matrix) from the centred design."""
+        return self.Xt @ v + self.m * v.sum()
 
 
-def _square(K):
-    K = np.asarray(K, dtype=np.float64)
+@njit(cache=True, nogil=True)
+def _finite_maxabs(K):
+    """(all entries finite, largest |K_ij|) in one pass without temporaries."""
+    n0, n1 = K.shape
+    mx = 0.0
+    for i in range(n0):
+        for j in range(n1):
+            v = K[i, j]
+            if not math.isfinite(v):
+                return False, 0.0
+            a = abs(v)
+            if a > mx:
+                mx = a
+    return True, mx
+
+
+@njit(cache=True, nogil=True)
+def _symmetrise(K, rtol, atol, tile):
+    """Replace ``K_ij`` and ``K_ji`` by their mean in place, tile by tile over ``i < j``.
+
+    Each pair must satisfy numpy's ``allclose`` test in both orders
+    (``|K_ij - K_ji| <= atol + rtol |K_ji|`` and ``<= atol + rtol |K_ij|``). Returns -1, or
+    ``i n + j`` of the first pair that fails (the pairs before it have been averaged).
+    """
+    n = K.shape[0]
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        for j0 in range(i0, n, tile):
+            j1 = min(j0 + tile, n)
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    a = K[i, j]
+                    b = K[j, i]
+                    if a != b:
+                        d = abs(a - b)
+                        if d > atol + rtol * abs(b) or d > atol + rtol * abs(a):
+                            return i * n + j
+                        h = 0.5 * (a + b)
+                        K[i, j] = h
+                        K[j, i] = h
+    return -1
+
+
+def _square(K, overwrite_K, check_symmetric=True):
+    """The symmetrised float64 kernel matrix: in place when ``overwrite_K`` allows, else a copy
+    (exactly one n x n array either way). Without ``check_symmetric`` any asymmetry is averaged
+    away."""
+    K = np.asarray(K)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) kernel matrix; got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
+    inplace = (
+        overwrite_K
+        and K.dtype == np.float64
+        and K.flags.c_contiguous
+        and K.flags.writeable
+        and K.flags.aligned
+        and K.flags.owndata  # never a view into a larger array the caller may still use
+    )
+    if not inplace:
+        K = np.array(K, dtype=np.float64, order="C", copy=True)
+    ok, mx = _finite_maxabs(K)
+    if not ok:
         raise ValueError("K contains NaN or infinite values")
-    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(K).max())):
-        raise ValueError("K must be symmetric (a kernel matrix of the training points)")
-    return np.ascontiguousarray(0.5 * (K + K.T))
+    atol = _SYM_ATOL * max(1.0, mx) if check_symmetric else math.inf
+    bad = _symmetrise(K, _SYM_RTOL, atol, _TILE)
+    if bad >= 0:
+        i, j = divmod(int(bad), K.shape[0])
+        raise ValueError(
+            "K must be symmetric (a kernel matrix of the training points); "
+            f"K[{i}, {j}] = {K[i, j]!r} but K[{j}, {i}] = {K[j, i]!r}"
+        )
+    return K
 
 
-def _design(K, w, intercept):
+def prepare_kernel(K, w=None, *, intercept=True, overwrite_K=False, check_symmetric=True):
+    """Check, symmetrise and centre a kernel matrix once, for any number of solver calls.
+
+    The symmetrisation ``(K + K')/2`` and the weighted centring of the columns are done in one
+    n x n float64 array; nothing else of size n x n is allocated.
+
+    Parameters
+    ----------
+    K : (n, n) symmetric kernel matrix of the training points (asymmetry up to a relative
+        1e-10 is averaged away; more raises ValueError)
+    w : (n,) nonnegative observation weights or None (normalised to mean 1 here)
+    intercept : centre the columns for an unpenalised intercept
+    overwrite_K : allow the preparation to reuse ``K``'s memory (scipy's ``overwrite_a``): when
+        True and ``K`` is a C-contiguous float64 array that owns its memory, ``K`` is
+        overwritten by the centred design and must not be used afterwards (also when a
+        ValueError is raised). When False (default) ``K`` is copied once and left unchanged.
+    check_symmetric : raise ValueError when ``K`` is asymmetric beyond the tolerance; when False
+        ``(K + K')/2`` is used whatever the asymmetry (for kernels given as callables)
+
+    Returns
+    -------
+    PreparedKernel
+        Accepted in place of ``K`` (with ``w=None``) by :func:`cd_kernel_path`,
+        :func:`kernel_gamma_max`, :func:`cd_kernel_multi_path` and
+        :func:`kernel_multi_gamma_max`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.solvers.cd.kernel import prepare_kernel
+    >>> X = np.array([[0.0], [1.0], [2.0]]); K = np.exp(-(X - X.T) ** 2)
+    >>> pk = prepare_kernel(K)
+    >>> bool(np.allclose(pk.Xt + pk.m[:, None], K)), bool(np.allclose(pk.matvec(np.ones(3)), K.sum(1)))
+    (True, True)
+    """
+    K = _square(K, bool(overwrite_K), bool(check_symmetric))
     n = K.shape[0]
+    _, _, w = _check_xyw(np.empty((n, 0)), np.ones(n), w)  # validates and normalises w only
     m = (w @ K) / n if intercept else np.zeros(n)
-    Xt = np.ascontiguousarray(K - m[:, None])  # row j = centred column j (K symmetric)
-    xv = np.einsum("ji,ji,i->j", Xt, Xt, w) / n
-    excl = xv <= 0.0
-    return Xt, m, xv, excl
+    K -= m[:, None]  # row j = centred column j (K symmetric): the design, in place
+    xv = np.einsum("ji,ji,i->j", K, K, w) / n
+    return PreparedKernel(K, m, xv, xv <= 0.0, w, bool(intercept))
 
 
-def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
+def _prepared(K, w, intercept, overwrite_K):
+    """A :class:`PreparedKernel` from ``K`` (prepared here) or ``K`` itself if already prepared."""
+    if isinstance(K, PreparedKernel):
+        if w is not None:
+            raise ValueError("w must be None when K is a PreparedKernel (its weights were fixed by prepare_kernel)")
+        if bool(intercept) != K.intercept:
+            raise ValueError(
+                f"intercept={bool(intercept)} but the PreparedKernel was centred with intercept={K.intercept}; "
+                "call prepare_kernel with the same intercept"
+            )
+        return K
+    return prepare_kernel(K, w, intercept=intercept, overwrite_K=overwrite_K)
+
+
+def _kernel_penalty(pk):
+    """The penalty matrix of a prepared kernel: its design with the row shifts ``m``."""
+    return make_penalty(np.ones(pk.n), pk.Xt, pk.m)
+
+
+def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overwrite_K=False):
     """Smallest ``gamma`` with ``beta = 0``: ``max_j |(1/n) sum_i K_ij g_i^0| / alpha``.
 
     ``g^0`` is the negative gradient at the intercept-only fit. For ``alpha < 1e-3`` (no finite
     value exists for the pure ridge) the value at ``alpha = 1e-3`` is returned (glmnet's rule).
+    ``K`` is the kernel matrix or a :class:`PreparedKernel` (then ``w`` must be None);
+    ``overwrite_K`` as in :func:`prepare_kernel`.
 
     Examples
     --------
@@ -95,25 +271,29 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True):
     True
     """
     loss_code, p1, p2 = _check_loss(loss_code, p1, p2)
-    K, y, w = _prep(K, y, w)
+    pk = _prepared(K, w, intercept, overwrite_K)
+    _, y, _ = _check_xyw(np.empty((pk.n, 0)), y, None)
     alpha = _check_alpha(alpha)
-    Xt, m, xv, excl = _design(K, w, intercept)
-    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept)
-    pen = make_penalty(np.ones(K.shape[0]), K)
-    return _lambda_max_std(data, make_loss(loss_code, p1, p2), pen, default_mode(loss_code), alpha)
+    data = make_data(pk.Xt, y, pk.w, xv_of(pk.Xt, pk.w), pk.excl, pk.intercept)
+    return _lambda_max_std(data, make_loss(loss_code, p1, p2), _kernel_penalty(pk), default_mode(loss_code), alpha)
 
 
-def _newton_ridge(data, loss, K, gam, b, beta, tol, max_iter, obj0):
-    """Damped Newton for (1/n) sum w phi(y (b + K beta)) + gam/2 beta'K beta (see module doc)."""
+def _newton_ridge(data, loss, pk, gam, b, beta, tol, max_iter, obj0):
+    """Damped Newton for (1/n) sum w phi(y (b + K beta)) + gam/2 beta'K beta (see module doc).
+
+    ``K`` is applied as ``pk.matvec``; each step forms and solves one (n+1) x (n+1) system
+    (two n x n float64 arrays besides the kernel: the system and the solver's copy of it).
+    """
     y, w, intercept = data.y, data.w, data.intercept
     code, p1, p2, Lb = loss.code, loss.p1, loss.p2, loss.Lb
-    n = K.shape[0]
+    Xt, m = pk.Xt, pk.m
+    n = Xt.shape[0]
     floor_c = 1e-10 * Lb if (np.isfinite(Lb) and Lb > 0) else 1e-10
     W = np.empty(n)
     r = np.empty(n)
-    pen = Penalty(np.ones(n), 0.0, gam, True, K)
-    f = b + K @ beta
-    Kb = K @ beta
+    pen = Penalty(np.ones(n), 0.0, gam, True, Xt, m)
+    Kb = pk.matvec(beta)
+    f = b + Kb
     obj = _objective(data, loss, pen, f, beta, Kb)
     gate = 1e-2 * np.sqrt(tol * max(obj0, 1e-10))
     it = 0
@@ -122,27 +302,30 @@ def _newton_ridge(data, loss, K, gam, b, beta, tol, max_iter, obj0):
         loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c)
         res_beta = r / n - gam * beta  # K times this is minus the beta-gradient
         res_b = r.sum() / n
-        kkt = max(np.abs(K @ res_beta).max(), abs(res_b) if intercept else 0.0)
+        kkt = max(np.abs(pk.matvec(res_beta)).max(), abs(res_b) if intercept else 0.0)
         if kkt <= gate:
             converged = True
             break
         A = np.empty((n + 1, n + 1))
-        A[:n, :n] = W[:, None] * K / n
-        A[:n, :n][np.diag_indices(n)] += gam
+        Ak = A[:n, :n]
+        np.multiply(Xt, (W / n)[:, None], out=Ak)  # W_j K_ji / n = W_j (Xt_ji + m_j) / n
+        Ak += (W * m / n)[:, None]
+        Ak[np.diag_indices(n)] += gam
         A[:n, n] = W / n
-        A[n, :n] = W @ K / n
+        A[n, :n] = pk.matvec(W) / n  # W'K (K symmetric)
         A[n, n] = W.sum() / n + 1e-12
         rhs = np.concatenate([res_beta, [res_b]])
         if not intercept:
-            A = A[:n, :n]
+            A = Ak
             rhs = rhs[:n]
         try:
             step = np.linalg.solve(A, rhs)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(A, rhs, rcond=None)[0]
+        del A, Ak
         dbeta = step[:n]
         db = step[n] if intercept else 0.0
-        Kd = K @ dbeta
+        Kd = pk.matvec(dbeta)
         t = 1.0
         for _ in range(40):
             nb = beta + t * dbeta
@@ -181,12 +364,14 @@ def cd_kernel_path(
     warn=True,
     exact_kkt=True,
     solver="auto",
+    overwrite_K=False,
 ):
     """Kernel C-learning (or RLRM / HHSVM / LUM) along a decreasing ``gamma`` path.
 
     Parameters
     ----------
-    K : (n, n) symmetric kernel matrix of the training points
+    K : (n, n) symmetric kernel matrix of the training points, or a :class:`PreparedKernel`
+        (then ``w`` must be None and ``intercept`` as prepared)
     y : (n,) labels coded -1/+1
     w : (n,) nonnegative observation weights (normalised to mean 1) or None
     loss_code, p1, p2 : loss code of :mod:`cohstats.losses.scalar` and its parameters
@@ -199,6 +384,14 @@ def cd_kernel_path(
         coordinate descent), "cd" ([ZDJ] Algorithm 1 always) or "newton"
     intercept : fit an unpenalised intercept
     exact_kkt : report the exact KKT violation in ``info["kkt"]``
+    overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
+        default ``K`` is copied once and left unchanged
+
+    Notes
+    -----
+    Memory: coordinate descent needs the one n x n array of the prepared kernel plus O(n) per
+    penalty value. The damped Newton route of the pure ridge forms an (n+1) x (n+1) system at
+    each step and needs about two more n x n float64 arrays while it runs.
 
     Returns
     -------
@@ -220,40 +413,38 @@ def cd_kernel_path(
     (0, True)
     """
     loss_code, p1, p2 = _check_loss(loss_code, p1, p2)
-    K, y, w = _prep(K, y, w)
+    pk = _prepared(K, w, intercept, overwrite_K)
+    _, y, _ = _check_xyw(np.empty((pk.n, 0)), y, None)
     alpha = _check_alpha(alpha)
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)
     m_ = _resolve_mode(mode, loss_code, p1, p2)
-    Xt, m, xv, excl = _design(K, w, intercept)
-    pf = np.ones(K.shape[0])
     if solver not in ("auto", "cd", "newton"):
         raise ValueError(f"solver must be 'auto', 'cd' or 'newton'; got {solver!r}")
     smooth = bool(np.isfinite(loss_curv_bound(loss_code, p1, p2)))
     if solver == "newton" and (alpha != 0.0 or not smooth):
         raise ValueError("solver='newton' needs alpha=0 and a loss with a finite curvature bound")
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
-        return _ridge_path(K, y, w, loss_code, p1, p2, gam, tol, max_iter, intercept, warn, m_)
-    data = make_data(Xt, y, w, xv, excl, intercept)
+        return _ridge_path(pk, y, loss_code, p1, p2, gam, tol, max_iter, warn, m_)
+    data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept)
     spec = PathSpec(gam, alpha, m_, tol, max_iter, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
-    res = run_path(data, make_loss(loss_code, p1, p2), make_penalty(pf, K), spec, 1)
+    res = run_path(data, make_loss(loss_code, p1, p2), _kernel_penalty(pk), spec, 1)
     B = res.coef[:, 0, :]
-    intercepts = res.intercept[:, 0] - B @ m
+    intercepts = res.intercept[:, 0] - B @ pk.m
     info = path_info(res, np.count_nonzero(B, axis=1), mode=m_)
     if warn and not res.converged:
         _warn_conv(gam, res.info["converged"], max_iter, name="gamma")
     return intercepts, B, info
 
 
-def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode):
-    n = K.shape[0]
+def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
+    n = pk.n
+    w, intercept = pk.w, pk.intercept
     ng = gam.shape[0]
-    pf = np.ones(n)
     # intercept-only start
-    Xt, m, xv, excl = _design(K, w, intercept)
     loss = make_loss(code, p1, p2)
-    data = make_data(Xt, y, w, xv, excl, intercept)._replace(sw=float(w.sum()))
-    pen0 = make_penalty(pf, K)
+    data = make_data(pk.Xt, y, w, pk.xv, pk.excl, intercept)._replace(sw=float(w.sum()))
+    pen0 = _kernel_penalty(pk)
     ws = _null_fit(data, loss, pen0, Control(mode, 1e-14, 1000), 1)
     b = float(ws.b[0])
     obj0 = _objective(data, loss, pen0, ws.F[0], ws.B[0], ws.PB[0])
@@ -265,12 +456,12 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
     objs = np.zeros(ng)
     kkts = np.zeros(ng)
     for k, g in enumerate(gam):
-        b, beta, it, ok, obj, Kb = _newton_ridge(data, loss, K, float(g), b, beta, tol, max_iter, obj0)
+        b, beta, it, ok, obj, Kb = _newton_ridge(data, loss, pk, float(g), b, beta, tol, max_iter, obj0)
         B[k], b0[k], n_iter[k], conv[k], objs[k] = beta, b, it, ok, obj
         W = np.empty(n)
         r = np.empty(n)
         loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
-        kkts[k] = max(np.abs(K @ (r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
+        kkts[k] = max(np.abs(pk.matvec(r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
     info = dict(
         n_iter=n_iter,
         converged=conv,
@@ -287,21 +478,25 @@ def _ridge_path(K, y, w, code, p1, p2, gam, tol, max_iter, intercept, warn, mode
 
 
 # =========================================================================== K classes
-def _prep_mc(K, y, w, n_classes, T, loss_scale):
-    K = _square(K)
-    K, yc, w, G = _prep_multi(K, y, w, n_classes)
+def _prep_mc(K, y, w, n_classes, T, loss_scale, intercept, overwrite_K):
+    pk = _prepared(K, w, intercept, overwrite_K)
+    _, yc, _, G = _prep_multi(np.empty((pk.n, 0)), y, None, n_classes)
     T = _check_T(T)
     sc = float(loss_scale)
     if not (sc > 0 and np.isfinite(sc)):
         raise ValueError(f"loss_scale must be positive; got {loss_scale!r}")
-    return K, yc, w, G, T, sc
+    return pk, yc, G, T, sc
 
 
-def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0, mode=None):
+def kernel_multi_gamma_max(
+    K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0, mode=None, overwrite_K=False
+):
     """Smallest penalty at which every row of the expansion coefficients is zero, for the
     K-class kernel problem of :func:`cd_kernel_multi_path`:
     ``max_j ||(1/n) sum_i K_ij r_i||_2 / alpha`` with ``r_i`` the negative gradient (in the K
-    margins) at the intercept-only fit (``alpha`` replaced by 1e-3 when smaller).
+    margins) at the intercept-only fit (``alpha`` replaced by 1e-3 when smaller). ``K`` is the
+    kernel matrix or a :class:`PreparedKernel` (then ``w`` must be None); ``overwrite_K`` as in
+    :func:`prepare_kernel`.
 
     Examples
     --------
@@ -311,11 +506,10 @@ def kernel_multi_gamma_max(K, y, w, T, alpha, *, n_classes=None, intercept=True,
     >>> kernel_multi_gamma_max(np.exp(-(X - X.T) ** 2), y, None, 1.0, 1.0) > 0
     True
     """
-    K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
+    pk, yc, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale, intercept, overwrite_K)
     alpha = _check_alpha(alpha)
-    Xt, m, xv, excl = _design(K, w, intercept)
-    data = make_data(Xt, np.zeros(K.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
-    pen = make_penalty(np.ones(K.shape[0]), K)
+    data = make_data(pk.Xt, np.zeros(pk.n), pk.w, xv_of(pk.Xt, pk.w), pk.excl, pk.intercept, yc=yc)
+    pen = _kernel_penalty(pk)
     return _lambda_max_std(data, make_loss(LOSS_MCOH, T, sc), pen, _group_mode(mode, T), alpha, G=G)
 
 
@@ -334,6 +528,7 @@ def cd_kernel_multi_path(
     loss_scale=1.0,
     warn=True,
     mode=None,
+    overwrite_K=False,
 ):
     """Multicategory kernel C-learning along a decreasing penalty path.
 
@@ -371,7 +566,8 @@ def cd_kernel_multi_path(
 
     Parameters
     ----------
-    K : (n, n) symmetric kernel matrix of the training points
+    K : (n, n) symmetric kernel matrix of the training points, or a :class:`PreparedKernel`
+        (then ``w`` must be None and ``intercept`` as prepared)
     y : (n,) integer class codes 0..K-1
     w : (n,) nonnegative observation weights (normalised to mean 1) or None
     T : temperature (``rho``) of the coherence loss
@@ -382,6 +578,8 @@ def cd_kernel_multi_path(
     loss_scale : the constant ``s``
     mode : ``"auto"`` (default), ``"irls"`` or ``"mm"``, as
         :func:`cohstats.solvers.cd.multi.cd_multi_path`
+    overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
+        default ``K`` is copied once and left unchanged
 
     Returns
     -------
@@ -402,15 +600,14 @@ def cd_kernel_multi_path(
     >>> B.shape, int(info["df"][0]), bool(abs(B[1].sum(axis=1)).max() < 1e-12)
     ((2, 45, 3), 0, True)
     """
-    K, yc, w, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale)
+    pk, yc, G, T, sc = _prep_mc(K, y, w, n_classes, T, loss_scale, intercept, overwrite_K)
     gmode = _group_mode(mode, T)
     alpha = _check_alpha(alpha)
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)
-    n = K.shape[0]
-    Xt, m, xv, excl = _design(K, w, intercept)
-    data = make_data(Xt, np.zeros(n), yc=yc, w=w, xv=xv, excl=excl, intercept=intercept)
+    n = pk.n
+    data = make_data(pk.Xt, np.zeros(n), yc=yc, w=pk.w, xv=pk.xv, excl=pk.excl, intercept=pk.intercept)
     spec = PathSpec(gam, alpha, gmode, tol, max_iter, True, np.zeros(0))
-    res = run_path(data, make_loss(LOSS_MCOH, T, sc), make_penalty(np.ones(n), K), spec, G)
+    res = run_path(data, make_loss(LOSS_MCOH, T, sc), _kernel_penalty(pk), spec, G)
     # expansion coefficients are reported as fitted (no scale); intercepts for the uncentred K
-    return grouped_output(res, m, np.ones(n), True, gam, max_iter, warn)
+    return grouped_output(res, pk.m, np.ones(n), True, gam, max_iter, warn)

@@ -148,7 +148,7 @@ def _path_core(data, loss, pen0, spec, G):
     objs = np.zeros(nlam)
     kkts = np.zeros(nlam)
     # intercept-only (plus unpenalised coordinates) fit sets the scale of the tolerance
-    pen = Penalty(pf, 0.0, 0.0, pen0.use_P, pen0.P)
+    pen = Penalty(pf, 0.0, 0.0, pen0.use_P, pen0.P, pen0.Pshift)
     # (its buffers serve the path: every one is written before it is read)
     if group:
         ws = _null_fit(data, loss, pen, Control(mode, 1e-16, 100000), G)
@@ -186,7 +186,7 @@ def _path_core(data, loss, pen0, spec, G):
     lam_prev = -1.0
     for k in range(nlam):
         lam = lambdas[k]
-        pen = Penalty(pf, lam * alpha, lam * (1.0 - alpha), pen0.use_P, pen0.P)
+        pen = Penalty(pf, lam * alpha, lam * (1.0 - alpha), pen0.use_P, pen0.P, pen0.Pshift)
         l1 = pen.l1
         if lam_prev < 0.0:
             lam_prev = lam

@@ -192,7 +192,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
     """
     Xt, y, w, xv = data.Xt, data.y, data.w, data.xv
     code, p1, p2, Lb = loss.code, loss.p1, loss.p2, loss.Lb
-    pf, l1, l2, use_P, P = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P
+    pf, l1, l2, use_P, P, Psh = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P, pen.Pshift
     beta, f, e, gst, Pbeta = ws.B[0], ws.F[0], ws.E[0], ws.Gst[0], ws.PB[0]
     W = ws.W
     dmax = 0.0
@@ -202,7 +202,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
         xj = Xt[j]
         bj = beta[j]
         pj = pf[j]
-        Pjj = P[j, j] if use_P else 1.0
+        Pjj = (P[j, j] + Psh[j]) if use_P else 1.0
         cm = (Pbeta[j] - Pjj * bj) if use_P else 0.0
         if mode == MODE_IRLS:
             g = 0.0
@@ -257,9 +257,11 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
                 for i in range(n):
                     f[i] += xj[i] * d
             if use_P:
+                # row j of the penalty matrix is P[j] + Psh[j]
                 Pj = P[j]
+                sd = Psh[j] * d
                 for i in range(Pbeta.shape[0]):
-                    Pbeta[i] += Pj[i] * d
+                    Pbeta[i] += Pj[i] * d + sd
             v = H * d * d
             if v > dmax:
                 dmax = v

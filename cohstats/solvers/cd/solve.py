@@ -278,5 +278,5 @@ def _null_fit(data, loss, pen, ctl, G):
         ws.b[0] = b0
         for i in range(n):
             F0[i] = b0
-    _solve_set(data, loss, Penalty(pf, 0.0, 0.0, use_P, P), ctl, inS, ws)
+    _solve_set(data, loss, Penalty(pf, 0.0, 0.0, use_P, P, pen.Pshift), ctl, inS, ws)
     return ws

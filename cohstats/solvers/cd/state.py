@@ -37,9 +37,11 @@ MODE_IRLS = 0
 MODE_MM = 1
 MODE_EXACT = 2
 
-#: placeholder class codes of binary problems and penalty matrix of identity-penalty problems
+#: placeholder class codes of binary problems, penalty matrix and row shifts of identity-penalty
+#: problems
 _NO_YC = np.zeros(1, dtype=np.int64)
 _EMPTY_P = np.zeros((1, 1))
+_NO_SHIFT = np.zeros(1)
 
 
 class Data(NamedTuple):
@@ -111,9 +113,15 @@ class Penalty(NamedTuple):
     l2 : float
         ``lambda * (1 - alpha)``.
     use_P : bool
-        The quadratic part uses the matrix ``P`` (a kernel matrix) instead of the identity.
+        The quadratic part uses a matrix (a kernel matrix) instead of the identity.
     P : (p, p) float64
-        That matrix (a (1, 1) placeholder when ``use_P`` is False).
+        That matrix up to a shift of each row: the matrix is ``P[j, i] + Pshift[j]`` (a (1, 1)
+        placeholder when ``use_P`` is False). Kernel problems pass their centred design here
+        (``Xt[j, i] = K[i, j] - m_j``, ``K`` symmetric) with ``Pshift = m``, so that one n x n
+        array serves as both the design and the penalty matrix.
+    Pshift : (p,) float64
+        The row shifts (zeros when the matrix is ``P`` itself; a length-1 placeholder when
+        ``use_P`` is False).
     """
 
     pf: np.ndarray
@@ -121,6 +129,7 @@ class Penalty(NamedTuple):
     l2: float
     use_P: bool
     P: np.ndarray
+    Pshift: np.ndarray
 
 
 class Control(NamedTuple):
@@ -305,8 +314,10 @@ def make_loss(code, p1, p2):
     return Loss(int(code), float(p1), float(p2), Lb, floor_of(Lb))
 
 
-def make_penalty(pf, P=None):
-    """:class:`Penalty` without ``lambda`` (l1 = l2 = 0); ``P`` a penalty matrix or None."""
+def make_penalty(pf, P=None, Pshift=None):
+    """:class:`Penalty` without ``lambda`` (l1 = l2 = 0); ``P`` a penalty matrix or None, with
+    the row shifts ``Pshift`` (the matrix is ``P[j, i] + Pshift[j]``; None: no shift)."""
     if P is None:
-        return Penalty(pf, 0.0, 0.0, False, _EMPTY_P)
-    return Penalty(pf, 0.0, 0.0, True, P)
+        return Penalty(pf, 0.0, 0.0, False, _EMPTY_P, _NO_SHIFT)
+    sh = np.zeros(P.shape[0]) if Pshift is None else np.ascontiguousarray(Pshift, dtype=np.float64)
+    return Penalty(pf, 0.0, 0.0, True, P, sh)
