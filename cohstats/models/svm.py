@@ -1210,6 +1210,22 @@ def _fit_ovo(
         fitted = Kfull[:, support] @ beta[support] + bpair
     return MulticlassSVMFit._from_arrays(
         design,
+        **_ovo_fields(kern, kernel_arg, Cval, n, pi, m, standardize, Z, (xc, xs), pairs, idx, fits),
+        beta=beta,
+        dual_alpha=alpha,
+        cost=cost,
+        support=support,
+        bpair=bpair,
+        coef=coef,
+        fitted=fitted,
+        call=call,
+        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
+    )
+
+
+def _ovo_fields(kern, kernel_arg, Cval, n, pi, m, standardize, Z, scaling, pairs, idx, fits):
+    """The constructor fields every one-vs-one SVM result shares (exact or low-rank kernel)."""
+    return dict(
         kernel=kern,
         kernel_arg=kernel_arg,
         C=float(Cval),
@@ -1218,22 +1234,13 @@ def _fit_ovo(
         m=m,
         standardize=standardize,
         Z=Z,
-        scaling=(xc, xs),
+        scaling=scaling,
         pairs=pairs,
         pair_idx=idx,
         pair_fits=fits,
-        beta=beta,
-        dual_alpha=alpha,
-        cost=cost,
-        support=support,
         n_iter=int(sum(f.n_iter for f in fits)),
         converged=all(f.converged for f in fits),
         objective=np.array([f.objective for f in fits]),
-        bpair=bpair,
-        coef=coef,
-        fitted=fitted,
-        call=call,
-        **_run_settings(prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
     )
 
 

@@ -24,7 +24,15 @@ import pandas as pd
 
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.kernels import KERNEL_LINEAR
-from cohstats.models.svm import MulticlassSVMFit, SVMFit, _default_m, _pair_design, _run_settings, class_weights
+from cohstats.models.svm import (
+    MulticlassSVMFit,
+    SVMFit,
+    _default_m,
+    _ovo_fields,
+    _pair_design,
+    _run_settings,
+    class_weights,
+)
 from cohstats.probability import bracket_grid
 from cohstats.results import PathFrame
 from cohstats.solvers.svm.linear import linear_svm_dcd
@@ -374,25 +382,11 @@ def fit_approx(
         feature_map=fmap,
         feature_coef=-np.column_stack([f.feature_coef for f in fits]),
         approx=approx,
-        kernel=kern,
-        kernel_arg=kernel_arg,
-        C=float(Cval),
-        lambda_=np.array([1.0 / (n * Cval)]),
-        pi=pi,
-        m=m,
-        standardize=standardize,
-        Z=Z,
-        scaling=(xc, xs),
-        pairs=pairs,
-        pair_idx=idx,
-        pair_fits=fits,
+        **_ovo_fields(kern, kernel_arg, Cval, n, pi, m, standardize, Z, (xc, xs), pairs, idx, fits),
         beta=beta,
         dual_alpha=alpha,
         cost=cost,
         support=np.flatnonzero(np.any(alpha > 0, axis=1)),
-        n_iter=int(sum(f.n_iter for f in fits)),
-        converged=all(f.converged for f in fits),
-        objective=np.array([f.objective for f in fits]),
         bpair=np.array([-f._b for f in fits]),
         call=call,
         **_run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
