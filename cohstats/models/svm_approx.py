@@ -42,7 +42,25 @@ __all__ = ["ApproxSVMFit", "ApproxMulticlassSVMFit", "fit_approx"]
 _BLOCK = 8192  # rows mapped at a time when predicting: memory O(block x r)
 
 
-class ApproxSVMFit(SVMFit):
+class _FeatureMapFit:
+    """What the low-rank results add to their exact-kernel bases: refits redraw the same feature
+    map (its settings in ``_approx``) and the summary names the map instead of the kernel."""
+
+    _approx_note = "kernel replaced by a low-rank feature map (kernel_approx)"
+
+    def _refit_args(self) -> dict:
+        args = super()._refit_args()
+        args.update(self._approx)
+        return args
+
+    def _summary_head(self):
+        info, notes = super()._summary_head()
+        info["kernel"] = self.feature_map.describe()
+        notes.append(self._approx_note)
+        return info, notes
+
+
+class ApproxSVMFit(_FeatureMapFit, SVMFit):
     """A binary C-SVM fitted on a low-rank kernel feature map; see :func:`cohstats.svm`.
 
     The attributes of :class:`cohstats.models.svm.SVMFit`, where the kernel is the approximate
@@ -56,6 +74,10 @@ class ApproxSVMFit(SVMFit):
     """
 
     title = "Support vector machine (low-rank kernel approximation)"
+    _approx_note = (
+        "kernel replaced by a low-rank feature map (kernel_approx); the C-SVM is solved on the "
+        "mapped rows by dual coordinate descent"
+    )
 
     @classmethod
     def _from_arrays(cls, design, *, feature_map, feature_coef, kernel_approx, n_components, random_state, **svm_state):
@@ -143,26 +165,11 @@ class ApproxSVMFit(SVMFit):
             data[c] = W[:, j]
         return PathFrame.build(pd.DataFrame(data), xvar="pi", coef_columns=["(Intercept)"] + cols, log_x=False)
 
-    def _refit_args(self) -> dict:
-        args = super()._refit_args()
-        args.update(self._approx)
-        return args
-
-    # ------------------------------------------------------------------ reporting
-    def _summary_head(self):
-        info, notes = super()._summary_head()
-        info["kernel"] = self.feature_map.describe()
-        notes.append(
-            "kernel replaced by a low-rank feature map (kernel_approx); the C-SVM is solved on the "
-            "mapped rows by dual coordinate descent"
-        )
-        return info, notes
-
     def _repr_extra(self) -> str:
         return f"{self.feature_map.describe()}, lambda_={float(self.lambda_[0]):.4g}, pi={self.pi}"
 
 
-class ApproxMulticlassSVMFit(MulticlassSVMFit):
+class ApproxMulticlassSVMFit(_FeatureMapFit, MulticlassSVMFit):
     """A one-vs-one SVM for K > 2 classes on a low-rank kernel feature map; see :func:`cohstats.svm`.
 
     One feature map (fitted on all training rows) serves every pair; each pair's C-SVM is
@@ -172,6 +179,7 @@ class ApproxMulticlassSVMFit(MulticlassSVMFit):
     """
 
     title = "Support vector machine (one-vs-one, low-rank kernel approximation)"
+    _approx_note = "kernel replaced by a low-rank feature map (kernel_approx), shared by the pairs"
 
     @classmethod
     def _from_arrays(cls, design, *, feature_map, feature_coef, approx, **state) -> "ApproxMulticlassSVMFit":
@@ -191,17 +199,6 @@ class ApproxMulticlassSVMFit(MulticlassSVMFit):
         for lo in range(0, Z.shape[0], _BLOCK):
             out[lo : lo + _BLOCK] = self.feature_map(Z[lo : lo + _BLOCK]) @ self.feature_coef + self._bpair
         return out
-
-    def _refit_args(self) -> dict:
-        args = super()._refit_args()
-        args.update(self._approx)
-        return args
-
-    def _summary_head(self):
-        info, notes = super()._summary_head()
-        info["kernel"] = self.feature_map.describe()
-        notes.append("kernel replaced by a low-rank feature map (kernel_approx), shared by the pairs")
-        return info, notes
 
     def _repr_extra(self) -> str:
         return f"{self.feature_map.describe()}, lambda_={float(self.lambda_[0]):.4g}, {len(self.pairs)} pairs"
