@@ -137,3 +137,47 @@ def test_tuned_gboost_c_no_worse_than_logitboost_eight_draws():
     d1 = df["coh1_best"] - df["logit_best"]
     assert d1.mean() > 2 * se(d1), (d1.mean(), se(d1))
     assert df["tuned"].iloc[:2].mean() <= 1.5 * df["clearn"].iloc[:2].mean()
+
+
+# ----------------------------------------------------------------------------- the vignette's reading
+def _fake_errors(stumps_tuned_shift):
+    """Per-draw errors of every row of the vignette's probability section (no fits): random
+    values, with the stumps GentleBoost.C rho by CV shifted against MulLogitBoost, stumps."""
+    from cohstats.vignettes import gboost_uci as V
+
+    labels = [lab for lab, _, _ in V.PROB_SETTINGS]
+    labels += [f"GentleBoost.C, {t}, rho = {r}" for t in ("8 leaves", "stumps") for r in (2, 4, 8)]
+    rng = np.random.default_rng(7)
+    rows = []
+    for kind in V.PROB_TRUTHS:
+        for rep in range(4):
+            base = {lab: 0.05 + 0.01 * rng.random() for lab in labels}
+            base["GentleBoost.C, stumps, rho by CV"] = base["MulLogitBoost, stumps"] + stumps_tuned_shift
+            for lab in labels:
+                r = {"truth": kind, "rep": rep, "setting": lab, "mae": base[lab], "mae_best_step": base[lab] - 0.001}
+                r["step"] = np.nan if lab.startswith("C-learning") else 50.0
+                if lab.endswith("rho by CV"):
+                    r["rho"] = (1.0, 8.0)[rep % 2]
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("shift, verdict", [(0.01, "not met"), (-0.001, "met")])
+def test_vignette_text_reads_the_tables(shift, verdict):
+    from cohstats.vignettes import gboost_uci as V
+
+    df = _fake_errors(shift)
+    tab, pair = V._prob_tables(df)
+    lab, ref = "GentleBoost.C, stumps, rho by CV", "MulLogitBoost, stumps"
+    w = df[df.truth == "additive"].pivot(index="rep", columns="setting", values="mae")
+    d = w[lab] - w[ref]
+    row = pair.set_index(["truth", "setting"]).loc[("additive", lab)]
+    assert row["minus reference"] == pytest.approx(d.mean())
+    assert row["se (reference)"] == pytest.approx(d.std() / 2.0)
+    assert row["rho chosen (draws)"] == "1 (2), 8 (2)"
+    text = V._prob_text(tab, pair)
+    assert f"{lab} (rho chosen: 1 (2), 8 (2)): " in text
+    part = text.split(f"{lab} (rho chosen: 1 (2), 8 (2)): ")[1].split(";")[0].split(". ")[0]
+    assert f"{w[lab].mean():.4f} against {ref} {w[ref].mean():.4f}" in part
+    assert f"paired difference {d.mean():+.4f} +- {d.std() / 2.0:.4f}" in part
+    assert part.endswith(f"-- {verdict}")

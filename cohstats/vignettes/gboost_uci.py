@@ -319,18 +319,10 @@ def _prob_one(kind, rep):
     return rows, keep
 
 
-def _probabilities(reps, n_jobs):
-    """The logistic-truth simulations: table of mean |p-hat - p| (mean and se over draws),
-    reliability diagrams of the first draw."""
-    import matplotlib.pyplot as plt
-    from joblib import Parallel, delayed
-
-    tasks = [(k, r) for k in PROB_TRUTHS for r in range(reps)]
-    if n_jobs is not None and n_jobs != 1:
-        out = Parallel(n_jobs=n_jobs)(delayed(_prob_one)(*t) for t in tasks)
-    else:
-        out = [_prob_one(*t) for t in tasks]
-    df = pd.DataFrame([r for rows, _ in out for r in rows])
+def _prob_tables(df):
+    """Summary tables of the per-draw errors ``df`` (one row per truth, draw and setting):
+    means over draws with their ratio to C-learning, and paired differences against the
+    default GentleBoost.C and against MulLogitBoost with the same trees."""
     g = df.groupby(["truth", "setting"], sort=False)
     tab = g.agg(
         mae=("mae", "mean"),
@@ -375,9 +367,27 @@ def _probabilities(reps, n_jobs):
                 }
             )
     pair = pair.merge(pd.DataFrame(mlb_pair), on=["truth", "setting"], how="outer", suffixes=("", " (reference)"))
-    chosen = df[df["setting"].str.endswith("rho by CV")].groupby(["truth", "setting"], sort=False)["rho"]
-    counts = {k: ", ".join(f"{r:g} ({c})" for r, c in v.value_counts().sort_index().items()) for k, v in chosen}
+    counts = {}
+    if "rho" in df.columns:
+        chosen = df[df["setting"].str.endswith("rho by CV")].groupby(["truth", "setting"], sort=False)["rho"]
+        counts = {k: ", ".join(f"{r:g} ({c})" for r, c in v.value_counts().sort_index().items()) for k, v in chosen}
     pair["rho chosen (draws)"] = [counts.get((t, s), "") for t, s in zip(pair["truth"], pair["setting"])]
+    return tab, pair
+
+
+def _probabilities(reps, n_jobs):
+    """The logistic-truth simulations: table of mean |p-hat - p| (mean and se over draws),
+    reliability diagrams of the first draw."""
+    import matplotlib.pyplot as plt
+    from joblib import Parallel, delayed
+
+    tasks = [(k, r) for k in PROB_TRUTHS for r in range(reps)]
+    if n_jobs is not None and n_jobs != 1:
+        out = Parallel(n_jobs=n_jobs)(delayed(_prob_one)(*t) for t in tasks)
+    else:
+        out = [_prob_one(*t) for t in tasks]
+    df = pd.DataFrame([r for rows, _ in out for r in rows])
+    tab, pair = _prob_tables(df)
     figs = []
     for kind in PROB_TRUTHS:
         keep = [k for (kk, r), (_, k) in zip(tasks, out) if kk == kind and r == 0][0]
