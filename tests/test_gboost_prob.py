@@ -15,8 +15,9 @@ is a few per cent above MulLogitBoost's also at the best step in hindsight, so t
 loss's, not the step choice's. As rho grows the coherence loss of ``g`` tends to the multinomial
 log-loss of ``g / rho`` (tested exactly below), and the temperature chosen by CV closes the gap.
 
-Fast tests: the large-rho limit, and two draws at n = 2000. The slow test repeats the
-comparison over eight draws and asserts it with the paired standard error.
+Fast tests: the large-rho limit, two draws at n = 2000, and the vignette's reading of its
+tables (no fits). The slow test repeats the comparison over eight draws and asserts it with
+the paired standard error.
 """
 
 from __future__ import annotations
