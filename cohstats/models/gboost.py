@@ -33,6 +33,9 @@ _LOSSES = {
     "adaboost_mh_discrete": (_b.LOSS_MH_DISCRETE, "AdaBoost.MH (discrete)"),
 }
 _RHO_MIN = 1e-3
+# temperatures to choose from by cross-validation when the probabilities matter (see the
+# gboost_c docstring; measurements in benchmarks/README.md, #18)
+RHO_GRID = (1.0, 2.0, 4.0, 8.0)
 DEFAULT_SHRINKAGE = 0.1
 
 _PARAMS = {
@@ -174,7 +177,9 @@ def gboost(
         round) or ``"cart"`` (forwarded to :func:`cohstats.models.cart.cart`; the remaining
         keyword arguments go there).
     rho : temperature of the coherence loss (the ``T`` of [ZJLY]; ``loss="coherence"``
-        only; the paper uses 1).
+        only; the paper uses 1). For probabilities, choose it with the number of steps by
+        cross-validation of the deviance (see "Probabilities and the temperature" in
+        :func:`gboost_c`).
     n_trees : boosting rounds, each adding one tree per class (paper: 100).
     nodes : terminal nodes of each regression tree (paper: 8), grown best first.
     shrinkage : factor applied to every round (gbm's ``shrinkage``, LightGBM's
@@ -402,6 +407,29 @@ def gboost_c(
       ``t in {1, 1/2, 1/4, ...}`` that does not raise the weighted training loss (beyond
       relative rounding of 1e-14); ``t = 1`` in the paper's regime, and the intercept-only
       model converges to the minimiser of its loss (the class shares as probabilities).
+
+    **Probabilities and the temperature.** With its inverse link (8), the coherence loss is a
+    proper composite loss at every ``rho``: its population minimiser gives the true class
+    probabilities (Theorem 1 of [ZJLY]). It is not the likelihood, though. At the paper's
+    ``rho = 1`` it is a smoothed hinge, and on simulated logistic truths (the probability
+    section of the ``gboost_uci`` vignette) its probabilities are a few per cent less
+    accurate than those of MulLogitBoost, the multinomial likelihood with the same trees:
+    also at the best number of steps in hindsight, so the gap comes from the loss, not from
+    the choice of the number of steps. As ``rho`` grows,
+    ``rho log(1 + sum_{j != c} exp((1 + g_j - g_c)/rho))`` tends to the multinomial negative
+    log-likelihood of ``g / rho`` and eq (8) to its softmax: GentleBoost.C becomes
+    MulLogitBoost on the scale ``g / rho``. One difference remains: ``max_delta_step`` caps
+    the leaves on the scale of ``g``, so on the likelihood's scale the cap is
+    ``max_delta_step / rho``, tighter as ``rho`` grows, which regularises large trees. For
+    probabilities, choose ``rho`` together with the number of steps by cross-validation of
+    the deviance (gbm's and LightGBM's practice for the number of trees)::
+
+        tune(gboost_c, "y ~ .", data, grid={"rho": RHO_GRID}, measure="deviance", n_trees=300)
+
+    with ``RHO_GRID = (1, 2, 4, 8)`` from :mod:`cohstats.models.gboost`; larger ``rho``
+    needs more steps (its leaves are capped more tightly), so offer enough of them that the
+    chosen step is not the last. On the simulations this choice is as accurate as
+    MulLogitBoost. ``rho = 1`` stays the default, the temperature of [ZJLY].
 
     Examples
     --------
