@@ -229,18 +229,6 @@ def _shrinkable(Ft, S, q, margin, thr):
 
 
 @njit(cache=True, nogil=True)
-def _btilde_row(a, yi, L, out):
-    mb = 0.0
-    for j in range(L):
-        b = a[j] if yi == j else -a[j]
-        out[j] = b
-        mb += b
-    mb /= L
-    for j in range(L):
-        out[j] -= mb
-
-
-@njit(cache=True, nogil=True)
 def _count_shrinkable(Ft, S, n_act, margin, thr):
     """Number of active points that :func:`_shrinkable` would shrink at threshold ``thr``."""
     c = 0
