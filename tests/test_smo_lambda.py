@@ -225,6 +225,25 @@ def test_shrinking_rebuild_is_exact(margin, C):
     assert np.allclose(b.info["F"], a.info["F"], atol=1e-3)
 
 
+def test_shrink_events_reused_after_an_exact_rebuild():
+    """With frequent shrink checks the event slots run out; the shrunk points are then rebuilt
+    exactly, become active and are shrunk again. The optimum and the decision values (against
+    K btilde from the multipliers) are those of the run without shrinking."""
+    L, N = 4, 700
+    X, y = _data(N, L, seed=13, p=3)
+    k = make_kernel("rbf", X, gamma=0.3)
+    K = k(X)
+    Cb = np.full(N, 30.0)
+    a = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=1e-6, shrinking=False)
+    b = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=1e-6, shrinking=True, shrink_every=20)
+    assert b.converged and b.info["n_shrink"] > 6 and b.info["n_rebuild"] >= 2
+    F, _ = _F_from_alpha(K, y, L, b.dual)
+    assert np.allclose(b.info["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
+    assert b.info["max_violation"] < 1e-6
+    assert b.info["dual"] == pytest.approx(a.info["dual"], rel=1e-8)
+    assert np.allclose(b.info["F"], a.info["F"], atol=1e-3)
+
+
 @pytest.mark.parametrize("n_select", [4, 16])
 def test_lazy_selection_reaches_the_exact_greedy_optimum(n_select):
     """The lazy selection (violations recomputed every few visits, decision values kept up to a

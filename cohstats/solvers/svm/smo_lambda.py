@@ -37,9 +37,12 @@ to the tolerance.
 
 Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
 with KKT slack larger than the current maximal violation are moved behind the active points, so
-the O(N L) refresh runs over active points only. When the active problem has converged, the
-decision values of the shrunk points are rebuilt exactly and the full problem is checked
-again, so shrinking never changes the solution.
+the O(N L) refresh runs over active points only. The lazy loop checks every ``N / 2`` visits
+and shrinks only when at least one active point in 16 qualifies (at large ``C`` few points do
+early on); up to 6 events are kept between exact rebuilds, after which the shrunk points are
+rebuilt, made active and shrunk again. When the active problem has converged, the decision
+values of the shrunk points are rebuilt exactly and the full problem is checked again, so
+shrinking never changes the solution.
 
 Measurements, the comparison with libsvm and the variants tried and dropped are in
 ``benchmarks/README.md`` ("lambda-SVM solver notes").
@@ -60,7 +63,7 @@ from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR
 from cohstats.solvers.result import SolverResult
-from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, permute_rows, rows_provider
+from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, permute_rows, row_slot, rows_provider
 
 # ---------------------------------------------------------------------------------------------
 # KKT violation
@@ -179,7 +182,7 @@ def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
     point behind the active block (replaying the swaps on the row cache) and record the event
     in ``sstate`` / ``counter``. Returns the new number of active points."""
-    alpha, Ft, S, ev_of, snap, sstate, counter = st.alpha, st.Ft, st.S, st.ev_of, st.snap, st.sstate, st.counter
+    alpha, Ft, S, snap, sstate, counter = st.alpha, st.Ft, st.S, st.snap, st.sstate, st.counter
     perm = kr.perm
     N, L = alpha.shape
     e = sstate[1]
@@ -195,10 +198,10 @@ def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
             swa[nsw] = q
             swb[nsw] = n_act
             nsw += 1
-            ev_of[perm[n_act]] = e
         else:
             q += 1
     permute_rows(kr, swa, swb, nsw)
+    st.ev_bound[e] = n_act  # event e shrank the positions ev_bound[e] .. ev_bound[e - 1] - 1
     sstate[0] = n_act
     sstate[1] = e + 1
     sstate[2] = counter[0]
@@ -226,64 +229,64 @@ def _shrinkable(Ft, S, q, margin, thr):
 
 
 @njit(cache=True, nogil=True)
-def _btilde_row(a, yi, L, out):
-    mb = 0.0
-    for j in range(L):
-        b = a[j] if yi == j else -a[j]
-        out[j] = b
-        mb += b
-    mb /= L
-    for j in range(L):
-        out[j] -= mb
+def _count_shrinkable(Ft, S, n_act, margin, thr):
+    """Number of active points that :func:`_shrinkable` would shrink at threshold ``thr``."""
+    c = 0
+    for q in range(n_act):
+        if _shrinkable(Ft, S, q, margin, thr):
+            c += 1
+    return c
 
 
 @njit(cache=True, nogil=True)
 def _rebuild(st, kr, margin, n_events, n_act):
-    """Make ``Ft`` exact for the shrunk points (positions ``n_act..N-1``).
+    """Make ``Ft`` exact (and centred) for the shrunk points (positions ``n_act..N-1``).
 
-    A point shrunk at event ``e`` has ``Ft`` exact at that event; since then only the multipliers
-    of active points moved, so ``F_t += sum_i K(x_i, x_t) (btilde_i - btilde_i at event e)``.
-    ``snap[e]`` holds the multipliers (original order) at event ``e``.
+    The points shrunk at event ``e`` occupy the positions ``ev_bound[e] .. ev_bound[e - 1] - 1``
+    (``N`` for ``e = 0``) and had exact, centred ``Ft`` at that event; since then only the
+    multipliers of active points moved, so ``F_j += sum_i K(x_i, .) (b_ij - b_ij at event e)``
+    on that range (uncentred changes, one vectorised update per changed class, each changed
+    point's row fetched once for all events), and the shift common to the classes is removed at
+    the end (exact ``F`` rows sum to zero). ``snap[e]`` holds the multipliers (original order) at
+    event ``e``.
     """
-    alpha, Ft, S, pv, y, pos_of, ev_of, snap = st.alpha, st.Ft, st.S, st.pv, st.y, st.pos_of, st.ev_of, st.snap
-    perm = kr.perm
+    alpha, Ft, S, pv, y, pos_of, snap, bound = st.alpha, st.Ft, st.S, st.pv, st.y, st.pos_of, st.snap, st.ev_bound
     N, L = alpha.shape
-    b_now = np.empty(L)
-    b_old = np.empty(L)
     d = np.empty(L)
-    yorig = np.empty(N, dtype=np.int64)
-    for q in range(N):
-        yorig[perm[q]] = y[q]
-    for e in range(n_events):
-        any_e = False
-        for q in range(n_act, N):
-            if ev_of[perm[q]] == e:
-                any_e = True
-                break
-        if not any_e:
-            continue
-        for i in range(N):
-            pi = pos_of[i]
-            _btilde_row(alpha[pi], yorig[i], L, b_now)
-            _btilde_row(snap[e, i], yorig[i], L, b_old)
+    for i in range(N):
+        pi = pos_of[i]
+        yi = y[pi]
+        s = -1
+        for e in range(n_events):
+            lo = bound[e]
+            hi = N if e == 0 else bound[e - 1]
+            if lo >= hi:
+                continue
             nz = False
             for j in range(L):
-                d[j] = b_now[j] - b_old[j]
-                if d[j] != 0.0:
+                dd = alpha[pi, j] - snap[e, i, j]
+                d[j] = dd if yi == j else -dd
+                if dd != 0.0:
                     nz = True
             if not nz:
                 continue
-            row = get_row(kr, i)
-            for q in range(n_act, N):
-                t = perm[q]
-                if ev_of[t] == e:
-                    k = row[q]
-                    for j in range(L):
-                        Ft[j, q] += k * d[j]
+            if s < 0:
+                s = row_slot(kr, i)
+            row = kr.rows[s]
+            for j in range(L):
+                if d[j] != 0.0:
+                    _axpy(Ft[j, lo:hi], row[lo:hi], d[j])
+    inv_L = 1.0 / L
     for q in range(n_act, N):
+        mf = 0.0
+        for j in range(L):
+            mf += Ft[j, q]
+        mf *= inv_L
         m = 0.0
         for j in range(L):
-            m = max(m, _viol_s(Ft[j, q], S[j, q], margin))
+            f = Ft[j, q] - mf
+            Ft[j, q] = f
+            m = max(m, _viol_s(f, S[j, q], margin))
         pv[q] = m
 
 
@@ -348,8 +351,8 @@ def smo_lambda_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, 
     ``pv`` (N,) per-point maximal violation; ``counter`` = [outer iterations, single-variable
     steps, shrink events, rebuilds]. With shrinking, the active points occupy positions
     ``0..sstate[0]-1``; ``sstate = [n_active, n_events, iteration of the last event]``,
-    ``snap[e]`` the multipliers at event ``e`` and ``ev_of[i]`` the event that shrank point
-    ``i``. Returns ``(status, max_violation)``: status 1 = all violations below ``tol`` (after an
+    ``snap[e]`` the multipliers at event ``e`` and ``ev_bound[e]`` the first position shrunk at
+    event ``e``. Returns ``(status, max_violation)``: status 1 = all violations below ``tol`` (after an
     exact rebuild of shrunk points), 0 = the step budget ran out.
     """
     alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
@@ -578,15 +581,29 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
                 return 1, bv
             if steps >= max_steps:
                 return 0, bv
-            # ---- shrinking (libsvm style, per point), right after an exact fold
-            if shrinking and sstate[1] < max_events and counter[0] - sstate[2] >= shrink_every:
-                n_act = _shrink_event(st, kr, n_act, swa, swb, margin, bv)
-                moves += 1  # stall marks refer to positions: forget them
+            # ---- shrinking (libsvm style, per point), right after an exact fold: an event only
+            # when it leaves out at least one active point in 16; when the events are used up,
+            # the shrunk points are rebuilt exactly and become active again first
+            if shrinking and max_events > 0 and counter[0] - sstate[2] >= shrink_every:
+                ns = _count_shrinkable(Ft, S, n_act, margin, bv)
+                if ns > 0 and ns * 16 >= n_act:
+                    if sstate[1] >= max_events:
+                        _rebuild(st, kr, margin, sstate[1], n_act)
+                        sstate[0] = N
+                        sstate[1] = 0
+                        counter[3] += 1
+                        n_act = N
+                    n_act = _shrink_event(st, kr, n_act, swa, swb, margin, bv)
+                    moves += 1  # stall marks refer to positions: forget them
+                else:
+                    sstate[2] = counter[0]
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
             vthr = max(tol, rho * bv)
             nl = _select_top(pv, n_act, kk, vthr, lst)
+            counter[5] += 1
+            counter[6] += nl
             pos = 0
             continue
         if steps >= max_steps:
@@ -769,9 +786,10 @@ class LambdaState(NamedTuple):
     ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values; ``S`` (L, N) status bits;
     ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
     kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
-    refresh work]; ``pos_of`` the position of each original index; ``ev_of[i]`` the shrink event
-    that shrank point ``i``; ``snap[e]`` the multipliers (original order) at event ``e``;
-    ``sstate = [n_active, n_events, visit of the last event]``.
+    refresh work, exact passes, listed points]; ``pos_of`` the position of each original index;
+    ``ev_bound[e]`` the first position shrunk at event ``e`` (the points shrunk at event ``e``
+    occupy ``ev_bound[e] .. ev_bound[e - 1] - 1``, ``N`` for ``e = 0``); ``snap[e]`` the
+    multipliers (original order) at event ``e``; ``sstate = [n_active, n_events, visit of the last event]``.
     """
 
     alpha: np.ndarray
@@ -783,7 +801,7 @@ class LambdaState(NamedTuple):
     Kdiag: np.ndarray
     counter: np.ndarray
     pos_of: np.ndarray
-    ev_of: np.ndarray
+    ev_bound: np.ndarray
     snap: np.ndarray
     sstate: np.ndarray
 
@@ -810,6 +828,7 @@ def solve_lambda_svm(
     n_select=None,
     rho=0.5,
     cache_float32=None,
+    shrink_every=None,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -848,6 +867,7 @@ def solve_lambda_svm(
         exact for that kernel and within ``2^-24 sum_i |btilde_ij| K_it`` of the float64 values.
         Default (None): float32 when ``tol >= 1e-3``, float64 for tighter tolerances.
     chunk : outer iterations per numba call (time-limit granularity).
+    shrink_every : visits between shrinking checks (default ``max(N, 1000) // 2``).
 
     Returns
     -------
@@ -858,7 +878,8 @@ def solve_lambda_svm(
         the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
         "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
         ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
-        of the refreshed length; lazy path only) and ``time``.
+        of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (exact passes of
+        the lazy loop and points listed by them) and ``time``.
 
     Examples
     --------
@@ -904,16 +925,17 @@ def solve_lambda_svm(
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(5, dtype=np.int64)
+    counter = np.zeros(8, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = kr.perm  # position -> original index, shared with the row cache
     pos_of = np.arange(N, dtype=np.int64)
-    ev_of = np.full(N, -1, dtype=np.int64)
     max_events = 6 if shrinking else 0
     snap = np.zeros((max_events, N, L))
+    ev_bound = np.full(max(max_events, 1), N, dtype=np.int64)
     sstate = np.array([N, 0, 0], dtype=np.int64)
-    shrink_every = int(max(N, 1000)) // 2
+    if shrink_every is None:
+        shrink_every = int(max(N, 1000)) // 2
     if n_select is None:
         n_select = 512
     n_select = int(max(1, n_select))
@@ -924,7 +946,7 @@ def solve_lambda_svm(
         k_lin = max(1, N // 8) if N >= 512 else 1
         B = np.where(y[:, None] == np.arange(L), alpha, -alpha)
         W = np.ascontiguousarray((B - B.mean(axis=1, keepdims=True)).T @ X)
-    state = LambdaState(alpha, Ft, S, pv, yp, Cp, Kp, counter, pos_of, ev_of, snap, sstate)
+    state = LambdaState(alpha, Ft, S, pv, yp, Cp, Kp, counter, pos_of, ev_bound, snap, sstate)
     if chunk is None:
         chunk = 2000 if time_limit is not None else max_iter
     status = "max_iter"
@@ -983,6 +1005,8 @@ def solve_lambda_svm(
         "n_cache_rows": n_slots,
         "n_shrink": int(counter[2]),
         "n_rebuild": int(counter[3]),
+        "n_fold": int(counter[5]),
+        "n_listed": int(counter[6]),
         "time": time.perf_counter() - t0,
     }
     return SolverResult(
