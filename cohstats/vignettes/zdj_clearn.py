@@ -464,6 +464,7 @@ def run(
     col, other = ("error_pct", "error_larger_pct") if ties == "smaller" else ("error_larger_pct", "error_pct")
     order = list(dict.fromkeys(res["dataset"]))
     stand = set(STAND_INS.values())
+    ntr_min, ntr_max = int(res["n_train"].min()), int(res["n_train"].max())
 
     def summarise(column):
         g = res.groupby(["expansion", "dataset", "method"], sort=False)[column]
@@ -520,7 +521,8 @@ def run(
             both.reset_index(),
             floatfmt=".2f",
             caption="Mean test error (%) under both CV tie rules, from the same CV curves "
-            "(with 11-24 training points many gamma values tie at the smallest CV "
+            f"(training sizes in this run: {ntr_min}-{ntr_max} points; with few training points "
+            "many gamma values tie at the smallest CV "
             "error; ties to the larger gamma pick the most regularised of them), and "
             "[ZDJ]'s. Stand-in rows: [ZDJ]'s column is the USPS value.",
         )
