@@ -32,7 +32,7 @@ def test_rh_table2_cells_scored_and_missing_sets_not_computed(tmp_path):
     np.testing.assert_allclose(aba.z.to_numpy(float), 5.0 / se.to_numpy(), rtol=1e-6)
     assert (aba.verdict == "OFF").all()
     rest = t[t.cell.str.startswith(("Sensor", "Covtype"))]
-    assert len(rest) == 14 and (rest.verdict == "NOT COMPUTED").all()
+    assert len(rest) == 14 and (rest.verdict == "NO DATA").all()
     assert rest.note.str.contains("not available offline").all()
     assert pd.api.types.is_numeric_dtype(t.published)
 
@@ -70,3 +70,32 @@ def test_summary_text_counts_and_lists_off_cells_without_a_cause(tmp_path):
     # the 7 Pendigit cells carry a measured cause, the 7 Abalone cells only the protocol note
     assert "without a measured cause in their note: 7 (" in text
     assert text.count("Abalone") == 7 and "Pendigit" not in text
+
+
+def test_offline_data_sets_are_no_data_not_missing_work(tmp_path):
+    """Sensor and Covtype cannot be loaded offline: their cells are NO DATA, left out of the
+    scored share and of NOT COMPUTED; a missing cell of an available data set stays NOT COMPUTED."""
+    import pytest
+
+    from cohstats.datasets import load
+    from cohstats.vignettes.fidelity import fidelity_summary, summary_text
+
+    for name in ("sensor", "covtype"):
+        with pytest.raises(ValueError, match="not available"):
+            load(name)
+    pub = reference("rh2015", "table2")
+    # Pendigit computed at the paper's values, Abalone's margin-1 cell left out
+    ours = pub[pub.dataset.isin(["Pendigit", "Abalone"])][["dataset", "lambda", "err_pct"]].copy()
+    ours = ours[~((ours.dataset == "Abalone") & (ours["lambda"].astype(str) == "1"))]
+    ours["err_sd_pct"] = 0.2
+    rep = Report("t", tmp_path, name="lamsvm")
+    compare_table2(rep, ours, reps=2, quick=True, n_sub=2000)
+    rep.write(html_too=False)
+    tab = fidelity_table(tmp_path)
+    t = tab[tab.source == "[RH] Table 2"].set_index("cell")
+    assert t.loc["Abalone | 1", "verdict"] == "NOT COMPUTED"
+    assert (t.loc[[c for c in t.index if c.startswith(("Sensor", "Covtype"))], "verdict"] == "NO DATA").all()
+    s = fidelity_summary(tab).set_index("source").loc["[RH] Table 2"]
+    assert (s["NO DATA"], s["NOT COMPUTED"], s["MATCH"]) == (14, 1, 13)
+    assert s["within 2 SE (%)"] == 100.0
+    assert "14 NO DATA" in summary_text(tab)
