@@ -214,6 +214,9 @@ def _rep(data, r, seed, quick, lambda_convention="e1071", svm_convention=None, r
             verbose=False,
             kernel="rbf",
             sigma=sig,
+            # sigma is the median distance of the unscaled inputs, so the kernel must see them
+            # unscaled too (clearn standardises by default)
+            standardize=False,
             rho=1.0,
             u=1.0,
             alpha=a,
