@@ -50,8 +50,11 @@ brackets):
   for C-learning). Ours is level with our other two losses and with the paper's C-learning,
   whatever HHSVM's ``delta``: partitions 0-4, ``delta`` = 2 (default), 0.5, 0.1 give 20.9,
   21.0, 21.1 (ties to the smaller ``gamma``) and 20.9, 20.9, 21.4 (ties to the larger); our
-  RLRM and C-learning give 20.4-20.5 on the same partitions. Neither ``delta`` nor the tie rule
-  reproduces the paper's HHSVM level; its cause is not found.
+  RLRM and C-learning give 20.4-20.5 on the same partitions. Nor does the other reading of a
+  "kernel expansion" for HHSVM (the kernel columns as linear features, elastic net with
+  ``||beta||^2`` instead of ``beta' K beta``): 21.9 for HHSVM, 20.8 and 20.9 for RLRM and
+  C-learning. Neither ``delta``, the tie rule nor the penalty's form reproduces the paper's
+  HHSVM level; its cause is not found.
 """
 
 from __future__ import annotations
