@@ -99,3 +99,29 @@ def test_offline_data_sets_are_no_data_not_missing_work(tmp_path):
     assert (s["NO DATA"], s["NOT COMPUTED"], s["MATCH"]) == (14, 1, 13)
     assert s["within 2 SE (%)"] == 100.0
     assert "14 NO DATA" in summary_text(tab)
+
+
+def test_table2_cross_validates_on_the_subsample_and_refits_on_every_training_row(monkeypatch):
+    """Quick protocol of [RH] Table 2: (C, gamma_k) by CV on up to n_sub rows, the final fit on
+    all round(0.9 n) training rows (refit_all=True) or on the CV rows (False)."""
+    from cohstats.vignettes import lamsvm as vig
+
+    rng = np.random.default_rng(0)
+    n = 90
+    y = np.repeat(["a", "b", "c"], n // 3)
+    X = pd.DataFrame(rng.normal(size=(n, 2)) + np.repeat([[0, 0], [3, 0], [0, 3]], n // 3, axis=0), columns=["u", "v"])
+    monkeypatch.setattr(vig, "_datasets", lambda quick: [("Toy", lambda: (X, y))])
+    seen = []
+
+    def stub(Xtr, ytr, m, quick, rng, tl):
+        seen.append(len(ytr))
+        return 1.0, 1.0, 0.0, False
+
+    monkeypatch.setattr(vig, "_tune", stub)
+    full = vig.table2(1, True, 0, n_sub=30, refit_all=True)
+    sub = vig.table2(1, True, 0, n_sub=30, refit_all=False)
+    assert (full.n_train == round(0.9 * n)).all() and (full.n_cv == 30).all()
+    assert (sub.n_train == 30).all() and (sub.n_cv == 30).all()
+    assert set(seen) == {30} and len(seen) == 2 * 7  # the CV saw n_sub rows for every margin
+    # three well-separated classes: the final fits classify the held-out tenth almost perfectly
+    assert (full.err_pct <= 34.0).all()
