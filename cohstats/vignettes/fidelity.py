@@ -199,9 +199,11 @@ CAUSES = (
     (
         "[RH] Table 2",
         "err_pct",
-        r"^Pendigit \|",
-        "quick protocol trains on 2 000 of 9 893 rows; the whole training part gives the paper's "
-        "error at margins 1 and 100 (lamsvm docstring)",
+        r"^Pendigit \| (1000|10000)$",
+        "ours is below (better than) the paper: our lambda-SVM stays at the small-margin level "
+        "(0.27-0.55 % on three partitions) at these margins, at our CV choice, at the paper's own "
+        "(C, gamma_k) and at a 10x looser KKT tolerance, so [RH]'s rise at large margins is not "
+        "reproduced (lamsvm docstring); cause not found",
     ),
 )
 
