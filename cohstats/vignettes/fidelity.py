@@ -167,6 +167,13 @@ CAUSES = (
         "0.585 and 0.245 (zdj_svm_probability docstring)",
     ),
     (
+        "[ZDJ] Table 3",
+        "mean",
+        r"\| WSL$",
+        "[ZDJ]'s WSL column of Table 3 cites [WSL]'s psi-learning errors; ours is the weighted-SVM "
+        "bracketing estimator of the GKL_c column (zdj_svm_probability report)",
+    ),
+    (
         "[ZDJ] Table 2",
         "mean",
         r"^Data 2 \| WSL$",
