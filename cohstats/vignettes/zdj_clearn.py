@@ -46,6 +46,20 @@ brackets):
   one to 24.6-26.1 [13.9-14.8]; as distributed, linear 23.2-23.9 (partition sd about 12) and
   Gaussian 13.0. No single transform reproduces both tables on these three partitions; the
   default keeps the file as distributed, ``colon_log=True`` gives the other reading.
+* **HHSVM on g241d, Gaussian kernel** ([ZDJ] Table 6: 25.89, against 22.34 for RLRM and 20.37
+  for C-learning). Ours is level with our other two losses and with the paper's C-learning,
+  whatever HHSVM's ``delta``: partitions 0-4, ``delta`` = 2 (default), 0.5, 0.1 give 20.9,
+  21.0, 21.1 (ties to the smaller ``gamma``) and 20.9, 20.9, 21.4 (ties to the larger); our
+  RLRM and C-learning give 20.4-20.5 on the same partitions. Nor does the other reading of a
+  "kernel expansion" for HHSVM (the kernel columns as linear features, elastic net with
+  ``||beta||^2`` instead of ``beta' K beta``): 21.9 for HHSVM, 20.8 and 20.9 for RLRM and
+  C-learning. Neither ``delta``, the tie rule nor the penalty's form reproduces the paper's
+  HHSVM level; its cause is not found.
+* **End of the gamma path** (``replications(..., lambda_min_ratio=)``, default 1e-3). glmnet's
+  default for ``n < p``, 1e-2, leaves the linear g241c/d rows within 1.2 points (g241c 25.4,
+  24.1, 23.2 for HHSVM, RLRM, C-learning against 25.4, 24.4, 24.3 at 1e-3 [22.3, 21.4, 21.3]).
+  The linear g241c level is set by two of the five partitions (errors 25-30 %), on which CV
+  picks weakly penalised or sparse (``omega = 0.5``) fits.
 """
 
 from __future__ import annotations
@@ -162,7 +176,9 @@ def stratified_split(y, n_train, rng):
 
 
 # ----------------------------------------------------------------------------- one fit
-def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, n_jobs=None, standardize=True):
+def tuned_error(
+    Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, n_jobs=None, standardize=True, lambda_min_ratio=1e-3
+):
     """Tune (omega, gamma) by K-fold CV error, refit, return the test errors.
 
     Returns ``(err, omega, gamma, err_small, omega_small, gamma_small)``: first with ties in
@@ -189,7 +205,7 @@ def tuned_error(Xtr, ytr, Xte, yte, method_args, kernel, omegas, nlambda, seed, 
             n_jobs=n_jobs,
             alpha=om,
             nlambda=nlambda,
-            lambda_min_ratio=1e-3,
+            lambda_min_ratio=lambda_min_ratio,
             kernel=kernel,
             max_iter=2000,
             standardize=standardize,
@@ -217,10 +233,14 @@ def replications(
     standardize="auto",
     colon_log: bool = False,
     n_jobs: int | None = None,
+    lambda_min_ratio: float = 1e-3,
+    expansions=("linear", "rbf"),
 ) -> pd.DataFrame:
     """One row per (data set, partition, expansion, method): the test errors under both CV
     tie rules (``error_pct``: ties to the smaller ``gamma``; ``error_larger_pct``: ties to the
-    larger ``gamma``), the selected ``omega`` and ``gamma`` values and the training size."""
+    larger ``gamma``), the selected ``omega`` and ``gamma`` values and the training size.
+    ``lambda_min_ratio``: the end of each ``gamma`` path relative to ``gamma_max``;
+    ``expansions``: which of ``"linear"`` and ``"rbf"`` to run."""
     import warnings
 
     from cohstats.exceptions import ConvergenceWarning
@@ -241,11 +261,13 @@ def replications(
             rng = np.random.default_rng(s)
             tr, te = stratified_split(y, ntr, rng)
             for kern, table in ((None, "linear"), ("rbf", "rbf")):
+                if table not in expansions:
+                    continue
                 for mname, margs in METHODS.items():
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", ConvergenceWarning)
                         err_l, om, lam_l, err_s, _, lam_s = tuned_error(
-                            X[tr], y[tr], X[te], y[te], margs, kern, omegas, nlambda, s, n_jobs, std
+                            X[tr], y[tr], X[te], y[te], margs, kern, omegas, nlambda, s, n_jobs, std, lambda_min_ratio
                         )
                     rows.append(
                         dict(
@@ -464,6 +486,7 @@ def run(
     col, other = ("error_pct", "error_larger_pct") if ties == "smaller" else ("error_larger_pct", "error_pct")
     order = list(dict.fromkeys(res["dataset"]))
     stand = set(STAND_INS.values())
+    ntr_min, ntr_max = int(res["n_train"].min()), int(res["n_train"].max())
 
     def summarise(column):
         g = res.groupby(["expansion", "dataset", "method"], sort=False)[column]
@@ -520,7 +543,8 @@ def run(
             both.reset_index(),
             floatfmt=".2f",
             caption="Mean test error (%) under both CV tie rules, from the same CV curves "
-            "(with 11-24 training points many gamma values tie at the smallest CV "
+            f"(training sizes in this run: {ntr_min}-{ntr_max} points; with few training points "
+            "many gamma values tie at the smallest CV "
             "error; ties to the larger gamma pick the most regularised of them), and "
             "[ZDJ]'s. Stand-in rows: [ZDJ]'s column is the USPS value.",
         )
