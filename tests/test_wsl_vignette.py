@@ -177,3 +177,13 @@ def test_platt_option_is_checked(tmp_path):
         run(1, tmp_path, platt="train")
     with pytest.raises(ValueError, match="examples must be a subset"):
         run(1, tmp_path, examples=["Example 3"])
+
+
+def test_figure1_caption_is_formatted_from_the_path():
+    from cohstats.vignettes.wsl_probability import _figure1_caption
+
+    pi = np.linspace(0, 1, 11)
+    pf = pd.DataFrame({"pi": pi, "(Intercept)": np.where(pi < 0.5, 1.0, -1.0), "x1": 3 * pi, "x2": 0 * pi})
+    text = _figure1_caption(pf)
+    # x1 moves by 0.6 over [0, 0.2] and over [0.8, 1]; the intercept by 2 over the whole path, x1 by 3
+    assert "0.6 over pi in [0, 0.2] and 0.6 over [0.8, 1], against 3 over the whole path" in text
