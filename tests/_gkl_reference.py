@@ -25,12 +25,13 @@ def _logit(p):
     return np.log(p) - np.log1p(-p)
 
 
-def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None):
+def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None, random_input="data"):
     """One input perturbation l and its D response perturbations, for all sequence values.
 
     Returns the additive sufficient statistics
     ``A = sum_m Lambda(p*) Y* / K``, ``B = sum_m Lambda(p*) / K``, ``Ysum = sum_m Y*``,
-    ``dsum = sum_m [Delta(p0, p*, X*l) - Delta(p0, p*, X)]``, each (S, n) or (S,).
+    ``dsum = sum_m [Delta(p0, p*, X*l) - Delta(p0, p*, X)]``, each (S, n) or (S,); with
+    ``random_input="left_out"`` the second ``Delta`` runs over the inputs absent from ``X*l``.
     """
     rng = np.random.default_rng(seed)
     X, y = design.X, design.y
@@ -40,6 +41,8 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None)
     xidx = rng.integers(0, n, size=n)
     src = np.where(xmask, xidx, np.arange(n))
     Xs = np.ascontiguousarray(X[src])
+    absent = np.array([i not in set(src.tolist()) for i in range(n)])
+    out = absent if random_input == "left_out" and absent.any() else np.ones(n, dtype=bool)
     p0c = _clip(p0)  # (S, n) at the original inputs
     p0s = p0c[:, src]  # p0 at the perturbed inputs X*l
     Kf = tau + tau * (1.0 - tau) * (y01[None] - p0s) ** 2 / (p0s * (1.0 - p0s))
@@ -74,22 +77,25 @@ def _gkl_task(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None)
         B += lam_s / Kf
         Ysum += Ystar
         d_star = np.mean((1.0 - p0s) * np.log1p(-Ps) + p0s * np.log(Ps), axis=1)
-        d_orig = np.mean((1.0 - p0c) * np.log1p(-Pc) + p0c * np.log(Pc), axis=1)
+        d_orig = np.mean(((1.0 - p0c) * np.log1p(-Pc) + p0c * np.log(Pc))[:, out], axis=1)
         dsum += d_star - d_orig
     # centred within this input perturbation (cov* is conditional on X*l, [WSL] eq. 11)
     W = A - (Ysum / D) * B
     return A, B, Ysum, W, dsum
 
 
-def binary_gkl(fit_fn, design, args, full, tau, D, seed_seq, prob_args=None, centering="within"):
+def binary_gkl(
+    fit_fn, design, args, full, tau, D, seed_seq, prob_args=None, centering="within", p0=None, random_input="data"
+):
     """(estimate, cov, d_hat) of [WSL] eq. (9) with eq. (13) in the 0/1 coding, for a binary design."""
     n = design.nobs
     child = seed_seq.spawn(D)
     lam = np.asarray(full.lambda_, float) if _has_path(full) else None
-    p0 = _as_p1(_outputs(full, design.X, "prob", lam, prob_args))
+    p_fit = _as_p1(_outputs(full, design.X, "prob", lam, prob_args))
+    pert = p_fit if p0 is None else np.broadcast_to(np.asarray(p0, float), p_fit.shape).copy()
+    parg = getattr(full, "path_arg", None)
     parts = [
-        _gkl_task(fit_fn, design, args, lam, p0, child[l], D, tau, prob_args, getattr(full, "path_arg", None))
-        for l in range(D)
+        _gkl_task(fit_fn, design, args, lam, pert, child[l], D, tau, prob_args, parg, random_input) for l in range(D)
     ]
     A = sum(o[0] for o in parts)
     B = sum(o[1] for o in parts)
@@ -100,8 +106,8 @@ def binary_gkl(fit_fn, design, args, full, tau, D, seed_seq, prob_args=None, cen
     cov_pooled = (A - (Ys / D2) * B) / (2.0 * (D2 - 1))
     cov_within = Wc / (2.0 * D * (D - 1))
     y01 = (design.y + 1.0) / 2.0
-    egkl = np.mean(_m._cre_terms(y01[None], _clip(p0)), axis=1)
+    egkl = np.mean(_m._cre_terms(y01[None], _clip(p_fit)), axis=1)
     cov = cov_within if centering == "within" else cov_pooled
     d_hat = ds / (D2 - 1)
-    assert n == p0.shape[-1]
+    assert n == p_fit.shape[-1]
     return egkl + cov.mean(axis=1) + d_hat, cov, d_hat

@@ -26,7 +26,7 @@ from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
 from .cv import _cv_many, _full_task
-from .gkl import _check_centering, _check_tau_D, _gkl_many, _resolve_initial, _seed_seq
+from .gkl import _check_centering, _check_random_input, _check_tau_D, _gkl_many, _resolve_initial, _seed_seq
 
 
 class TuneResult(Persistable):
@@ -236,6 +236,7 @@ def tune(
     rule: str = "min",
     scheduler=None,
     fit_kwargs: dict | None = None,
+    random_input: str = "data",
     **fit_args,
 ) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
@@ -262,7 +263,7 @@ def tune(
     rule : ``"min"`` (default) or ``"1se"`` (``method="cv"`` only): the first setting in the tie
         order below whose CV mean is within one standard error of the best (cv.glmnet's
         ``lambda.1se`` generalised to a grid).
-    tau, D, prob_args, centering, initial : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
+    tau, D, prob_args, centering, initial, random_input : for ``method="gkl"`` (see :func:`gkl`); ``prob_args`` also
         for probability measures.
     fit_kwargs, scheduler : as in :func:`cv` (fit arguments named like the tuner's own; a Dask
         client or scheduler address).
@@ -378,10 +379,24 @@ def tune(
         else:
             tau, D = _check_tau_D(tau, D, design.nobs)
             _check_centering(centering)
+            _check_random_input(random_input)
             ss = _seed_seq(random_state)
             name = initial if isinstance(initial, str) else "array"
             gks = _gkl_many(
-                fit_fn, design, arg_list, full_fits, tau, D, ss, n_jobs, verbose, prob_args, centering, init, name
+                fit_fn,
+                design,
+                arg_list,
+                full_fits,
+                tau,
+                D,
+                ss,
+                n_jobs,
+                verbose,
+                prob_args,
+                centering,
+                init,
+                name,
+                random_input,
             )
             for j, g in enumerate(gks):
                 results.append(g)

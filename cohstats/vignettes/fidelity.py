@@ -99,40 +99,66 @@ CAUSES = (
         "Example 2 (no common direction; wsl_probability docstring)",
     ),
     (
-        "[WSL] Table 3",
-        "cre",
-        r"^(Liver|Diabetes) \| SVM G \| (Platt|Tuned Platt)$",
-        "Platt's sigmoid on the training outputs of the Gaussian SVM: on Liver its training "
-        "cross-entropy is far below the test one at every lambda, and the GKL tuning picks the "
-        "grid's best lambda (wsl_probability docstring)",
+        "[WSL] Table 2",
+        "gkl",
+        r"^Example 2 \| New \(psi-learning\)$",
+        "bracketing with m = 10 stays above the paper even at the best fixed lambda of the grid "
+        "(Gaussian psi-learning, six samples: 0.175, SE 0.006), m = 20 gives 0.156: the grid size "
+        "sets the level (wsl_probability docstring)",
     ),
     (
         "[WSL] Table 3",
         "cre",
-        r"^(Liver|Diabetes) \| psi G \| (Platt|Tuned Platt)$",
-        "Platt on Gaussian psi-learning: its test cross-entropy is near the paper's at large lambda "
-        "and far above at the smallest, which the run chose; the GKL estimate falls along the grid "
-        "because its covariance penalty and random-input correction stay far below the "
-        "test-minus-training gap there (measured on Liver; wsl_probability docstring)",
+        r"^(Liver|Diabetes) \| (SVM|psi) G \| (Platt|Tuned Platt)$",
+        "Platt's sigmoid on Gaussian fits depends on where it is fitted: over three samples the "
+        "cross-validated sigmoid puts 11 of these 12 cells within 2 SE (Liver SVM G Platt 0.660, "
+        "the training sigmoid 0.775 over four samples, the paper 0.724 between); single samples "
+        "vary by about 0.05 (wsl_probability docstring)",
     ),
     (
         "[WSL] Table 3",
         "cre",
-        r"^(Mushroom|Ionosphere) \| (SVM|psi) G \| (Platt|Tuned Platt)$",
-        "ours is below (better than) the paper; cause not found",
+        r"^Mushroom \| (SVM|psi) [GL] \| (Platt|Tuned Platt)$",
+        "our Mushroom (22 attributes one-hot) is easier for every Platt row than the paper's: over "
+        "three samples all 8 Platt and tuned Platt cells lie 0.09-0.18 below it (0.11-0.15 against "
+        "0.24-0.33) and New 0.035-0.07 below; with Platt's targets the Gaussian SVM's Platt stays "
+        "at or below 0.22 at every lambda of the grid (two samples), against 0.305 "
+        "(wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| SVM G \| Platt$",
+        "with Platt's targets the published value lies above ours at every lambda of the grid "
+        "(six samples: 0.21 at the CV lambda, at most 0.33 with the cross-validated and 0.40 with "
+        "the training sigmoid at any fixed lambda, against 0.430), while the paper's tuned Platt "
+        "and New of the row agree with ours: the published Platt is not this protocol's (0/1 "
+        "targets give 0.31; wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| psi G \| Platt$",
+        "ours is below the paper at the CV lambda (0.22, SE 0.03, four samples), the paper's tuned "
+        "Platt and New of the row agree with ours; the published value lies between our CV choice "
+        "and the constant fits of lambda >= 0.03 (0.56-0.66); cause not found (wsl_probability "
+        "docstring)",
     ),
     (
         "[WSL] Table 3",
         "cre",
         r"^Ionosphere \| psi L \| Tuned Platt$",
         "Platt on psi-learning: the grid's best lambda gives the paper's value, the GKL tuning picks "
-        "a small lambda (the failure measured on Liver; wsl_probability docstring)",
+        "a small lambda (wsl_probability docstring)",
     ),
     (
-        "[WSL] Table 3",
+        "[WSL] Table 5",
         "cre",
-        r"^Ionosphere \| SVM L \| Tuned Platt$",
-        "cause not found",
+        r"^(SVM|psi) L \| (Platt|Tuned Platt)$",
+        "the 38 training patients are separable, where psi-learning's DC iterations stop at the "
+        "SVM they start from: our two rows are identical (0.165 with the cross-validated sigmoid, "
+        "0.318 with the training one), the paper's differ twofold (0.343, 0.171), so each sigmoid "
+        "matches one published row (wsl_probability docstring)",
     ),
     (
         "[ZDJ] Table 2",

@@ -1,0 +1,189 @@
+"""[WSL] vignette protocol pieces: the random-input correction on left-out inputs (eq. 14) and
+Platt's sigmoid on cross-validated decision values (libsvm / R e1071)."""
+
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _gkl_reference import binary_gkl  # noqa: E402
+from _tuning_fits import ridge_logit  # noqa: E402
+
+from cohstats.formula import build_design  # noqa: E402
+from cohstats.results import Fit, Summary  # noqa: E402
+from cohstats.tuning import _gkl_many, _seed_seq, gkl, tune  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def df():
+    rng = np.random.default_rng(5)
+    n = 70
+    X = rng.normal(size=(n, 2))
+    y = np.where(rng.random(n) < expit(1.5 * X[:, 0] - 0.5 * X[:, 1]), 1, -1)
+    return pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y})
+
+
+def test_left_out_random_input_equals_the_written_out_formula(df):
+    """``random_input="left_out"`` evaluates the second Delta of [WSL] eq. (14) on the inputs absent
+    from each X*l; the binary formula written out in tests/_gkl_reference.py gives the same numbers,
+    for the fit's own initial estimate and for a shared one."""
+    d = build_design("y ~ x1 + x2", df)
+    lam = np.array([1.0, 0.1, 1e-3])
+    full = ridge_logit(d, lambda_=lam)
+    q = np.random.default_rng(1).uniform(0.2, 0.8, size=d.nobs)
+    for init in (None, np.column_stack([1 - q, q])):
+        res = {}
+        for ri in ("data", "left_out"):
+            a = _gkl_many(
+                ridge_logit,
+                d,
+                [{"lambda_": lam}],
+                [full],
+                0.5,
+                4,
+                _seed_seq(2),
+                None,
+                False,
+                None,
+                "within",
+                init,
+                None,
+                ri,
+            )[0]
+            p0 = None if init is None else q
+            est, cov, d_hat = binary_gkl(
+                ridge_logit, d, {"lambda_": lam}, full, 0.5, 4, _seed_seq(2), p0=p0, random_input=ri
+            )
+            np.testing.assert_allclose(a.d_hat, d_hat, rtol=1e-9, atol=1e-15)
+            np.testing.assert_allclose(a.estimate, est, rtol=1e-12)
+            assert a.random_input == ri
+            res[ri] = a
+        # only the random-input correction changes, and it does change
+        np.testing.assert_allclose(res["data"].cov, res["left_out"].cov, rtol=0, atol=0)
+        assert np.all(np.abs(res["data"].d_hat - res["left_out"].d_hat) > 1e-6)
+
+
+class AnchoredFit(Fit):
+    """p_hat(x) = expit(x1) at the training inputs and 1/2 anywhere else; labels are ignored."""
+
+    method = "anchored"
+
+    def _proba(self, X, s=None):
+        X = np.asarray(X, float)
+        seen = (np.abs(X[:, None, :] - self._Xtr[None]).sum(-1) == 0).any(axis=1)
+        return np.where(seen, expit(X[:, 0]), 0.5)
+
+    def _decision(self, X, s=None):
+        p = self._proba(X)
+        return np.log(p) - np.log1p(-p)
+
+    def _summary(self):
+        return Summary("anchored", {"n": self.nobs})
+
+
+def anchored(formula, data=None):
+    d = build_design(formula, data)
+    fit = AnchoredFit(d, {})
+    fit._coef, fit._intercept = np.zeros(d.p), 0.0
+    fit._Xtr = np.asarray(d.X, float).copy()
+    return fit
+
+
+def test_left_out_correction_closed_form_for_a_fit_anchored_at_its_inputs(df):
+    """With the initial estimate q(x) = expit(x1) and a fit equal to q at its own inputs and to 1/2
+    elsewhere, Delta(q, p*, X*l) = -mean_i H(q(X*l_i)) and Delta(q, p*, left-out inputs) =
+    log(1/2), so E[D_hat] = D^2/(D^2 - 1) (log 2 - mean_j H(q(X_j))) for ``"left_out"`` (each X*l_i
+    is X_i or a uniform draw); the printed form dilutes it by the inputs the refit saw."""
+    d = build_design("y ~ x1 + x2", df)
+    q = expit(np.asarray(d.X)[:, 0])
+    H = -(q * np.log(q) + (1 - q) * np.log1p(-q))
+    D = 4
+    target = D * D / (D * D - 1) * (np.log(2.0) - H.mean())
+    lo, da = [], []
+    for seed in range(40):
+        g = {
+            ri: gkl(anchored, d, D=D, random_state=seed, random_input=ri, initial=q, verbose=False)
+            for ri in ("data", "left_out")
+        }
+        assert abs(g["left_out"].cov_term) < 1e-12  # the fit ignores the labels
+        lo.append(g["left_out"].d_hat)
+        da.append(g["data"].d_hat)
+    lo, da = np.asarray(lo), np.asarray(da)
+    se = lo.std(ddof=1) / np.sqrt(lo.size)
+    assert abs(lo.mean() - target) < 4 * se and se < 0.05 * target, (lo.mean(), target, se)
+    # an input is absent from X*l with probability about (1/2) exp(-1/2) = 0.30
+    assert np.all(da < lo) and 0.2 < da.mean() / lo.mean() < 0.4, (da.mean(), lo.mean())
+
+
+def test_random_input_is_checked(df):
+    with pytest.raises(ValueError, match="random_input must be 'data' or 'left_out'"):
+        gkl(ridge_logit, "y ~ x1 + x2", df, D=2, random_input="oob", verbose=False)
+    with pytest.raises(ValueError, match="random_input"):
+        tune(
+            ridge_logit,
+            "y ~ x1 + x2",
+            df,
+            grid={"lambda_": [1.0, 0.1]},
+            method="gkl",
+            D=2,
+            random_input="x",
+            verbose=False,
+        )
+
+
+def test_cv_sigmoid_equals_sklearn_calibrated_svc():
+    """Platt's sigmoid on 5-fold cross-validated decision values (libsvm's method) equals
+    scikit-learn's CalibratedClassifierCV(SVC, method="sigmoid", ensemble=False) on the same
+    folds: out-of-fold decision values of SVC refits at the same C and gamma, Platt's targets,
+    the full-data SVC's decision values at new inputs."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.model_selection import PredefinedSplit
+    from sklearn.svm import SVC
+
+    from cohstats.datasets import make_wsl1
+    from cohstats.models.svm import svm
+    from cohstats.tuning.folds import make_folds
+    from cohstats.vignettes.wsl_probability import PLATT_FOLDS, _with_cv_sigmoid
+
+    df = make_wsl1(400, random_state=3)
+    tr, te = df.iloc[:90], df.iloc[90:]
+    d = build_design("y ~ x1 + x2", tr)
+    kw = {"kernel": "rbf", "gamma": "median", "standardize": False}
+    lam = 0.01
+    fit = svm(d, lambda_=lam, **kw)
+    pf = _with_cv_sigmoid(svm, d, fit, dict(kw, lambda_=lam))
+    ours = pf.prob(te[["x1", "x2"]])
+    gamma = float(fit.kernel.kpar[0])
+    C = 1.0 / (d.nobs * lam)
+    fid = make_folds(np.asarray(d.y, float), PLATT_FOLDS, stratified=True, random_state=0)
+    sk = CalibratedClassifierCV(
+        SVC(C=C, gamma=gamma, tol=1e-8), method="sigmoid", cv=PredefinedSplit(fid), ensemble=False
+    ).fit(d.X, d.y)
+    ref = sk.predict_proba(te[["x1", "x2"]].to_numpy())[:, list(sk.classes_).index(1.0)]
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=2e-3)
+    # and it is not the sigmoid on the training decision values
+    train = fit.predict(te[["x1", "x2"]], type="prob", method="platt").iloc[:, 1].to_numpy()
+    assert np.max(np.abs(train - ref)) > 10 * np.max(np.abs(ours - ref))
+
+
+def test_platt_option_is_checked(tmp_path):
+    from cohstats.vignettes.wsl_probability import run
+
+    with pytest.raises(ValueError, match="platt must be 'cv' or 'training'"):
+        run(1, tmp_path, platt="train")
+    with pytest.raises(ValueError, match="examples must be a subset"):
+        run(1, tmp_path, examples=["Example 3"])
+
+
+def test_figure1_caption_is_formatted_from_the_path():
+    from cohstats.vignettes.wsl_probability import _figure1_caption
+
+    pi = np.linspace(0, 1, 11)
+    pf = pd.DataFrame({"pi": pi, "(Intercept)": np.where(pi < 0.5, 1.0, -1.0), "x1": 3 * pi, "x2": 0 * pi})
+    text = _figure1_caption(pf)
+    # x1 moves by 0.6 over [0, 0.2] and over [0.8, 1]; the intercept by 2 over the whole path, x1 by 3
+    assert "0.6 over pi in [0, 0.2] and 0.6 over [0.8, 1], against 3 over the whole path" in text
