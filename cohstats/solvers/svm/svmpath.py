@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.kernels import KERNEL_CALLABLE, gram_symmetric, kernel_cross
 from cohstats.solvers.result import SolverResult
-from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
+from cohstats.solvers.svm.rows import expansion, get_row, n_cache_rows, rows_provider
 from cohstats.solvers.svm.smo import _start_gradient, _update_gbar, smo_core, smo_core_from, smo_solve
 
 R_SET = 0
@@ -990,7 +990,7 @@ def pi_grid_smo(
     f32 = tol >= 1e-3  # float32 kernel values, as libsvm's (and the lambda-SVM's) row cache
     if code != KERNEL_CALLABLE and (4.0 if f32 else 8.0) * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        Kpre = gram_matrix(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
+        Kpre = gram_symmetric(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
         code = KERNEL_CALLABLE
     elif code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
