@@ -1020,7 +1020,7 @@ def _fit_binary(
         Kpre = kern(Z)
     scode = KERNEL_CALLABLE if Kpre is not None else code
     m = _default_m(n) if m is None else int(m)
-    paths = None
+    paths = fitted = None
     if path:
         # the decision function at pi = 1/2 is read off the path or the warm-started grid (pi =
         # 1/2 is added to the grid when m is odd): one start solve (at pi = 1/2) instead of two
@@ -1043,6 +1043,14 @@ def _fit_binary(
         g = int(np.flatnonzero(ext == 0.5)[0])
         a = np.clip(res.dual[g] * Cval, 0.0, cost)
         b = float(res.intercept[g] * Cval)
+        if path_method != "exact":
+            # the training decision values at pi = 1/2 from the cold start's gradient (no pass
+            # over the kernel; float32 kernel values at the default tol, as the solves)
+            info = dict(res.info)
+            G_mid, mid = info.pop("gradient", None), info.pop("mid", None)
+            if G_mid is not None and mid == g:
+                fitted = y * (G_mid + 1.0) + b
+            res = res._replace(info=info)
         if ext.size > grid.size:
             res = res._replace(
                 dual=np.delete(res.dual, g, axis=0),
@@ -1100,7 +1108,7 @@ def _fit_binary(
         b=b,
         n_iter=int(n_iter),
         converged=bool(converged),
-        fitted_decision=None if r is None else y * (r.info["gradient"] + 1.0) + r.intercept,
+        fitted_decision=fitted if r is None else y * (r.info["gradient"] + 1.0) + r.intercept,
         Kpre=Kpre,
         paths=paths,
         rows=rows,

@@ -969,7 +969,10 @@ def pi_grid_smo(
     ``benchmarks/README.md``.
     Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
     :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
-    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
+    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit;
+    ``info["mid"]`` is the index of the grid value nearest ``1/2`` (the cold start) and
+    ``info["gradient"]`` the C-SVM dual gradient ``G = Q a - 1`` there (the training decision
+    values are ``y (G + 1) + b``, in the solver's kernel arithmetic).
 
     Examples
     --------
@@ -1003,7 +1006,7 @@ def pi_grid_smo(
     C = w * np.where(y > 0, 1.0 - grid[mid], grid[mid]) / nlam
     kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
     every = min(n, 1000)  # libsvm's shrinking schedule for the cold start
-    a_mid, _, b, it, cv, ob, _ = smo_core(
+    a_mid, G_mid, b, it, cv, ob, _ = smo_core(
         kr, y, -np.ones(n), np.zeros(n), C, np.zeros(n), float(tol), max_iter, True, every + 1, every
     )
     A[mid] = a_mid * nlam
@@ -1040,4 +1043,7 @@ def pi_grid_smo(
         )
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
-    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
+    out = _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
+    out.info["mid"] = mid
+    out.info["gradient"] = G_mid
+    return out
