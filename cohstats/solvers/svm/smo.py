@@ -129,10 +129,12 @@ def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
     j = -1
     gmax2 = -np.inf
     obj_min = np.inf
+    thr = -np.inf  # -obj_min less a margin far above rounding: a division-free pre-test
     kdi = Kd[i]
     for q in range(n_act):
-        # written as selects, not branches: the flags follow no pattern, and mispredicted
-        # branches made this loop several times slower than its arithmetic (measured)
+        # the flags are tested by selects, not branches: they follow no pattern, and the
+        # mispredicted branches made this loop several times slower than its arithmetic; the
+        # one branch left (a new minimum) is rarely taken, and the division runs only there
         t = act[q]
         lw = low[t]
         v = y[t] * G[t]
@@ -140,10 +142,12 @@ def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
         gd = gmax + v
         quad = kdi + Kd[t] - 2.0 * Ki[t]
         quad = quad if quad > 0.0 else TAU
-        od = -gd * gd / quad
-        c = lw & (gd > 0.0) & (od <= obj_min)
-        obj_min = od if c else obj_min
-        j = t if c else j
+        if lw & (gd > 0.0) & (gd * gd >= thr * quad):
+            od = -gd * gd / quad
+            if od <= obj_min:
+                obj_min = od
+                j = t
+                thr = -od * (1.0 - 1e-10)
     return j, gmax2
 
 
@@ -212,14 +216,30 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     ``gbp``/``gbn`` (sum over the positives / negatives at a bound of ``a_t y_t y_k K_tk``) are
     given (and kept current in place). Returns ``(a, G, gbp, gbn, b, n_iter, converged,
     objective, misses)``; ``G`` is exact at every point on return."""
+    active = np.ones(y.shape[0], dtype=np.bool_)
+    return smo_core_active(
+        kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active
+    )
+
+
+@njit(cache=True, nogil=True)
+def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active):
+    """:func:`smo_core_from` with the variables outside ``active`` (a boolean mask, overwritten)
+    shrunk from the start: a warm start that knows which bounded variables will stay at their
+    bound. The usual check over all variables (after reconstructing the gradient from
+    ``gbp``/``gbn``) decides convergence, so the mask changes the work, not the result's
+    accuracy; libsvm's one unshrink at ``10 tol`` is skipped when the mask is partial."""
     n = y.shape[0]
     code = kr.code
     Kpre = kr.Kpre
     Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
 
-    active = np.ones(n, dtype=np.bool_)
-    act = np.arange(n)
-    n_act = n
+    act = np.empty(n, dtype=np.int64)
+    n_act = 0
+    for t in range(n):
+        if active[t]:
+            act[n_act] = t
+            n_act += 1
     upf = np.empty(n, dtype=np.bool_)  # membership flags of I_up / I_low, kept current
     lowf = np.empty(n, dtype=np.bool_)
     for t in range(n):
@@ -227,7 +247,7 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     i_next = -1  # first index found during the gradient update
     g_next = -np.inf
     have_next = False
-    unshrink = False
+    unshrink = n_act < n
     counter = shrink_first
     n_iter = 0
     stall = 0
