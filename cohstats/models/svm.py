@@ -37,7 +37,7 @@ import pandas as pd
 from cohstats.coupling import pairwise_coupling
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.formula import Design, build_design, capture_context
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, kernel_cross, make_kernel, resolve_gamma
 from cohstats.probability import (
     bracket_grid,
     bracket_prob,
@@ -344,9 +344,15 @@ class SVMFit(Fit):
         used = np.flatnonzero(np.any(B != 0.0, axis=0))
         Z = self._std(X)
         out = np.empty((B.shape[0], Z.shape[0]))
+        code = self.kernel.code
+        Zu = np.ascontiguousarray(self._Z[used])
+        Bu = B[:, used]
         for lo in range(0, Z.shape[0], 2048):
-            Kb = self._kernel_to_train(Z[lo : lo + 2048], used)
-            out[:, lo : lo + 2048] = B[:, used] @ Kb.T + b0[:, None]
+            if code == KERNEL_CALLABLE:
+                Kb = self._kernel_to_train(Z[lo : lo + 2048], used)
+            else:  # the solvers' row arithmetic (compiled; about 0.6x numpy's time)
+                Kb = kernel_cross(int(code), np.ascontiguousarray(Z[lo : lo + 2048]), Zu, self.kernel.kpar)
+            out[:, lo : lo + 2048] = Bu @ Kb.T + b0[:, None]
         return out
 
     def _check_m(self, m):

@@ -217,22 +217,22 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     given (and kept current in place). Returns ``(a, G, gbp, gbn, b, n_iter, converged,
     objective, misses)``; ``G`` is exact at every point on return."""
     active = np.ones(y.shape[0], dtype=np.bool_)
+    Kd = kernel_diagonal(kr.code, kr.X, kr.kpar, kr.Kpre)
     return smo_core_active(
-        kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active
+        kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active, Kd
     )
 
 
 @njit(cache=True, nogil=True)
-def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active):
+def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active, Kd):
     """:func:`smo_core_from` with the variables outside ``active`` (a boolean mask, overwritten)
     shrunk from the start: a warm start that knows which bounded variables will stay at their
     bound. The usual check over all variables (after reconstructing the gradient from
     ``gbp``/``gbn``) decides convergence, so the mask changes the work, not the result's
-    accuracy; libsvm's one unshrink at ``10 tol`` is skipped when the mask is partial."""
+    accuracy; libsvm's one unshrink at ``10 tol`` is skipped when the mask is partial. ``Kd`` is
+    the kernel diagonal (:func:`~cohstats.solvers.svm.rows.kernel_diagonal`), computed once by
+    a caller that solves many problems on one kernel."""
     n = y.shape[0]
-    code = kr.code
-    Kpre = kr.Kpre
-    Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
 
     act = np.empty(n, dtype=np.int64)
     n_act = 0

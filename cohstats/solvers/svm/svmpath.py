@@ -35,7 +35,7 @@ from numba import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, gram_symmetric, kernel_cross
 from cohstats.solvers.result import SolverResult
-from cohstats.solvers.svm.rows import expansion, get_row, n_cache_rows, rows_provider
+from cohstats.solvers.svm.rows import expansion, get_row, kernel_diagonal, n_cache_rows, rows_provider
 from cohstats.solvers.svm.smo import _bound_value, _start_gradient, _update_gbar, smo_core, smo_core_active, smo_solve
 
 R_SET = 0
@@ -939,6 +939,7 @@ def _grid_chain(
     a_in = np.empty(n)
     active = np.empty(n, dtype=np.bool_)
     moved = np.empty(n, dtype=np.int64)
+    Kd = kernel_diagonal(kr.code, kr.X, kr.kpar, kr.Kpre)
     for g in order:
         pi = grid[g]
         rp = (1.0 - pi) / (1.0 - prev)
@@ -983,7 +984,7 @@ def _grid_chain(
         for i in range(n):
             active[i] = (a[i] > 0.0 and a[i] < C[i]) or abs(G[i] + y[i] * b) < margin
         a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_active(
-            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every, active
+            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every, active, Kd
         )
         for i in range(n):
             A[g, i] = a[i] * nlam
