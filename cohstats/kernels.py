@@ -415,6 +415,59 @@ def kernel_cross(code, X, Z, kpar):
     return K
 
 
+#: rows per block of :func:`gram_symmetric`: each block computes its rows from its first row's
+#: column on, so the work above the diagonal is ``n * GRAM_BLOCK / 2`` entries in all
+GRAM_BLOCK = 64
+
+
+@njit(cache=True, nogil=True)
+def _gram_sym_into(code, X, kpar, K):
+    """Fill ``K`` (n, n) with ``K(x_i, x_j)``: each block of rows computed from its diagonal on
+    by :func:`kernel_row_into`, then copied into its rows and mirrored into the rows below."""
+    n = X.shape[0]
+    xx = sq_norms(X)
+    XT = np.ascontiguousarray(X.T)
+    for r0 in range(0, n, GRAM_BLOCK):
+        r1 = min(n, r0 + GRAM_BLOCK)
+        m = n - r0
+        ZT = np.ascontiguousarray(XT[:, r0:])
+        zz = np.ascontiguousarray(xx[r0:])
+        work = np.empty((3, m))
+        blk = np.empty((r1 - r0, m))
+        for i in range(r0, r1):
+            kernel_row_into(code, X[i], xx[i], ZT, zz, kpar, i - r0, blk[i - r0], work)
+        for i in range(r0, r1):
+            src = blk[i - r0]
+            Ki = K[i]
+            for t in range(i, n):
+                Ki[t] = src[t - r0]
+        for j in range(r0 + 1, n):
+            Kj = K[j]
+            for i in range(r0, min(j, r1)):
+                Kj[i] = blk[i - r0, j - r0]
+    return K
+
+
+def gram_symmetric(code, X, kpar, dtype=np.float64):
+    """The training kernel matrix ``K(x_i, x_j)`` (n, n) from its upper triangle (about half the
+    kernel evaluations of a row-by-row build).
+
+    Entries are those of :func:`kernel_row_into` (the solvers' row arithmetic, exactly symmetric:
+    the squared distance sums the same products in the same order either way), so the matrix is
+    bitwise the one built row by row; with ``dtype=np.float32`` each entry is rounded once from
+    its float64 value. The matrix is allocated by numpy, which asks the operating system for
+    transparent huge pages on large arrays: fewer page faults while it is filled and fewer TLB
+    misses when a solver reads its rows in place (timings in the repository's
+    ``benchmarks/README.md``).
+    """
+    if code not in (KERNEL_LINEAR, KERNEL_RBF, KERNEL_POLY, KERNEL_COMPACT):
+        raise ValueError(f"gram_symmetric needs a numba kernel code; got {code!r}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    K = np.empty((n, n), dtype=np.float32 if np.dtype(dtype) == np.float32 else np.float64)
+    return _gram_sym_into(int(code), X, np.ascontiguousarray(kpar, dtype=np.float64), K)
+
+
 @dataclass
 class Kernel:
     """A resolved kernel: a numba code with its parameter vector, or a Python callable."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cohstats.datasets import make_wsl1
-from cohstats.kernels import KERNEL_RBF
+from cohstats.kernels import KERNEL_COMPACT, KERNEL_LINEAR, KERNEL_POLY, KERNEL_RBF, gram_symmetric
 from cohstats.models.svm import svm
 from cohstats.solvers.svm.rows import gram_matrix, rows_provider
 from cohstats.solvers.svm.svmpath import path_decision, pi_grid_smo, pi_path
@@ -58,6 +58,22 @@ def test_float32_gram_is_the_rounded_float64_gram_and_stays_float32_in_place():
     np.testing.assert_array_equal(K64, K64.T)  # the row arithmetic is exactly symmetric
     kr = rows_provider(-1, None, kpar, K32, n_slots=1, in_place=True)
     assert kr.rows.dtype == np.float32 and np.shares_memory(kr.rows, K32)  # read in place, no copy
+
+
+@pytest.mark.parametrize("n", [1, 63, 65, 130])
+@pytest.mark.parametrize("code", [KERNEL_LINEAR, KERNEL_RBF, KERNEL_POLY, KERNEL_COMPACT])
+def test_symmetric_gram_is_bitwise_the_row_by_row_gram(n, code):
+    # the upper-triangle build (blocks of 64 rows, mirrored) against the solvers' row arithmetic
+    X = np.random.default_rng(n).normal(size=(n, 5))
+    kpar = np.array([0.3, 1.0, 3.0, 4.0, 2.5])
+    for dtype in (np.float64, np.float32):
+        K = gram_symmetric(code, X, kpar, dtype=dtype)
+        assert K.dtype == dtype
+        np.testing.assert_array_equal(K, gram_matrix(code, X, kpar, dtype=dtype))
+    if code == KERNEL_RBF and n > 1:
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        np.testing.assert_allclose(K, rbf_kernel(X, X, gamma=0.3), rtol=1e-6, atol=1e-7)
 
 
 def test_warm_grid_agrees_with_the_exact_path_to_the_tolerance():

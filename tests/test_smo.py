@@ -145,3 +145,47 @@ def test_input_errors():
         smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=np.ones(10), tol=0.0)
     with pytest.raises(ValueError, match="cache_size"):
         smo_solve(X, y, code=KERNEL_RBF, kpar=_kpar(1.0), C=np.ones(10), cache_size=-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_start_mask_changes_the_work_not_the_solution(seed):
+    # smo_core_active from a warm start with a random half of the variables shrunk from the
+    # start, among them multipliers that must move: the final check over all variables brings
+    # them back, and the solution is libsvm's
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from cohstats.solvers.svm.rows import kernel_diagonal, rows_provider
+    from cohstats.solvers.svm.smo import _start_gradient, smo_core_active
+
+    n, C, g = 160, 1.5, 0.4
+    X, y = _data(n, seed=seed)
+    rng = np.random.default_rng(seed)
+    s = SVC(C=C, kernel="rbf", gamma=g, tol=1e-9).fit(X, y)
+    ref = np.abs(_sk_dual(s, n))
+    # a feasible start: the solution moved towards the middle of the box, pairwise so that
+    # sum_i y_i a_i = 0 still holds
+    a = 0.5 * ref + 0.5 * np.where(y > 0, np.sum(ref[y < 0]), np.sum(ref[y > 0])) / n
+    a += (np.sum(a[y < 0]) - np.sum(a[y > 0])) * (y > 0) / np.sum(y > 0)
+    a = np.clip(a, 0.0, C)
+    assert abs(a @ y) < 1e-9 and np.any(np.abs(a - ref) > 0.1)
+    kr = rows_provider(KERNEL_RBF, X, _kpar(g), n_slots=n)
+    p, lo, hi = -np.ones(n), np.zeros(n), np.full(n, C)
+    G, gbp, gbn = _start_gradient(kr, y, p, lo, hi, a)
+    active = rng.random(n) < 0.5
+    active0 = active.copy()
+    Kd = kernel_diagonal(KERNEL_RBF, X, _kpar(g), np.empty((1, 1)))
+    out = smo_core_active(kr, y, p, lo, hi, a.copy(), G, gbp, gbn, 1e-6, 10**6, True, 30, 100, active, Kd)
+    a_hat, G_hat, b_hat, converged = out[0], out[1], out[4], out[6]
+    assert converged
+    assert np.max(np.abs(a_hat - a)[~active0]) > 0.05  # shrunk at the start, yet moved
+    K = rbf_kernel(X, X, gamma=g)
+    Q = (y[:, None] * y[None, :]) * K
+    np.testing.assert_allclose(G_hat, Q @ a_hat - 1.0, atol=1e-10)  # the returned gradient is exact
+    up = np.where(y > 0, a_hat < C, a_hat > 0)
+    low = np.where(y > 0, a_hat > 0, a_hat < C)
+    assert np.max(-y[up] * G_hat[up]) - np.min(-y[low] * G_hat[low]) < 1e-6  # KKT to tol
+    obj = 0.5 * a_hat @ Q @ a_hat - a_hat.sum()
+    obj_ref = 0.5 * ref @ Q @ ref - ref.sum()
+    assert obj == pytest.approx(obj_ref, rel=1e-8, abs=1e-8)
+    np.testing.assert_allclose(a_hat, ref, atol=1e-4)
+    assert b_hat == pytest.approx(float(s.intercept_[0]), abs=1e-4)

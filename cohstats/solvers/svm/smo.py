@@ -116,11 +116,10 @@ def _select_i(act, n_act, y, up, G):
     i = -1
     for q in range(n_act):
         t = act[q]
-        if up[t]:
-            v = -y[t] * G[t]
-            if v >= gmax:
-                gmax = v
-                i = t
+        v = -y[t] * G[t]
+        c = up[t] & (v >= gmax)  # selects, not branches (see _select_j)
+        gmax = v if c else gmax
+        i = t if c else i
     return i, gmax
 
 
@@ -130,22 +129,25 @@ def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
     j = -1
     gmax2 = -np.inf
     obj_min = np.inf
+    thr = -np.inf  # -obj_min less a margin far above rounding: a division-free pre-test
     kdi = Kd[i]
     for q in range(n_act):
+        # the flags are tested by selects, not branches: they follow no pattern, and the
+        # mispredicted branches made this loop several times slower than its arithmetic; the
+        # one branch left (a new minimum) is rarely taken, and the division runs only there
         t = act[q]
-        if low[t]:
-            v = y[t] * G[t]
-            if v >= gmax2:
-                gmax2 = v
-            gd = gmax + v
-            if gd > 0.0:
-                quad = kdi + Kd[t] - 2.0 * Ki[t]
-                if quad <= 0.0:
-                    quad = TAU
-                od = -gd * gd / quad
-                if od <= obj_min:
-                    obj_min = od
-                    j = t
+        lw = low[t]
+        v = y[t] * G[t]
+        gmax2 = v if lw & (v >= gmax2) else gmax2
+        gd = gmax + v
+        quad = kdi + Kd[t] - 2.0 * Ki[t]
+        quad = quad if quad > 0.0 else TAU
+        if lw & (gd > 0.0) & (gd * gd >= thr * quad):
+            od = -gd * gd / quad
+            if od <= obj_min:
+                obj_min = od
+                j = t
+                thr = -od * (1.0 - 1e-10)
     return j, gmax2
 
 
@@ -214,14 +216,30 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     ``gbp``/``gbn`` (sum over the positives / negatives at a bound of ``a_t y_t y_k K_tk``) are
     given (and kept current in place). Returns ``(a, G, gbp, gbn, b, n_iter, converged,
     objective, misses)``; ``G`` is exact at every point on return."""
-    n = y.shape[0]
-    code = kr.code
-    Kpre = kr.Kpre
-    Kd = kernel_diagonal(code, kr.X, kr.kpar, Kpre)
+    active = np.ones(y.shape[0], dtype=np.bool_)
+    Kd = kernel_diagonal(kr.code, kr.X, kr.kpar, kr.Kpre)
+    return smo_core_active(
+        kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active, Kd
+    )
 
-    active = np.ones(n, dtype=np.bool_)
-    act = np.arange(n)
-    n_act = n
+
+@njit(cache=True, nogil=True)
+def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active, Kd):
+    """:func:`smo_core_from` with the variables outside ``active`` (a boolean mask, overwritten)
+    shrunk from the start: a warm start that knows which bounded variables will stay at their
+    bound. The usual check over all variables (after reconstructing the gradient from
+    ``gbp``/``gbn``) decides convergence, so the mask changes the work, not the result's
+    accuracy; libsvm's one unshrink at ``10 tol`` is skipped when the mask is partial. ``Kd`` is
+    the kernel diagonal (:func:`~cohstats.solvers.svm.rows.kernel_diagonal`), computed once by
+    a caller that solves many problems on one kernel."""
+    n = y.shape[0]
+
+    act = np.empty(n, dtype=np.int64)
+    n_act = 0
+    for t in range(n):
+        if active[t]:
+            act[n_act] = t
+            n_act += 1
     upf = np.empty(n, dtype=np.bool_)  # membership flags of I_up / I_low, kept current
     lowf = np.empty(n, dtype=np.bool_)
     for t in range(n):
@@ -229,7 +247,7 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     i_next = -1  # first index found during the gradient update
     g_next = -np.inf
     have_next = False
-    unshrink = False
+    unshrink = n_act < n
     counter = shrink_first
     n_iter = 0
     stall = 0
@@ -368,12 +386,12 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
         i_next = -1
         for q in range(n_act):
             t = act[q]
-            G[t] += y[t] * (dai * Ki[t] + daj * Kj[t])
-            if upf[t]:
-                v = -y[t] * G[t]
-                if v >= g_next:
-                    g_next = v
-                    i_next = t
+            gt = G[t] + y[t] * (dai * Ki[t] + daj * Kj[t])
+            G[t] = gt
+            v = -y[t] * gt
+            c = upf[t] & (v >= g_next)  # selects, not branches (see _select_j)
+            g_next = v if c else g_next
+            i_next = t if c else i_next
         have_next = True
         # ---- bound part of the gradient
         _update_gbar(gbp if y[i] > 0 else gbn, y, ai_old, ai_new, lo[i], hi[i], y[i], Ki)

@@ -33,10 +33,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
+from cohstats.kernels import KERNEL_CALLABLE, gram_symmetric, kernel_cross
 from cohstats.solvers.result import SolverResult
-from cohstats.solvers.svm.rows import expansion, get_row, gram_matrix, n_cache_rows, rows_provider
-from cohstats.solvers.svm.smo import _start_gradient, _update_gbar, smo_core, smo_core_from, smo_solve
+from cohstats.solvers.svm.rows import expansion, get_row, kernel_diagonal, n_cache_rows, rows_provider
+from cohstats.solvers.svm.smo import _bound_value, _start_gradient, _update_gbar, smo_core, smo_core_active, smo_solve
 
 R_SET = 0
 E_SET = 1
@@ -565,6 +565,7 @@ def _check_grid(grid) -> np.ndarray:
 MIN_N_THREADS = 400
 SHRINK_FIRST = 30  # shrinking schedule of the warm-started grid solves (see pi_grid_smo)
 SHRINK_EVERY = 100
+ACTIVE_MARGIN = 0.3  # warm grid solves start with the bounded multipliers beyond this margin shrunk
 
 
 def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
@@ -850,8 +851,65 @@ def _repair_greedy(a, C, pos, dist):
 
 
 @njit(cache=True, nogil=True)
+def _apply_moves(kr, y, pos, a_old, a, C, G, gbp, gbn, moved):
+    """Update the gradient ``G`` and its class-split bound parts for the multipliers that moved
+    from ``a_old`` to ``a`` (box ``0 <= a <= C``): four kernel rows per pass over ``G`` (the
+    repair moves hundreds of free multipliers on noisy data) when the provider holds them all at
+    once; ``moved`` is integer scratch of length n."""
+    n = y.shape[0]
+    nm = 0
+    for i in range(n):
+        if a[i] != a_old[i]:
+            moved[nm] = i
+            nm += 1
+    q = 0
+    if kr.rows.shape[0] >= 8:
+        while q + 4 <= nm:
+            i0, i1, i2, i3 = moved[q], moved[q + 1], moved[q + 2], moved[q + 3]
+            K0, K1, K2, K3 = get_row(kr, i0), get_row(kr, i1), get_row(kr, i2), get_row(kr, i3)
+            d0 = (a[i0] - a_old[i0]) * y[i0]
+            d1 = (a[i1] - a_old[i1]) * y[i1]
+            d2 = (a[i2] - a_old[i2]) * y[i2]
+            d3 = (a[i3] - a_old[i3]) * y[i3]
+            for k in range(n):
+                G[k] += y[k] * (((d0 * K0[k] + d1 * K1[k]) + d2 * K2[k]) + d3 * K3[k])
+            q += 4
+    for r in range(q, nm):
+        i = moved[r]
+        Ki = get_row(kr, i)
+        da = (a[i] - a_old[i]) * y[i]
+        for k in range(n):
+            G[k] += y[k] * da * Ki[k]
+    for r in range(nm):
+        i = moved[r]
+        _, b_old = _bound_value(a_old[i], 0.0, C[i])
+        _, b_new = _bound_value(a[i], 0.0, C[i])
+        if b_old or b_new:
+            _update_gbar(gbp if pos[i] else gbn, y, a_old[i], a[i], 0.0, C[i], y[i], get_row(kr, i))
+
+
+@njit(cache=True, nogil=True)
 def _grid_chain(
-    kr, y, w, nlam, grid, order, pi0, a0, b0, tol, max_iter, shrink_first, shrink_every, carry, A, A0, obj, its, conv
+    kr,
+    y,
+    w,
+    nlam,
+    grid,
+    order,
+    pi0,
+    a0,
+    b0,
+    tol,
+    max_iter,
+    shrink_first,
+    shrink_every,
+    carry,
+    margin,
+    A,
+    A0,
+    obj,
+    its,
+    conv,
 ):
     """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
     first from ``a0``, intercept ``b0``, the solution at ``pi0``) clipped to the new box (not
@@ -879,6 +937,9 @@ def _grid_chain(
     prev = pi0
     dist = np.empty(n)
     a_in = np.empty(n)
+    active = np.empty(n, dtype=np.bool_)
+    moved = np.empty(n, dtype=np.int64)
+    Kd = kernel_diagonal(kr.code, kr.X, kr.kpar, kr.Kpre)
     for g in order:
         pi = grid[g]
         rp = (1.0 - pi) / (1.0 - prev)
@@ -911,21 +972,19 @@ def _grid_chain(
             a_in[i] = a[i]
             dist[i] = abs(G[i] + y[i] * b)
         _repair_greedy(a, Cn, pos, dist)
-        for i in range(n):
-            if a[i] != a_in[i]:
-                Ki = get_row(kr, i)
-                da = (a[i] - a_in[i]) * y[i]
-                for k in range(n):
-                    G[k] += y[k] * da * Ki[k]
-                _update_gbar(gbp if pos[i] else gbn, y, a_in[i], a[i], 0.0, Cn[i], y[i], Ki)
+        _apply_moves(kr, y, pos, a_in, a, Cn, G, gbp, gbn, moved)
         for i in range(n):
             C[i] = Cn[i]
         if not carry:
             # tight tolerances: the carried gradient's rounding (a few ulps of |Q a| per grid
             # value) would be of the order of tol; start from the exact gradient instead
             G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
-        a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_from(
-            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every
+        # shrunk from the start: multipliers at a bound whose margin |y f - 1| (at the previous
+        # intercept) is ``margin`` or more; the final check over all variables stays
+        for i in range(n):
+            active[i] = (a[i] > 0.0 and a[i] < C[i]) or abs(G[i] + y[i] * b) < margin
+        a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_active(
+            kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every, active, Kd
         )
         for i in range(n):
             A[g, i] = a[i] * nlam
@@ -958,9 +1017,11 @@ def pi_grid_smo(
     starts from the neighbour's multipliers clipped to the next box (the class whose box
     shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
     the free multipliers first (:func:`_repair_greedy`), carries the gradient over from the
-    neighbour (no pass over all kernel rows per grid value) and continues SMO to ``tol``,
-    shrinking after 30 iterations and then every 100 (a warm start needs a few hundred
-    iterations, which libsvm's first shrink at 1 000 would leave scanning every variable).
+    neighbour (no pass over all kernel rows per grid value) and continues SMO to ``tol``
+    with the multipliers at a bound whose margin ``|y_i f_i - 1|`` is 0.3 or more shrunk from
+    the start, shrinking after 30 iterations and then every 100 (a warm start needs a few
+    hundred iterations, which libsvm's first shrink at 1 000 would leave scanning every
+    variable); every solve ends with libsvm's check over all variables.
     When the kernel matrix fits in ``cache_size`` it is computed once for all grid values,
     in float32 when ``tol >= 1e-3`` (as libsvm's kernel cache; the solves then solve the
     problem with the rounded kernel, relative error ``2^-24`` per entry, far below ``tol``).
@@ -969,7 +1030,10 @@ def pi_grid_smo(
     ``benchmarks/README.md``.
     Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
     :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
-    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit.
+    every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit;
+    ``info["mid"]`` is the index of the grid value nearest ``1/2`` (the cold start) and
+    ``info["gradient"]`` the C-SVM dual gradient ``G = Q a - 1`` there (the training decision
+    values are ``y (G + 1) + b``, in the solver's kernel arithmetic).
 
     Examples
     --------
@@ -990,7 +1054,7 @@ def pi_grid_smo(
     f32 = tol >= 1e-3  # float32 kernel values, as libsvm's (and the lambda-SVM's) row cache
     if code != KERNEL_CALLABLE and (4.0 if f32 else 8.0) * n * n <= cache_size * 1024.0 * 1024.0:
         # the whole kernel matrix fits in the cache budget: compute it once for all grid fits
-        Kpre = gram_matrix(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
+        Kpre = gram_symmetric(int(code), X, kpar, dtype=np.float32 if f32 else np.float64)
         code = KERNEL_CALLABLE
     elif code == KERNEL_CALLABLE:
         Kpre = np.ascontiguousarray(Kpre, dtype=np.float64)
@@ -1003,7 +1067,7 @@ def pi_grid_smo(
     C = w * np.where(y > 0, 1.0 - grid[mid], grid[mid]) / nlam
     kr = rows_provider(int(code), Xn, kpar, Kpre, n_slots=nc, in_place=True)
     every = min(n, 1000)  # libsvm's shrinking schedule for the cold start
-    a_mid, _, b, it, cv, ob, _ = smo_core(
+    a_mid, G_mid, b, it, cv, ob, _ = smo_core(
         kr, y, -np.ones(n), np.zeros(n), C, np.zeros(n), float(tol), max_iter, True, every + 1, every
     )
     A[mid] = a_mid * nlam
@@ -1032,6 +1096,7 @@ def pi_grid_smo(
             SHRINK_FIRST,
             SHRINK_EVERY,
             f32,
+            float(ACTIVE_MARGIN),
             A,
             A0,
             obj,
@@ -1040,4 +1105,7 @@ def pi_grid_smo(
         )
 
     _two_halves(lambda: chain(range(mid - 1, -1, -1)), lambda: chain(range(mid + 1, grid.size)), threads)
-    return _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
+    out = _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
+    out.info["mid"] = mid
+    out.info["gradient"] = G_mid
+    return out
