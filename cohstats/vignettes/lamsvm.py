@@ -264,17 +264,15 @@ def compare_table2(rep, ours: pd.DataFrame, reps: int, quick: bool, n_sub, refit
         if quick
         else "the paper's protocol"
     )
+    common = dict(on=["dataset", "lambda"], value="err_pct", published_sd="err_sd_pct", published_reps=5)
+    common["source"] = "[RH] Table 2"
     rep.compare(
         cmp[["dataset", "lambda", "err_pct", "err_se_pct", "reps"]],
         full_pub[full_pub.dataset.isin(ours.dataset.unique())][["dataset", "lambda", "err_pct", "err_sd_pct"]],
-        on=["dataset", "lambda"],
-        value="err_pct",
         se="err_se_pct",
-        published_sd="err_sd_pct",
-        published_reps=5,
         reps="reps",
-        source="[RH] Table 2",
         note=protocol,
+        **common,
         caption="Test error (%): ours versus [RH] Table 2 (5 partitions; the paper's spread is its SD).",
     )
     missing = full_pub[~full_pub.dataset.isin(ours.dataset.unique())]
@@ -282,13 +280,9 @@ def compare_table2(rep, ours: pd.DataFrame, reps: int, quick: bool, n_sub, refit
         rep.compare(
             pd.DataFrame({"dataset": pd.Series(dtype=str), "lambda": pd.Series(dtype=str), "err_pct": []}),
             missing[["dataset", "lambda", "err_pct", "err_sd_pct"]],
-            on=["dataset", "lambda"],
-            value="err_pct",
-            published_sd="err_sd_pct",
-            published_reps=5,
-            source="[RH] Table 2",
             note="data set not available offline",
             display=False,
+            **common,
         )
 
 

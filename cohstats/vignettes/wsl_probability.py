@@ -801,6 +801,17 @@ def _figure1(seed):
     return fig, pf
 
 
+def _replicate(par, rep_fn, items, reps, *args):
+    """Run ``rep_fn(item, r, *args)`` for every item and replication through ``par``; its
+    (rows, comparison rows, records) are concatenated into two DataFrames and one list."""
+    from joblib import delayed
+
+    out = par(delayed(rep_fn)(item, r, *args) for item in items for r in range(reps))
+    rows = pd.DataFrame([x for rr, _, _ in out for x in rr])
+    cmp_rows = pd.DataFrame([x for _, cc, _ in out for x in cc])
+    return rows, cmp_rows, [x for _, _, rc in out for x in rc]
+
+
 def run(
     reps: int = DEFAULT_REPS,
     out="vignette_reports/wsl_probability",
@@ -857,7 +868,7 @@ def run(
     >>> import tempfile                                              # doctest: +SKIP
     >>> run(1, tempfile.mkdtemp(), classifiers=["SVM L"], datasets=["Liver"])  # doctest: +SKIP
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel
 
     from cohstats.datasets import reference
 
@@ -932,14 +943,7 @@ def run(
 
         rep.section("Tables 1-2: simulated Examples 1 and 2")
         with rep.timed("Examples 1-2"):
-            rows = par(
-                delayed(_sim_rep)(ex, r, seed, grid, D, classifiers, opts, m_grid)
-                for ex in examples
-                for r in range(reps)
-            )
-        raw = pd.DataFrame([x for rr, _, _ in rows for x in rr])
-        rawc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
-        recs_sim = [x for _, _, rc in rows for x in rc]
+            raw, rawc, recs_sim = _replicate(par, _sim_rep, examples, reps, seed, grid, D, classifiers, opts, m_grid)
         summ = _summarise(raw, ["example", "classifier", "method"], ["gkl", "cre", "te"])
         ref = reference("wsl2008", "table1")
         for val, what in (("gkl", "test GKL_c"), ("cre", "test cross-entropy")):
@@ -1006,14 +1010,7 @@ def run(
     if datasets:
         rep.section("Tables 3-4: benchmark data")
         with rep.timed("benchmarks"):
-            rows = par(
-                delayed(_bench_rep)(ds, r, seed, grid, D, classifiers, opts, m_grid)
-                for ds in datasets
-                for r in range(reps)
-            )
-        rawb = pd.DataFrame([x for rr, _, _ in rows for x in rr])
-        rawbc = pd.DataFrame([x for _, cc, _ in rows for x in cc])
-        recs_b = [x for _, _, rc in rows for x in rc]
+            rawb, rawbc, recs_b = _replicate(par, _bench_rep, datasets, reps, seed, grid, D, classifiers, opts, m_grid)
         summb = _summarise(rawb, ["dataset", "classifier", "method"], ["cre", "te"])
         ref3 = reference("wsl2008", "table3")
         rep.compare(
