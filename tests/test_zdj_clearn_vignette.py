@@ -26,9 +26,21 @@ def test_datasets_follow_table4_sizes():
     # scaling: pixels and genes on their own scale by default, g241 standardised
     assert [ds[k][3] for k in (odd, "g241c", "colon", "leukemia")] == [False, True, False, False]
     assert all(d[3] for d in datasets(standardize=True))
-    Xl, _ = {d[0]: d for d in datasets(colon_log=True)}["colon"][1](0)
+    # colon: log10 and each array standardised by default; the file as distributed and log2 on request
+    from cohstats.datasets import load
+
+    raw = load("colon").drop(columns=["y"]).to_numpy(dtype=float)
     Xc, _ = ds["colon"][1](0)
-    np.testing.assert_allclose(Xl, np.log2(Xc))
+    ref = (np.log10(raw) - np.log10(raw).mean(axis=1)[:, None]) / np.log10(raw).std(axis=1)[:, None]
+    np.testing.assert_allclose(Xc, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Xc.mean(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Xc.std(axis=1), 1.0, rtol=1e-12)
+    Xn, _ = {d[0]: d for d in datasets(colon="none")}["colon"][1](0)
+    np.testing.assert_array_equal(Xn, raw)
+    Xl, _ = {d[0]: d for d in datasets(colon="log2")}["colon"][1](0)
+    np.testing.assert_allclose(Xl, np.log2(raw))
+    with pytest.raises(ValueError, match="colon must be one of"):
+        datasets(colon="log")
     with pytest.raises(ValueError, match="standardize must be"):
         datasets(standardize="yes")
     X, _ = ds["colon"][1](0)
