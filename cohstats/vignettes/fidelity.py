@@ -88,7 +88,16 @@ PUBLISHED = (
 _ZDJ_DATA1_CLEARN = (
     "not the choice of lambda: the best lambda of our C-learning path in hindsight gives GKL_c "
     "0.555 and test error 0.231 on the same samples (paper 0.549, 0.214), CV by misclassification "
-    "0.585 and 0.245 (zdj_svm_probability docstring)"
+    "0.585 and 0.245; the level of our samples: no lambda or width of our SVM reaches [ZDJ]'s SVM "
+    "error 0.219 either (best in hindsight 0.232-0.242, Bayes rule 0.200) (zdj_svm_probability "
+    "docstring)"
+)
+# one measurement explains the Data 1 SVM-level cells of [ZDJ] Tables 2 and 3
+_ZDJ_DATA1_SVM = (
+    "the level of our SVM on these samples: at the best fixed lambda in hindsight our Gaussian SVM "
+    "errs 0.234 (twice and four times the width 0.242, 0.241; linear SVM 0.232; Bayes rule 0.200) "
+    "against [ZDJ]'s 0.219, so no tuning of the SVM reaches the paper's outputs "
+    "(zdj_svm_probability docstring)"
 )
 
 CAUSES = (
@@ -173,7 +182,14 @@ CAUSES = (
         "mean",
         r"\| Ours for SVM$",
         "the link on our CV-tuned SVM stays above the paper even with rho chosen on the test set "
-        "(zdj_svm_probability docstring)",
+        "(0.587 on Data 1, 0.176 on Data 2); on Data 1 no lambda or width of our SVM reaches [ZDJ]'s "
+        "SVM error (best in hindsight 0.232-0.242 against 0.219) (zdj_svm_probability docstring)",
+    ),
+    (
+        "[ZDJ] Table 3",
+        "mean",
+        r"^Data 1 \| Ours for SVM$",
+        _ZDJ_DATA1_SVM,
     ),
     (
         "[ZDJ] Table 2",
@@ -182,7 +198,8 @@ CAUSES = (
         "ours is below (better than) the paper: Platt's sigmoid on our SVM gives 0.544-0.546 at "
         "every lambda in [1e-3, 1e-2] and reaches the paper's 0.569-0.582 only at lambda = 1e-4 to "
         "3e-5 (C = 100-300), fits that chase the flipped labels; neither paper states its SVM's "
-        "lambda for Platt (zdj_svm_probability docstring)",
+        "lambda for Platt; fitting the sigmoid on cross-validated instead of training decision "
+        "values moves these cells by at most 0.006 (zdj_svm_probability docstring)",
     ),
     (
         "[ZDJ] Table 2",
@@ -238,9 +255,12 @@ CAUSES = (
         "err_pct",
         r"^Pendigit \| (1000|10000)$",
         "ours is below (better than) the paper: our lambda-SVM stays at the small-margin level "
-        "(0.27-0.55 % on three partitions) at these margins, at our CV choice, at the paper's own "
-        "(C, gamma_k) and at a 10x looser KKT tolerance, so [RH]'s rise at large margins is not "
-        "reproduced (lamsvm docstring); cause not found",
+        "(0.27-0.55 % on three partitions) at our CV choice, at the paper's own (C, gamma_k) and "
+        "with a KKT tolerance 10x looser or scaled with the margin; [RH]'s level is our error once "
+        "C falls below about a tenth of the margin (three partitions: margin 10000, gamma_k = 1, "
+        "C = 1e3 gives 0.85 % on average against C >= 1e4 0.36 %; margin 1000, gamma_k = 0.43, "
+        "C = 100 gives 1.00 % against C >= 1e3 0.46 %), a regime [RH]'s printed costs (3e5, 1e7) "
+        "are far above (lamsvm docstring)",
     ),
 )
 
