@@ -129,3 +129,18 @@ def test_table2_cross_validates_on_the_subsample_and_refits_on_every_training_ro
     assert set(seen) == {30} and len(seen) == 2 * 7  # the CV saw n_sub rows for every margin
     # three well-separated classes: the final fits classify the held-out tenth almost perfectly
     assert (full.err_pct <= 34.0).all()
+
+
+def test_rh_kernel_passes_every_compact_kernel_parameter():
+    """[RH]'s compact kernel: gamma = gamma_k / M, D = sqrt(M / gamma_k), nu = (M + 1)/2, all
+    given explicitly so that the vignette does not follow the package defaults."""
+    from cohstats.kernels import make_kernel
+    from cohstats.vignettes.lamsvm import _rh_kernel
+
+    X = np.random.default_rng(0).normal(size=(12, 16))
+    for gk in (0.01, 0.43, 1.0):
+        kw = _rh_kernel(gk, X)
+        assert kw["kernel"] == "compact"
+        np.testing.assert_allclose([kw["gamma"], kw["D"], kw["nu"]], [gk / 16, np.sqrt(16 / gk), 8.5], rtol=1e-14)
+        k = make_kernel(kw["kernel"], X, gamma=kw["gamma"], D=kw["D"], nu=kw["nu"])
+        np.testing.assert_allclose(k.kpar[[0, 3, 4]], [gk / 16, np.sqrt(16 / gk), 8.5], rtol=1e-14)

@@ -108,6 +108,16 @@ def _rh_gamma(gamma_k, X):
     return float(gamma_k) / X.shape[1]
 
 
+def _rh_kernel(gamma_k, X):
+    """The compact kernel of [RH] with every parameter explicit (so that the vignette does not
+    depend on the package defaults): width ``gamma = gamma_k / M``, truncation ``D =
+    1/sqrt(gamma) = sqrt(M / gamma_k)`` and power ``nu = (M + 1)/2``."""
+    import math
+
+    g = _rh_gamma(gamma_k, X)
+    return {"kernel": "compact", "gamma": g, "D": math.sqrt(1.0 / g), "nu": (X.shape[1] + 1.0) / 2.0}
+
+
 def _cv_error(Xtr, ytr, folds, margin, C, gamma_k, time_limit):
     from cohstats.models.lamsvm import lamsvm
 
@@ -121,10 +131,10 @@ def _cv_error(Xtr, ytr, folds, margin, C, gamma_k, time_limit):
                 ytr[tr],
                 margin=margin,
                 C=C,
-                kernel="compact",
-                gamma=_rh_gamma(gamma_k, Xtr),
+                **_rh_kernel(gamma_k, Xtr),
                 standardize=False,
                 tol=5e-2,
+                eps=1e-6,
                 time_limit=time_limit,
                 warn_calibration=False,
             )
@@ -214,10 +224,10 @@ def table2(
                         yk[tr],
                         margin=m,
                         C=C,
-                        kernel="compact",
-                        gamma=_rh_gamma(gk, Xtr),
+                        **_rh_kernel(gk, Xtr),
                         standardize=False,
                         tol=5e-2,
+                        eps=1e-6,
                         time_limit=time_limit,
                         warn_calibration=False,
                     )
