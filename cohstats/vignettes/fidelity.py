@@ -291,8 +291,10 @@ CAUSES = (
         "ours is below (better than) the paper and level with our RLRM and C-learning and the "
         "paper's C-learning; HHSVM's delta (0.1-20), the CV tie rule, early stopping and the "
         "conventional elastic net on raw or standardised kernel columns give 20.5-23.1 against "
-        "25.9, and the paper's HHSVM is 3.5 points above its own RLRM here while the three losses "
-        "agree within 1 point on g241c (zdj_clearn docstring); cause not found",
+        "25.9; the lasso end (omega = 1) gives 26.7 here but 27.8 on g241c against the paper's "
+        "21.4, so it is not the protocol either; the paper's HHSVM is 3.5 points above its own "
+        "RLRM here while the three losses agree within 1 point on g241c (zdj_clearn docstring); "
+        "cause not found",
     ),
     (
         "[ZDJ] Table 6",
