@@ -26,9 +26,21 @@ def test_datasets_follow_table4_sizes():
     # scaling: pixels and genes on their own scale by default, g241 standardised
     assert [ds[k][3] for k in (odd, "g241c", "colon", "leukemia")] == [False, True, False, False]
     assert all(d[3] for d in datasets(standardize=True))
-    Xl, _ = {d[0]: d for d in datasets(colon_log=True)}["colon"][1](0)
+    # colon: log10 and each array standardised by default; the file as distributed and log2 on request
+    from cohstats.datasets import load
+
+    raw = load("colon").drop(columns=["y"]).to_numpy(dtype=float)
     Xc, _ = ds["colon"][1](0)
-    np.testing.assert_allclose(Xl, np.log2(Xc))
+    ref = (np.log10(raw) - np.log10(raw).mean(axis=1)[:, None]) / np.log10(raw).std(axis=1)[:, None]
+    np.testing.assert_allclose(Xc, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Xc.mean(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Xc.std(axis=1), 1.0, rtol=1e-12)
+    Xn, _ = {d[0]: d for d in datasets(colon="none")}["colon"][1](0)
+    np.testing.assert_array_equal(Xn, raw)
+    Xl, _ = {d[0]: d for d in datasets(colon="log2")}["colon"][1](0)
+    np.testing.assert_allclose(Xl, np.log2(raw))
+    with pytest.raises(ValueError, match="colon must be one of"):
+        datasets(colon="log")
     with pytest.raises(ValueError, match="standardize must be"):
         datasets(standardize="yes")
     X, _ = ds["colon"][1](0)
@@ -44,3 +56,24 @@ def test_vignette_runs_on_colon(tmp_path):
     assert "colon" in text and "Table 5" in text
     assert "| digits 8x8 (1 vs 7) [USPS stand-in] | HHSVM | 1 |" in text
     assert "is easier" not in text
+
+
+def test_kernel_columns_are_the_gaussian_gram_with_the_mean_distance_width():
+    from scipy.spatial.distance import pdist
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from cohstats.vignettes.zdj_clearn import kernel_columns, replications
+
+    rng = np.random.default_rng(3)
+    Xtr, Xte = rng.normal(size=(20, 5)) * [1, 2, 3, 4, 5], rng.normal(size=(7, 5))
+    for std in (True, False):
+        A, B = Xtr, Xte
+        if std:
+            mu, sd = Xtr.mean(axis=0), Xtr.std(axis=0)
+            A, B = (Xtr - mu) / sd, (Xte - mu) / sd
+        g = 1.0 / pdist(A).mean() ** 2
+        Ktr, Kte = kernel_columns(Xtr, Xte, std)
+        np.testing.assert_allclose(Ktr, rbf_kernel(A, A, gamma=g), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Kte, rbf_kernel(B, A, gamma=g), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="competitor_kernel must be one of"):
+        replications(1, only=["colon"], competitor_kernel="glmnet")

@@ -53,3 +53,5 @@ def test_run_checks_its_options(tmp_path):
         run(1, tmp_path, rho_rule="test")
     with pytest.raises(ValueError, match="svm_convention"):
         run(1, tmp_path, svm_convention="R")
+    with pytest.raises(ValueError, match="tuned_platt"):
+        run(1, tmp_path, tuned_platt="test")

@@ -88,7 +88,16 @@ PUBLISHED = (
 _ZDJ_DATA1_CLEARN = (
     "not the choice of lambda: the best lambda of our C-learning path in hindsight gives GKL_c "
     "0.555 and test error 0.231 on the same samples (paper 0.549, 0.214), CV by misclassification "
-    "0.585 and 0.245 (zdj_svm_probability docstring)"
+    "0.585 and 0.245; the level of our samples: no lambda or width of our SVM reaches [ZDJ]'s SVM "
+    "error 0.219 either (best in hindsight 0.232-0.242, Bayes rule 0.200) (zdj_svm_probability "
+    "docstring)"
+)
+# one measurement explains the Data 1 SVM-level cells of [ZDJ] Tables 2 and 3
+_ZDJ_DATA1_SVM = (
+    "the level of our SVM on these samples: at the best fixed lambda in hindsight our Gaussian SVM "
+    "errs 0.234 (twice and four times the width 0.242, 0.241; linear SVM 0.232; Bayes rule 0.200) "
+    "against [ZDJ]'s 0.219, so no tuning of the SVM reaches the paper's outputs "
+    "(zdj_svm_probability docstring)"
 )
 
 CAUSES = (
@@ -173,7 +182,32 @@ CAUSES = (
         "mean",
         r"\| Ours for SVM$",
         "the link on our CV-tuned SVM stays above the paper even with rho chosen on the test set "
+        "(0.587 on Data 1, 0.176 on Data 2) and at every fixed lambda of the grid (best 0.581 and "
+        "0.192); on Data 1 no lambda or width of our SVM reaches [ZDJ]'s SVM error (best in "
+        "hindsight 0.232-0.242 against 0.219) (zdj_svm_probability docstring)",
+    ),
+    (
+        "[ZDJ] Table 3",
+        "mean",
+        r"^Data 1 \| Ours for SVM$",
+        _ZDJ_DATA1_SVM,
+    ),
+    (
+        "[ZDJ] Table 2",
+        "mean",
+        r"^Data 1 \| PLR$",
+        "ours is below (better than) the paper with or without standardised inputs (0.562, 0.5625); "
+        "our PLR gives 0.560-0.562 at every lambda <= 3e-2 and [WSL]'s 0.579 only near lambda = "
+        "1e-1 (0.575), the heavier penalty that also matches [WSL]'s Data 2 error "
         "(zdj_svm_probability docstring)",
+    ),
+    (
+        "[ZDJ] Table 3",
+        "mean",
+        r"^Data 2 \| PLR$",
+        "ours is below (better than) the paper, near the Bayes rule (0.058 on the same test sets), "
+        "with or without standardised inputs; [WSL]'s 0.075 is our PLR's error at lambda = 3e-2 to "
+        "1e-1 (0.069-0.078), ours that of lambda <= 3e-3 (zdj_svm_probability docstring)",
     ),
     (
         "[ZDJ] Table 2",
@@ -182,7 +216,8 @@ CAUSES = (
         "ours is below (better than) the paper: Platt's sigmoid on our SVM gives 0.544-0.546 at "
         "every lambda in [1e-3, 1e-2] and reaches the paper's 0.569-0.582 only at lambda = 1e-4 to "
         "3e-5 (C = 100-300), fits that chase the flipped labels; neither paper states its SVM's "
-        "lambda for Platt (zdj_svm_probability docstring)",
+        "lambda for Platt; fitting the sigmoid on cross-validated instead of training decision "
+        "values moves these cells by at most 0.006 (zdj_svm_probability docstring)",
     ),
     (
         "[ZDJ] Table 2",
@@ -221,26 +256,65 @@ CAUSES = (
         "[ZDJ] Table 5",
         "mean_pct",
         r"^colon \|",
-        "the colon file is used untransformed: a log2 transform brings the linear expansion to the "
-        "paper's level and the Gaussian one away from it (zdj_clearn docstring)",
+        "colon is log10-transformed and each array standardised (the default); as distributed the "
+        "linear rows are 27.0-27.4 and with log2 alone the Gaussian rows 26.5-27.0, and the "
+        "partition spread is 4-10 points (zdj_clearn docstring)",
+    ),
+    (
+        "[ZDJ] Table 5",
+        "mean_pct",
+        r"^g241c \| (HHSVM|RLRM)$",
+        "two of the five partitions (26-30 % against 21-24 % on the others) set the level; the "
+        "paper's 6 x 50 tuning grid moves the row by at most 0.1 point and glmnet's path end by at "
+        "most 1.2 (zdj_clearn docstring); cause not found",
+    ),
+    (
+        "[ZDJ] Table 5",
+        "mean_pct",
+        r"^leukemia \| HHSVM$",
+        "3 of 52 test points wrong in four of the five partitions and 5 in the fifth, a spread (sd "
+        "1.7) below the paper's 2.3 that makes z strict; the paper's tuning grid gives 6.9, the "
+        "array standardisation 5.8 (zdj_clearn docstring); cause not found",
+    ),
+    (
+        "[ZDJ] Table 6",
+        "mean_pct",
+        r"^leukemia \| C-learning$",
+        "1-6 of 52 test points wrong per partition (sd 4.4 against the paper's 0.92); the paper's "
+        "tuning grid gives the same 6.5, the array standardisation 6.2 (zdj_clearn docstring); "
+        "cause not found",
     ),
     (
         "[ZDJ] Table 6",
         "mean_pct",
         r"^g241d \| HHSVM$",
         "ours is below (better than) the paper and level with our RLRM and C-learning and the "
-        "paper's C-learning; HHSVM's delta (0.1-2), the CV tie rule and a ridge on the kernel "
-        "coefficients instead of beta' K beta move it by at most 1 point (zdj_clearn docstring); "
+        "paper's C-learning; HHSVM's delta (0.1-20), the CV tie rule, early stopping and the "
+        "conventional elastic net on raw or standardised kernel columns give 20.5-23.1 against "
+        "25.9; the lasso end (omega = 1) gives 26.7 here but 27.8 on g241c against the paper's "
+        "21.4, so it is not the protocol either; the paper's HHSVM is 3.5 points above its own "
+        "RLRM here while the three losses agree within 1 point on g241c (zdj_clearn docstring); "
         "cause not found",
+    ),
+    (
+        "[ZDJ] Table 6",
+        "mean_pct",
+        r"^g241d \| RLRM$",
+        "ours is below (better than) the paper and level with our and the paper's C-learning; the "
+        "conventional elastic net on standardised kernel columns, as glmnet fits a design matrix, "
+        "gives 21.6 against 22.3 but moves g241c away from the paper (zdj_clearn docstring)",
     ),
     (
         "[RH] Table 2",
         "err_pct",
         r"^Pendigit \| (1000|10000)$",
         "ours is below (better than) the paper: our lambda-SVM stays at the small-margin level "
-        "(0.27-0.55 % on three partitions) at these margins, at our CV choice, at the paper's own "
-        "(C, gamma_k) and at a 10x looser KKT tolerance, so [RH]'s rise at large margins is not "
-        "reproduced (lamsvm docstring); cause not found",
+        "(0.27-0.55 % on three partitions) at our CV choice, at the paper's own (C, gamma_k) and "
+        "with a KKT tolerance 10x looser or scaled with the margin; [RH]'s level is our error once "
+        "C falls below about a tenth of the margin (three partitions: margin 10000, gamma_k = 1, "
+        "C = 1e3 gives 0.85 % on average against C >= 1e4 0.36 %; margin 1000, gamma_k = 0.43, "
+        "C = 100 gives 1.00 % against C >= 1e3 0.46 %), a regime [RH]'s printed costs (3e5, 1e7) "
+        "are far above (lamsvm docstring)",
     ),
 )
 
