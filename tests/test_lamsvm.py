@@ -138,10 +138,10 @@ def test_calibration_warning_and_summary():
     assert "uncalibrated band" in str(s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)
-        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 2 (K - 1) = 6
+        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 10 (K - 1) = 30
         ok3 = lamsvm("y ~ x1 + x2", _frame(n=60, K=3), C=1, margin=1)  # ISVM calibrated for K=3
     assert ok.summary().info["Calibrated"] is True and ok3.summary().info["Calibrated"] is True
-    assert ok.summary().info["margin"] == default_margin(4) == 6.0
+    assert ok.summary().info["margin"] == default_margin(4) == 30.0
     tab = ok.summary().tables["Support vectors per class"]
     yk = ok.design.y_int
     sv = (ok.alpha_ > 0).any(axis=1)
@@ -308,7 +308,7 @@ def test_default_cost_is_two_on_libsvms_scale():
     df = _frame(n=80, K=4, seed=3)
     d = lamsvm("y ~ x1 + x2", df, tol=1e-4)
     e = lamsvm("y ~ x1 + x2", df, C=2 * margin_scale(4, default_margin(4)), tol=1e-4)
-    assert d.C == 7.0 and np.array_equal(d.alpha_, e.alpha_)
+    assert d.C == 31.0 and np.array_equal(d.alpha_, e.alpha_)
     mp = lamsvm("y ~ x1 + x2", df, margin=[3.0, 12.0], tol=1e-4)
     assert np.allclose(mp.steps["C"], [2 * margin_scale(4, 3.0), 2 * margin_scale(4, 12.0)])
     assert np.allclose(mp.C, [4.0, 13.0])

@@ -37,23 +37,24 @@ DEFAULT_PROB_METHOD = "multinomial"
 
 
 def default_margin(n_classes: int) -> float:
-    """The default positive margin: ``2 (K - 1)``.
+    """The default positive margin: ``10 (K - 1)``.
 
     [RH] (section 5, Proposition 3, Figure 4) recommends margins well above ``K - 1``: they are
     classification calibrated (``> (K - 2)/2``), they stay clear of the band
     ``(K - 1 - T_kkt, K - 1 + T_kkt)`` where several KKT patterns coexist and SMO slows down, and
-    training gets faster as the margin grows. Much larger margins (100 and more, the paper's
-    fastest) need a correspondingly large ``C``: with a moderate ``C`` the true-class
-    multipliers saturate at ``C`` and accuracy drops (the default ``C`` of :func:`lamsvm`
-    grows with the margin, see :func:`margin_scale`). ``2 (K - 1)`` is the compromise:
-    calibrated, fast, and as accurate as the reinforced hinge ``K - 1`` on Pendigits.
+    training gets faster as the margin grows. Larger margins need a correspondingly larger
+    ``C`` (with a moderate ``C`` the true-class multipliers saturate at ``C`` and accuracy
+    drops), which the default ``C`` of :func:`lamsvm` provides: it grows with the margin (see
+    :func:`margin_scale`). At equal cost and tolerance on libsvm's scale, ``10 (K - 1)`` needed
+    about half the SMO visits of ``2 (K - 1)`` on Pendigits, Satimage and Optdigits with equal
+    or lower test error; larger margins gained little more (``benchmarks/README.md``).
 
     Examples
     --------
     >>> default_margin(3), default_margin(10)
-    (4.0, 18.0)
+    (20.0, 90.0)
     """
-    return float(2 * (int(n_classes) - 1))
+    return float(10 * (int(n_classes) - 1))
 
 
 #: the default cost on libsvm's scale (``C = DEFAULT_COST * margin_scale(K, margin)``), chosen by
@@ -78,7 +79,7 @@ def margin_scale(n_classes: int, margin: float) -> float:
     (substitute ``f = s g`` in the primal: ``1/2 ||f||^2 + C sum [l - y f]_+`` is ``s^2`` times
     ``1/2 ||g||^2 + (C / s) sum [l / s - y g]_+``). So ``C / s`` and ``tol / s`` are the cost and
     tolerance on libsvm's scale. For two classes and ``margin = 1`` (the bias-free binary SVM)
-    ``s = 1``; for the default margin ``2 (K - 1)`` it is ``K - 1/2`` (2 for ``K = 2``).
+    ``s = 1``; for the default margin ``10 (K - 1)`` it is ``5 K - 4.5`` (10 for ``K = 2``).
 
     Examples
     --------
@@ -848,15 +849,15 @@ def lamsvm(
     **Cost and tolerance on libsvm's scale.** The margins of the λ-SVM are ``margin`` for the
     true class and 1 for the others, so a point without loss has ``f_y - max_{j != y} f_j`` of
     at least ``2 s``, ``s = margin_scale(K, margin) = (max(K - 1, margin) + 1) / 2`` for
-    ``K >= 3`` (``s = K - 1/2`` at the default margin; ``max(margin, 1)`` for two classes),
+    ``K >= 3`` (``5 K - 4.5`` at the default margin; ``max(margin, 1)`` for two classes),
     where libsvm's ``y f >= 1`` asks for a gap of 2 between ``f`` and ``-f``. Dividing both
     margins by ``s`` gives the same classifier with decision values divided by ``s``, cost
     ``C / s`` and tolerance ``tol / s`` (:func:`margin_scale`): ``C / s`` is the cost on
     libsvm's scale and ``tol / s`` the KKT tolerance in libsvm's units. ``C`` and ``tol``
     themselves keep [RH]'s meaning (the paper's grids and ``T_kkt`` apply unchanged); the
-    default cost is ``C = 2 s``, i.e. 2 on libsvm's scale (earlier versions defaulted to
-    ``C = 1``, which is ``1 / s`` on libsvm's scale -- a tenth of libsvm's default for ten
-    classes -- and was much less accurate than ``SVC(C=1)``).
+    default cost is ``C = 2 s``, i.e. 2 on libsvm's scale. (Earlier versions defaulted to
+    margin ``2 (K - 1)`` and ``C = 1``, which is ``1 / s``, about a tenth of libsvm's default
+    cost for ten classes, and was much less accurate than ``SVC(C=1)``.)
 
     Parameters
     ----------
@@ -866,18 +867,19 @@ def lamsvm(
     data : DataFrame (formula input) or labels (matrix input).
     margin : float or 1-D sequence, optional
         The positive margin λ of [RH] (``lambda`` in the paper). Default
-        :func:`default_margin` = ``2 (K - 1)``. ``margin = 1`` is the ISVM loss,
+        :func:`default_margin` = ``10 (K - 1)``. ``margin = 1`` is the ISVM loss,
         ``margin = K - 1`` twice Liu & Yuan's reinforced hinge, ``margin < -1`` Lee, Lin &
         Wahba's loss. Margins in the uncalibrated band ``[0, (K - 2)/2]`` trigger a
         :class:`CalibrationWarning`. A sequence fits a path over the margin (increasing,
         warm-started; ``path_var = "margin"``).
     C : float or 1-D sequence, optional
         [RH]'s cost, the box bound of the dual (see above). Default (neither ``C`` nor
-        ``lambda_`` given): ``2 margin_scale(K, margin)`` -- cost 2 on libsvm's scale, ``2 K - 1``
-        at the default margin (4 for two classes), and with a sequence of margins one such value per margin. The
-        default was chosen by measurement: with cost 1 on libsvm's scale the test error on
-        Satimage was 11.5 % against 10.6 % for ``SVC(C=1)``; with 2 it is at or below
-        ``SVC(C=1)``'s on Pendigits, Satimage and Optdigits (``benchmarks/README.md``). With
+        ``lambda_`` given): ``2 margin_scale(K, margin)``, cost 2 on libsvm's scale
+        (``10 K - 9`` at the default margin, 20 for two classes; with a sequence of margins
+        one such value per margin). Chosen by measurement: with cost 1 on libsvm's scale the
+        test error on Satimage was about 1 percentage point above ``SVC(C=1)``'s; with 2 it is
+        at or below ``SVC(C=1)``'s on Pendigits, Satimage and Optdigits
+        (``benchmarks/README.md``). With
         observation weights the box bound of row ``i`` is ``C w_i`` (weights are not normalised,
         as scikit-learn's ``sample_weight`` for ``SVC``). A sequence fits a path over
         ``C`` (increasing; each fit starts from the previous multipliers; ``path_var = "C"``).
@@ -911,7 +913,8 @@ def lamsvm(
     tol : float, default 5e-2
         KKT tolerance ``T_kkt`` of [RH] eq. 24-26 (the paper's value), in the units of the
         decision values; ``tol / margin_scale(K, margin)`` is the same tolerance in libsvm's
-        units (about ``5e-3`` for ten classes at the default margin).
+        units (about ``1.1e-3``, libsvm's default ``1e-3``, for ten classes at the default
+        margin; ``5e-3`` for two classes).
     eps : float, default 1e-6
         Resolution deciding when a multiplier is at a bound.
     max_iter : int, optional
@@ -942,7 +945,7 @@ def lamsvm(
     estimate from its loss: the λ-SVM loss is a hinge loss whose population minimiser is
     piecewise constant in ``P`` and identifies only ``argmax P`` ([RH]). The default method
     ``"multinomial"`` was chosen by measured probability error on simulations with known class
-    probabilities (600 training rows, defaults and ``C = 10``, three replications): at
+    probabilities (600 training rows, the former defaults and ``C = 10``, three replications): at
     ``K = 3`` the two methods were within 3 % of each other in mean ``|p_hat - p|`` (coupling
     slightly lower: 0.034 vs 0.034 on Gaussian classes, 0.056 vs 0.057 on the waveform data),
     at ``K = 5`` the multinomial map was clearly better (0.032 vs 0.044; half the
