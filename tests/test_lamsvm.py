@@ -300,18 +300,27 @@ def test_margin_scale_is_half_the_smallest_zero_loss_gap(K):
 
 
 def test_default_cost_is_two_on_libsvms_scale():
-    """The default ``C`` is ``2 margin_scale(K, margin)``: the same fit as that explicit ``C``,
-    one value per margin on a margin path; for two classes at margin 1 it is the bias-free SVM
-    at libsvm's cost 2 (``s = 1``)."""
+    """The default ``C`` is ``2 margin_scale(K, margin)`` and the default ``tol`` is ``5e-3
+    margin_scale(K, margin)``: the same fit as those explicit values, one value per margin on a
+    margin path; for two classes at margin 1 it is the bias-free SVM at libsvm's cost 2
+    (``s = 1``)."""
     from cohstats.models.lamsvm import margin_scale
 
     df = _frame(n=80, K=4, seed=3)
     d = lamsvm("y ~ x1 + x2", df, tol=1e-4)
     e = lamsvm("y ~ x1 + x2", df, C=2 * margin_scale(4, default_margin(4)), tol=1e-4)
     assert d.C == 31.0 and np.array_equal(d.alpha_, e.alpha_)
+    # the default tolerance: 5e-3 on libsvm's scale, tol = 5e-3 margin_scale(K, margin)
+    dd = lamsvm("y ~ x1 + x2", df)
+    de = lamsvm("y ~ x1 + x2", df, C=31.0, tol=5e-3 * 15.5)
+    assert dd.steps["tol"].iloc[0] == pytest.approx(0.0775) and np.array_equal(dd.alpha_, de.alpha_)
+    assert dd.summary().info["T_kkt in libsvm's units (T_kkt / margin scale)"] == pytest.approx(5e-3)
+    assert dd.steps["max_violation"].iloc[0] < 0.0775
     mp = lamsvm("y ~ x1 + x2", df, margin=[3.0, 12.0], tol=1e-4)
     assert np.allclose(mp.steps["C"], [2 * margin_scale(4, 3.0), 2 * margin_scale(4, 12.0)])
     assert np.allclose(mp.C, [4.0, 13.0])
+    mt = lamsvm("y ~ x1 + x2", df, margin=[3.0, 12.0])
+    assert np.allclose(mt.steps["tol"], [5e-3 * 2.0, 5e-3 * 6.5]) and np.allclose(mt.C, [4.0, 13.0])
     one = lamsvm("y ~ x1 + x2", mp_df := _frame(n=60, K=2, seed=4), margin=1.0, tol=1e-8)
     assert one.C == 2.0
     ref = lamsvm("y ~ x1 + x2", mp_df, margin=1.0, C=2.0, tol=1e-8)
