@@ -858,9 +858,10 @@ def lamsvm(
     ``C / s`` and tolerance ``tol / s`` (:func:`margin_scale`): ``C / s`` is the cost on
     libsvm's scale and ``tol / s`` the KKT tolerance in libsvm's units. ``C`` and ``tol``
     themselves keep [RH]'s meaning (the paper's grids and ``T_kkt`` apply unchanged); the
-    default cost is ``C = 2 s``, i.e. 2 on libsvm's scale. (Earlier versions defaulted to
-    margin ``2 (K - 1)`` and ``C = 1``, which is ``1 / s``, about a tenth of libsvm's default
-    cost for ten classes, and was much less accurate than ``SVC(C=1)``.)
+    defaults are ``C = 2 s`` and ``tol = 5e-3 s``, i.e. cost 2 and tolerance 5e-3 on libsvm's
+    scale. (Earlier versions defaulted to margin ``2 (K - 1)``, ``C = 1`` and ``tol = 5e-2``;
+    that ``C`` is ``1 / s`` on libsvm's scale, about a tenth of libsvm's default cost for ten
+    classes, and was much less accurate than ``SVC(C=1)``.)
 
     Parameters
     ----------
