@@ -58,7 +58,7 @@ def default_margin(n_classes: int) -> float:
 
 
 #: the default cost on libsvm's scale (``C = DEFAULT_COST * margin_scale(K, margin)``), chosen by
-#: measurement against ``SVC(C=1)`` (benchmarks/README.md, "λ-SVM (session 8)")
+#: measurement against ``SVC(C=1)`` (benchmarks/README.md, λ-SVM defaults on libsvm's scale)
 DEFAULT_COST = 2.0
 #: the default KKT tolerance in libsvm's units (``tol = DEFAULT_TOL * margin_scale(K, margin)``)
 DEFAULT_TOL = 5e-3
