@@ -275,12 +275,14 @@ class LambdaSVMClassifier(_CohstatsClassifier):
     ``predict_proba`` is not offered: the λ-SVM loss identifies only the most likely class, and
     its probabilities are a post-hoc calibration fitted by internal cross-validation
     (``cohstats.lamsvm(...).predict(type="prob")``), which this wrapper leaves to the formula
-    interface (or to scikit-learn's ``CalibratedClassifierCV``).
+    interface (or to scikit-learn's ``CalibratedClassifierCV``). ``C=None`` and ``tol=None`` are
+    :func:`cohstats.lamsvm`'s defaults (cost 2 and tolerance 5e-3 on libsvm's scale, see
+    ``cohstats.models.lamsvm.margin_scale``).
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights scale the box bounds exactly as replicated rows would (``C_i = C w_i``), but SMO
-    stops at the KKT tolerance ``tol`` (the paper's 5e-2), so replicated and weighted fits agree
-    to that tolerance, not to 1e-7.
+    stops at the KKT tolerance ``tol``, so replicated and weighted fits agree to that tolerance,
+    not to 1e-7.
     """
 
     _fit_function = ("cohstats.models.lamsvm", "lamsvm")
@@ -291,14 +293,14 @@ class LambdaSVMClassifier(_CohstatsClassifier):
     def __init__(
         self,
         margin=None,
-        C=1.0,
+        C=None,
         kernel="rbf",
         gamma="scale",
         sigma=None,
         degree=3,
         coef0=1.0,
         standardize=True,
-        tol=5e-2,
+        tol=None,
         eps=1e-6,
         max_iter=None,
         time_limit=None,

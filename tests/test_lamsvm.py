@@ -138,10 +138,10 @@ def test_calibration_warning_and_summary():
     assert "uncalibrated band" in str(s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)
-        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 2 (K - 1) = 6
+        ok = lamsvm("y ~ x1 + x2", df, C=1)  # default margin 10 (K - 1) = 30
         ok3 = lamsvm("y ~ x1 + x2", _frame(n=60, K=3), C=1, margin=1)  # ISVM calibrated for K=3
     assert ok.summary().info["Calibrated"] is True and ok3.summary().info["Calibrated"] is True
-    assert ok.summary().info["margin"] == default_margin(4) == 6.0
+    assert ok.summary().info["margin"] == default_margin(4) == 30.0
     tab = ok.summary().tables["Support vectors per class"]
     yk = ok.design.y_int
     sv = (ok.alpha_ > 0).any(axis=1)
@@ -268,3 +268,108 @@ def test_cv_refits_the_C_path_on_folds():
             fit = lamsvm("y ~ x1 + x2", df[folds != f], C=c, margin=4)
             wrong += int(np.sum(fit.predict(df[folds == f]).to_numpy() != df.y.to_numpy()[folds == f]))
         assert res.cvm[k] == pytest.approx(wrong / 90, abs=1e-12)
+
+
+@pytest.mark.parametrize("K", [2, 3, 5, 10])
+def test_margin_scale_is_half_the_smallest_zero_loss_gap(K):
+    """``margin_scale`` against a linear programme: the smallest ``f_y - max_{j != y} f_j`` of a
+    sum-to-zero vector with zero λ-loss (``f_y >= margin``, ``f_j <= -1``) is ``2 s``."""
+    from scipy.optimize import linprog
+
+    from cohstats.models.lamsvm import margin_scale
+
+    for m in (-5.0, 0.5, 1.0, K - 1.0, 2.0 * (K - 1), 100.0):
+        # f_0 the true class, f_1 the largest other class (by symmetry any other will do)
+        c = np.zeros(K)
+        c[0], c[1] = 1.0, -1.0
+        A_ub, b_ub = [], []
+        row = np.zeros(K)
+        row[0] = -1.0
+        A_ub.append(row), b_ub.append(-m)  # f_0 >= margin
+        for j in range(1, K):
+            row = np.zeros(K)
+            row[j] = 1.0
+            A_ub.append(row), b_ub.append(-1.0)  # f_j <= -1
+            if j > 1:
+                row = np.zeros(K)
+                row[j], row[1] = 1.0, -1.0
+                A_ub.append(row), b_ub.append(0.0)  # f_j <= f_1
+        res = linprog(c, A_ub=np.array(A_ub), b_ub=b_ub, A_eq=np.ones((1, K)), b_eq=[0.0], bounds=(None, None))
+        assert res.status == 0
+        assert res.fun / 2 == pytest.approx(margin_scale(K, m), rel=1e-9), (K, m)
+
+
+def test_default_cost_is_two_on_libsvms_scale():
+    """The default ``C`` is ``2 margin_scale(K, margin)`` and the default ``tol`` is ``5e-3
+    margin_scale(K, margin)``: the same fit as those explicit values, one value per margin on a
+    margin path; for two classes at margin 1 it is the bias-free SVM at libsvm's cost 2
+    (``s = 1``)."""
+    from cohstats.models.lamsvm import margin_scale
+
+    df = _frame(n=80, K=4, seed=3)
+    d = lamsvm("y ~ x1 + x2", df, tol=1e-4)
+    e = lamsvm("y ~ x1 + x2", df, C=2 * margin_scale(4, default_margin(4)), tol=1e-4)
+    assert d.C == 31.0 and np.array_equal(d.alpha_, e.alpha_)
+    # the default tolerance: 5e-3 on libsvm's scale, tol = 5e-3 margin_scale(K, margin)
+    dd = lamsvm("y ~ x1 + x2", df)
+    de = lamsvm("y ~ x1 + x2", df, C=31.0, tol=5e-3 * 15.5)
+    assert dd.steps["tol"].iloc[0] == pytest.approx(0.0775) and np.array_equal(dd.alpha_, de.alpha_)
+    assert dd.summary().info["T_kkt in libsvm's units (T_kkt / margin scale)"] == pytest.approx(5e-3)
+    assert dd.steps["max_violation"].iloc[0] < 0.0775
+    mp = lamsvm("y ~ x1 + x2", df, margin=[3.0, 12.0], tol=1e-4)
+    assert np.allclose(mp.steps["C"], [2 * margin_scale(4, 3.0), 2 * margin_scale(4, 12.0)])
+    assert np.allclose(mp.C, [4.0, 13.0])
+    mt = lamsvm("y ~ x1 + x2", df, margin=[3.0, 12.0])
+    assert np.allclose(mt.steps["tol"], [5e-3 * 2.0, 5e-3 * 6.5]) and np.allclose(mt.C, [4.0, 13.0])
+    one = lamsvm("y ~ x1 + x2", mp_df := _frame(n=60, K=2, seed=4), margin=1.0, tol=1e-8)
+    assert one.C == 2.0
+    ref = lamsvm("y ~ x1 + x2", mp_df, margin=1.0, C=2.0, tol=1e-8)
+    assert np.array_equal(one.alpha_, ref.alpha_)
+    assert "C on libsvm's scale" in str(d.summary())
+
+
+def test_default_cost_is_as_accurate_as_libsvms_default():
+    """At their defaults (RBF, gamma = "scale" on standardised inputs, cost 1 for libsvm) the
+    λ-SVM classifies held-out 8x8 digits about as well as ``SVC`` -- the former default
+    ``C = 1`` (a tenth of libsvm's scale for ten classes) was clearly worse."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    sc = StandardScaler().fit(Xtr)
+    ref = float(np.mean(SVC().fit(sc.transform(Xtr), ytr).predict(sc.transform(Xte)) != yte))
+    err = float(np.mean(lamsvm(Xtr, ytr).predict(Xte).to_numpy() != yte))
+    old = float(np.mean(lamsvm(Xtr, ytr, C=1.0).predict(Xte).to_numpy() != yte))
+    assert err <= ref + 0.005, (err, ref)
+    assert old > err + 0.01, (old, err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pendigits", "satimage", "optdigits"])
+def test_defaults_at_least_as_accurate_as_svc_defaults_on_uci(name):
+    """The docstring's claim for the default cost: on the official UCI train/test splits the
+    λ-SVM at its defaults errs no more than ``SVC()`` (cost 1, gamma = "scale", standardised
+    inputs), and cost 1 on libsvm's scale (``C = margin_scale``) is what it would give on
+    Satimage without the factor 2."""
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from cohstats.datasets import load_split
+    from cohstats.models.lamsvm import margin_scale
+
+    tr, te = load_split(name)
+    Xtr, ytr = tr.drop(columns="y").to_numpy(float), tr["y"].to_numpy()
+    Xte, yte = te.drop(columns="y").to_numpy(float), te["y"].to_numpy()
+    sc = StandardScaler().fit(Xtr)
+    ref = float(np.mean(SVC().fit(sc.transform(Xtr), ytr).predict(sc.transform(Xte)) != yte))
+    fit = lamsvm(Xtr, ytr)
+    err = float(np.mean(fit.predict(Xte).to_numpy() != yte))
+    assert fit.converged
+    assert err <= ref + 0.001, (err, ref)
+    if name == "satimage":
+        K = len(np.unique(ytr))
+        one = lamsvm(Xtr, ytr, C=margin_scale(K, default_margin(K)))
+        assert float(np.mean(one.predict(Xte).to_numpy() != yte)) > ref + 0.005

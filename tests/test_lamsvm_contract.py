@@ -78,7 +78,8 @@ def test_contract_attribute_types():
     assert isinstance(fit.converged, bool) and fit.converged
     assert isinstance(fit.n_iter, int) and fit.n_iter > 0
     assert isinstance(fit.lambda_, np.ndarray) and fit.lambda_.ndim == 1
-    assert fit.s == fit.lambda_[-1] == 1.0
+    # the default cost: 2 on libsvm's scale, C = 2 margin_scale(K, margin) = max(K - 1, 20) + 1 = 21
+    assert fit.s == fit.lambda_[-1] == 21.0
     assert fit.support_.dtype.kind == "i"
     assert isinstance(fit.dual_coef, pd.DataFrame) and list(fit.dual_coef.columns) == fit.classes
     bi = lamsvm("y ~ x1 + x2", _frame(n=60, K=2))
