@@ -483,7 +483,10 @@ def clearn(
         between the classes). ``degree``, ``coef0``: polynomial kernel.
     delta : huberized-hinge parameter (default 2,).
     standardize : linear: penalise standardised predictors (glmnet), coefficients reported on
-        the original scale; kernel: standardise the inputs before computing the kernel.
+        the original scale; kernel: standardise the inputs before computing the kernel. With
+        ``standardize=False`` and a numeric width, :func:`~cohstats.tuning.cv` and
+        :func:`~cohstats.tuning.tune` compute one kernel matrix for all their fits (see
+        :func:`~cohstats.tuning.cv`, Notes).
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
     penalty_factor : per-predictor penalty factors (linear expansions; 0 = unpenalised).
     tol, max_iter : convergence threshold (relative to the null objective) and maximum
