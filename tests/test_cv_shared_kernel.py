@@ -136,6 +136,10 @@ def test_no_sharing_where_the_folds_use_different_kernels(kernel_calls):
     assert not groups({**d, "gamma": 0.5, "kernel_approx": "nystroem"})
     assert not groups({"standardize": False})  # linear model, no kernel
     assert not groups({**d, "gamma": 0.5}, n_jobs=2)  # parallel workers: each fit its own kernel
+    import joblib
+
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        assert not groups({**d, "gamma": 0.5})
     # and cv falls back to a kernel per fit
     kernel_calls.clear()
     cv(clearn, X, y, nfolds=3, kernel="rbf", gamma=0.5, nlambda=5, verbose=False, random_state=0)

@@ -55,8 +55,11 @@ def kernel_key(ker) -> tuple:
 def sequential(n_jobs) -> bool:
     """Do joblib's settings run the tuner's fits one after another in this process?"""
     from joblib import effective_n_jobs
+    from joblib.parallel import get_active_backend
 
     try:
+        if "Dask" in type(get_active_backend()[0]).__name__:  # the user asked for the cluster
+            return False
         return effective_n_jobs(n_jobs) == 1
     except Exception:  # pragma: no cover - a backend that cannot say
         return False
