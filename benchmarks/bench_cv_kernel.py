@@ -13,7 +13,8 @@ Cases (two-class XOR mixture, ``benchmarks/bench_memory.py``'s data):
 * ``rbf`` -- Gaussian kernel, n x p = N x 10, alpha = 0.5, ``--nlambda`` values;
 * ``wide`` -- Gaussian kernel on N x 2000 inputs (the kernel costs n^2 p);
 * ``callable`` -- a Laplacian kernel given as a Python callable (scipy's cdist);
-* ``tune`` -- ``tune`` over alpha in {0.2, 0.5, 1} at one width (one matrix for 3 x (folds + 1) fits).
+* ``tune`` -- ``tune`` over alpha in {0.2, 0.5, 1} at one width on the N x 2000 inputs of ``wide``
+  (one matrix for 3 x (folds + 1) fits).
 
 ``python benchmarks/bench_cv_kernel.py [--n 1000] [--nfolds 5] [--nlambda 10] [--repeat 3]
 [--cases rbf,wide,callable,tune]``
@@ -45,7 +46,7 @@ def laplacian(A, B):
 
 
 def case_args(case, n, nlambda, seed=1):
-    p = 2000 if case == "wide" else 10
+    p = 2000 if case in ("wide", "tune") else 10
     X, y, _ = mixture(n, seed=seed, p=p)
     kw = dict(standardize=False, nlambda=nlambda, verbose=False, random_state=0)
     if case == "callable":
