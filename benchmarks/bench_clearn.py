@@ -10,6 +10,7 @@ default: 100 values down to 1e-4 lambda_max if n > p else 1e-2). Times are the b
 separately); ratios are ours / theirs.
 
 Usage: python benchmarks/bench_clearn.py [--repeat 3] [--sizes 1000x100,5000x500,100x2000]
+[--interleave] (``--interleave``: ours and glmnet alternately, a ratio per round)
 """
 
 from __future__ import annotations
@@ -183,6 +184,40 @@ def fresh_process_times():
     return out
 
 
+def interleaved(sizes, repeat):
+    """Ours and glmnet alternately, ``repeat`` rounds per size (each glmnet round one R process:
+    a warm-up fit, then one timed fit inside R); prints the ratio of every round."""
+    import statistics
+
+    la = os.getloadavg()
+    print(f"interleaved ours / glmnet, load average at start {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}")
+    for n, p in sizes:
+        X, y = make_data(n, p, seed=n + p)
+        lm = lambda_max(X, y, None, LOSS_LOGIT, 0, 0, ALPHA)
+        lams = lambda_sequence(lm, 100, None, n, p)
+        ours(X, y, lams)  # warm-up
+        ratios, t_o, t_g = [], [], []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            ours(X, y, lams)
+            t_o.append(time.perf_counter() - t)
+            g, why = run_glmnet(X, y, lams, 1)
+            if g is None:
+                print(f"{n}x{p}: glmnet unavailable ({why})")
+                break
+            t_g.append(g[0])
+            ratios.append(t_o[-1] / t_g[-1])
+        if ratios:
+            print(
+                f"{n:>6}x{p:<6} ours {statistics.median(t_o):7.3f} s, glmnet {statistics.median(t_g):7.3f} s; "
+                f"ours/glmnet median {statistics.median(ratios):.3f} "
+                f"[{', '.join(f'{r:.3f}' for r in ratios)}]",
+                flush=True,
+            )
+    la = os.getloadavg()
+    print(f"load average at end {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}")
+
+
 def main(argv=None):
     import warnings
 
@@ -202,8 +237,16 @@ def main(argv=None):
         default="glmnet,skglm,saga",
         help="comma-separated anchors to time (skglm and saga are slow at 2000x20000)",
     )
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="only ours against glmnet, alternating run by run (ratios per round; for loaded machines)",
+    )
     args = ap.parse_args(argv)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    if args.interleave:
+        interleaved(sizes, args.repeat)
+        return
 
     t = time.perf_counter()
     X, y = make_data(200, 20)

@@ -16,10 +16,14 @@ coordinates and 8 noise coordinates; class probabilities known):
   target n = 8 000 under 1 GB;
 * ``svm_default`` -- ``svm`` with the default width (``gamma="scale"``), n = 30 000, under 1 GB;
 * ``svm_median`` -- ``svm`` with ``gamma="median"`` (the [WSL] heuristic), n = 30 000;
-* ``svm_approx`` -- ``svm(kernel_approx="nystroem")`` (r = 300), n = 200 000.
+* ``svm_approx`` -- ``svm(kernel_approx="nystroem")`` (r = 300), n = 200 000;
+* ``cv_per_fit`` / ``cv_shared`` -- 5-fold ``cv`` of kernel C-learning (``gamma=0.1``,
+  ``standardize=False``) with a kernel matrix per fit (``share_kernel=False``) or one matrix
+  lent to every fit (``share_kernel=True``), n = 3 000: the shared matrix should cost the
+  held-out rows of one fold (1/5 of an n x n matrix) beyond the per-fit run, not a second matrix.
 
 ``python benchmarks/bench_memory.py [--cases clearn_kernel,svm_default,svm_median,svm_approx]
-[--n-clearn 8000] [--n-svm 30000] [--n-approx 200000] [--nlambda 10]``
+[--n-clearn 8000] [--n-svm 30000] [--n-approx 200000] [--n-cv 3000] [--nlambda 10]``
 """
 
 from __future__ import annotations
@@ -34,7 +38,14 @@ import time
 
 import numpy as np
 
-TARGET_MB = {"clearn_kernel": 1024, "svm_default": 1024, "svm_median": 1024, "svm_approx": None}
+TARGET_MB = {
+    "clearn_kernel": 1024,
+    "svm_default": 1024,
+    "svm_median": 1024,
+    "svm_approx": None,
+    "cv_per_fit": None,
+    "cv_shared": None,
+}
 
 
 def mixture(n, seed=0, p=10, a=1.0):
@@ -87,6 +98,21 @@ def child(case: str, n: int, nlambda: int) -> dict:
             return cs.svm(X, y, gamma="median")
         if case == "svm_approx":
             return cs.svm(X, y, kernel_approx="nystroem")
+        if case in ("cv_per_fit", "cv_shared"):
+            from cohstats.tuning import cv
+
+            return cv(
+                cs.clearn,
+                X,
+                y,
+                kernel="rbf",
+                gamma=0.1,
+                standardize=False,
+                nlambda=nlambda,
+                nfolds=5,
+                verbose=False,
+                share_kernel=case == "cv_shared",
+            )
         raise ValueError(f"unknown case {case!r}")
 
     fit(Xw, yw)  # warm-up: numba code loaded (or compiled) outside the measurement
@@ -123,6 +149,7 @@ def main(argv=None):
     ap.add_argument("--n-clearn", type=int, default=8000)
     ap.add_argument("--n-svm", type=int, default=30000)
     ap.add_argument("--n-approx", type=int, default=200_000)
+    ap.add_argument("--n-cv", type=int, default=3000)
     ap.add_argument("--nlambda", type=int, default=10)
     args = ap.parse_args(argv)
     if args.child:
@@ -133,6 +160,8 @@ def main(argv=None):
         "svm_default": args.n_svm,
         "svm_median": args.n_svm,
         "svm_approx": args.n_approx,
+        "cv_per_fit": args.n_cv,
+        "cv_shared": args.n_cv,
     }
     print(f"load average {os.getloadavg()[0]:.2f}")
     print(

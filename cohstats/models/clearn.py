@@ -180,6 +180,11 @@ class CLearnFit(Fit):
 
     # ------------------------------------------------------------------ decision values
     def _kmat(self, X):
+        # a tuner that holds the kernel matrix of these rows lends their block (see
+        # cohstats.tuning.shared): ``_cross_kernel = (X, K(X, training rows))``, matched by identity
+        lent = self.__dict__.get("_cross_kernel")
+        if lent is not None and lent[0] is X:
+            return lent[1]
         Z = (np.asarray(X, dtype=np.float64) - self._xcenter) / self._xscale
         return self._kernel(Z, self._Xtrain)
 
@@ -431,6 +436,7 @@ def clearn(
     kernel_approx=None,
     n_components: int = 300,
     random_state=0,
+    _gram=None,
 ) -> CLearnFit:
     """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
 
@@ -477,7 +483,10 @@ def clearn(
         between the classes). ``degree``, ``coef0``: polynomial kernel.
     delta : huberized-hinge parameter (default 2,).
     standardize : linear: penalise standardised predictors (glmnet), coefficients reported on
-        the original scale; kernel: standardise the inputs before computing the kernel.
+        the original scale; kernel: standardise the inputs before computing the kernel. With
+        ``standardize=False`` and a numeric width, :func:`~cohstats.tuning.cv` and
+        :func:`~cohstats.tuning.tune` compute one kernel matrix for all their fits (see
+        :func:`~cohstats.tuning.cv`, Notes).
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
     penalty_factor : per-predictor penalty factors (linear expansions; 0 = unpenalised).
     tol, max_iter : convergence threshold (relative to the null objective) and maximum
@@ -525,6 +534,8 @@ def clearn(
     if standardize is not True:
         call["standardize"] = standardize
     _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0)
+    if _gram is not None and (kernel is None or kernel_approx is not None):
+        raise ValueError("clearn: a lent kernel matrix (_gram) needs an exact kernel expansion")
     rho, u, alpha, delta, tol = float(rho), float(u), float(alpha), float(delta), float(tol)
     nlambda, max_iter = int(nlambda), int(max_iter)
     if loss == "C" and u <= 0:
@@ -597,9 +608,16 @@ def clearn(
         Z = (X - xc) / xs
         ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
         # the one n x n array of the fit: symmetrised (a callable's output is averaged with its
-        # transpose there) and centred in place, then shared by lambda_max and the path
+        # transpose there) and centred in place, then shared by lambda_max and the path. A tuner
+        # may lend the matrix of these rows (``_gram``, a LentKernel; see cohstats.tuning.shared)
+        if _gram is not None and not _gram.matches(ker, Z):
+            raise ValueError("clearn: the lent kernel matrix (_gram) is not the kernel of these inputs")
         pk = prepare_kernel(
-            ker(Z, Z), w, intercept=intercept, overwrite_K=True, check_symmetric=ker.code != KERNEL_CALLABLE
+            ker(Z, Z) if _gram is None else _gram,
+            w,
+            intercept=intercept,
+            overwrite_K=True,
+            check_symmetric=ker.code != KERNEL_CALLABLE,
         )
         if multiclass:
             sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
@@ -709,6 +727,47 @@ def clearn(
         n_iter=int(np.sum(info["n_iter"])),
         **state,
     )
+
+
+def _fold_kernel(design, args: dict):
+    """The kernel of ``clearn(design, **args)`` when it depends on the rows only, else None.
+
+    That is a kernel expansion (``kernel`` given, no ``kernel_approx``) on unstandardised inputs
+    (``standardize=False``) with a width that does not look at the data: a number (``gamma`` or
+    ``sigma``), ``gamma="auto"`` (``1/p``), a linear or polynomial kernel without a named width,
+    or a callable. Then every fit on a subset of the rows uses the sub-matrix of one kernel
+    matrix of all the rows, and the tuners of :mod:`cohstats.tuning` compute that matrix once
+    (:mod:`cohstats.tuning.shared`). With ``standardize=True`` (the default) each fit scales
+    its inputs by its own rows, and ``gamma="scale"``, ``"median"`` and ``"mean"`` are computed
+    from them, so fits on different rows use different kernels.
+    """
+    kernel = args.get("kernel")
+    if kernel is None or args.get("kernel_approx") is not None or args.get("standardize", True) is not False:
+        return None
+    if "_gram" in args:
+        return None
+    gamma, sigma = args.get("gamma"), args.get("sigma")
+    if isinstance(gamma, str) and gamma != "auto":
+        return None
+    if kernel == "rbf" and gamma is None and sigma is None:  # the default width, gamma="scale"
+        return None
+    try:
+        _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=args.get("degree", 3), coef0=args.get("coef0", 1.0))
+        return make_kernel(
+            kernel,
+            np.empty((0, design.p)),
+            None,
+            sigma=sigma,
+            gamma=gamma,
+            degree=args.get("degree", 3),
+            coef0=args.get("coef0", 1.0),
+            width="scale",
+        )
+    except (TypeError, ValueError):  # the fit itself reports bad arguments
+        return None
+
+
+clearn.fold_kernel = _fold_kernel
 
 
 def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):

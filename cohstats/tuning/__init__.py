@@ -12,13 +12,15 @@
 Layout: :mod:`.folds` (fold assignment), :mod:`.measures` (CV measures, built on
 :mod:`cohstats.metrics`), :mod:`.cv`, :mod:`.gkl` (the data-perturbation estimator),
 :mod:`.tune` (grid search and the tuned LUM), :mod:`.parallel` (joblib + progress bars),
-:mod:`.grids`.
+:mod:`.shared` (one kernel matrix lent to all the fits of a cross-validation), :mod:`.grids`.
 
 Every independent fit (folds, grid points, perturbation replicates) runs through joblib, so
 ``n_jobs`` parallelises on one machine and ``with joblib.parallel_backend("dask"):`` runs the
 same code on a Dask cluster. All random numbers are fixed in the parent process before any
 work is dispatched (fold ids; one spawned seed per perturbation replicate), so a fixed
 ``random_state`` gives the same result serially, with ``n_jobs`` workers, and on Dask.
+Serial cross-validations of kernel fits whose kernel depends on the rows only compute the
+kernel matrix once for all their fits (:func:`cv`, Notes); the result is the same to rounding.
 
 For large data on Dask, build the design once and scatter it, so that workers receive it once
 instead of with every task::

@@ -20,8 +20,9 @@ from ._common import (
     _rng,
     _summary_cls,
 )
-from .parallel import _parallel, scheduler_backend
+from .parallel import _parallel, progress_bar, scheduler_backend
 from .folds import _resolve_foldid
+from .shared import SharedKernel, fold_kernel, kernel_key, sequential
 from .measures import _Measure, _evaluate, _get_measure, _nzero_of, _outputs, _select
 
 
@@ -216,32 +217,97 @@ def _full_task(fit_fn, design, args):
     return fit_fn(design, **args)
 
 
-def _cv_many(fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=None):
-    """CV of several argument sets on the same folds; all fold fits in one parallel batch."""
-    if full_fits is None:
-        full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose, "full fits")
+def _shared_groups(fit_fn, design, arg_list, n_jobs, share_kernel):
+    """``{kernel key: (kernel, [argument-set indices])}`` for the fits that share one kernel matrix."""
+    groups = {}
+    if not share_kernel or not sequential(n_jobs):
+        return groups
+    for j, args in enumerate(arg_list):
+        ker = fold_kernel(fit_fn, design, args)
+        if ker is not None:
+            groups.setdefault(kernel_key(ker), (ker, []))[1].append(j)
+    return groups
+
+
+def _shared_run(fit_fn, design, ker, idx, arg_list, full_fits, foldid, meas, prob_args, verbose, folds_of):
+    """Full-data and fold fits of the argument sets ``idx`` on one lent kernel matrix, one at a time."""
+    sk = SharedKernel(ker, design.X)
     K = int(foldid.max()) + 1
-    tasks, keys, lams = [], [], []
-    for j, (args, full) in enumerate(zip(arg_list, full_fits)):
+    for j in idx:
+        if full_fits[j] is None:
+            with sk.lend() as lent:
+                full_fits[j] = fit_fn(design, **arg_list[j], _gram=lent)
+    outs = {}
+    bar = progress_bar(len(idx) * K, "cv folds (shared kernel)", verbose)
+    for j in idx:
+        lam, fargs = folds_of(j)
+        for k in range(K):
+            tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
+            with sk.lend_rows(tr, te) as lent:
+                fit = fit_fn(design.take(tr), **fargs, _gram=lent)
+            X = design.X[te]
+            fit._cross_kernel = (X, sk.cross(te, tr))
+            outs[(j, k)] = _outputs(fit, X, meas.output, lam, prob_args)
+            del fit
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return outs
+
+
+def _cv_many(
+    fit_fn, design, arg_list, foldid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=None, share_kernel=True
+):
+    """CV of several argument sets on the same folds; all fold fits in one parallel batch.
+
+    Argument sets whose kernel depends on the rows only share one kernel matrix (see
+    :mod:`cohstats.tuning.shared`) when the fits run one at a time in this process.
+    """
+    groups = _shared_groups(fit_fn, design, arg_list, n_jobs, share_kernel)
+    in_group = {j for _, idx in groups.values() for j in idx}
+    if full_fits is None:
+        full_fits = [None] * len(arg_list)
+        plain = [j for j in range(len(arg_list)) if j not in in_group]
+        done = _parallel(_full_task, [(fit_fn, design, arg_list[j]) for j in plain], n_jobs, verbose, "full fits")
+        for j, f in zip(plain, done):
+            full_fits[j] = f
+    else:
+        full_fits = list(full_fits)
+    K = int(foldid.max()) + 1
+    lams = [None] * len(arg_list)
+
+    def folds_of(j):
+        full = full_fits[j]
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
-        lams.append(lam)
-        fargs = dict(args) if lam is None else _along(getattr(full, "path_arg", None), args, lam)
+        lams[j] = lam
+        fargs = dict(arg_list[j]) if lam is None else _along(getattr(full, "path_arg", None), arg_list[j], lam)
+        return lam, fargs
+
+    outs = {}
+    for ker, idx in groups.values():
+        outs.update(
+            _shared_run(fit_fn, design, ker, idx, arg_list, full_fits, foldid, meas, prob_args, verbose, folds_of)
+        )
+    tasks, keys = [], []
+    for j in range(len(arg_list)):
+        if j in in_group:
+            continue
+        lam, fargs = folds_of(j)
         for k in range(K):
             tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
             tasks.append((fit_fn, design, tr, te, fargs, meas.output, lam, prob_args))
             keys.append((j, k))
-    outs = _parallel(_fold_task, tasks, n_jobs, verbose, "cv folds")
+    outs.update(zip(keys, _parallel(_fold_task, tasks, n_jobs, verbose, "cv folds")))
     results = []
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
         L = 1 if lams[j] is None else lams[j].shape[0]
         F = np.full((K, L), np.nan)
         W = np.zeros(K)
-        for (jj, k), out in zip(keys, outs):
-            if jj != j:
-                continue
+        for k in range(K):
             te = foldid == k
             y, w = design.y[te], design.weights[te]
-            F[k] = _evaluate(meas, y, w, np.asarray(out), design.binary)
+            F[k] = _evaluate(meas, y, w, np.asarray(outs[(j, k)]), design.binary)
             W[k] = w.sum()
         results.append(
             CVResult(
@@ -272,6 +338,7 @@ def cv(
     prob_args: dict | None = None,
     scheduler=None,
     fit_kwargs: dict | None = None,
+    share_kernel: bool = True,
     **fit_args,
 ) -> CVResult:
     """K-fold cross-validation of any fit function (cv.glmnet for every cohstats model).
@@ -320,12 +387,40 @@ def cv(
     scheduler : dask.distributed ``Client`` or scheduler address, optional
         Run the independent fits on that Dask cluster (joblib's dask backend). Without it,
         ``with joblib.parallel_config(backend="dask"):`` around the call does the same.
+    share_kernel : bool, default True
+        Compute the kernel matrix of all the rows once and give every fit its block, when the
+        folds allow it (see Notes); False makes every fit compute its own kernel. The result is
+        the same either way (to rounding).
     **fit_args
         Passed to every fit (``weights``, ``subset``, ``na_action`` go to the design).
 
     Returns
     -------
     CVResult
+
+    Notes
+    -----
+    Shared kernel. A fold fit of a kernel expansion needs the kernel matrix of its training
+    rows, and its predictions need the held-out rows' kernel against them. When the fit's kernel
+    depends on the rows only, both are blocks of the one n x n matrix of all the rows, which is
+    then computed once and lent to the full-data fit and to each fold fit in turn (held in one
+    n x n float64 array plus the held-out rows of one fold; :mod:`cohstats.tuning.shared`).
+    This happens when all of these hold:
+
+    * the fit function supports it: kernel :func:`~cohstats.clearn` (``kernel`` given, no
+      ``kernel_approx``); other fit functions compute their kernel in every fit;
+    * ``standardize=False``: with the default ``standardize=True`` each fit scales the inputs
+      by the means and standard deviations of its own rows, so the folds' kernels differ;
+    * a width that does not look at the data: a number (``gamma=`` or ``sigma=``),
+      ``gamma="auto"``, a linear or polynomial kernel without a named width, or a callable
+      kernel. The default ``gamma="scale"`` and ``"median"`` / ``"mean"`` are computed from each
+      fit's rows;
+    * the fits run one at a time in this process (``n_jobs`` of 1 and no Dask scheduler);
+    * ``share_kernel=True``.
+
+    To share the kernel of standardised inputs, standardise the data once before the call and
+    pass ``standardize=False`` with a numeric width: the held-out rows then take part in the
+    scaling, which the default per-fit scaling avoids.
 
     Examples
     --------
@@ -352,7 +447,24 @@ def cv(
     rng = _rng(random_state)
     foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
     with scheduler_backend(scheduler):
-        return _cv_many(fit_fn, design, [fit_args], foldid, meas, n_jobs, verbose, prob_args, _fit_name(fit_fn))[0]
+        return _cv_many(
+            fit_fn,
+            design,
+            [fit_args],
+            foldid,
+            meas,
+            n_jobs,
+            verbose,
+            prob_args,
+            _fit_name(fit_fn),
+            share_kernel=_check_share(share_kernel),
+        )[0]
+
+
+def _check_share(share_kernel) -> bool:
+    if not isinstance(share_kernel, (bool, np.bool_)):
+        raise TypeError(f"share_kernel must be True or False; got {share_kernel!r}")
+    return bool(share_kernel)
 
 
 # ============================================================================ GKL estimator

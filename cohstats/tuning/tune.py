@@ -25,7 +25,7 @@ from ._common import (
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
-from .cv import _cv_many, _full_task
+from .cv import _check_share, _cv_many, _full_task
 from .gkl import _check_centering, _check_random_input, _check_tau_D, _gkl_many, _resolve_initial, _seed_seq
 
 
@@ -237,6 +237,7 @@ def tune(
     scheduler=None,
     fit_kwargs: dict | None = None,
     random_input: str = "data",
+    share_kernel: bool = True,
     **fit_args,
 ) -> TuneResult:
     """Grid search over any fit arguments by cross-validation, a hold-out set, or the GKL estimate.
@@ -267,6 +268,10 @@ def tune(
         for probability measures.
     fit_kwargs, scheduler : as in :func:`cv` (fit arguments named like the tuner's own; a Dask
         client or scheduler address).
+    share_kernel : bool, default True
+        ``method="cv"``: compute the kernel matrix of all the rows once and give every fit its
+        block, when the folds allow it (see :func:`cv`, Notes); the grid points with the same
+        kernel (e.g. a grid over ``alpha`` or ``rho`` at a numeric width) share one matrix.
     **fit_args : fixed arguments of every fit.
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
@@ -331,8 +336,9 @@ def tune(
         else:
             meas = _get_measure(measure or _default_measure(fit_fn), design)
 
+        share_kernel = _check_share(share_kernel)
         full_fits = None
-        if method in ("cv", "gkl"):
+        if method == "gkl":  # method="cv": the full-data fits run with the fold fits
             full_fits = _parallel(_full_task, [(fit_fn, design, a) for a in arg_list], n_jobs, verbose, "full fits")
 
         rows, results, fits = [], [], []
@@ -352,7 +358,7 @@ def tune(
             rng = _rng(random_state)
             fid = _resolve_foldid(design, nfolds, foldid, True, rng)
             cvs = _cv_many(
-                fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name, full_fits=full_fits
+                fit_fn, design, arg_list, fid, meas, n_jobs, verbose, prob_args, fit_name, share_kernel=share_kernel
             )
             for j, r in enumerate(cvs):
                 results.append(r)

@@ -67,6 +67,7 @@ __all__ = [
     "kernel_multi_gamma_max",
     "prepare_kernel",
     "PreparedKernel",
+    "LentKernel",
 ]
 
 #: symmetry tolerance of a kernel matrix (relative; absolute part scaled by max |K_ij|)
@@ -159,14 +160,60 @@ def _symmetrise(K, rtol, atol, tile):
     return -1
 
 
-def _square(K, overwrite_K, check_symmetric=True):
+class LentKernel:
+    """A kernel matrix lent by its owner for one fit, to be prepared in its own memory.
+
+    The tuners of :mod:`cohstats.tuning` compute one n x n kernel matrix for all the fits of a
+    cross-validation and lend each fit the block of its training rows this way (see
+    :func:`cohstats.tuning.cv`). :func:`prepare_kernel` symmetrises and centres ``K`` in place,
+    also when it is a view into the owner's larger buffer, and records the centring vector in
+    ``m``; after the fit the owner restores the kernel values by ``K += m[:, None]``.
+
+    Attributes
+    ----------
+    K : (n, n) float64, C-contiguous and writeable
+        The kernel matrix of the fit's training points.
+    kernel : cohstats.kernels.Kernel
+        The kernel that produced ``K``; a fit uses ``K`` only for this kernel.
+    X : (n, p) float64
+        The points ``K`` was evaluated at (a fit uses ``K`` only for these inputs).
+    m : (n,) float64 or None
+        Set by :func:`prepare_kernel`: the vector subtracted from the rows of ``K``.
+    """
+
+    __slots__ = ("K", "kernel", "X", "m")
+
+    def __init__(self, K, kernel, X):
+        K = np.asarray(K)
+        if not (
+            K.ndim == 2
+            and K.shape[0] == K.shape[1]
+            and K.dtype == np.float64
+            and K.flags.c_contiguous
+            and K.flags.writeable
+        ):
+            raise ValueError("LentKernel needs a square, C-contiguous, writeable float64 matrix")
+        self.K, self.kernel, self.X, self.m = K, kernel, X, None
+
+    def matches(self, kernel, X) -> bool:
+        """Is ``K`` the matrix of ``kernel`` at the rows ``X``?"""
+        same_kernel = (
+            kernel.code == self.kernel.code
+            and kernel.func is self.kernel.func
+            and np.array_equal(kernel.kpar, self.kernel.kpar)
+        )
+        X = np.asarray(X)
+        return same_kernel and X.shape == self.X.shape and (X is self.X or np.array_equal(X, self.X))
+
+
+def _square(K, overwrite_K, check_symmetric=True, lent=False):
     """The symmetrised float64 kernel matrix: in place when ``overwrite_K`` allows, else a copy
     (exactly one n x n array either way). Without ``check_symmetric`` any asymmetry is averaged
-    away."""
+    away. ``lent``: ``K`` is a :class:`LentKernel`'s matrix, prepared in place even as a view."""
     K = np.asarray(K)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (n, n) kernel matrix; got shape {K.shape}")
-    inplace = (
+    inplace = lent or (
         overwrite_K
         and K.dtype == np.float64
         and K.flags.c_contiguous
@@ -199,7 +246,8 @@ def prepare_kernel(K, w=None, *, intercept=True, overwrite_K=False, check_symmet
     Parameters
     ----------
     K : (n, n) symmetric kernel matrix of the training points (asymmetry up to a relative
-        1e-10 is averaged away; more raises ValueError)
+        1e-10 is averaged away; more raises ValueError), or a :class:`LentKernel`, whose matrix
+        is prepared in place (whatever ``overwrite_K``) and whose ``m`` is set
     w : (n,) nonnegative observation weights or None (normalised to mean 1 here)
     intercept : centre the columns for an unpenalised intercept
     overwrite_K : allow the preparation to reuse ``K``'s memory (scipy's ``overwrite_a``): when
@@ -225,11 +273,14 @@ def prepare_kernel(K, w=None, *, intercept=True, overwrite_K=False, check_symmet
     >>> bool(np.allclose(pk.Xt + pk.m[:, None], K)), bool(np.allclose(pk.matvec(np.ones(3)), K.sum(1)))
     (True, True)
     """
-    K = _square(K, bool(overwrite_K), bool(check_symmetric))
+    lent = K if isinstance(K, LentKernel) else None
+    K = _square(K if lent is None else lent.K, bool(overwrite_K), bool(check_symmetric), lent is not None)
     n = K.shape[0]
     _, _, w = _check_xyw(np.empty((n, 0)), np.ones(n), w)  # validates and normalises w only
     m = (w @ K) / n if intercept else np.zeros(n)
     K -= m[:, None]  # row j = centred column j (K symmetric): the design, in place
+    if lent is not None:
+        lent.m = m
     xv = np.einsum("ji,ji,i->j", K, K, w) / n
     return PreparedKernel(K, m, xv, xv <= 0.0, w, bool(intercept))
 
