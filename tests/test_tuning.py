@@ -294,13 +294,14 @@ def test_gkl_multiclass_equals_binary_for_two_classes(df):
     binary formula, written out in tests/_gkl_reference.py, gives the same numbers."""
     from _gkl_reference import binary_gkl
 
-    from cohstats.tuning import _gkl_many, _seed_seq
+    from cohstats.tuning import _gkl_many, _Perturbation, _seed_seq
 
     d = build_design("y ~ x1 + x2", df)
     lam = np.array([1.0, 0.1, 0.01])
     full = ridge_logit(d, lambda_=lam)
     for centering in ("within", "pooled"):
-        a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], 0.5, 4, _seed_seq(1), None, False, None, centering)[0]
+        pert = _Perturbation(0.5, 4, _seed_seq(1), centering, "data", None, "fit")
+        a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], pert, None, False, None)[0]
         est, cov, d_hat = binary_gkl(ridge_logit, d, {"lambda_": lam}, full, 0.5, 4, _seed_seq(1), centering=centering)
         np.testing.assert_allclose(a.estimate, est, rtol=1e-12)
         np.testing.assert_allclose(a.cov, cov, rtol=1e-9, atol=1e-15)

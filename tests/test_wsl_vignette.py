@@ -15,7 +15,7 @@ from _tuning_fits import ridge_logit  # noqa: E402
 
 from cohstats.formula import build_design  # noqa: E402
 from cohstats.results import Fit, Summary  # noqa: E402
-from cohstats.tuning import _gkl_many, _seed_seq, gkl, tune  # noqa: E402
+from cohstats.tuning import _gkl_many, _Perturbation, _seed_seq, gkl, tune  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -38,22 +38,8 @@ def test_left_out_random_input_equals_the_written_out_formula(df):
     for init in (None, np.column_stack([1 - q, q])):
         res = {}
         for ri in ("data", "left_out"):
-            a = _gkl_many(
-                ridge_logit,
-                d,
-                [{"lambda_": lam}],
-                [full],
-                0.5,
-                4,
-                _seed_seq(2),
-                None,
-                False,
-                None,
-                "within",
-                init,
-                None,
-                ri,
-            )[0]
+            pert = _Perturbation(0.5, 4, _seed_seq(2), "within", ri, init, "fit" if init is None else "array")
+            a = _gkl_many(ridge_logit, d, [{"lambda_": lam}], [full], pert, None, False, None)[0]
             p0 = None if init is None else q
             est, cov, d_hat = binary_gkl(
                 ridge_logit, d, {"lambda_": lam}, full, 0.5, 4, _seed_seq(2), p0=p0, random_input=ri

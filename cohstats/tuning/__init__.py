@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from .cv import CVResult, cv
 from .folds import make_folds
-from .gkl import GKLResult, _gkl_many, _seed_seq, gkl
+from .gkl import GKLResult, _gkl_many, _Perturbation, _seed_seq, gkl
 from .grids import wsl_grid
 from .measures import _MEASURES
 from .tune import TuneResult, tune
@@ -56,5 +56,6 @@ __all__ = [
     "tune_lum",
     "_MEASURES",
     "_gkl_many",
+    "_Perturbation",
     "_seed_seq",
 ]

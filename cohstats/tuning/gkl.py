@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 import numbers
 from typing import Callable
@@ -164,29 +165,41 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
     return A, Bv, Esum, W, dsum
 
 
-def _gkl_many(
-    fit_fn,
-    design,
-    arg_list,
-    full_fits,
-    tau,
-    D,
-    seed_seq,
-    n_jobs,
-    verbose,
-    prob_args,
-    centering="within",
-    initial=None,
-    initial_name=None,
-    random_input="data",
-):
+@dataclass(frozen=True)
+class _Perturbation:
+    """The checked settings of one GKL estimate ([WSL] Section 3): perturbation size ``tau``,
+    Monte Carlo size ``D``, the seed of the common random numbers, the covariance centring, the
+    random-input term and the initial probabilities (None: each value's own fit) with their name."""
+
+    tau: float
+    D: int
+    seed_seq: np.random.SeedSequence
+    centering: str
+    random_input: str
+    initial: np.ndarray | None
+    initial_name: str
+
+
+def _perturbation(design, tau, D, random_state, centering, random_input, initial) -> _Perturbation:
+    """Validate the GKL settings shared by :func:`gkl` and ``tune(method="gkl")``."""
+    tau, D = _check_tau_D(tau, D, design.nobs)
+    _check_centering(centering)
+    _check_random_input(random_input)
+    init = _resolve_initial(initial, design)
+    name = initial if isinstance(initial, str) else "array"
+    return _Perturbation(tau, D, _seed_seq(random_state), centering, random_input, init, name)
+
+
+def _gkl_many(fit_fn, design, arg_list, full_fits, pert: _Perturbation, n_jobs, verbose, prob_args):
     """GKL estimates for several argument sets (each possibly a path), common random numbers.
 
     One estimator for every number of classes: the K-class form, which for K = 2 is exactly
     [WSL] eq. (13) in the 0/1 coding (tests/_gkl_reference.py writes the binary formula out).
-    ``initial``: None (every value perturbs with its own full-data fit) or one (n, K) matrix of
-    initial class probabilities shared by every value.
+    ``pert.initial``: None (every value perturbs with its own full-data fit) or one (n, K) matrix
+    of initial class probabilities shared by every value.
     """
+    tau, D, seed_seq, centering = pert.tau, pert.D, pert.seed_seq, pert.centering
+    initial, initial_name, random_input = pert.initial, pert.initial_name, pert.random_input
     n = design.nobs
     child = seed_seq.spawn(D)
     prepared = []
@@ -580,30 +593,10 @@ def gkl(
     ctx = _capture(1) if isinstance(formula, str) else None
     fit_args = _merge_fit_kwargs(fit_kwargs, fit_args)
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
-    tau, D = _check_tau_D(tau, D, design.nobs)
-    _check_centering(centering)
-    _check_random_input(random_input)
-    init = _resolve_initial(initial, design)
-    ss = _seed_seq(random_state)
+    pert = _perturbation(design, tau, D, random_state, centering, random_input, initial)
     full = fit_fn(design, **fit_args)
-    name = initial if isinstance(initial, str) else "array"
     with scheduler_backend(scheduler):
-        return _gkl_many(
-            fit_fn,
-            design,
-            [fit_args],
-            [full],
-            tau,
-            D,
-            ss,
-            n_jobs,
-            verbose,
-            prob_args,
-            centering,
-            init,
-            name,
-            random_input,
-        )[0]
+        return _gkl_many(fit_fn, design, [fit_args], [full], pert, n_jobs, verbose, prob_args)[0]
 
 
 # ============================================================================ tune

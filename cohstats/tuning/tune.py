@@ -26,7 +26,7 @@ from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
 from .cv import _check_share, _cv_many, _full_task
-from .gkl import _check_centering, _check_random_input, _check_tau_D, _gkl_many, _resolve_initial, _seed_seq
+from .gkl import _gkl_many, _perturbation
 
 
 class TuneResult(Persistable):
@@ -327,9 +327,7 @@ def tune(
         fit_name = _fit_name(fit_fn)
         arg_list = [{**fit_args, **c, **({path_key: path_vals} if path_key else {})} for c in combos]
         if method == "gkl":
-            tau, D = _check_tau_D(tau, D, design.nobs)
-            _check_centering(centering)
-            init = _resolve_initial(initial, design)
+            pert = _perturbation(design, tau, D, random_state, centering, random_input, initial)
             if measure not in (None, "gkl"):
                 raise ValueError("method='gkl' minimises the GKL estimate; leave measure=None")
             meas = _Measure("gkl", "Estimated GKL_c", "prob", False)
@@ -383,27 +381,7 @@ def tune(
                 )
                 add_rows(j, fit, lam, {"score": vals})
         else:
-            tau, D = _check_tau_D(tau, D, design.nobs)
-            _check_centering(centering)
-            _check_random_input(random_input)
-            ss = _seed_seq(random_state)
-            name = initial if isinstance(initial, str) else "array"
-            gks = _gkl_many(
-                fit_fn,
-                design,
-                arg_list,
-                full_fits,
-                tau,
-                D,
-                ss,
-                n_jobs,
-                verbose,
-                prob_args,
-                centering,
-                init,
-                name,
-                random_input,
-            )
+            gks = _gkl_many(fit_fn, design, arg_list, full_fits, pert, n_jobs, verbose, prob_args)
             for j, g in enumerate(gks):
                 results.append(g)
                 fits.append(g.fit)
