@@ -91,6 +91,14 @@ _ZDJ_DATA1_CLEARN = (
     "0.585 and 0.245 (zdj_svm_probability docstring)"
 )
 
+# one measurement explains the linear Platt cells of [WSL] Table 1, Example 2 (GKL_c and CRE)
+_WSL_EX2_LINEAR_PLATT = (
+    "ours is below the paper, and where the sigmoid is fitted sets the level: on the training "
+    "outputs Platt on our linear SVM gives 0.165-0.173 at every lambda of the grid (0.173 for "
+    "lambda >= 1; six samples) against the paper's 0.171-0.172, on cross-validated decision values "
+    "0.160 at the CV lambda (four replications; wsl_probability docstring)"
+)
+
 CAUSES = (
     (
         "[WSL] Table 1",
@@ -98,6 +106,24 @@ CAUSES = (
         r"^Example 1 \|",
         "[WSL]'s CRE is below its own GKL_c in all 12 Example 1 rows, whereas test labels drawn "
         "from p give E[CRE] = GKL_c; compare the GKL_c cell of the row",
+    ),
+    (
+        "[WSL] Table 1",
+        "gkl",
+        r"^Example 1 \| ((SVM|psi) [GL] \| (Platt|Tuned Platt)|(SVM|psi) L \| New)$",
+        "[WSL]'s GKL_c lies 0.020-0.034 above its own CRE in all 12 Example 1 rows, whereas test "
+        "labels drawn from p give E[CRE] = GKL_c; in every row where ours is below the paper, our "
+        "GKL_c lies within 0.012 of the paper's CRE (four replications; wsl_probability docstring)",
+    ),
+    ("[WSL] Table 1", "gkl", r"^Example 2 \| (SVM|psi) L \| (Platt|Tuned Platt)$", _WSL_EX2_LINEAR_PLATT),
+    ("[WSL] Table 1", "cre", r"^Example 2 \| (SVM|psi) L \| (Platt|Tuned Platt)$", _WSL_EX2_LINEAR_PLATT),
+    (
+        "[WSL] Table 1",
+        "cre",
+        r"^Example 2 \| (SVM|psi) G \| New$",
+        "test labels drawn from p give E[CRE] = GKL_c, and bracketing with m = 10 stays above the "
+        "paper's GKL_c even at its grid-best lambda, m = 20 goes below it: the grid size sets the "
+        "level (wsl_probability docstring)",
     ),
     (
         "[WSL] Table 2",
