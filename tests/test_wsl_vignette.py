@@ -215,3 +215,26 @@ def test_mushroom_codings(tmp_path):
     with pytest.raises(ValueError, match="coding must be one of"):
         run(1, tmp_path / "out", coding="ordinal")  # checked before any output
     assert not (tmp_path / "out").exists()
+
+
+def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
+    """The committed [WSL] quick runs (four replications of Tables 1, 2 and 5, and the
+    one-replication run of every table): every OFF [WSL] cell carries a measured cause."""
+    import shutil
+    from pathlib import Path
+
+    from cohstats.vignettes.fidelity import _uncaused, fidelity_table
+
+    res = Path(__file__).resolve().parents[1] / "vignettes" / "results"
+    if not (res / "fidelity_wsl_reps4").is_dir():
+        pytest.skip("the committed vignette results are not in this checkout")
+    shutil.copytree(res / "fidelity_wsl_reps4", tmp_path / "a_reps4")
+    shutil.copytree(res / "fidelity_wsl" / "wsl_probability", tmp_path / "b_reps1" / "wsl_probability")
+    tab = fidelity_table(tmp_path)
+    wsl = tab[tab.source.str.startswith("[WSL]")]
+    assert (wsl.verdict == "OFF").sum() > 0  # the check below is not vacuous
+    unc = _uncaused(wsl)
+    assert unc.empty, unc[["source", "quantity", "cell"]].to_string()
+    # the four-replication cells are the ones kept where both runs have the cell
+    t1 = wsl[(wsl.source == "[WSL] Table 1")]
+    assert set(t1.reps.dropna()) == {4.0}
