@@ -218,7 +218,7 @@ def test_mushroom_codings(tmp_path):
 
 
 def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
-    """The committed [WSL] quick runs (four replications of Tables 1, 2 and 5, and the
+    """The committed [WSL] quick runs (four replications of every table, and the
     one-replication run of every table): every OFF [WSL] cell carries a measured cause."""
     import shutil
     from pathlib import Path
