@@ -173,3 +173,54 @@ def test_figure1_caption_is_formatted_from_the_path():
     text = _figure1_caption(pf)
     # x1 moves by 0.6 over [0, 0.2] and over [0.8, 1]; the intercept by 2 over the whole path, x1 by 3
     assert "0.6 over pi in [0, 0.2] and 0.6 over [0.8, 1], against 3 over the whole path" in text
+
+
+def test_mushroom_codings(tmp_path):
+    """Mushroom's attributes: one 0/1 column per level (117), or R's factor codes 1..k in sorted
+    level order (as ``data.matrix``), which the benchmark split then standardises."""
+    from cohstats.datasets import load
+    from cohstats.vignettes.wsl_probability import _bench_xy, _standardise, run
+
+    raw = load("mushroom").drop(columns="y")
+    X1, y1, n1 = _bench_xy("mushroom")
+    assert X1.shape == (8124, sum(raw[c].nunique() for c in raw.columns)) and n1 == 0
+    np.testing.assert_array_equal(X1.sum(axis=1), np.full(8124, raw.shape[1]))  # one level per attribute
+    X2, y2, n2 = _bench_xy("mushroom", "integer")
+    assert X2.shape == (8124, 22) and n2 == 22
+    np.testing.assert_array_equal(y1, y2)
+    for j, c in enumerate(raw.columns):
+        ref = np.unique(raw[c].astype(str).to_numpy(), return_inverse=True)[1] + 1.0  # sorted levels
+        np.testing.assert_array_equal(X2[:, j], ref)
+    Xtr, Xte = _standardise(X2[:100], X2[100:], n2)
+    sd = X2[:100].std(axis=0)
+    np.testing.assert_allclose(Xtr[:, sd > 0].mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Xtr[:, sd > 0].std(axis=0), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(Xte[:, sd > 0], (X2[100:, sd > 0] - X2[:100, sd > 0].mean(0)) / sd[sd > 0])
+    with pytest.raises(ValueError, match="coding must be one of"):
+        _bench_xy("mushroom", "ordinal")
+    with pytest.raises(ValueError, match="coding must be one of"):
+        run(1, tmp_path / "out", coding="ordinal")  # checked before any output
+    assert not (tmp_path / "out").exists()
+
+
+def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
+    """The committed [WSL] quick runs (four replications of every table, and the
+    one-replication run of every table): every OFF [WSL] cell carries a measured cause."""
+    import shutil
+    from pathlib import Path
+
+    from cohstats.vignettes.fidelity import _uncaused, fidelity_table
+
+    res = Path(__file__).resolve().parents[1] / "vignettes" / "results"
+    if not (res / "fidelity_wsl_reps4").is_dir():
+        pytest.skip("the committed vignette results are not in this checkout")
+    shutil.copytree(res / "fidelity_wsl_reps4", tmp_path / "a_reps4")
+    shutil.copytree(res / "fidelity_wsl" / "wsl_probability", tmp_path / "b_reps1" / "wsl_probability")
+    tab = fidelity_table(tmp_path)
+    wsl = tab[tab.source.str.startswith("[WSL]")]
+    assert (wsl.verdict == "OFF").sum() > 0  # the check below is not vacuous
+    unc = _uncaused(wsl)
+    assert unc.empty, unc[["source", "quantity", "cell"]].to_string()
+    # the four-replication cells are the ones kept where both runs have the cell
+    t1 = wsl[(wsl.source == "[WSL] Table 1")]
+    assert set(t1.reps.dropna()) == {4.0}
