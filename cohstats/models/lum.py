@@ -327,11 +327,12 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
     if kern is None:
         from cohstats.solvers.cd.path import cd_path
 
-        # soft and intermediate LUMs: IRLS coordinate steps reach the optimum of exact coordinate
-        # minimisation, with the engine's KKT gate, about 100x faster; near the hinge limit
-        # (c >= 1000) neither mode is fast and exact minimisation stalls less often
-        # (benchmarks/README.md, "lum")
-        mode = "irls" if c_eng < _HARD_C else "exact"
+        # IRLS coordinate steps with the engine's KKT gate reach the optimum of exact coordinate
+        # minimisation about 100x faster for soft and intermediate LUMs; for hard LUMs (c >= 100)
+        # the engine's quadratic models use majorising curvatures (solvers/cd/lum_hard.py), which
+        # are fast at every tolerance where exact minimisation stalls (benchmarks/README.md,
+        # "Hard LUM (session 8)"); the hinge limit c = inf has no curvature and stays exact
+        mode = "irls" if math.isfinite(c_eng) else "exact"
         b0, B, info = cd_path(
             X,
             y,
