@@ -473,8 +473,15 @@ def lum(
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
 
-    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path` (exact coordinate
-    minimisation for the LUM loss). With the ridge penalty and more columns than rows
+    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path`, linear expansion:
+    IRLS coordinate steps (proximal Newton with step halving, objective monotone) for every finite
+    ``c``; for hard LUMs (``c >= 100``) the quadratic models use the majorising curvatures of
+    SVM-Maj (Groenen, Nalbantov and Bioch 2008) and the passes over the active set are replaced by
+    joint Newton steps with a line search (:mod:`cohstats.solvers.cd.lum_hard`), which follow the
+    valley of the near-hinge objective that single coordinates cannot; ``c = inf`` uses exact
+    coordinate minimisation. A ``lambda`` is reported converged only when its exact KKT
+    violation is within ``10 sqrt(tol * obj0)`` (``obj0`` the intercept-only objective). With the
+    ridge penalty and more columns than rows
     (``p > n``), the same problem is solved in its n-dimensional representer form
     (``beta = Z' theta`` for standardised inputs ``Z``, kernel ``Z Z'``), which is exact and much
     faster there.
