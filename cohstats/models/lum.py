@@ -327,11 +327,15 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
     if kern is None:
         from cohstats.solvers.cd.path import cd_path
 
-        # soft and intermediate LUMs: IRLS coordinate steps reach the optimum of exact coordinate
-        # minimisation, with the engine's KKT gate, about 100x faster; near the hinge limit
-        # (c >= 1000) neither mode is fast and exact minimisation stalls less often
-        # (benchmarks/README.md, "lum")
-        mode = "irls" if c_eng < _HARD_C else "exact"
+        # IRLS coordinate steps with the engine's KKT gate reach the optimum of exact coordinate
+        # minimisation about 100x faster for soft and intermediate LUMs; for hard LUMs (c >= 100)
+        # the engine's quadratic models use majorising curvatures (solvers/cd/lum_hard.py), which
+        # are fast at every tolerance where exact minimisation stalls (benchmarks/README.md,
+        # "Hard LUM (session 8)"); the hinge limit c = inf has no curvature and stays exact. The
+        # pure ridge at c >= 1000 keeps exact minimisation: there every coefficient is active and
+        # the joint steps, O(n p^2) each, were measured far slower at 5000 x 200 and tol 1e-7
+        hard_ridge = alpha == 0.0 and c_eng >= _HARD_C
+        mode = "irls" if (math.isfinite(c_eng) and not hard_ridge) else "exact"
         b0, B, info = cd_path(
             X,
             y,
@@ -472,8 +476,16 @@ def lum(
     ``a = c = 1`` distance-weighted discrimination (DWD); ``c -> inf`` (``c = np.inf``; in
     practice ``c >= 1000``) the SVM with ``C = 1/(n lambda)``.
 
-    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path` (exact coordinate
-    minimisation for the LUM loss). With the ridge penalty and more columns than rows
+    Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path`, linear expansion:
+    IRLS coordinate steps (proximal Newton with step halving, objective monotone) for every finite
+    ``c`` (except the pure ridge, ``alpha = 0``, at ``c >= 1000``, which uses exact coordinate
+    minimisation); for hard LUMs (``c >= 100``) the quadratic models use the majorising curvatures of
+    SVM-Maj (Groenen, Nalbantov and Bioch 2008) and the passes over the active set are replaced by
+    joint Newton steps with a line search (:mod:`cohstats.solvers.cd.lum_hard`), which follow the
+    valley of the near-hinge objective that single coordinates cannot; ``c = inf`` uses exact
+    coordinate minimisation. A ``lambda`` is reported converged only when its exact KKT
+    violation is within ``10 sqrt(tol * obj0)`` (``obj0`` the intercept-only objective). With the
+    ridge penalty and more columns than rows
     (``p > n``), the same problem is solved in its n-dimensional representer form
     (``beta = Z' theta`` for standardised inputs ``Z``, kernel ``Z Z'``), which is exact and much
     faster there.

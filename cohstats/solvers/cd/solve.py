@@ -14,10 +14,11 @@ import math
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_ALUM, LOSS_MCOH, loss_eval_sum
+from cohstats.losses.scalar import LOSS_ALUM, LOSS_LUM, LOSS_MCOH, loss_eval_sum
 from cohstats.solvers.cd.group import _gobjective, _gpass, _gpenalty, _ghalve, _grestore, _gsave
 from cohstats.solvers.cd.group_newton import _gpass_newton, _gstate
 from cohstats.solvers.cd.kkt import _kkt_j, _nz
+from cohstats.solvers.cd.lum_hard import LUM_MAJ_C, lum_maj_weights, lum_newton_step
 from cohstats.solvers.cd.scalar import _cycle, _intercept_step, _penalty, _solve_1d
 from cohstats.solvers.cd.state import MODE_EXACT, MODE_IRLS, NewtonWork, Penalty, Work
 
@@ -57,6 +58,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
     passes = 0
     full = True
     irls = mode == MODE_IRLS and not group
+    lummaj = irls and code == LOSS_LUM and p2 >= LUM_MAJ_C and not use_P
     beta = B[0]
     f = F[0]
     Pbeta = PB[0]
@@ -164,6 +166,8 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                     bb = 0.5 * (bb + b_old)
                     obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(pen, beta, Pbeta)
                 obj = obj_new
+                if lummaj:
+                    lum_maj_weights(p1, p2, loss.Lb, y, w, f, W)
                 for i in range(n):
                     e[i] = r[i]
                 for k in range(m):
@@ -175,32 +179,37 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                 m_old = m
                 idx_old = idx
             dmax = 0.0
-            if irls and intercept:
-                d, v = _intercept_step(data, loss, mode, ws)
-                bb += d
-                dmax = v
-                sWt = 0.0
-                for i in range(n):
-                    sWt += W[i]
-                dst[0] = 0.0
-                dst[1] = sWt
-            dc = _cycle(idx, m, data, loss, pen, mode, ws, irls and intercept and dst[1] > 0.0, dst)
-            if dc > dmax:
-                dmax = dc
-            if irls and intercept and dst[0] != 0.0:
-                D = dst[0]
-                for i in range(n):
-                    e[i] -= W[i] * D
-                    f[i] += D
-                bb += D
-                v = (dst[1] / n) * D * D
-                if v > dmax:
+            took = False
+            if lummaj and not full and m > 0:
+                # hard LUM: a joint step over the active set instead of a coordinate pass
+                dmax, bb, obj, took = lum_newton_step(idx, m, data, loss, pen, ws, obj, bb)
+            if not took:
+                if irls and intercept:
+                    d, v = _intercept_step(data, loss, mode, ws)
+                    bb += d
                     dmax = v
-            elif intercept:
-                d, v = _intercept_step(data, loss, mode, ws)
-                bb += d
-                if v > dmax:
-                    dmax = v
+                    sWt = 0.0
+                    for i in range(n):
+                        sWt += W[i]
+                    dst[0] = 0.0
+                    dst[1] = sWt
+                dc = _cycle(idx, m, data, loss, pen, mode, ws, irls and intercept and dst[1] > 0.0, dst)
+                if dc > dmax:
+                    dmax = dc
+                if irls and intercept and dst[0] != 0.0:
+                    D = dst[0]
+                    for i in range(n):
+                        e[i] -= W[i] * D
+                        f[i] += D
+                    bb += D
+                    v = (dst[1] / n) * D * D
+                    if v > dmax:
+                        dmax = v
+                elif intercept:
+                    d, v = _intercept_step(data, loss, mode, ws)
+                    bb += d
+                    if v > dmax:
+                        dmax = v
             b[0] = bb
         passes += 1
         if full:
