@@ -211,3 +211,24 @@ def test_shared_cv_holds_one_kernel_matrix_plus_one_held_out_fold():
     # add 0.81). The rest is the fits' O(n) working memory: 0.05-0.15 n^2 at n = 500.
     assert peaks[False] < 1.1
     assert peaks[True] < 1.0 + 1.0 / nfolds + 0.2
+
+
+def test_full_fit_of_a_shared_kernel_cv_keeps_no_lent_matrix_and_round_trips(tmp_path):
+    """The full-data fit of a shared-kernel CV is an ordinary fit: it predicts as the fit of a
+    CV without sharing, holds no array of the n x n buffer, and survives save/load."""
+    from cohstats.persist import load, save
+
+    X, y = _data(80, seed=5)
+    kw = {**BASE, "alpha": 0.5, "nlambda": 8}
+    a = cv(clearn, X, y, nfolds=4, share_kernel=False, **kw)
+    b = cv(clearn, X, y, nfolds=4, share_kernel=True, **kw)
+    Xn = _data(30, seed=6)[0]
+    pa = a.fit.predict(Xn, type="prob")
+    pb = b.fit.predict(Xn, type="prob")
+    np.testing.assert_allclose(pb, pa, rtol=0, atol=1e-12)
+    n = X.shape[0]
+    held = [v for v in vars(b.fit).values() if isinstance(v, np.ndarray) and v.shape == (n, n)]
+    assert held == []
+    path = tmp_path / "shared_full_fit.cohstats"
+    save(b.fit, path)
+    np.testing.assert_array_equal(load(path).predict(Xn, type="prob"), pb)
