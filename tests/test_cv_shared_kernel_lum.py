@@ -221,6 +221,28 @@ def test_the_tuned_lum_uses_one_matrix_for_every_c_and_every_fold(kernel_calls):
     np.testing.assert_array_equal(again.tuning["error"], fit.tuning["error"])
 
 
+def test_the_tuned_lum_with_a_validation_sample_shares_one_matrix_for_every_c(kernel_calls):
+    X, y = _data(70, seed=14)
+    Xv, yv = _data(40, seed=15)
+    kw = dict(kernel="rbf", gamma=0.5, standardize=False)
+    kernel_calls.clear()
+    fit = tune_lum(X, y, lambda_=LAMS, validation=(Xv, yv), **kw)
+    assert sorted(kernel_calls, key=str) == [(40, 70), (40, 70), (70, 70)]  # one training matrix
+    kernel_calls.clear()
+    grid = {"c": [0.0, 1e4], "lambda_": LAMS}
+    common = dict(grid=grid, method="holdout", validation=(Xv, yv), measure="class", verbose=False, a=1000.0, **kw)
+    ref = tune(lum, X, y, share_kernel=False, **common)
+    assert len(kernel_calls) == 4  # a training matrix and a validation matrix per c
+    np.testing.assert_allclose(fit.tuning["error"], ref.table["score"], rtol=0, atol=1e-10)
+    assert (fit.c_selected, fit.s) == (ref.best_params["c"], ref.best_fit.s)
+    shared = tune(lum, X, y, **common)
+    np.testing.assert_array_equal(ref.fits[0]._coefs, shared.fits[0]._coefs)  # c = 0: the fresh matrix
+    # c = 1e4 gets the matrix restored after the first fit (a unit in the last place off); its
+    # ridge is solved by damped Newton steps to the solver's tolerance, which bounds the difference
+    Xv = np.asarray(Xv, dtype=np.float64)
+    np.testing.assert_allclose(shared.fits[1]._decision_path(Xv), ref.fits[1]._decision_path(Xv), rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize(
     "refused",
     [dict(standardize=True), dict(gamma="scale"), dict(gamma="median"), dict(gamma=None)],
