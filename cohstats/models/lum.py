@@ -713,9 +713,8 @@ def lum(
         call=call,
         scaling=(xc, xs),
         feature_map=fmap,
+        train_decision=train_decision,
     )
-    if train_decision is not None:
-        fit._Ftr = train_decision
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
         warnings.warn(
@@ -838,6 +837,7 @@ class LumFit(_fit_base()):
         call,
         scaling=(None, None),
         feature_map=None,
+        train_decision=None,
     ):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
@@ -846,6 +846,8 @@ class LumFit(_fit_base()):
         self._fmap = feature_map
         self._xcenter, self._xscale = scaling
         self._Ztr = None if kernel is None else (design.X - scaling[0]) / scaling[1]
+        # kernel expansions: the training rows' decision values along the path (see _kernel_path)
+        self._Ftr = None if train_decision is None else np.asarray(train_decision, dtype=np.float64)
         self.lambda_ = self._checked_lambda(lambdas)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
         self._coefs = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1)
