@@ -18,14 +18,17 @@ import pytest
 
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.formula import build_design
-from cohstats.kernels import Kernel, make_kernel
+from cohstats.kernels import make_kernel
 from cohstats.models.lum import lum, lum_link, lum_refit, tune_lum
 from cohstats.solvers.cd.kernel import LentKernel
 from cohstats.tuning import cv, tune
 from cohstats.tuning.cv import _shared_groups
 from cohstats.tuning.shared import SharedKernel
+import test_cv_shared_kernel as _clearn_shared
 
 BASE = dict(kernel="rbf", gamma=0.5, standardize=False, verbose=False, random_state=1)
+kernel_calls = _clearn_shared.kernel_calls  # the fixture counting kernel evaluations
+_both = _clearn_shared._both  # a tuner run with share_kernel=False, then True
 LAMS = np.geomspace(10.0, 1e-3, 10)
 
 
@@ -42,29 +45,6 @@ def _data(n, seed=0, p=3):
     X = rng.normal(size=(n, p))
     y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, "a", "b")
     return X, y
-
-
-@pytest.fixture
-def kernel_calls(monkeypatch):
-    """Counts the kernel matrices computed (every kernel evaluation goes through Kernel.__call__)."""
-    calls = []
-    orig = Kernel.__call__
-
-    def counting(self, A, B=None):
-        calls.append((np.shape(A)[0], None if B is None else np.shape(B)[0]))
-        return orig(self, A, B)
-
-    monkeypatch.setattr(Kernel, "__call__", counting)
-    return calls
-
-
-def _both(kernel_calls, fn, *args, **kw):
-    kernel_calls.clear()
-    plain = fn(*args, share_kernel=False, **kw)
-    n_plain = len(kernel_calls)
-    kernel_calls.clear()
-    shared = fn(*args, share_kernel=True, **kw)
-    return plain, shared, n_plain, len(kernel_calls)
 
 
 @pytest.mark.parametrize(
