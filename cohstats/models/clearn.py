@@ -32,6 +32,7 @@ from cohstats.solvers.cd.kernel import (
     prepare_kernel,
 )
 from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
+from cohstats.tuning.shared import check_lent, cross_kernel, rows_only_kernel
 from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["clearn", "CLearnFit"]
@@ -182,9 +183,9 @@ class CLearnFit(Fit):
     def _kmat(self, X):
         # a tuner that holds the kernel matrix of these rows lends their block (see
         # cohstats.tuning.shared): ``_cross_kernel = (X, K(X, training rows))``, matched by identity
-        lent = self.__dict__.get("_cross_kernel")
-        if lent is not None and lent[0] is X:
-            return lent[1]
+        lent = cross_kernel(self, X)
+        if lent is not None:
+            return lent
         Z = (np.asarray(X, dtype=np.float64) - self._xcenter) / self._xscale
         return self._kernel(Z, self._Xtrain)
 
@@ -610,8 +611,7 @@ def clearn(
         # the one n x n array of the fit: symmetrised (a callable's output is averaged with its
         # transpose there) and centred in place, then shared by lambda_max and the path. A tuner
         # may lend the matrix of these rows (``_gram``, a LentKernel; see cohstats.tuning.shared)
-        if _gram is not None and not _gram.matches(ker, Z):
-            raise ValueError("clearn: the lent kernel matrix (_gram) is not the kernel of these inputs")
+        check_lent(_gram, ker, Z, "clearn")
         pk = prepare_kernel(
             ker(Z, Z) if _gram is None else _gram,
             w,
@@ -730,41 +730,10 @@ def clearn(
 
 
 def _fold_kernel(design, args: dict):
-    """The kernel of ``clearn(design, **args)`` when it depends on the rows only, else None.
-
-    That is a kernel expansion (``kernel`` given, no ``kernel_approx``) on unstandardised inputs
-    (``standardize=False``) with a width that does not look at the data: a number (``gamma`` or
-    ``sigma``), ``gamma="auto"`` (``1/p``), a linear or polynomial kernel without a named width,
-    or a callable. Then every fit on a subset of the rows uses the sub-matrix of one kernel
-    matrix of all the rows, and the tuners of :mod:`cohstats.tuning` compute that matrix once
-    (:mod:`cohstats.tuning.shared`). With ``standardize=True`` (the default) each fit scales
-    its inputs by its own rows, and ``gamma="scale"``, ``"median"`` and ``"mean"`` are computed
-    from them, so fits on different rows use different kernels.
-    """
-    kernel = args.get("kernel")
-    if kernel is None or args.get("kernel_approx") is not None or args.get("standardize", True) is not False:
-        return None
-    if "_gram" in args:
-        return None
-    gamma, sigma = args.get("gamma"), args.get("sigma")
-    if isinstance(gamma, str) and gamma != "auto":
-        return None
-    if kernel == "rbf" and gamma is None and sigma is None:  # the default width, gamma="scale"
-        return None
-    try:
-        _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=args.get("degree", 3), coef0=args.get("coef0", 1.0))
-        return make_kernel(
-            kernel,
-            np.empty((0, design.p)),
-            None,
-            sigma=sigma,
-            gamma=gamma,
-            degree=args.get("degree", 3),
-            coef0=args.get("coef0", 1.0),
-            width="scale",
-        )
-    except (TypeError, ValueError):  # the fit itself reports bad arguments
-        return None
+    """The kernel of ``clearn(design, **args)`` when it depends on the rows only, else None
+    (:func:`cohstats.tuning.shared.rows_only_kernel`); the tuners of :mod:`cohstats.tuning` then
+    compute that matrix once for all their fits."""
+    return rows_only_kernel(design, args, "clearn")
 
 
 clearn.fold_kernel = _fold_kernel

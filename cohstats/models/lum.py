@@ -29,6 +29,7 @@ import pandas as pd
 from cohstats.losses.binary import lum_link  # the one LUM inverse link (re-exported here)
 from cohstats.losses.scalar import LOSS_LUM
 from cohstats.solvers.cd.lum_refit import lum_refit_newton
+from cohstats.tuning.shared import check_lent, cross_kernel, rows_only_kernel
 from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = [
@@ -299,8 +300,11 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
 
 
 # --------------------------------------------------------------------------- fitting
-def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, penalty_factor):
-    """Run the engine; returns intercepts (nlam,), coefficients (nlam, p or n), info dict."""
+def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, penalty_factor, gram=None):
+    """Run the engine; returns intercepts (nlam,), coefficients (nlam, p or n), info dict.
+
+    Kernel expansions: ``gram`` is a kernel matrix lent by a tuner (see :func:`_kernel_path`).
+    """
     c_eng = c
     n, p = X.shape
     pf_plain = penalty_factor is None or np.all(np.asarray(penalty_factor, dtype=float) == 1.0)
@@ -353,13 +357,34 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
             mode=mode,
         )
     else:
-        from cohstats.solvers.cd.kernel import cd_kernel_path
-
-        K = np.ascontiguousarray(kern(X), dtype=np.float64)
-        b0, B, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, alpha, tol, max_iter, overwrite_K=True)
+        b0, B, info = _kernel_path(X, y, w, a, c_eng, lambdas, alpha, kern, tol, max_iter, gram)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
     _kkt_gate(info, tol)
     return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
+
+
+def _kernel_path(X, y, w, a, c, lambdas, alpha, kern, tol, max_iter, gram=None):
+    """The kernel LUM path on the one n x n kernel matrix of the training rows ``X``.
+
+    The matrix is computed here (or lent by a tuner: ``gram``, a
+    :class:`~cohstats.solvers.cd.kernel.LentKernel` checked by the caller), prepared once in
+    place (symmetrised and centred; never copied) and used by the whole ``lambda`` path. Before
+    it is released, the training decision values of every ``lambda`` are read from it
+    (``info["train_decision"]``, nlam x n), so that the refitted-LUM probabilities, ``path()``
+    and ``margin_stats()`` need no second n x n kernel evaluation of the training rows.
+    """
+    from cohstats.solvers.cd.kernel import LentKernel, cd_kernel_path
+
+    lent = gram if gram is not None else LentKernel(np.ascontiguousarray(kern(X), dtype=np.float64), kern, X)
+    b0, B, info = cd_kernel_path(lent, y, w, LOSS_LUM, a, c, lambdas, alpha, tol, max_iter)
+    # K[j, i] = Xt[j, i] + m_j (K symmetric; lent.K holds the centred design Xt), so
+    # f_l(x_j) = b0_l + sum_i K[j, i] B[l, i] = b0_l + (Xt B')_jl + m_j sum_i B[l, i]
+    B = np.asarray(B, dtype=np.float64)
+    F = (lent.K @ B.T).T
+    F += np.asarray(b0, dtype=np.float64)[:, None]
+    F += B.sum(axis=1)[:, None] * lent.m[None, :]
+    info = dict(info, train_decision=F)
+    return b0, B, info
 
 
 def _kkt_gate(info: dict, tol: float) -> None:
@@ -438,6 +463,7 @@ def lum(
     random_state=0,
     kernel_approx=None,
     n_components: int = 300,
+    _gram=None,
     _context=None,
 ) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
@@ -561,6 +587,8 @@ def lum(
     from cohstats.models.clearn import _check_kernel_args
 
     _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn="lum")
+    if _gram is not None and (kernel is None or kernel_approx is not None or isinstance(c, str)):
+        raise ValueError("lum: a lent kernel matrix (_gram) needs an exact kernel expansion and a number c")
     if isinstance(c, str):
         return tune_lum(
             formula,
@@ -629,6 +657,8 @@ def lum(
         xc, xs = column_scaling(X, w, standardize)
         Xfit = (X - xc) / xs
         kern = make_kernel(kernel, Xfit, y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
+        # a tuner may lend the kernel matrix of these rows (see cohstats.tuning.shared)
+        check_lent(_gram, kern, Xfit, "lum")
         if kernel_approx is not None:
             from cohstats.kernel_approx import feature_map
 
@@ -651,7 +681,8 @@ def lum(
     if Phi is not None:  # the kernel LUM as a linear LUM on the feature map
         B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None)
     else:
-        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf)
+        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf, _gram)
+    train_decision = info.pop("train_decision", None)
     call = dict(a=a, c=c, alpha=alpha)
     if lambda_ is not None:
         call["lambda_"] = lambda_
@@ -682,6 +713,7 @@ def lum(
         call=call,
         scaling=(xc, xs),
         feature_map=fmap,
+        train_decision=train_decision,
     )
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
@@ -694,6 +726,22 @@ def lum(
             stacklevel=3,
         )
     return fit
+
+
+def _fold_kernel(design, args: dict):
+    """The kernel of ``lum(design, **args)`` when it depends on the rows only, else None.
+
+    Two classes, a number ``c``, and an exact kernel expansion on unstandardised inputs with a
+    width that does not look at the data (:func:`cohstats.tuning.shared.rows_only_kernel`); the
+    tuners of :mod:`cohstats.tuning` then compute that matrix once for all their fits (also for
+    every ``c`` of the tuned LUM).
+    """
+    if isinstance(args.get("c", 0.0), str) or not design.binary:
+        return None
+    return rows_only_kernel(design, args, "lum")
+
+
+lum.fold_kernel = _fold_kernel
 
 
 # --------------------------------------------------------------------------- result
@@ -789,6 +837,7 @@ class LumFit(_fit_base()):
         call,
         scaling=(None, None),
         feature_map=None,
+        train_decision=None,
     ):
         self = cls.__new__(cls)
         cls._init_base(self, design, call)
@@ -797,6 +846,8 @@ class LumFit(_fit_base()):
         self._fmap = feature_map
         self._xcenter, self._xscale = scaling
         self._Ztr = None if kernel is None else (design.X - scaling[0]) / scaling[1]
+        # kernel expansions: the training rows' decision values along the path (see _kernel_path)
+        self._Ftr = None if train_decision is None else np.asarray(train_decision, dtype=np.float64)
         self.lambda_ = self._checked_lambda(lambdas)
         self._intercepts = np.asarray(intercepts, dtype=np.float64).reshape(-1)
         self._coefs = np.asarray(coefs, dtype=np.float64).reshape(self.lambda_.size, -1)
@@ -856,6 +907,9 @@ class LumFit(_fit_base()):
 
     # ----------------------------------------------------------------- decision values
     def _basis(self, X):
+        lent = cross_kernel(self, X)  # lent by a tuner for exactly these rows
+        if lent is not None:
+            return lent
         X = np.ascontiguousarray(X, dtype=np.float64)
         if self.kernel is None:
             return X
@@ -865,11 +919,24 @@ class LumFit(_fit_base()):
         return self.kernel(Z, self._Ztr)
 
     def _decision(self, X, s=None):
+        F = self._train_decision(X)
+        if F is not None:  # linear in the coefficients: interpolated as they are
+            k0, k1, t = _interp_weights(self.lambda_, self._s if s is None else float(s))
+            return (1 - t) * F[k0] + t * F[k1]
         b, b0 = self._coef_at(s)
         return self._basis(X) @ b + b0
 
     def _decision_path(self, X):
+        F = self._train_decision(X)
+        if F is not None:
+            return F.copy()
         return self._coefs @ self._basis(X).T + self._intercepts[:, None]
+
+    def _train_decision(self, X):
+        """Kernel expansions: the decision values of the training rows along the path, kept by
+        the fit (``X`` is the fit's own training matrix), else None."""
+        F = self.__dict__.get("_Ftr")
+        return F if F is not None and X is self._Xtr else None
 
     # ----------------------------------------------------------------- refit
     def _refit_sample(self):

@@ -229,14 +229,29 @@ def _shared_groups(fit_fn, design, arg_list, n_jobs, share_kernel):
     return groups
 
 
-def _shared_run(fit_fn, design, ker, idx, arg_list, full_fits, foldid, meas, prob_args, verbose, folds_of):
-    """Full-data and fold fits of the argument sets ``idx`` on one lent kernel matrix, one at a time."""
-    sk = SharedKernel(ker, design.X)
-    K = int(foldid.max()) + 1
+def _lend_full(fit_fn, design, sk, idx, arg_list, full_fits):
+    """The full-data fits of the argument sets ``idx`` not fitted yet, each on the lent matrix of ``sk``."""
     for j in idx:
         if full_fits[j] is None:
             with sk.lend() as lent:
                 full_fits[j] = fit_fn(design, **arg_list[j], _gram=lent)
+
+
+def _shared_full_fits(fit_fn, design, arg_list, n_jobs, share_kernel):
+    """Full-data fits (a list, None where not shared) of the argument sets whose kernel depends on
+    the rows only: one kernel matrix per distinct kernel, lent to each fit in turn (``tune``'s
+    hold-out method, e.g. the tuned LUM's grid over ``c`` with a validation sample)."""
+    fits = [None] * len(arg_list)
+    for ker, idx in _shared_groups(fit_fn, design, arg_list, n_jobs, share_kernel).values():
+        _lend_full(fit_fn, design, SharedKernel(ker, design.X), idx, arg_list, fits)
+    return fits
+
+
+def _shared_run(fit_fn, design, ker, idx, arg_list, full_fits, foldid, meas, prob_args, verbose, folds_of):
+    """Full-data and fold fits of the argument sets ``idx`` on one lent kernel matrix, one at a time."""
+    sk = SharedKernel(ker, design.X)
+    K = int(foldid.max()) + 1
+    _lend_full(fit_fn, design, sk, idx, arg_list, full_fits)
     outs = {}
     bar = progress_bar(len(idx) * K, "cv folds (shared kernel)", verbose)
     for j in idx:
@@ -407,8 +422,9 @@ def cv(
     n x n float64 array plus the held-out rows of one fold; :mod:`cohstats.tuning.shared`).
     This happens when all of these hold:
 
-    * the fit function supports it: kernel :func:`~cohstats.clearn` (``kernel`` given, no
-      ``kernel_approx``); other fit functions compute their kernel in every fit;
+    * the fit function supports it: kernel :func:`~cohstats.clearn` and the two-class kernel
+      :func:`~cohstats.lum` (``kernel`` given, no ``kernel_approx``; for ``lum`` a number ``c``);
+      other fit functions compute their kernel in every fit;
     * ``standardize=False``: with the default ``standardize=True`` each fit scales the inputs
       by the means and standard deviations of its own rows, so the folds' kernels differ;
     * a width that does not look at the data: a number (``gamma=`` or ``sigma=``),

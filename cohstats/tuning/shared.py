@@ -1,8 +1,9 @@
 """One kernel matrix for all the fits of a cross-validation.
 
 When a kernel fit's kernel depends on its rows only -- the fit function says so through its
-``fold_kernel(design, args)`` attribute (for :func:`cohstats.clearn`: an exact kernel expansion
-with ``standardize=False`` and a width that does not look at the data) -- the kernel matrix of a
+``fold_kernel(design, args)`` attribute (for :func:`cohstats.clearn` and the binary
+:func:`cohstats.lum`: an exact kernel expansion with ``standardize=False`` and a width that does
+not look at the data; both decide this with :func:`rows_only_kernel`) -- the kernel matrix of a
 fold's training rows is the block ``K[train][:, train]`` of the matrix ``K`` of all the rows,
 and the held-out rows' kernel is ``K[test, train]``. :func:`cv` and :func:`tune` then compute
 ``K`` once (:class:`SharedKernel`) and lend it to the full-data fit and to every fold fit in
@@ -20,8 +21,9 @@ block of a fresh full-data evaluation differs from a fresh evaluation on the fol
 The protocol between the tuner and a fit function: the function has a ``fold_kernel``
 attribute returning the :class:`~cohstats.kernels.Kernel` it would use (or None), accepts the
 private keyword ``_gram`` (a ``LentKernel``; the function checks that it is the kernel of its
-inputs and prepares it in place), and its fits use ``_cross_kernel = (X, K(X, training rows))``
-for decision values at exactly that array ``X``.
+inputs with :func:`check_lent` and prepares it in place), and its fits use
+``_cross_kernel = (X, K(X, training rows))`` for decision values at exactly that array ``X``
+(:func:`cross_kernel`).
 
 The lending is sequential: the shared matrix serves fits run one after another in this
 process (``n_jobs`` of 1, no Dask scheduler). With parallel workers every fit computes its own
@@ -43,6 +45,57 @@ def fold_kernel(fit_fn, design, args: dict):
     if plan is None:
         return None
     return plan(design, args)
+
+
+def rows_only_kernel(design, args: dict, fn: str = "clearn"):
+    """The kernel of a kernel-expansion fit ``fn(design, **args)`` when it depends on the rows only, else None.
+
+    That is an exact kernel expansion (``kernel`` given, no ``kernel_approx``) on unstandardised
+    inputs (``standardize=False``) with a width that does not look at the data: a number
+    (``gamma`` or ``sigma``), ``gamma="auto"`` (``1/p``), a linear or polynomial kernel without a
+    named width, or a callable. Then every fit on a subset of the rows uses the sub-matrix of one
+    kernel matrix of all the rows. With ``standardize=True`` (the default) each fit scales its
+    inputs by its own rows, and ``gamma="scale"``, ``"median"`` and ``"mean"`` are computed from
+    them, so fits on different rows use different kernels. ``fn`` names the fit function in
+    the argument checks (bad arguments give None here; the fit itself reports them).
+    """
+    from ..kernels import make_kernel
+    from ..models.clearn import _check_kernel_args
+
+    kernel = args.get("kernel")
+    if kernel is None or args.get("kernel_approx") is not None or args.get("standardize", True) is not False:
+        return None
+    if "_gram" in args:
+        return None
+    gamma, sigma = args.get("gamma"), args.get("sigma")
+    if isinstance(gamma, str) and gamma != "auto":
+        return None
+    if kernel == "rbf" and gamma is None and sigma is None:  # the default width, gamma="scale"
+        return None
+    degree, coef0 = args.get("degree", 3), args.get("coef0", 1.0)
+    try:
+        _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn=fn)
+        return make_kernel(
+            kernel, np.empty((0, design.p)), None, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale"
+        )
+    except (TypeError, ValueError):
+        return None
+
+
+def check_lent(gram, ker, Z, fn: str) -> None:
+    """A lent kernel matrix (``_gram``) must be the matrix of ``ker`` at the fit's inputs ``Z``."""
+    if gram is not None and not gram.matches(ker, Z):
+        raise ValueError(f"{fn}: the lent kernel matrix (_gram) is not the kernel of these inputs")
+
+
+def cross_kernel(fit, X):
+    """The kernel of the rows ``X`` against ``fit``'s training rows, when a tuner lent it for
+    exactly this array (``fit._cross_kernel = (X, K(X, training rows))``, matched by identity);
+    else None."""
+    lent = fit.__dict__.get("_cross_kernel")
+    if lent is not None and lent[0] is X:
+        return lent[1]
+    return None
 
 
 def kernel_key(ker) -> tuple:

@@ -25,7 +25,7 @@ from ._common import (
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
 from .measures import _Measure, _evaluate, _get_measure, _outputs
-from .cv import _check_share, _cv_many, _full_task
+from .cv import _check_share, _cv_many, _full_task, _shared_full_fits
 from .gkl import _gkl_many, _perturbation
 
 
@@ -187,8 +187,8 @@ def _grid_combos(grid: dict, fit_args: dict, skip=None):
     return names, combos
 
 
-def _holdout_task(fit_fn, design, args, Xv, yv, wv, meas, prob_args, lam_hint):
-    fit = fit_fn(design, **args)
+def _holdout_task(fit_fn, design, args, Xv, yv, wv, meas, prob_args, fitted):
+    fit = fit_fn(design, **args) if fitted is None else fitted
     lam = np.asarray(fit.lambda_, float) if _has_path(fit) else None
     out = _outputs(fit, Xv, meas.output, lam, prob_args)
     return fit, lam, _evaluate(meas, yv, wv, out, design.binary)
@@ -271,7 +271,9 @@ def tune(
     share_kernel : bool, default True
         ``method="cv"``: compute the kernel matrix of all the rows once and give every fit its
         block, when the folds allow it (see :func:`cv`, Notes); the grid points with the same
-        kernel (e.g. a grid over ``alpha`` or ``rho`` at a numeric width) share one matrix.
+        kernel (e.g. a grid over ``alpha`` or ``rho`` at a numeric width, or over ``c`` of the
+        kernel LUM) share one matrix. ``method="holdout"``: the fits of the grid points with
+        the same kernel share one matrix of the training rows, under the same conditions.
     **fit_args : fixed arguments of every fit.
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
@@ -365,9 +367,10 @@ def tune(
         elif method == "holdout":
             Xv, yv = _validation_arrays(design, validation)
             wv = np.ones(Xv.shape[0])
+            shared = _shared_full_fits(fit_fn, design, arg_list, n_jobs, share_kernel)
             outs = _parallel(
                 _holdout_task,
-                [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, None) for a in arg_list],
+                [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, f) for a, f in zip(arg_list, shared)],
                 n_jobs,
                 verbose,
                 "holdout fits",

@@ -62,6 +62,12 @@ def tune_lum(
     Built on :func:`cohstats.tuning.tune` (``method="holdout"`` with ``validation``, else
     ``method="cv"``) with the grid ``{"c": cs, "lambda_": lambda_}``; one path fit per ``c``.
 
+    Kernel expansions whose kernel depends on the rows only (``standardize=False`` and a width
+    that does not look at the data: a number, ``gamma="auto"``, a linear or polynomial kernel, or
+    a callable) compute one kernel matrix of the training rows, shared by the fits of every
+    ``c`` and, with cross-validation, of every fold (see :func:`cohstats.tuning.cv`, Notes); the
+    results are those of a kernel matrix per fit.
+
     Examples
     --------
     >>> import numpy as np
