@@ -29,12 +29,14 @@ kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leavi
 matrix unchanged); the centred matrix is the coordinate-descent design, and the penalty matrix
 is read from it as a row shift (``K[j, i] = Xt[j, i] + m_j``). A :class:`PreparedKernel` can be
 passed to :func:`kernel_gamma_max` and to the path functions, so that one preparation serves
-both. The damped Newton route of the pure ridge needs about two more n x n arrays while it runs.
+both. The damped Newton route of the pure ridge needs one more (n+1) x (n+1) array while it runs
+(its Newton system, factorised in place).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -329,12 +331,27 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overw
     return _lambda_max_std(data, make_loss(loss_code, p1, p2), _kernel_penalty(pk), default_mode(loss_code), alpha)
 
 
+@njit(cache=True, nogil=True)
+def _fill_newton(Xt, m, Wn, gam, A):
+    """``A[j, i] = Wn_j K_ji + gam [i = j]`` for ``i, j < n`` (``K = Xt + m 1'``), in place."""
+    n = Xt.shape[0]
+    for j in range(n):
+        wj = Wn[j]
+        mj = m[j]
+        for i in range(n):
+            A[j, i] = wj * (Xt[j, i] + mj)
+        A[j, j] += gam
+
+
 def _newton_ridge(data, loss, pk, gam, b, beta, tol, max_iter, obj0):
     """Damped Newton for (1/n) sum w phi(y (b + K beta)) + gam/2 beta'K beta (see module doc).
 
-    ``K`` is applied as ``pk.matvec``; each step forms and solves one (n+1) x (n+1) system
-    (two n x n float64 arrays besides the kernel: the system and the solver's copy of it).
+    ``K`` is applied as ``pk.matvec``; each step forms the (n+1) x (n+1) Newton system (the
+    equations divided by ``K``) in Fortran order and factorises it in place: one n x n float64
+    array besides the kernel while the route runs.
     """
+    from scipy.linalg import lu_factor, lu_solve
+
     y, w, intercept = data.y, data.w, data.intercept
     code, p1, p2, Lb = loss.code, loss.p1, loss.p2, loss.Lb
     Xt, m = pk.Xt, pk.m
@@ -357,23 +374,29 @@ def _newton_ridge(data, loss, pk, gam, b, beta, tol, max_iter, obj0):
         if kkt <= gate:
             converged = True
             break
-        A = np.empty((n + 1, n + 1))
-        Ak = A[:n, :n]
-        np.multiply(Xt, (W / n)[:, None], out=Ak)  # W_j K_ji / n = W_j (Xt_ji + m_j) / n
-        Ak += (W * m / n)[:, None]
-        Ak[np.diag_indices(n)] += gam
-        A[:n, n] = W / n
-        A[n, :n] = pk.matvec(W) / n  # W'K (K symmetric)
-        A[n, n] = W.sum() / n + 1e-12
-        rhs = np.concatenate([res_beta, [res_b]])
-        if not intercept:
-            A = Ak
-            rhs = rhs[:n]
-        try:
-            step = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:
+        # the (n+1) x (n+1) system in Fortran order, factorised in place (no second copy)
+        kk = n + 1 if intercept else n
+        A = np.empty((kk, kk), order="F")
+        Wn = W / n
+        _fill_newton(Xt, m, Wn, gam, A)
+        rhs = np.empty(kk)
+        rhs[:n] = res_beta
+        if intercept:
+            A[:n, n] = Wn
+            A[n, :n] = pk.matvec(W) / n  # W'K (K symmetric)
+            A[n, n] = W.sum() / n + 1e-12
+            rhs[n] = res_b
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            step = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+        if not np.all(np.isfinite(step)):  # singular system: rebuild it and take least squares
+            _fill_newton(Xt, m, Wn, gam, A)
+            if intercept:
+                A[:n, n] = Wn
+                A[n, :n] = pk.matvec(W) / n
+                A[n, n] = W.sum() / n + 1e-12
             step = np.linalg.lstsq(A, rhs, rcond=None)[0]
-        del A, Ak
+        del A
         dbeta = step[:n]
         db = step[n] if intercept else 0.0
         Kd = pk.matvec(dbeta)
@@ -442,7 +465,7 @@ def cd_kernel_path(
     -----
     Memory: coordinate descent needs the one n x n array of the prepared kernel plus O(n) per
     penalty value. The damped Newton route of the pure ridge forms an (n+1) x (n+1) system at
-    each step and needs about two more n x n float64 arrays while it runs.
+    each step and factorises it in place: one more n x n float64 array while it runs.
 
     Returns
     -------
