@@ -265,3 +265,21 @@ def test_ridge_false_convergence_is_reported():
         kkt(fit._intercepts[k] + fit._coefs[k] @ mu, fit._coefs[k], X - mu, y, lams[k], 0.0, 1e4) for k in range(20)
     ]
     np.testing.assert_allclose(np.asarray(fit._info["kkt"]), res_c, rtol=1e-6, atol=1e-12)
+
+
+def test_ridge_dual_route_scope():
+    """The dual route takes the ridge at finite a and c >= 1000 with positive penalty factors; an
+    unpenalised column (no dual) keeps the primal engine, and the dual solver refuses it by name."""
+    from cohstats.solvers.cd.lum_dual import lum_ridge_dual_path
+
+    X, y = data(80, 4, seed=3)
+    fit = lum(X, y, a=A, c=1e3, alpha=0.0, lambda_=[0.1, 0.02], standardize=False)
+    assert fit._info["mode"] == "dual"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit0 = lum(X, y, a=A, c=1e3, alpha=0.0, lambda_=[0.1], standardize=False, penalty_factor=[0, 1, 1, 1])
+    assert fit0._info["mode"] != "dual"
+    with pytest.raises(ValueError, match="penalty_factor must be positive"):
+        lum_ridge_dual_path(X, y, None, A, 1e3, [0.1], penalty_factor=[0.0, 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="finite a > 0"):
+        lum_ridge_dual_path(X, y, None, A, np.inf, [0.1])
