@@ -30,17 +30,23 @@ sum_j x_ij^2/(lambda n pf_j) + 1/(rho n)`` the new margin ``m`` solves the monot
 left of ``u_e``, and otherwise the root of a concave increasing function, reached by Newton's
 method from the left without safeguards. A step costs O(p). The augmented dual never decreases
 along the steps of a pass (each is an exact coordinate maximiser); the primal objective of the
-iterates is not monotone, the primal-dual gap and the exact KKT residual of the primal point
-``(b, beta)`` are what convergence is judged on.
+iterates is not monotone, and convergence is judged on the exact KKT residual of the primal
+point ``(b, beta)``.
 
 Shrinking (as in the paper above): an observation at a bound whose margin lies on that bound's
 side of the curved window (``alpha_i = w_i`` and ``z_i <= u_e``, or ``alpha_i`` and ``-w_i
 V'(z_i)`` both negligible) is a fixed point of its coordinate step and is left out of the passes
-until the next full check, which recomputes every margin and rebuilds the set. Convergence is
+until the next full check, which recomputes every margin and rebuilds the set (the set of the
+last check carries over to the next ``lambda``). Convergence is
 only declared at a full check: the exact KKT residual of the primal point, coordinates and
 intercept, at most ``sqrt(tol * obj0)`` (``obj0`` the intercept-only objective) -- the in-pass
-gate of the primal coordinate-descent engine. Full checks cost one product with ``X`` and are
-spaced so that they cost at most about as much as the passes between them.
+gate of the primal coordinate-descent engine. A full check costs one product with ``X``; one
+is made once the passes since the last have visited at least half of the observations.
+
+Warm starts keep ``alpha`` from one ``lambda`` to the next (the box ``[0, w_i]`` does not depend
+on ``lambda``) and rescale ``beta``. The smallest penalties (``C = 1/(n lambda)`` of order one and
+more) converge slowly at tight tolerances, as dual coordinate ascent does for linear SVMs at
+large ``C``; such a ``lambda`` is reported not converged when it reaches ``max_iter`` passes.
 
 Scope: the pure ridge with positive penalty factors, finite ``a`` and finite ``c``; the primal
 engine (:mod:`cohstats.solvers.cd.path`) solves every other case.
