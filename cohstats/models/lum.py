@@ -336,9 +336,29 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
         # the engine's quadratic models use majorising curvatures (solvers/cd/lum_hard.py), which
         # are fast at every tolerance where exact minimisation stalls (benchmarks/README.md,
         # "Hard LUM (session 8)"); the hinge limit c = inf has no curvature and stays exact. The
-        # pure ridge at c >= 1000 keeps exact minimisation: there every coefficient is active and
-        # the joint steps, O(n p^2) each, were measured far slower at 5000 x 200 and tol 1e-7
+        # pure ridge at c >= 1000 (finite a, c; positive penalty factors) is solved in the dual by
+        # coordinate ascent (solvers/cd/lum_dual.py), where single coordinates do not zigzag
+        # along the hinge valley (benchmarks/README.md, "Ridge LUM at c >= 1000 (session 9)")
         hard_ridge = alpha == 0.0 and c_eng >= _HARD_C
+        pf_pos = penalty_factor is None or bool(np.all(np.asarray(penalty_factor, dtype=float) > 0.0))
+        if hard_ridge and math.isfinite(c_eng) and math.isfinite(a) and pf_pos:
+            from cohstats.solvers.cd.lum_dual import lum_ridge_dual_path
+
+            b0, B, info = lum_ridge_dual_path(
+                X,
+                y,
+                w,
+                a,
+                c_eng,
+                lambdas,
+                standardize=standardize,
+                tol=tol,
+                max_iter=max_iter,
+                penalty_factor=penalty_factor,
+            )
+            info = {k: np.asarray(v) for k, v in dict(info).items()}
+            _kkt_gate(info, tol)
+            return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
         mode = "irls" if (math.isfinite(c_eng) and not hard_ridge) else "exact"
         b0, B, info = cd_path(
             X,
@@ -504,12 +524,17 @@ def lum(
 
     Solver: the coordinate-descent engine of :mod:`cohstats.solvers.cd.path`, linear expansion:
     IRLS coordinate steps (proximal Newton with step halving, objective monotone) for every finite
-    ``c`` (except the pure ridge, ``alpha = 0``, at ``c >= 1000``, which uses exact coordinate
-    minimisation); for hard LUMs (``c >= 100``) the quadratic models use the majorising curvatures of
-    SVM-Maj (Groenen, Nalbantov and Bioch 2008) and the passes over the active set are replaced by
-    joint Newton steps with a line search (:mod:`cohstats.solvers.cd.lum_hard`), which follow the
-    valley of the near-hinge objective that single coordinates cannot; ``c = inf`` uses exact
-    coordinate minimisation. A ``lambda`` is reported converged only when its exact KKT
+    ``c`` except the pure ridge (``alpha = 0``) at ``c >= 1000``; for hard LUMs (``c >= 100``)
+    the quadratic models use the majorising curvatures of SVM-Maj (Groenen, Nalbantov and Bioch
+    2008) and the passes over the active set are replaced by joint Newton steps with a line
+    search (:mod:`cohstats.solvers.cd.lum_hard`), which follow the valley of the near-hinge
+    objective that single coordinates cannot; ``c = inf`` uses exact coordinate minimisation.
+    The pure ridge at finite ``c >= 1000`` (finite ``a``, positive penalty factors) is solved in
+    its Fenchel dual by exact coordinate ascent (the dual coordinate method of Hsieh et al. 2008
+    for linear SVMs, with the intercept's equality constraint by an augmented Lagrangian;
+    :mod:`cohstats.solvers.cd.lum_dual`): the dual objective never decreases along a pass, and
+    the primal iterates are judged by their exact KKT residual (intercept included). A
+    ``lambda`` is reported converged only when its exact KKT
     violation is within ``10 sqrt(tol * obj0)`` (``obj0`` the intercept-only objective). With the
     ridge penalty and more columns than rows
     (``p > n``), the same problem is solved in its n-dimensional representer form
