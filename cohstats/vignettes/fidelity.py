@@ -325,8 +325,9 @@ CAUSES = (
         "25.9; the lasso end (omega = 1) gives 26.7 here but 27.8 on g241c against the paper's "
         "21.4, so it is not the protocol either; nor are unstandardised inputs (20.4), the gamma "
         "path ending at 1e-2 to 1e-1 of gamma_max (20.5-20.7), CV by the held-out huberized hinge "
-        "loss (21.8), the ridge end omega = 0 (20.6) or a kernel 3x wider (21.1); the paper's row is shifted as a whole (its mean "
-        "and spread, 25.9 and 2.15 against C-learning's 20.4 and 1.20, need 90 % of partitions "
+        "loss (21.8), the ridge end omega = 0 (20.6) or a kernel 3x wider (21.1); the paper's row "
+        "is shifted as a whole (its mean and spread, 25.9 and 2.15 against C-learning's 20.4 and "
+        "1.20, need 90 % of partitions "
         "higher, not a few failures), while the paper's HHSVM is 3.5 points above its own RLRM "
         "here and the three losses agree within 1 point on g241c (zdj_clearn docstring); cause "
         "not found",
