@@ -393,7 +393,7 @@ CAUSES = (
         r"^Liver \| psi G \| New$",
         "not sampling (twelve replications: 0.684, SE 0.009) and not the tuning: the best lambda of "
         "each of eight samples in hindsight gives 0.677 (SD 0.020), near the constant fit (0.698), "
-        "while our Gaussian SVM's bracketing on the same samples matches the paper (0.653 against "
+        "while our Gaussian SVM's bracketing on the run's samples matches the paper (0.653 against "
         "0.648): the gap lies in our Gaussian psi-learning fits on Liver (wsl_probability "
         "docstring); cause not found",
     ),

@@ -185,7 +185,7 @@ at every ``lambda`` of the quick grid on samples 0-7):
 * Gaussian New: all twelve give 0.684 (SE 0.009) against 0.643; the best ``lambda`` of each
   sample in hindsight averages 0.677 (SD 0.020), the best fixed one 0.680 (``lambda = 3e-3``),
   near the constant fit of ``lambda >= 3e-2`` (0.698). Our Gaussian SVM's bracketing on the
-  same samples matches [WSL] (0.653 against 0.648), so the gap lies in our Gaussian
+  run's four samples matches [WSL] (0.653 against 0.648), so the gap lies in our Gaussian
   psi-learning fits on Liver, not in the bracketing or its tuning; its cause is not found.
 
 Comparators and the microarray example:
