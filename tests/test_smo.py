@@ -189,3 +189,27 @@ def test_start_mask_changes_the_work_not_the_solution(seed):
     assert obj == pytest.approx(obj_ref, rel=1e-8, abs=1e-8)
     np.testing.assert_allclose(a_hat, ref, atol=1e-4)
     assert b_hat == pytest.approx(float(s.intercept_[0]), abs=1e-4)
+
+
+def test_degenerate_linear_dual_matches_libsvm():
+    """Integer-coded inputs with repeated rows, linear kernel and a large cost: the dual is
+    singular and SMO needs many iterations (libsvm too), but both reach one optimum."""
+    rng = np.random.default_rng(2)
+    base = rng.integers(1, 5, size=(30, 8)).astype(float)
+    X = base[rng.integers(0, 30, size=80)]  # 29 distinct rows among 80
+    X = (X - X.mean(0)) / X.std(0)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 1.0, 80) > 0, 1.0, -1.0)
+    C = 500.0
+    r = smo_solve(X, y, code=KERNEL_LINEAR, kpar=np.zeros(5), C=np.full(80, C), tol=1e-3)
+    s = SVC(kernel="linear", C=C, tol=1e-3).fit(X, y)
+    a = np.zeros(80)
+    a[s.support_] = np.abs(s.dual_coef_[0])
+    K = X @ X.T
+
+    def dual(al):
+        return 0.5 * (al * y) @ K @ (al * y) - al.sum()
+
+    assert r.converged and r.n_iter > 10_000
+    assert abs(dual(r.dual) - dual(a)) <= 1e-7 * abs(dual(a))
+    f = (r.dual * y) @ K + r.intercept
+    assert np.max(np.abs(f - s.decision_function(X))) < 0.05

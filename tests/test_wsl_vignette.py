@@ -224,3 +224,18 @@ def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
     # the four-replication cells are the ones kept where both runs have the cell
     t1 = wsl[(wsl.source == "[WSL] Table 1")]
     assert set(t1.reps.dropna()) == {4.0}
+
+
+def test_plr_comparator_reports_the_selected_lambda(df):
+    """The PLR comparator's parameter is the lambda its probabilities come from (a path fit's
+    selected value, not the top of its grid)."""
+    from cohstats.models.clearn import clearn
+    from cohstats.vignettes.wsl_probability import _comparators
+
+    d = build_design("y ~ x1 + x2", df.iloc[:50])
+    Xtr, ytr, Xte = df.iloc[:50][["x1", "x2"]], df.y.iloc[:50].to_numpy(), df.iloc[50:][["x1", "x2"]]
+    grid = 10.0 ** np.arange(1.0, -5.5, -1.0)
+    p, lam = _comparators(d, Xtr, ytr, Xte, grid, 2, 0)["PLR"]
+    assert lam in grid
+    ref = clearn(d, loss="logistic", alpha=0.0, lambda_=grid).predict(Xte, type="prob", s=lam).iloc[:, 1]
+    np.testing.assert_allclose(p, ref.to_numpy(), atol=1e-6)

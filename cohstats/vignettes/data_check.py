@@ -5,6 +5,12 @@ Compares the shipped real data with the data-set tables of [ZJLY] (Table 1), [RH
 errors (Monte Carlo with ``reps * 20000`` draws, and closed form / quadrature) with the values
 quoted by [WSL], [ZDJ] and [LZW]. Draws scatter plots of the two-dimensional examples with the
 Bayes boundary ``p(x) = 1/2``.
+
+[LZW] Example 5.5 (measured 2026-11-25): the Monte Carlo Bayes error of one run of 20,000 draws
+was 0.217 (SE 0.0029) against the published 0.210. The closed form of our generator (two
+Gaussians with identity covariance, priors 0.4 / 0.6, mean distance 1.556) is 0.2107, and three
+further draws of 200,000 give 0.2085, 0.2095 and 0.2099 with 40.0-40.1 % of the class ``+1``:
+the generator matches the paper, and the 20,000-draw value is 2.2 of its SEs from the exact one.
 """
 
 from __future__ import annotations

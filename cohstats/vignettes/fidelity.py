@@ -323,9 +323,14 @@ CAUSES = (
         "paper's C-learning; HHSVM's delta (0.1-20), the CV tie rule, early stopping and the "
         "conventional elastic net on raw or standardised kernel columns give 20.5-23.1 against "
         "25.9; the lasso end (omega = 1) gives 26.7 here but 27.8 on g241c against the paper's "
-        "21.4, so it is not the protocol either; the paper's HHSVM is 3.5 points above its own "
-        "RLRM here while the three losses agree within 1 point on g241c (zdj_clearn docstring); "
-        "cause not found",
+        "21.4, so it is not the protocol either; nor are unstandardised inputs (20.4), the gamma "
+        "path ending at 1e-2 to 1e-1 of gamma_max (20.5-20.7), CV by the held-out huberized hinge "
+        "loss (21.8), the ridge end omega = 0 (20.6) or a kernel 3x wider (21.1); the paper's row "
+        "is shifted as a whole (its mean and spread, 25.9 and 2.15 against C-learning's 20.4 and "
+        "1.20, need 90 % of partitions "
+        "higher, not a few failures), while the paper's HHSVM is 3.5 points above its own RLRM "
+        "here and the three losses agree within 1 point on g241c (zdj_clearn docstring); cause "
+        "not found",
     ),
     (
         "[ZDJ] Table 6",
@@ -334,6 +339,99 @@ CAUSES = (
         "ours is below (better than) the paper and level with our and the paper's C-learning; the "
         "conventional elastic net on standardised kernel columns, as glmnet fits a design matrix, "
         "gives 21.6 against 22.3 but moves g241c away from the paper (zdj_clearn docstring)",
+    ),
+    (
+        "[WSL] Table 1",
+        "gkl",
+        r"^Example 2 \| psi L \| New$",
+        "not the tuning: on the same four samples the best lambda in hindsight gives 0.178 with "
+        "m = 10 (GKL-tuned 0.181), and m = 20 gives 0.159, the paper's value: the grid size sets "
+        "the level, as for the Gaussian rows (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 1",
+        "cre",
+        r"^Example 2 \| psi L \| New$",
+        "test labels drawn from p give E[CRE] = GKL_c; on the same four samples the best lambda in "
+        "hindsight gives GKL_c 0.178 with m = 10 and 0.159 with m = 20 (paper GKL_c 0.159): the "
+        "grid size sets the level (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Ionosphere \| SVM L \| New$",
+        "sampling: eight more replications with the same code and seeds give 0.397 (0.323-0.504), "
+        "all twelve 0.409 (SE 0.015), within 2 SE; the GKL choice lambda = 0.1 is also the grid's "
+        "best on average over the four samples (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Liver \| psi L \| Platt$",
+        "sampling: eight more replications with the same code and seeds give 0.669, all twelve "
+        "0.661 (SE 0.008), within 2 SE (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Liver \| psi L \| New$",
+        "not sampling (twelve replications: 0.659, SE 0.008); the GKL choice costs about 0.02: over "
+        "eight samples the best lambda of each in hindsight gives 0.641 (SD 0.017), still 0.013 "
+        "above the paper (wsl_probability docstring); the rest not found",
+    ),
+    (
+        "[WSL] Table 4",
+        "cre",
+        r"^Liver \| New \(psi-learning\)$",
+        "the linear psi-learning New of Table 3: twelve replications give 0.659 (SE 0.008); the "
+        "best lambda of each of eight samples in hindsight 0.641 (SD 0.017), so the GKL choice "
+        "costs about 0.02 and 0.013 remains (wsl_probability docstring); the rest not found",
+    ),
+    (
+        "[WSL] Table 3",
+        "cre",
+        r"^Liver \| psi G \| New$",
+        "not sampling (twelve replications: 0.684, SE 0.009) and not the tuning: the best lambda of "
+        "each of eight samples in hindsight gives 0.677 (SD 0.020), near the constant fit (0.698), "
+        "while our Gaussian SVM's bracketing on the run's samples matches the paper (0.653 against "
+        "0.648): the gap lies in our Gaussian psi-learning fits on Liver (wsl_probability "
+        "docstring); cause not found",
+    ),
+    (
+        "[WSL] Table 2",
+        "te",
+        r"^Example 2 \| PLR$",
+        "ours is below (better than) the paper: the GKL estimate picks the grid's smallest lambda "
+        "on all four samples (0.060); our PLR errs 0.071-0.081 only at lambda 0.1-0.32, where its "
+        "cross-entropy is 0.33-0.45 against the paper's PLR GKL_c 0.138 (ours 0.132), so no one "
+        "lambda of ours gives both published numbers (wsl_probability docstring)",
+    ),
+    (
+        "[WSL] Table 4",
+        "te",
+        r"^Ionosphere \| PLR$",
+        "ours is below (better than) the paper: the GKL estimate picks lambda = 0.1 on all four "
+        "samples (0.147; 0.147-0.156 for lambda in [3e-3, 0.3]); the paper's 0.195 is our least "
+        "penalised PLR (0.189-0.193 at lambda <= 3e-5, infinite cross-entropy), the opposite "
+        "direction from Example 2, where the paper's error needs a heavier penalty "
+        "(wsl_probability docstring)",
+    ),
+    (
+        "Bayes errors ([WSL], [ZDJ], [LZW] text)",
+        "published",
+        r"^\[LZW\] Ex\. 5\.5, d = 15$",
+        "Monte Carlo noise: the closed-form Bayes error of our generator is 0.2107 (the paper's "
+        "0.210), three draws of 200,000 give 0.2085-0.2099; this run's 20,000 draws lie 2.2 SE "
+        "from the exact value (data_check docstring)",
+    ),
+    (
+        "[LZW] Section 5 (PLR)",
+        "value",
+        r"^5\.2 \| PLR test error$",
+        "two replications (0.138, 0.159); the PLR alone over 40 replications of the same generator "
+        "and seeds gives 0.115 (SD 0.016, the paper's 0.016), i.e. below (better than) the paper's "
+        "0.124, which is our PLR at lambda of about 0.03-0.06, more penalty than the validation "
+        "error picks (lum_simulations docstring)",
     ),
     (
         "[RH] Table 2",

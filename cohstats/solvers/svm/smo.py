@@ -488,7 +488,11 @@ def smo_solve(
     p : linear term (default ``-1``, the C-SVM dual).
     a0 : feasible start (default zeros, which must then lie in the box).
     tol : stop when the maximal KKT violation ``m(a) - M(a)`` is below ``tol`` (libsvm's eps).
-    max_iter : iteration cap (default ``max(10_000_000, 100 n)``).
+    max_iter : iteration cap (default ``max(10_000_000, 100 n)``, libsvm's). Singular duals -- a
+        linear kernel on inputs with repeated rows (integer-coded factors) and a large cost --
+        can need millions of pair updates in libsvm as here; when the cap is reached the result
+        has ``converged=False`` and the fit functions warn, naming ``max_iter`` and ``tol``
+        (or give a smaller ``C``, i.e. a larger ``lambda_``).
     shrinking : use libsvm's shrinking heuristic.
     shrink_every, shrink_first : shrink every ``shrink_every`` iterations (default
         ``min(n, 1000)``, libsvm's) and first after ``shrink_first`` (default
