@@ -41,10 +41,11 @@ solution is the same to the tolerance.
 
 Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
 with KKT slack larger than the current maximal violation are moved behind the active points, so
-the O(N L) refresh runs over active points only. The lazy loop checks every ``N / 2`` visits
-and shrinks only when at least one active point in 16 qualifies (at large ``C`` few points do
-early on); up to 6 events are kept between exact rebuilds, after which the shrunk points are
-rebuilt, made active and shrunk again. When the active problem has converged, the decision
+the O(N L) refresh runs over active points only. The lazy loop checks every ``2 N`` visits
+(``N / 2`` below 2048 points; an event permutes every cached kernel row) and shrinks only when
+at least one active point in 16 qualifies (at large ``C`` few points do early on); up to 6
+events are kept between exact rebuilds, after which the shrunk points are rebuilt, made active
+and shrunk again. When the active problem has converged, the decision
 values of the shrunk points are rebuilt exactly and the full problem is checked again, so
 shrinking never changes the solution.
 
@@ -990,7 +991,8 @@ def solve_lambda_svm(
         exact for that kernel and within ``2^-24 sum_i |btilde_ij| K_it`` of the float64 values.
         Default (None): float32 when ``tol >= 1e-3``, float64 for tighter tolerances.
     chunk : outer iterations per numba call (time-limit granularity).
-    shrink_every : visits between shrinking checks (default ``max(N, 1000) // 2``).
+    shrink_every : visits between shrinking checks (default ``2 N`` for the lazy kernel loop from
+        ``N = 2048`` on, ``max(N, 1000) // 2`` otherwise).
 
     Returns
     -------
@@ -1059,7 +1061,9 @@ def solve_lambda_svm(
     ev_bound = np.full(max(max_events, 1), N, dtype=np.int64)
     sstate = np.array([N, 0, 0], dtype=np.int64)
     if shrink_every is None:
-        shrink_every = int(max(N, 1000)) // 2
+        # an event permutes every cached kernel row (O(cached rows x shrunk points)); on large
+        # problems the lazy loop checks every 2 N visits (benchmarks/README.md, session 9)
+        shrink_every = 2 * N if (N >= 2048 and lazy_kernel) else int(max(N, 1000)) // 2
     if n_select is None:
         n_select = 512
     n_select = int(max(1, n_select))
