@@ -19,6 +19,7 @@ Compile time is measured separately (a warm-up fit on 60 rows); every time is th
     python benchmarks/bench_lamsvm.py --equal-error [--C 1 3 10 30 100] [--tol 5e-2] [--path]
         [--scale libsvm|box] [--margin M]
     python benchmarks/bench_lamsvm.py --defaults
+    python benchmarks/bench_lamsvm.py --profile [pendigits:1e-3:1 ...]
 
 ``--equal-error`` and ``--defaults`` print the load average before and after the run.
 """
@@ -250,6 +251,79 @@ def defaults(datasets=("pendigits", "satimage", "optdigits"), repeat=3, cpu=Fals
     return pd.DataFrame(rows)
 
 
+def profile(cells=("pendigits:1e-3:1", "pendigits:5e-2:1", "satimage:1e-3:4", "satimage:5e-2:32", "optdigits:1e-3:1")):
+    """Work counters of both solvers at ``data:tol:C`` cells (C and tol on libsvm's scale, lamsvm at
+    ``C s`` and ``tol s`` as in :func:`equal_error`): libsvm's iterations over its ``K (K - 1) / 2``
+    pairwise problems (sum, largest pair), the sum of iterations times the pair's size (the
+    gradient work of its two-variable updates, before shrinking) and its support vectors, against
+    the λ-SVM's visits, single-variable steps, kernel rows computed, refreshed length (sum over
+    visits), full passes, watched passes, points recomputed by the passes and listed, shrink
+    events and support points. One fit each, CPU seconds."""
+    import itertools
+
+    import pandas as pd
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    import cohstats.models.lamsvm as lm
+
+    rows = []
+    for cell in cells:
+        name, tol, C = cell.split(":")
+        tol, C = float(tol), float(C)
+        Xtr, ytr, Xte, yte = _split(name)
+        K = len(np.unique(ytr))
+        m = lm.default_margin(K)
+        s = lm.margin_scale(K, m)
+        Ztr = StandardScaler().fit(Xtr).transform(Xtr)
+        svc, t_svc = _timed(lambda: SVC(C=C, gamma="scale", tol=tol, cache_size=200).fit(Ztr, ytr), 1, True)
+        size = {c: int(np.sum(ytr == c)) for c in svc.classes_}
+        pairs = list(itertools.combinations(svc.classes_, 2))
+        work = sum(int(it) * (size[a] + size[b]) for it, (a, b) in zip(svc.n_iter_, pairs))
+        seen = []
+        solve = lm.solve_lambda_svm
+
+        def spy(*a, **k):
+            res = solve(*a, **k)
+            seen.append(res)
+            return res
+
+        lm.solve_lambda_svm = spy
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit, t_lam = _timed(lambda: lm.lamsvm(Xtr, ytr, C=C * s, margin=m, tol=tol * s), 1, True)
+        finally:
+            lm.solve_lambda_svm = solve
+        r = seen[-1]
+        i = r.info
+        rows.append(
+            dict(
+                data=name,
+                tol=tol,
+                C=C,
+                svc_s=t_svc,
+                svc_iter=int(np.sum(svc.n_iter_)),
+                svc_iter_max=int(np.max(svc.n_iter_)),
+                svc_work_M=work / 1e6,
+                svc_nSV=int(np.sum(svc.n_support_)),
+                lam_s=t_lam,
+                visits=r.n_iter,
+                steps=i["n_steps"],
+                rows=i["kernel_rows"],
+                refresh_M=i["refresh_work"] / 1e6,
+                per_visit=i["refresh_work"] / max(r.n_iter, 1),
+                full_passes=i["n_fold"],
+                watch_passes=i.get("n_watch", 0),
+                pass_work_M=i.get("pass_work", 0) / 1e6,
+                listed=i["n_listed"],
+                shrink=i["n_shrink"],
+                lam_nSV=int(np.sum(np.asarray(r.dual).max(axis=1) > 0)),
+            )
+        )
+    return pd.DataFrame(rows)
+
+
 def _gauss_ring(n, K, rng, radius=1.6):
     """K equiprobable classes, ``x | k ~ N(mu_k, I_2)`` with the means on a circle; the true
     class probabilities are ``softmax(mu_k . x - ||mu_k||^2 / 2)``."""
@@ -346,7 +420,27 @@ def main(argv=None):
     )
     ap.add_argument("--margin", type=float, default=None, help="--equal-error: lamsvm's margin (default: its default)")
     ap.add_argument("--defaults", action="store_true", help="only each method at its own defaults (interleaved)")
+    ap.add_argument(
+        "--profile",
+        nargs="*",
+        metavar="DATA:TOL:C",
+        default=None,
+        help="only the work counters of both solvers at these cells (default: the equal-error cells)",
+    )
     args = ap.parse_args(argv)
+    if args.profile is not None:
+        import pandas as pd
+
+        from cohstats.models.lamsvm import lamsvm
+
+        Xw, yw = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
+        lamsvm(Xw, yw)
+        print("load average before:", _load())
+        d = profile(*([tuple(args.profile)] if args.profile else []))
+        print("load average after:", _load())
+        with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format):
+            print(d.to_string(index=False))
+        return
     if args.defaults:
         import pandas as pd
 

@@ -32,15 +32,20 @@ Lazy selection (the default, ``n_select = 512``, ``rho = 0.5``, :func:`smo_lambd
 instead of the single most violating multiplier, each round lists up to ``n_select`` points whose
 violation is at least ``max(tol, rho * maximal violation)`` (capped at ``n_active / 8``) and
 visits them in turn with the same exact steps; the list is rebuilt when it is used up. The
-stopping rule is unchanged (maximal KKT violation below ``tol``), so the solution is the same
-to the tolerance.
+points whose violation is at least ``rho_watch`` (0.3) times the maximum of a full recomputation
+are *watched*: the next lists are drawn from them alone (their violations recomputed exactly,
+``O(watched * L)`` instead of ``O(N L)``) while their maximal violation stays above
+``watch_drop`` (0.7) times that maximum; then all violations are recomputed again. The
+stopping rule is unchanged (maximal KKT violation below ``tol`` on a full recomputation), so the
+solution is the same to the tolerance.
 
 Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
 with KKT slack larger than the current maximal violation are moved behind the active points, so
-the O(N L) refresh runs over active points only. The lazy loop checks every ``N / 2`` visits
-and shrinks only when at least one active point in 16 qualifies (at large ``C`` few points do
-early on); up to 6 events are kept between exact rebuilds, after which the shrunk points are
-rebuilt, made active and shrunk again. When the active problem has converged, the decision
+the O(N L) refresh runs over active points only. The lazy loop checks every ``2 N`` visits
+(``N / 2`` below 2048 points; an event permutes every cached kernel row) and shrinks only when
+at least one active point in 16 qualifies (at large ``C`` few points do early on); up to 6
+events are kept between exact rebuilds, after which the shrunk points are rebuilt, made active
+and shrunk again. When the active problem has converged, the decision
 values of the shrunk points are rebuilt exactly and the full problem is checked again, so
 shrinking never changes the solution.
 
@@ -491,6 +496,73 @@ def _select_top(pv, n_act, B, tol, idx):
 
 
 @njit(cache=True, nogil=True)
+def _select_top_sub(pv, W, nw, B, tol, idx, cand, vals):
+    """As :func:`_select_top`, over the positions ``W[:nw]`` (increasing) only; ``cand`` (int)
+    and ``vals`` (float) are scratch of length at least ``nw``. Returns the number listed."""
+    nc = 0
+    for r in range(nw):
+        q = W[r]
+        if pv[q] >= tol:
+            cand[nc] = q
+            nc += 1
+    if nc > B:
+        for r in range(nc):
+            vals[r] = pv[cand[r]]
+        thr = np.partition(vals[:nc], nc - B)[nc - B]  # the B-th largest value
+        m = 0
+        for r in range(nc):
+            if pv[cand[r]] > thr:
+                cand[m] = cand[r]
+                m += 1
+        r = 0
+        while m < B:  # ties at the threshold: smaller positions first
+            q = W[r]
+            if pv[q] == thr:
+                cand[m] = q
+                m += 1
+            r += 1
+        nc = B
+    neg = np.empty(nc)
+    for r in range(nc):
+        neg[r] = -pv[cand[r]]
+    order = np.argsort(neg, kind="mergesort")
+    for r in range(nc):
+        idx[r] = cand[order[r]]
+    return nc
+
+
+@njit(cache=True, nogil=True)
+def _fold_watch(Ft, S, pv, W, nw, margin, stall, moves):
+    """:func:`_fold` restricted to the positions ``W[:nw]``: centre their decision values,
+    recompute their maximal violations exactly (stalled points count as 0) and drop from ``W``
+    the points whose violation is 0. Returns ``(maximum, new nw)``."""
+    L = Ft.shape[0]
+    inv_L = 1.0 / L
+    bv = 0.0
+    m = 0
+    for r in range(nw):
+        q = W[r]
+        mf = 0.0
+        for j in range(L):
+            mf += Ft[j, q]
+        mf *= inv_L
+        v = 0.0
+        for j in range(L):
+            f = Ft[j, q] - mf
+            Ft[j, q] = f
+            v = max(v, _viol_s(f, S[j, q], margin))
+        if stall[q] == moves:
+            v = 0.0
+        pv[q] = v
+        if v > 0.0:
+            W[m] = q
+            m += 1
+        if v > bv:
+            bv = v
+    return bv, m
+
+
+@njit(cache=True, nogil=True)
 def _axpy(yv, xv, a):
     """``yv += a xv`` -- a separate function on contiguous slices so that LLVM vectorises it."""
     for q in range(yv.shape[0]):
@@ -531,7 +603,9 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
-def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every, k_sel, rho):
+def smo_lambda_lazy_chunk(
+    st, kr, margin, tol, eps, max_steps, inner_max, shrinking, shrink_every, k_sel, rho, rho_watch, watch_drop
+):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
     After each exact recomputation of the per-point violations (``_fold``, one O(N L) pass) the
@@ -546,6 +620,15 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
     mean_j F_j``) and by ``_fold``. Stopping is decided only on a fresh ``_fold`` (all
     violations exact), so the KKT rule is unchanged. Same state and return value as
     :func:`smo_lambda_chunk`; ``counter[0]`` counts visits.
+
+    Watched points (``rho_watch > 0``, at least 512 active points): a full fold also records the
+    active points whose violation is at least ``rho_watch`` times its maximum ``bv`` (unless they
+    are more than half of the active points). When a list is used up, only the watched points are
+    recomputed (``_fold_watch``) and the next list is drawn from them with the threshold ``rho``
+    times their current maximum, as long as that maximum is at least ``watch_drop * bv``;
+    otherwise a full fold follows. With ``rho_watch <= rho * watch_drop`` every point that the
+    full fold could have listed at that threshold is watched. Only the visiting order differs from
+    full folds every time; every step is the same exact step.
     """
     alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
     snap, sstate = st.snap, st.sstate
@@ -565,10 +648,32 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
     nl = 0
     pos = 0
     max_events = snap.shape[0]
+    W = np.empty(N, dtype=np.int64)
+    wc = np.empty(N, dtype=np.int64)
+    wv = np.empty(N)
+    nw = 0
+    bv_full = 0.0
     while True:
         n_act = sstate[0]
+        if pos >= nl and nw > 0 and steps < max_steps:
+            # ---- watch pass: the next list from the points watched since the last full fold
+            # (exact violations of those points only), while their maximum stays above
+            # watch_drop times the full fold's; stopping is still decided on a full fold
+            counter[7] += nw
+            bw, nw = _fold_watch(Ft, S, pv, W, nw, margin, stall, moves)
+            counter[8] += 1
+            if bw >= tol and bw >= watch_drop * bv_full:
+                kk = max(1, min(k_sel, n_act // 8))
+                vthr = max(tol, rho * bw)
+                nl = _select_top_sub(pv, W, nw, kk, vthr, lst, wc, wv)
+                counter[6] += nl
+                pos = 0
+                if nl > 0:
+                    continue
+            nw = 0
         if pos >= nl:
             bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
+            counter[7] += n_act
             if bv < tol:
                 if n_act < N:
                     _rebuild(st, kr, margin, sstate[1], n_act)
@@ -605,6 +710,17 @@ def smo_lambda_lazy_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrink
             counter[5] += 1
             counter[6] += nl
             pos = 0
+            # the points watched until the next full fold: violation at least rho_watch * bv
+            nw = 0
+            if rho_watch > 0.0 and n_act >= 512:
+                wthr = max(tol, rho_watch * bv)
+                for q in range(n_act):
+                    if pv[q] >= wthr:
+                        W[nw] = q
+                        nw += 1
+                if nw * 2 > n_act:
+                    nw = 0  # a watch pass would cost about a full fold
+                bv_full = bv
             continue
         if steps >= max_steps:
             pos = nl  # fold before returning, so that F is exact
@@ -786,7 +902,8 @@ class LambdaState(NamedTuple):
     ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values; ``S`` (L, N) status bits;
     ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
     kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
-    refresh work, exact passes, listed points]; ``pos_of`` the position of each original index;
+    refresh work, exact passes, listed points, points recomputed by the passes, watch passes];
+    ``pos_of`` the position of each original index;
     ``ev_bound[e]`` the first position shrunk at event ``e`` (the points shrunk at event ``e``
     occupy ``ev_bound[e] .. ev_bound[e - 1] - 1``, ``N`` for ``e = 0``); ``snap[e]`` the
     multipliers (original order) at event ``e``; ``sstate = [n_active, n_events, visit of the last event]``.
@@ -827,6 +944,8 @@ def solve_lambda_svm(
     chunk=None,
     n_select=None,
     rho=0.5,
+    rho_watch=0.3,
+    watch_drop=0.7,
     cache_float32=None,
     shrink_every=None,
 ):
@@ -854,6 +973,11 @@ def solve_lambda_svm(
         ``1`` runs the exact maximal-violation loop of :func:`smo_lambda_chunk`. With the linear
         kernel and ``n_select > 1`` the solver keeps the class weight vectors explicitly
         (:func:`smo_lambda_linear_chunk`, lists of ``N / 8`` points, no kernel rows).
+    rho_watch, watch_drop : lazy selection between full recomputations (default 0.3 and 0.7; see
+        :func:`smo_lambda_lazy_chunk`): the lists are drawn from the points whose violation was at
+        least ``rho_watch`` times the maximum of the last full recomputation, while their current
+        maximum stays above ``watch_drop`` times that maximum (``rho_watch = 0``: a full
+        recomputation for every list).
     rho : a listed point is visited only while its current violation is at least ``rho`` times
         the maximal violation of the last exact pass (default 0.5; 0 = every listed point still
         above ``tol``).
@@ -867,7 +991,8 @@ def solve_lambda_svm(
         exact for that kernel and within ``2^-24 sum_i |btilde_ij| K_it`` of the float64 values.
         Default (None): float32 when ``tol >= 1e-3``, float64 for tighter tolerances.
     chunk : outer iterations per numba call (time-limit granularity).
-    shrink_every : visits between shrinking checks (default ``max(N, 1000) // 2``).
+    shrink_every : visits between shrinking checks (default ``2 N`` for the lazy kernel loop from
+        ``N = 2048`` on, ``max(N, 1000) // 2`` otherwise).
 
     Returns
     -------
@@ -878,8 +1003,9 @@ def solve_lambda_svm(
         the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
         "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
         ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
-        of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (exact passes of
-        the lazy loop and points listed by them) and ``time``.
+        of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (full exact passes of
+        the lazy loop and points listed by all passes), ``n_watch`` (passes over the watched
+        points only), ``pass_work`` (points recomputed by both kinds of pass) and ``time``.
 
     Examples
     --------
@@ -925,7 +1051,7 @@ def solve_lambda_svm(
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(8, dtype=np.int64)
+    counter = np.zeros(9, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = kr.perm  # position -> original index, shared with the row cache
@@ -935,7 +1061,9 @@ def solve_lambda_svm(
     ev_bound = np.full(max(max_events, 1), N, dtype=np.int64)
     sstate = np.array([N, 0, 0], dtype=np.int64)
     if shrink_every is None:
-        shrink_every = int(max(N, 1000)) // 2
+        # an event permutes every cached kernel row (O(cached rows x shrunk points)); on large
+        # problems the lazy loop checks every 2 N visits (benchmarks/README.md, session 9)
+        shrink_every = 2 * N if (N >= 2048 and lazy_kernel) else int(max(N, 1000)) // 2
     if n_select is None:
         n_select = 512
     n_select = int(max(1, n_select))
@@ -973,6 +1101,8 @@ def solve_lambda_svm(
                 shrink_every,
                 n_select,
                 float(rho),
+                float(rho_watch),
+                float(watch_drop),
             )
         if st == 1:
             status = "converged"
@@ -1007,6 +1137,8 @@ def solve_lambda_svm(
         "n_rebuild": int(counter[3]),
         "n_fold": int(counter[5]),
         "n_listed": int(counter[6]),
+        "pass_work": int(counter[7]),
+        "n_watch": int(counter[8]),
         "time": time.perf_counter() - t0,
     }
     return SolverResult(
