@@ -382,10 +382,16 @@ def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
 
 
 def _code_response(y: pd.Series, classes) -> np.ndarray:
-    lookup = {c: k for k, c in enumerate(classes)}
-    codes = np.array(
-        [lookup[v.item() if isinstance(v, np.generic) else v] for v in y.to_numpy(dtype=object)], dtype=np.int64
-    )
+    codes = None
+    try:  # vectorised: pandas' hash lookup of every value among the classes
+        codes = np.asarray(pd.Categorical(y, categories=classes).codes, dtype=np.int64)
+    except (TypeError, ValueError):
+        pass
+    if codes is None or (codes < 0).any():  # labels pandas cannot hash together: one by one
+        lookup = {c: k for k, c in enumerate(classes)}
+        codes = np.array(
+            [lookup[v.item() if isinstance(v, np.generic) else v] for v in y.to_numpy(dtype=object)], dtype=np.int64
+        )
     if len(classes) == 2:
         return np.where(codes == 1, 1.0, -1.0)
     return codes
