@@ -383,10 +383,18 @@ def _check_categorical_like(y: pd.Series, name: str, classes) -> None:
 
 def _code_response(y: pd.Series, classes) -> np.ndarray:
     codes = None
-    try:  # vectorised: pandas' hash lookup of every value among the classes
-        codes = np.asarray(pd.Categorical(y, categories=classes).codes, dtype=np.int64)
-    except (TypeError, ValueError):
-        pass
+    yv = y.to_numpy()
+    cl = np.asarray(classes)
+    if yv.dtype.kind in "iufb" and cl.dtype.kind in "iufb":  # numeric labels: a sorted search
+        order = np.argsort(cl, kind="stable")
+        pos = np.minimum(np.searchsorted(cl[order], yv), cl.size - 1)
+        if np.array_equal(cl[order][pos], yv):
+            codes = order[pos].astype(np.int64)
+    if codes is None:
+        try:  # pandas' hash lookup of every value among the classes
+            codes = np.asarray(pd.Categorical(y, categories=classes).codes, dtype=np.int64)
+        except (TypeError, ValueError):
+            pass
     if codes is None or (codes < 0).any():  # labels pandas cannot hash together: one by one
         lookup = {c: k for k, c in enumerate(classes)}
         codes = np.array(
