@@ -60,7 +60,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.losses.scalar import LOSS_LUM, lum_d1, lum_d2, lum_value
-from cohstats.solvers.cd.scalar import _solve_1d
+from cohstats.solvers.cd.scalar import _dot, _solve_1d
 
 #: ALM weight of the intercept: rho = RHO_FACTOR * lambda
 RHO_FACTOR = 0.1
@@ -106,14 +106,6 @@ def _coord(z, q, wi, a0, a, c, ue):
     if v > wi:
         v = wi
     return v
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def _dot(x, v):
-    s = 0.0
-    for j in range(x.shape[0]):
-        s += x[j] * v[j]
-    return s
 
 
 @njit(cache=True, nogil=True, fastmath=True)

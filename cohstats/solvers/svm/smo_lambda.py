@@ -467,31 +467,42 @@ def _select_top(pv, n_act, B, tol, idx):
         if pv[q] >= tol:
             cand[nc] = q
             nc += 1
+    return _rank_candidates(pv, cand, nc, B, idx, np.empty(nc))
+
+
+@njit(cache=True, nogil=True)
+def _rank_candidates(pv, cand, nc, B, idx, vals):
+    """The (at most ``B``) largest ``pv`` over the positions ``cand[:nc]`` (increasing), largest
+    first, ties at the ``B``-th value to the smaller positions, written to ``idx``; ``vals`` is
+    float scratch of length at least ``nc``. Returns the number listed."""
     if nc > B:
-        vals = np.empty(nc)
         for r in range(nc):
             vals[r] = pv[cand[r]]
-        thr = np.partition(vals, nc - B)[nc - B]  # the B-th largest value
+        thr = np.partition(vals[:nc], nc - B)[nc - B]  # the B-th largest value
         m = 0
         for r in range(nc):
             if pv[cand[r]] > thr:
-                cand[m] = cand[r]
+                idx[m] = cand[r]
                 m += 1
-        q = 0
+        r = 0
         while m < B:  # ties at the threshold: smaller positions first
-            if pv[q] == thr:
-                cand[m] = q
+            if pv[cand[r]] == thr:
+                idx[m] = cand[r]
                 m += 1
-            q += 1
+            r += 1
         nc = B
-    neg = np.empty(nc)
-    for r in range(nc):
-        neg[r] = -pv[cand[r]]
+    else:
+        for r in range(nc):
+            idx[r] = cand[r]
     # stable sort: equal values keep increasing positions (both the part above the threshold
     # and the tied part are in position order, and every tie is inside one of the two parts)
-    order = np.argsort(neg, kind="mergesort")
+    neg = np.empty(nc)
     for r in range(nc):
-        idx[r] = cand[order[r]]
+        neg[r] = -pv[idx[r]]
+    order = np.argsort(neg, kind="mergesort")
+    sel = idx[:nc].copy()
+    for r in range(nc):
+        idx[r] = sel[order[r]]
     return nc
 
 
@@ -505,30 +516,7 @@ def _select_top_sub(pv, W, nw, B, tol, idx, cand, vals):
         if pv[q] >= tol:
             cand[nc] = q
             nc += 1
-    if nc > B:
-        for r in range(nc):
-            vals[r] = pv[cand[r]]
-        thr = np.partition(vals[:nc], nc - B)[nc - B]  # the B-th largest value
-        m = 0
-        for r in range(nc):
-            if pv[cand[r]] > thr:
-                cand[m] = cand[r]
-                m += 1
-        r = 0
-        while m < B:  # ties at the threshold: smaller positions first
-            q = W[r]
-            if pv[q] == thr:
-                cand[m] = q
-                m += 1
-            r += 1
-        nc = B
-    neg = np.empty(nc)
-    for r in range(nc):
-        neg[r] = -pv[cand[r]]
-    order = np.argsort(neg, kind="mergesort")
-    for r in range(nc):
-        idx[r] = cand[order[r]]
-    return nc
+    return _rank_candidates(pv, cand, nc, B, idx, vals)
 
 
 @njit(cache=True, nogil=True)
