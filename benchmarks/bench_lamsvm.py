@@ -393,6 +393,17 @@ def prob_study(reps=3, n_train=600, n_test=2000, seed=0):
     return d.groupby(["sim", "C", "method"])[["mae", "gkl", "err", "time"]].mean()
 
 
+def _warm(path=False):
+    """Compile (or load) the numba code outside the timings (with ``path``: the warm-started
+    path over several C as well)."""
+    from cohstats.models.lamsvm import lamsvm
+
+    Xw, yw = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
+    lamsvm(Xw, yw)
+    if path:
+        lamsvm(Xw, yw, C=[1.0, 2.0])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer lamsvm settings")
@@ -431,10 +442,7 @@ def main(argv=None):
     if args.profile is not None:
         import pandas as pd
 
-        from cohstats.models.lamsvm import lamsvm
-
-        Xw, yw = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
-        lamsvm(Xw, yw)
+        _warm()
         print("load average before:", _load())
         d = profile(*([tuple(args.profile)] if args.profile else []))
         print("load average after:", _load())
@@ -444,10 +452,7 @@ def main(argv=None):
     if args.defaults:
         import pandas as pd
 
-        from cohstats.models.lamsvm import lamsvm
-
-        Xw, yw = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
-        lamsvm(Xw, yw)
+        _warm()
         print("load average before:", _load())
         d = defaults(datasets=tuple(args.data), repeat=max(1, args.repeat), cpu=args.cpu)
         print("load average after:", _load())
@@ -457,12 +462,7 @@ def main(argv=None):
     if args.equal_error:
         import pandas as pd
 
-        from cohstats.models.lamsvm import lamsvm
-
-        # compile (or load) the numba code outside the timings, the warm-started path included
-        Xw, yw = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 3
-        lamsvm(Xw, yw)
-        lamsvm(Xw, yw, C=[1.0, 2.0])
+        _warm(path=True)
         print("load average before:", _load())
         allruns, best = equal_error(
             datasets=tuple(args.data),

@@ -356,26 +356,24 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
                 max_iter=max_iter,
                 penalty_factor=penalty_factor,
             )
-            info = {k: np.asarray(v) for k, v in dict(info).items()}
-            _kkt_gate(info, tol)
-            return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
-        mode = "irls" if (math.isfinite(c_eng) and not hard_ridge) else "exact"
-        b0, B, info = cd_path(
-            X,
-            y,
-            w,
-            LOSS_LUM,
-            a,
-            c_eng,
-            lambdas,
-            alpha,
-            standardize=standardize,
-            tol=tol,
-            max_iter=max_iter,
-            penalty_factor=penalty_factor,
-            intercept=True,
-            mode=mode,
-        )
+        else:
+            mode = "irls" if (math.isfinite(c_eng) and not hard_ridge) else "exact"
+            b0, B, info = cd_path(
+                X,
+                y,
+                w,
+                LOSS_LUM,
+                a,
+                c_eng,
+                lambdas,
+                alpha,
+                standardize=standardize,
+                tol=tol,
+                max_iter=max_iter,
+                penalty_factor=penalty_factor,
+                intercept=True,
+                mode=mode,
+            )
     else:
         b0, B, info = _kernel_path(X, y, w, a, c_eng, lambdas, alpha, kern, tol, max_iter, gram)
     info = {k: np.asarray(v) for k, v in dict(info).items()}

@@ -332,8 +332,10 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overw
 
 
 @njit(cache=True, nogil=True)
-def _fill_newton(Xt, m, Wn, gam, A):
-    """``A[j, i] = Wn_j K_ji + gam [i = j]`` for ``i, j < n`` (``K = Xt + m 1'``), in place."""
+def _fill_newton(Xt, m, Wn, gam, KW, A):
+    """The Newton system of :func:`_newton_ridge` in place: ``A[j, i] = Wn_j K_ji + gam [i = j]``
+    for ``i, j < n`` (``K = Xt + m 1'``) and, when ``A`` has the intercept's row and column
+    (``KW = K Wn``), ``A[j, n] = Wn_j``, ``A[n, i] = KW_i``, ``A[n, n] = sum(Wn) + 1e-12``."""
     n = Xt.shape[0]
     for j in range(n):
         wj = Wn[j]
@@ -341,6 +343,13 @@ def _fill_newton(Xt, m, Wn, gam, A):
         for i in range(n):
             A[j, i] = wj * (Xt[j, i] + mj)
         A[j, j] += gam
+    if A.shape[0] > n:
+        tot = 0.0
+        for j in range(n):
+            A[j, n] = Wn[j]
+            A[n, j] = KW[j]
+            tot += Wn[j]
+        A[n, n] = tot + 1e-12
 
 
 def _newton_ridge(data, loss, pk, gam, b, beta, tol, max_iter, obj0):
@@ -378,23 +387,14 @@ def _newton_ridge(data, loss, pk, gam, b, beta, tol, max_iter, obj0):
         kk = n + 1 if intercept else n
         A = np.empty((kk, kk), order="F")
         Wn = W / n
-        _fill_newton(Xt, m, Wn, gam, A)
-        rhs = np.empty(kk)
-        rhs[:n] = res_beta
-        if intercept:
-            A[:n, n] = Wn
-            A[n, :n] = pk.matvec(W) / n  # W'K (K symmetric)
-            A[n, n] = W.sum() / n + 1e-12
-            rhs[n] = res_b
+        KW = pk.matvec(Wn) if intercept else Wn  # (W'K)' / n (K symmetric); unread without intercept
+        _fill_newton(Xt, m, Wn, gam, KW, A)
+        rhs = np.append(res_beta, res_b) if intercept else res_beta
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             step = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
         if not np.all(np.isfinite(step)):  # singular system: rebuild it and take least squares
-            _fill_newton(Xt, m, Wn, gam, A)
-            if intercept:
-                A[:n, n] = Wn
-                A[n, :n] = pk.matvec(W) / n
-                A[n, n] = W.sum() / n + 1e-12
+            _fill_newton(Xt, m, Wn, gam, KW, A)
             step = np.linalg.lstsq(A, rhs, rcond=None)[0]
         del A
         dbeta = step[:n]

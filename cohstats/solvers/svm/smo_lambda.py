@@ -104,6 +104,22 @@ def _viol_s(f, s, margin):
     return max(g * (s & _INC), -g * ((s >> 1) & 1))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _centre_point(Ft, S, q, margin, inv_L):
+    """Centre point ``q``'s decision values over the classes in place; its maximal violation."""
+    L = Ft.shape[0]
+    mf = 0.0
+    for j in range(L):
+        mf += Ft[j, q]
+    mf *= inv_L
+    m = 0.0
+    for j in range(L):
+        f = Ft[j, q] - mf
+        Ft[j, q] = f
+        m = max(m, _viol_s(f, S[j, q], margin))
+    return m
+
+
 @njit(cache=True, nogil=True)
 def _init_status(alpha, y, Cb, eps):
     N, L = alpha.shape
@@ -283,16 +299,7 @@ def _rebuild(st, kr, margin, n_events, n_act):
                     _axpy(Ft[j, lo:hi], row[lo:hi], d[j])
     inv_L = 1.0 / L
     for q in range(n_act, N):
-        mf = 0.0
-        for j in range(L):
-            mf += Ft[j, q]
-        mf *= inv_L
-        m = 0.0
-        for j in range(L):
-            f = Ft[j, q] - mf
-            Ft[j, q] = f
-            m = max(m, _viol_s(f, S[j, q], margin))
-        pv[q] = m
+        pv[q] = _centre_point(Ft, S, q, margin, inv_L)
 
 
 @njit(cache=True, nogil=True)
@@ -530,15 +537,7 @@ def _fold_watch(Ft, S, pv, W, nw, margin, stall, moves):
     m = 0
     for r in range(nw):
         q = W[r]
-        mf = 0.0
-        for j in range(L):
-            mf += Ft[j, q]
-        mf *= inv_L
-        v = 0.0
-        for j in range(L):
-            f = Ft[j, q] - mf
-            Ft[j, q] = f
-            v = max(v, _viol_s(f, S[j, q], margin))
+        v = _centre_point(Ft, S, q, margin, inv_L)
         if stall[q] == moves:
             v = 0.0
         pv[q] = v
