@@ -761,7 +761,7 @@ def _response_series(labels) -> pd.Series:
         return labels
     if isinstance(labels, pd.Categorical):
         return pd.Series(labels)
-    arr = np.asarray(labels, dtype=object)
+    arr = labels if isinstance(labels, np.ndarray) and labels.dtype.kind in "iufb" else np.asarray(labels, dtype=object)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
@@ -796,24 +796,25 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         xnames = [f"x{j + 1}" for j in range(Xa.shape[1])]
         row_labels = np.arange(Xa.shape[0])
     n0 = Xa.shape[0]
-    yser = _response_series(labels)
+    if isinstance(labels, np.ndarray) and labels.dtype != object and labels.ndim == 1:
+        yser = pd.Series(labels)  # a plain 1-D array of labels keeps its dtype
+    else:
+        yser = _response_series(labels).reset_index(drop=True)
     yname = str(yser.name) if yser.name is not None else "y"
     if len(yser) != n0:
         raise ValueError(f"X has {n0} rows but y has {len(yser)} labels")
-    yser = yser.reset_index(drop=True)
-    if isinstance(labels, np.ndarray) and labels.dtype != object:
-        yser = pd.Series(labels).reset_index(drop=True)
-    keep = np.arange(n0)
     dropped = {}
-    if subset is not None:
-        keep = _subset_positions(subset, n0, None)
-        dropped["not in subset"] = n0 - len(keep)
     w_all = None if weights is None else np.asarray(weights)
     if w_all is not None and (w_all.ndim != 1 or w_all.shape[0] != n0):
         raise ValueError(f"weights must have one value per row of X ({n0}); got shape {w_all.shape}")
-    Xa, yser, row_labels = Xa[keep], yser.iloc[keep].reset_index(drop=True), row_labels[keep]
-    if w_all is not None:
-        w_all = w_all[keep]
+    if subset is not None:
+        keep = _subset_positions(subset, n0, None)
+        dropped["not in subset"] = n0 - len(keep)
+        Xa, yser, row_labels = Xa[keep], yser.iloc[keep].reset_index(drop=True), row_labels[keep]
+        if w_all is not None:
+            w_all = w_all[keep]
+    else:
+        Xa = np.array(Xa, dtype=np.float64, order="C")  # the design never aliases the caller's array
     _check_response_na(yser, yname, row_labels)
     nan_rows = np.isnan(Xa).any(axis=1)
     if nan_rows.any():

@@ -300,3 +300,26 @@ def test_s_must_be_a_number():
     with pytest.raises(TypeError, match="s must be a number"):
         fit.predict(_df(3), s="abc")
     assert math.isfinite(fit.s)
+
+
+def test_column_vector_labels_are_read_as_labels():
+    """A numeric (n, 1) label array is the same response as its 1-D form (same fit to the digit);
+    a continuous column vector is refused as continuous, not taken for labels."""
+    df = _df()
+    X = df[["x1", "x2"]].to_numpy()
+    y = np.where(df.y.to_numpy() == df.y.iloc[0], 1, 0)
+    a = cs.clearn(X, y, lambda_=0.05)
+    b = cs.clearn(X, y[:, None], lambda_=0.05)
+    assert a.classes == b.classes
+    np.testing.assert_array_equal(a.predict(X, type="prob").to_numpy(), b.predict(X, type="prob").to_numpy())
+    with pytest.raises(ValueError, match="continuous"):
+        cs.clearn(X, X[:, :1] + 0.5)
+
+
+def test_array_fit_leaves_the_callers_matrix_alone():
+    df = _df()
+    X = df[["x1", "x2"]].to_numpy()
+    X0 = X.copy()
+    fit = cs.lum(X, df.y.to_numpy(), lambda_=0.05)
+    fit.predict(X)
+    np.testing.assert_array_equal(X, X0)
