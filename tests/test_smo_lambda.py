@@ -235,7 +235,11 @@ def test_shrink_events_reused_after_an_exact_rebuild():
     K = k(X)
     Cb = np.full(N, 30.0)
     a = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=1e-6, shrinking=False)
-    b = solve_lambda_svm(X, y, L, 6.0, Cb, k.code, k.kpar, tol=1e-6, shrinking=True, shrink_every=20)
+    # the former shrinking rule (slack above the maximal violation, an event when one active point
+    # in 16 qualifies) shrinks often enough here for the 6 event slots to run out
+    b = solve_lambda_svm(
+        X, y, L, 6.0, Cb, k.code, k.kpar, tol=1e-6, shrinking=True, shrink_every=20, shrink_rho=1.0, shrink_min=16
+    )
     assert b.converged and b.info["n_shrink"] > 6 and b.info["n_rebuild"] >= 2
     F, _ = _F_from_alpha(K, y, L, b.dual)
     assert np.allclose(b.info["F"], F, atol=1e-8 * max(1.0, np.abs(F).max()))
