@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
+from cohstats.losses.scalar import LOSS_LUM, LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
@@ -493,11 +493,21 @@ def cd_kernel_path(
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)
     m_ = _resolve_mode(mode, loss_code, p1, p2)
-    if solver not in ("auto", "cd", "newton"):
-        raise ValueError(f"solver must be 'auto', 'cd' or 'newton'; got {solver!r}")
+    if solver not in ("auto", "cd", "newton", "dual"):
+        raise ValueError(f"solver must be 'auto', 'cd', 'newton' or 'dual'; got {solver!r}")
     smooth = bool(np.isfinite(loss_curv_bound(loss_code, p1, p2)))
     if solver == "newton" and (alpha != 0.0 or not smooth):
         raise ValueError("solver='newton' needs alpha=0 and a loss with a finite curvature bound")
+    dual_ok = loss_code == LOSS_LUM and alpha == 0.0 and math.isfinite(p1) and math.isfinite(p2)
+    if solver == "dual" and not dual_ok:
+        raise ValueError("solver='dual' needs the LUM loss with finite a and c and alpha=0")
+    if solver == "dual" or (solver == "auto" and dual_ok):
+        from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
+
+        b0, B, info = lum_kernel_dual_path(pk, y, p1, p2, gam, tol, max_iter)
+        if warn and not np.all(info["converged"]):
+            _warn_conv(gam, info["converged"], max_iter, name="gamma")
+        return b0, B, info
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(pk, y, loss_code, p1, p2, gam, tol, max_iter, warn, m_)
     data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept)
