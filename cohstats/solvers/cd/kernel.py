@@ -24,13 +24,23 @@ only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate de
 This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
 
+The pure kernel ridge LUM with finite ``a`` and ``c`` (soft, intermediate and hard LUMs of [LZW],
+including the hard component ``c = 1e4`` of the tuned LUM) is routed by default to dual
+coordinate ascent (:mod:`cohstats.solvers.cd.lum_kdual`; Hsieh et al. 2008): single-coordinate
+steps on the LUM's Fenchel dual, each O(n) on one kernel row, with Newton rounds restricted to
+the observations of positive loss curvature where the passes stall. It reaches the Newton
+route's KKT gate (``1e-2 sqrt(tol obj0)``, intercept included) and needs no second n x n array;
+``solver="newton"`` keeps the damped Newton route.
+
 Memory: a fit holds one n x n float64 array. :func:`prepare_kernel` symmetrises and centres the
 kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leaving the caller's
 matrix unchanged); the centred matrix is the coordinate-descent design, and the penalty matrix
 is read from it as a row shift (``K[j, i] = Xt[j, i] + m_j``). A :class:`PreparedKernel` can be
 passed to :func:`kernel_gamma_max` and to the path functions, so that one preparation serves
 both. The damped Newton route of the pure ridge needs one more (n+1) x (n+1) array while it runs
-(its Newton system, factorised in place).
+(its Newton system, factorised in place); the dual route of the ridge LUM reads the prepared
+kernel only (plus O(n) per penalty and an |F| x |F| block in its Newton rounds, ``F`` the
+observations on the curved part of the loss).
 """
 
 from __future__ import annotations
@@ -454,8 +464,11 @@ def cd_kernel_path(
     tol : convergence threshold relative to the intercept-only objective
     max_iter : maximum coordinate passes per ``gamma``
     mode : None/"auto", "irls", "mm" or "exact" (see :mod:`cohstats.solvers.cd.path`)
-    solver : "auto" (damped Newton for ``alpha = 0`` and a loss with finite curvature bound,
-        coordinate descent), "cd" ([ZDJ] Algorithm 1 always) or "newton"
+    solver : "auto" (dual coordinate ascent for the LUM loss with finite ``a`` and ``c`` and
+        ``alpha = 0``; damped Newton for ``alpha = 0`` and another loss with finite curvature
+        bound; coordinate descent otherwise), "cd" ([ZDJ] Algorithm 1 always), "newton" or
+        "dual" (:func:`cohstats.solvers.cd.lum_kdual.lum_kernel_dual_path`; ``info["solver"]``
+        is ``"dual"`` and ``info["n_iter"]`` counts its passes and Newton steps)
     intercept : fit an unpenalised intercept
     exact_kkt : report the exact KKT violation in ``info["kkt"]``
     overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
@@ -464,8 +477,9 @@ def cd_kernel_path(
     Notes
     -----
     Memory: coordinate descent needs the one n x n array of the prepared kernel plus O(n) per
-    penalty value. The damped Newton route of the pure ridge forms an (n+1) x (n+1) system at
-    each step and factorises it in place: one more n x n float64 array while it runs.
+    penalty value, and so does the dual route of the ridge LUM. The damped Newton route of the
+    pure ridge forms an (n+1) x (n+1) system at each step and factorises it in place: one more
+    n x n float64 array while it runs.
 
     Returns
     -------

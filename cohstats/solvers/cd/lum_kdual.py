@@ -248,14 +248,16 @@ def _lum_terms(y, w, a, c, f, r, W):
 
 def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     """Damped Newton steps on the primal from ``(b, beta)`` (``Kb = K beta``), each solved on
-    the observations of positive loss curvature only.
+    the observations of non-negligible loss curvature only.
 
-    Observations with ``V''(z_i) = 0`` (the linear part of the LUM loss, and the far right tail
-    where the curvature underflows) make rows ``gamma dbeta_i = res_i`` of the Newton system of
-    :func:`cohstats.solvers.cd.kernel._newton_ridge`, eliminated directly; the remaining
-    ``|F| + 1`` equations (``F`` the observations of positive curvature) are solved densely, so
-    a step costs three products with ``K`` plus ``O(|F|^3)``. Step halving keeps the objective
-    from rising. Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
+    Observations with ``V''(z_i) = 0`` (the linear part of the LUM loss) make rows ``gamma
+    dbeta_i = res_i`` of the Newton system of :func:`cohstats.solvers.cd.kernel._newton_ridge`,
+    eliminated directly; so are those whose curvature term ``w_i V''(z_i) K_ii / n`` is below
+    ``1e-12 gamma`` (the far right tail of the loss), which leaves a positive semidefinite
+    approximation of the Hessian and hence a descent direction. The remaining ``|F| + 1``
+    equations are solved densely, so a step costs three products with ``K`` plus ``O(|F|^3)``.
+    Step halving keeps the objective from rising; convergence is judged on the exact KKT
+    residual. Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
     from scipy.linalg import lu_factor, lu_solve
 
     n = pk.n
@@ -264,6 +266,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     W = np.empty(n)
     r2 = np.empty(n)
     W2 = np.empty(n)
+    kd = np.diagonal(Xt) + m
     lsum = _lum_terms(y, w, a, c, b + Kb, r, W)
     obj = lsum / n + 0.5 * gam * float(beta @ Kb)
     kk = math.inf
@@ -273,7 +276,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
         kk = max(float(np.abs(pk.matvec(res)).max()), abs(res_b))
         if kk <= thr or it == max_steps:
             return b, beta, Kb, it, kk <= thr, obj, kk
-        F = np.flatnonzero(W > 0.0)
+        F = np.flatnonzero(W * kd > _DROP * gam * n)
         Wn = W[F] / n
         d = res / gam
         d[F] = 0.0
@@ -324,6 +327,8 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
 
 #: ALM weight of the intercept: rho = RHO_FACTOR * gamma
 RHO_FACTOR = 1.0
+#: Newton rounds treat curvatures w_i V''(z_i) K_ii / n below this share of gamma as zero
+_DROP = 1e-12
 #: dual passes per round before Newton steps are tried on a gamma that has not converged
 _CD_ROUND = 50
 #: Newton steps per round
