@@ -535,6 +535,20 @@ def cd_kernel_path(
     return intercepts, B, info
 
 
+def _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, solver):
+    """The ``info`` dict of the pure-ridge routes (Newton and the LUM's dual)."""
+    return dict(
+        n_iter=n_iter,
+        converged=conv,
+        objective=objs,
+        df=np.count_nonzero(B, axis=1),
+        kkt=kkts,
+        null_objective=float(obj0),
+        mode=mode,
+        solver=solver,
+    )
+
+
 def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
     n = pk.n
     w, intercept = pk.w, pk.intercept
@@ -560,16 +574,7 @@ def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
         r = np.empty(n)
         loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
         kkts[k] = max(np.abs(pk.matvec(r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
-    info = dict(
-        n_iter=n_iter,
-        converged=conv,
-        objective=objs,
-        df=np.count_nonzero(B, axis=1),
-        kkt=kkts,
-        null_objective=obj0,
-        mode=mode,
-        solver="newton",
-    )
+    info = _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, "newton")
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return b0, B, info
