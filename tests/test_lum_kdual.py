@@ -182,15 +182,21 @@ def test_weights_and_no_intercept_against_scipy():
     assert ours <= sobj + 1e-12 and abs(ours - sobj) <= 1e-9
 
 
-def test_non_convergence_is_flagged_and_warned():
+@pytest.mark.parametrize("max_iter", [2, 55])  # ends in the passes; ends in a Newton round
+def test_non_convergence_is_flagged_and_warned(max_iter):
     K, y, _ = data(100, seed=6, width=0.5)
     gam = 10.0 ** np.linspace(0.0, -4.0, 4)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        _, _, info = cd_kernel_path(K, y, None, LUM, A, 1e4, gam, 0.0, max_iter=2, solver="dual")
+        b, B, info = cd_kernel_path(K, y, None, LUM, A, 1e4, gam, 0.0, max_iter=max_iter, solver="dual")
     assert not info["converged"].all()
     bad = ~info["converged"]
     assert np.all(info["kkt"][bad] > 1e-2 * math.sqrt(1e-7 * info["null_objective"]))
-    assert np.all(info["n_iter"] <= 2)
+    assert np.all(info["n_iter"] <= max_iter)
+    if max_iter > 50:
+        assert info["newton_steps"][bad].min() > 0
+    # the reported objective is that of the returned point, converged or not
+    for k in range(gam.size):
+        np.testing.assert_allclose(info["objective"][k], objective(K, y, A, 1e4, gam[k], b[k], B[k]), rtol=1e-9)
 
 
 def _frame(n, seed):

@@ -425,13 +425,12 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
             n_newton[k] += steps
             # back to a dual point: alpha_i = y_i gamma n beta_i clipped to the box
             np.clip(y * beta * (gam * n), 0.0, w, out=alpha)
-            if ok:
-                st[0] = bb
-                g = Kb
-                break
-            beta = alpha * y / (gam * n)
-            _kmatvec(Xt, m, beta, g)
             st[0] = bb
+            if ok or used >= max_iter:
+                break  # report the Newton point (its objective and KKT residual)
+            beta = alpha * y / (gam * n)
+            g = np.empty(n)
+            _kmatvec(Xt, m, beta, g)
             st[1] = float(alpha @ y)
             st[2] = float(pos.size)
             act[: pos.size] = pos
@@ -441,8 +440,8 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
         conv[k] = ok
         objs[k] = ob
         kkts[k] = kk
-        if ok and n_newton[k]:
-            # the next gamma starts from this one's dual point
+        if n_newton[k]:
+            # the next gamma starts from this one's dual point (alpha clipped after a Newton round)
             st[1] = float(alpha @ y)
             st[2] = float(pos.size)
             act[: pos.size] = pos
