@@ -150,11 +150,13 @@ def test_dual_route_agrees_with_newton_along_a_path(c):
     np.testing.assert_allclose(F, Fn, atol=1e-4)
 
 
-def test_auto_picks_the_dual_for_finite_c_and_not_otherwise():
+def test_auto_picks_the_dual_for_finite_c_above_200_points_and_not_otherwise():
     K, y, _ = data(40, seed=4)
     gam = [1.0, 0.1]
+    Kl, yl, _ = data(201, seed=4)
     for c in (0.0, 1e4):
-        assert cd_kernel_path(K, y, None, LUM, A, c, gam, 0.0)[2]["solver"] == "dual"
+        assert cd_kernel_path(Kl, yl, None, LUM, A, c, gam, 0.0)[2]["solver"] == "dual"
+        assert cd_kernel_path(K, y, None, LUM, A, c, gam, 0.0)[2]["solver"] == "newton"  # small n
     assert "solver" not in cd_kernel_path(K, y, None, LUM, A, 1e4, gam, 0.5)[2]  # elastic net: cd
     assert cd_kernel_path(K, y, None, 7, 1.0, 1.0, gam, 0.0)[2]["solver"] == "newton"  # another loss
     with pytest.raises(ValueError, match="solver='dual' needs"):
@@ -220,7 +222,7 @@ def test_formula_fit_predict_and_save_load_through_the_dual_route(tmp_path, monk
         return orig(*a, **k)
 
     monkeypatch.setattr(lum_kdual, "lum_kernel_dual_path", spy)
-    df = _frame(90, seed=8)
+    df = _frame(230, seed=8)  # above 200 points: the dual route by default
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = lum("y ~ x1 + x2", df, kernel="rbf", c=1e4, standardize=False)
@@ -260,9 +262,9 @@ def test_tuned_lum_with_a_kernel_runs_through_the_dual_route(monkeypatch):
         return orig(*a, **k)
 
     monkeypatch.setattr(lum_kdual, "lum_kernel_dual_path", spy)
-    df = _frame(70, seed=9)
+    df = _frame(210, seed=9)  # every fit above 200 points: the dual route by default
     lams = np.geomspace(10.0, 1e-3, 8)
-    kw = dict(kernel="rbf", gamma=0.5, standardize=False, lambda_=lams, nfolds=3, random_state=2)
+    kw = dict(kernel="rbf", gamma=0.5, standardize=False, lambda_=lams, validation=_frame(60, seed=10))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = lum("y ~ x1 + x2", df, c="tuned", **kw)

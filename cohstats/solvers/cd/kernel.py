@@ -25,12 +25,14 @@ This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inn
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
 
 The pure kernel ridge LUM with finite ``a`` and ``c`` (soft, intermediate and hard LUMs of [LZW],
-including the hard component ``c = 1e4`` of the tuned LUM) is routed by default to dual
-coordinate ascent (:mod:`cohstats.solvers.cd.lum_kdual`; Hsieh et al. 2008): single-coordinate
-steps on the LUM's Fenchel dual, each O(n) on one kernel row, with Newton rounds restricted to
-the observations of positive loss curvature where the passes stall. It reaches the Newton
-route's KKT gate (``1e-2 sqrt(tol obj0)``, intercept included) and needs no second n x n array;
-``solver="newton"`` keeps the damped Newton route.
+including the hard component ``c = 1e4`` of the tuned LUM) on more than 200 observations is
+routed by default to dual coordinate ascent (:mod:`cohstats.solvers.cd.lum_kdual`; Hsieh et al.
+2008): single-coordinate steps on the LUM's Fenchel dual, each O(n) on one kernel row, with
+Newton rounds restricted to the observations on the curved part of the loss where the passes
+stall. It reaches the Newton route's KKT gate (``1e-2 sqrt(tol obj0)``, intercept included)
+and needs no second n x n array. Up to 200 observations the damped Newton route is as fast and
+its system small, and it stays the default there; ``solver="newton"`` or ``solver="dual"``
+forces either.
 
 Memory: a fit holds one n x n float64 array. :func:`prepare_kernel` symmetrises and centres the
 kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leaving the caller's
@@ -87,6 +89,9 @@ _SYM_RTOL = 1e-10
 _SYM_ATOL = 1e-12
 #: tile size of the in-place symmetrisation (two tiles of float64 stay in cache)
 _TILE = 64
+#: the kernel ridge LUM takes the dual route by default above this many observations (below it
+#: the damped Newton route is as fast, its system is small, and it converges quadratically)
+_DUAL_MIN_N = 200
 
 
 # --------------------------------------------------------------------------- preparation
@@ -464,11 +469,12 @@ def cd_kernel_path(
     tol : convergence threshold relative to the intercept-only objective
     max_iter : maximum coordinate passes per ``gamma``
     mode : None/"auto", "irls", "mm" or "exact" (see :mod:`cohstats.solvers.cd.path`)
-    solver : "auto" (dual coordinate ascent for the LUM loss with finite ``a`` and ``c`` and
-        ``alpha = 0``; damped Newton for ``alpha = 0`` and another loss with finite curvature
-        bound; coordinate descent otherwise), "cd" ([ZDJ] Algorithm 1 always), "newton" or
-        "dual" (:func:`cohstats.solvers.cd.lum_kdual.lum_kernel_dual_path`; ``info["solver"]``
-        is ``"dual"`` and ``info["n_iter"]`` counts its passes and Newton steps)
+    solver : "auto" (dual coordinate ascent for the LUM loss with finite ``a`` and ``c``,
+        ``alpha = 0`` and more than 200 observations; damped Newton for ``alpha = 0`` and
+        another such problem or loss with finite curvature bound; coordinate descent
+        otherwise), "cd" ([ZDJ] Algorithm 1 always), "newton" or "dual"
+        (:func:`cohstats.solvers.cd.lum_kdual.lum_kernel_dual_path`; ``info["solver"]`` is
+        ``"dual"`` and ``info["n_iter"]`` counts its passes and Newton steps)
     intercept : fit an unpenalised intercept
     exact_kkt : report the exact KKT violation in ``info["kkt"]``
     overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
@@ -515,7 +521,7 @@ def cd_kernel_path(
     dual_ok = loss_code == LOSS_LUM and alpha == 0.0 and math.isfinite(p1) and math.isfinite(p2)
     if solver == "dual" and not dual_ok:
         raise ValueError("solver='dual' needs the LUM loss with finite a and c and alpha=0")
-    if solver == "dual" or (solver == "auto" and dual_ok):
+    if solver == "dual" or (solver == "auto" and dual_ok and pk.n > _DUAL_MIN_N):
         from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
 
         b0, B, info = lum_kernel_dual_path(pk, y, p1, p2, gam, tol, max_iter)
