@@ -236,6 +236,39 @@ def _lum_terms(y, w, a, c, f, r, W):
     return s
 
 
+@njit(cache=True, nogil=True)
+def _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs):
+    """The reduced Newton system of :func:`_newton_polish` in place, without temporaries:
+    ``A[p, q] = Wn_p K[F_p, F_q] + gam [p = q]`` and, with an intercept, ``A[p, nf] = Wn_p``,
+    ``A[nf, q] = (K_FF Wn)_q``, ``A[nf, nf] = sum(Wn)``; ``rhs = res_F - Wn u_F`` (and
+    ``res_b - Wn'u_F``)."""
+    nf = F.shape[0]
+    tot = 0.0
+    dot = 0.0
+    if icpt:
+        for q in range(nf):
+            A[nf, q] = 0.0
+    for p in range(nf):
+        fp = F[p]
+        row = Xt[fp]
+        mp = m[fp]
+        wp = Wn[p]
+        for q in range(nf):
+            kpq = row[F[q]] + mp
+            A[p, q] = wp * kpq
+            if icpt:
+                A[nf, q] += wp * kpq  # (Wn' K_FF)_q = (K_FF Wn)_q, K symmetric
+        A[p, p] += gam
+        rhs[p] = res[fp] - wp * u[fp]
+        tot += wp
+        dot += wp * u[fp]
+    if icpt:
+        for p in range(nf):
+            A[p, nf] = Wn[p]
+        A[nf, nf] = tot + 1e-12
+        rhs[nf] = res_b - dot
+
+
 def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     """Damped Newton steps on the primal from ``(b, beta)`` (``Kb = K beta``), each solved on
     the observations of non-negligible loss curvature only.
@@ -245,7 +278,8 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     eliminated directly; so are those whose curvature term ``w_i V''(z_i) K_ii / n`` is below
     ``1e-12 gamma`` (the far right tail of the loss), which leaves a positive semidefinite
     approximation of the Hessian and hence a descent direction. The remaining ``|F| + 1``
-    equations are solved densely, so a step costs three products with ``K`` plus ``O(|F|^3)``.
+    equations are solved densely (one ``(|F|+1)^2`` array), so a step costs three products with ``K``
+    plus ``O(|F|^3)``.
     Step halving keeps the objective from rising; convergence is judged on the exact KKT
     residual. Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
     from scipy.linalg import lu_factor, lu_solve
@@ -274,29 +308,17 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
         nf = F.size
         kf = nf + 1 if icpt else nf
         A = np.empty((kf, kf), order="F")
-        KFF = Xt[np.ix_(F, F)]
-        KFF += m[F][:, None]
-        A[:nf, :nf] = Wn[:, None] * KFF
-        A[np.arange(nf), np.arange(nf)] += gam
         rhs = np.empty(kf)
-        rhs[:nf] = res[F] - Wn * u[F]
-        if icpt:
-            A[:nf, nf] = Wn
-            A[nf, :nf] = KFF @ Wn
-            A[nf, nf] = Wn.sum() + 1e-12
-            rhs[nf] = res_b - Wn @ u[F]
-        del KFF
+        _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs)
         if kf:
             with np.errstate(all="ignore"):
                 sol = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
             if not np.all(np.isfinite(sol)):
                 return b, beta, Kb, it, False, obj, kk
             d[F] = sol[:nf]
+        del A
         db = sol[nf] if icpt else 0.0
-        Kd = u
-        if nf:
-            dF = d[F]
-            Kd += Xt[F].T @ dF + (m[F] @ dF)
+        Kd = pk.matvec(d)
         t = 1.0
         for _ in range(50):
             nb = beta + t * d
