@@ -11,7 +11,7 @@ Compile time is excluded (a first call on a tiny problem).
 
 ``--newton-max-n`` skips the Newton route above that size for ``c >= --newton-skip-c`` (it grows
 about as n^2.6 at large c); ``--memory N`` prints the process peak (``ru_maxrss``) of one
-default-route lum fit at n = N in a fresh interpreter per route.
+lum fit (one lambda) at n = N for each ``--c``, in a fresh interpreter per route.
 
 ``python benchmarks/bench_lum_kernel.py [--sizes 200,400,800,2000] [--nlambda 10,50] [--c 0,1,10,100,1e3,1e4]``
 """
@@ -27,10 +27,15 @@ import warnings
 import numpy as np
 
 
-def make(n, seed=0):
+def make_xy(n, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 2))
     y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def make(n, seed=0):
+    X, y = make_xy(n, seed)
     sq = (X**2).sum(1)
     D = sq[:, None] + sq[None, :] - 2.0 * X @ X.T
     np.maximum(D, 0.0, out=D)
@@ -51,12 +56,11 @@ def run(pk, y, c, gam, solver, tol):
 _MEM = """
 import resource, sys, numpy as np, pandas as pd, warnings
 sys.path.insert(0, {root!r})
-from bench_lum_kernel import make
+from bench_lum_kernel import make_xy
 import cohstats
 from cohstats.solvers.cd import kernel as kmod
-n, solver = {n}, {solver!r}
-K, y, X = make(n)
-del K
+n, solver, c = {n}, {solver!r}, {c!r}
+X, y = make_xy(n)  # no n x n array before the fit
 df = pd.DataFrame({{"x1": X[:, 0], "x2": X[:, 1], "y": np.where(y > 0, "a", "b")}})
 orig = kmod.cd_kernel_path
 def patched(*a, **k):
@@ -66,29 +70,30 @@ kmod.cd_kernel_path = patched
 small = df.iloc[:50]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    cohstats.lum("y ~ x1 + x2", small, kernel="rbf", c=1e4, lambda_=[1e-2], standardize=False)
+    cohstats.lum("y ~ x1 + x2", small, kernel="rbf", c=c, lambda_=[1e-2], standardize=False)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=1e4, lambda_=[1e-2], standardize=False)
+    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=c, lambda_=[1e-2], standardize=False)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(f"{{(after - before) * 1024 / (8.0 * n * n):.2f}} {{after / 1024:.0f}}")
 """
 
 
-def memory(n):
+def memory(n, c):
     from pathlib import Path
 
     root = str(Path(__file__).resolve().parent)
     for solver in ("dual", "newton"):
         out = subprocess.run(
-            [sys.executable, "-c", _MEM.format(root=root, n=n, solver=solver)], capture_output=True, text=True
+            [sys.executable, "-c", _MEM.format(root=root, n=n, solver=solver, c=c)], capture_output=True, text=True
         )
         if out.returncode:
             print(solver, "failed:", out.stderr[-500:])
             continue
         ratio, mb = out.stdout.split()
-        print(f"memory n={n} solver={solver}: peak above the process before the fit = {ratio} n^2 x 8 bytes ({mb} MB)")
+        head = f"memory n={n} c={c:g} solver={solver}"
+        print(f"{head}: peak above the process before the fit = {ratio} n^2 x 8 bytes ({mb} MB)")
 
 
 def main():
@@ -105,7 +110,8 @@ def main():
     from cohstats.solvers.cd.kernel import prepare_kernel
 
     if args.memory:
-        memory(args.memory)
+        for c in (float(v) for v in args.c.split(",")):
+            memory(args.memory, c)
         return
     Ks, ys, _ = make(40)
     for s in ("dual", "newton"):
