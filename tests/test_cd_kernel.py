@@ -114,7 +114,7 @@ def test_kernel_lum_ridge_kkt_and_cd_agree(c):
     X, y, K = _data(30, seed=4)
     gams = [0.05, 0.01]
     b0, B, info = cd_kernel_path(K, y, None, LOSS_LUM, 1.0, c, gams, 0.0, tol=1e-13)
-    assert info["converged"].all() and info["solver"] == "newton"
+    assert info["converged"].all() and info["solver"] == "newton"  # n <= 200: Newton (dual above)
     n = K.shape[0]
     for k, gam in enumerate(gams):
         z = y * (b0[k] + K @ B[k])
@@ -124,7 +124,7 @@ def test_kernel_lum_ridge_kkt_and_cd_agree(c):
         assert abs(psi.mean()) < 1e-6
     # Algorithm 1 with exact coordinate minimisation never beats the Newton solution, and gets
     # close to it for the smooth LUM (c = 1); for c = 1e4 (nearly the hinge) coordinate descent
-    # stalls about 1-2 % above the optimum, which is why alpha = 0 uses the Newton solver
+    # stalls about 1-2 % above the optimum, which is why alpha = 0 uses Newton (or, above n = 200, the dual)
     b1, B1, info1 = cd_kernel_path(
         K, y, None, LOSS_LUM, 1.0, c, gams, 0.0, tol=1e-9, solver="cd", max_iter=100000, warn=False
     )

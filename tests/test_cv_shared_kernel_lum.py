@@ -138,14 +138,16 @@ def test_shared_cv_of_the_kernel_lum_holds_no_second_matrix():
     X, y = _data(n, seed=8)
     kw = {**BASE, "lambda_": LAMS[:4], "nfolds": nfolds, "tol": 1e-5}
     cv(lum, X[:50], y[:50], **kw)  # compiled and imported before measuring
+    cv(lum, X[:250], y[:250], **kw)  # and the dual route of the ridge LUM (fits above 200 points)
     peaks = {}
     for share in (False, True):
         tracemalloc.start()
         cv(lum, X, y, share_kernel=share, **kw)
         peaks[share] = tracemalloc.get_traced_memory()[1] / (8.0 * n * n)
         tracemalloc.stop()
-    # the pure ridge runs damped Newton steps, which form an (n+1) x (n+1) system beside the
-    # kernel in both routes (about 2 n^2 per fit); sharing adds the held-out rows of one fold
+    # the pure ridge LUM (fold fits of 360 points) runs dual coordinate ascent, whose Newton
+    # rounds form at most an (|F|+1) x (|F|+1) system beside the kernel (below 2 n^2 per fit,
+    # as the damped Newton route needed); sharing adds the held-out rows of one fold
     # (1/nfolds of the matrix), never a second matrix (a copied training block would add 0.81)
     assert peaks[False] < 2.3
     assert peaks[True] < peaks[False] + 1.0 / nfolds + 0.1

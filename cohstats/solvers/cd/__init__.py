@@ -10,5 +10,7 @@
 * :mod:`.kernel` -- kernel expansions ([ZDJ] Algorithm 1) on the same driver;
 * :mod:`.multi` -- the multicategory coherence loss of [ZJLY] with grouped coefficients;
 * :mod:`.angle` -- the angle-based multicategory LUM (Zhang & Liu 2014) with grouped coefficients;
+* :mod:`.lum_dual`, :mod:`.lum_kdual` -- the ridge LUM by coordinate ascent in its Fenchel dual
+  (Hsieh et al. 2008), linear and kernel expansions;
 * :mod:`.lum_refit` -- the two-parameter refit of the LUM ([LZW] eq. (9)), a damped Newton solve.
 """

@@ -24,13 +24,25 @@ only one O(n^3) solve. Without an l1 part there is no sparsity for coordinate de
 This is the quadratic approximation of [ZDJ] Algorithm 1 solved exactly (the inner loop of Algorithm 1
 run to convergence) with the step-halving safeguard of; ``solver="cd"`` forces Algorithm 1.
 
+The pure kernel ridge LUM with finite ``a`` and ``c`` (soft, intermediate and hard LUMs of [LZW],
+including the hard component ``c = 1e4`` of the tuned LUM) on more than 200 observations is
+routed by default to dual coordinate ascent (:mod:`cohstats.solvers.cd.lum_kdual`; Hsieh et al.
+2008): single-coordinate steps on the LUM's Fenchel dual, each O(n) on one kernel row, with
+Newton rounds restricted to the observations on the curved part of the loss where the passes
+stall. It reaches the Newton route's KKT gate (``1e-2 sqrt(tol obj0)``, intercept included)
+and needs no second n x n array. Up to 200 observations the damped Newton route is as fast and
+its system small, and it stays the default there; ``solver="newton"`` or ``solver="dual"``
+forces either.
+
 Memory: a fit holds one n x n float64 array. :func:`prepare_kernel` symmetrises and centres the
 kernel matrix in place (``overwrite_K=True``) or in one copy (the default, leaving the caller's
 matrix unchanged); the centred matrix is the coordinate-descent design, and the penalty matrix
 is read from it as a row shift (``K[j, i] = Xt[j, i] + m_j``). A :class:`PreparedKernel` can be
 passed to :func:`kernel_gamma_max` and to the path functions, so that one preparation serves
 both. The damped Newton route of the pure ridge needs one more (n+1) x (n+1) array while it runs
-(its Newton system, factorised in place).
+(its Newton system, factorised in place); the dual route of the ridge LUM reads the prepared
+kernel only (plus O(n) per penalty and an |F| x |F| block in its Newton rounds, ``F`` the
+observations on the curved part of the loss).
 """
 
 from __future__ import annotations
@@ -42,7 +54,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_MCOH, loss_curv_bound, loss_eval_sum
+from cohstats.losses.scalar import LOSS_LUM, LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
@@ -77,6 +89,9 @@ _SYM_RTOL = 1e-10
 _SYM_ATOL = 1e-12
 #: tile size of the in-place symmetrisation (two tiles of float64 stay in cache)
 _TILE = 64
+#: the kernel ridge LUM takes the dual route by default above this many observations (below it
+#: the damped Newton route is as fast, its system is small, and it converges quadratically)
+_DUAL_MIN_N = 200
 
 
 # --------------------------------------------------------------------------- preparation
@@ -454,8 +469,12 @@ def cd_kernel_path(
     tol : convergence threshold relative to the intercept-only objective
     max_iter : maximum coordinate passes per ``gamma``
     mode : None/"auto", "irls", "mm" or "exact" (see :mod:`cohstats.solvers.cd.path`)
-    solver : "auto" (damped Newton for ``alpha = 0`` and a loss with finite curvature bound,
-        coordinate descent), "cd" ([ZDJ] Algorithm 1 always) or "newton"
+    solver : "auto" (dual coordinate ascent for the LUM loss with finite ``a`` and ``c``,
+        ``alpha = 0`` and more than 200 observations; damped Newton for ``alpha = 0`` and
+        another such problem or loss with finite curvature bound; coordinate descent
+        otherwise), "cd" ([ZDJ] Algorithm 1 always), "newton" or "dual"
+        (:func:`cohstats.solvers.cd.lum_kdual.lum_kernel_dual_path`; ``info["solver"]`` is
+        ``"dual"`` and ``info["n_iter"]`` counts its passes and Newton steps)
     intercept : fit an unpenalised intercept
     exact_kkt : report the exact KKT violation in ``info["kkt"]``
     overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
@@ -464,8 +483,9 @@ def cd_kernel_path(
     Notes
     -----
     Memory: coordinate descent needs the one n x n array of the prepared kernel plus O(n) per
-    penalty value. The damped Newton route of the pure ridge forms an (n+1) x (n+1) system at
-    each step and factorises it in place: one more n x n float64 array while it runs.
+    penalty value, and so does the dual route of the ridge LUM. The damped Newton route of the
+    pure ridge forms an (n+1) x (n+1) system at each step and factorises it in place: one more
+    n x n float64 array while it runs.
 
     Returns
     -------
@@ -493,11 +513,21 @@ def cd_kernel_path(
     gam = _check_lambdas(gammas)
     tol, max_iter = _check_tol(tol, max_iter)
     m_ = _resolve_mode(mode, loss_code, p1, p2)
-    if solver not in ("auto", "cd", "newton"):
-        raise ValueError(f"solver must be 'auto', 'cd' or 'newton'; got {solver!r}")
+    if solver not in ("auto", "cd", "newton", "dual"):
+        raise ValueError(f"solver must be 'auto', 'cd', 'newton' or 'dual'; got {solver!r}")
     smooth = bool(np.isfinite(loss_curv_bound(loss_code, p1, p2)))
     if solver == "newton" and (alpha != 0.0 or not smooth):
         raise ValueError("solver='newton' needs alpha=0 and a loss with a finite curvature bound")
+    dual_ok = loss_code == LOSS_LUM and alpha == 0.0 and math.isfinite(p1) and math.isfinite(p2)
+    if solver == "dual" and not dual_ok:
+        raise ValueError("solver='dual' needs the LUM loss with finite a and c and alpha=0")
+    if solver == "dual" or (solver == "auto" and dual_ok and pk.n > _DUAL_MIN_N):
+        from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
+
+        b0, B, info = lum_kernel_dual_path(pk, y, p1, p2, gam, tol, max_iter)
+        if warn and not np.all(info["converged"]):
+            _warn_conv(gam, info["converged"], max_iter, name="gamma")
+        return b0, B, info
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(pk, y, loss_code, p1, p2, gam, tol, max_iter, warn, m_)
     data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept)
@@ -509,6 +539,20 @@ def cd_kernel_path(
     if warn and not res.converged:
         _warn_conv(gam, res.info["converged"], max_iter, name="gamma")
     return intercepts, B, info
+
+
+def _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, solver):
+    """The ``info`` dict of the pure-ridge routes (Newton and the LUM's dual)."""
+    return dict(
+        n_iter=n_iter,
+        converged=conv,
+        objective=objs,
+        df=np.count_nonzero(B, axis=1),
+        kkt=kkts,
+        null_objective=float(obj0),
+        mode=mode,
+        solver=solver,
+    )
 
 
 def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
@@ -536,16 +580,7 @@ def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
         r = np.empty(n)
         loss_eval_sum(code, p1, p2, y, w, b + Kb, W, r, 0.0)
         kkts[k] = max(np.abs(pk.matvec(r / n) - g * Kb).max(), abs(r.sum() / n) if intercept else 0.0)
-    info = dict(
-        n_iter=n_iter,
-        converged=conv,
-        objective=objs,
-        df=np.count_nonzero(B, axis=1),
-        kkt=kkts,
-        null_objective=obj0,
-        mode=mode,
-        solver="newton",
-    )
+    info = _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, "newton")
     if warn and not np.all(conv):
         _warn_conv(gam, conv, max_iter, name="gamma")
     return b0, B, info

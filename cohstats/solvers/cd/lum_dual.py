@@ -162,6 +162,47 @@ def _aug_dual(w, a, c, alpha, lam, beta, mu, S, rho):
 
 
 @njit(cache=True, nogil=True)
+def _shuffle(act, nact, seed):
+    """Shuffle ``act[:nact]`` in place (Fisher-Yates on a fixed linear congruential stream:
+    deterministic); returns the next state of the stream."""
+    for k in range(nact - 1, 0, -1):
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        jj = seed % (k + 1)
+        tmp = act[k]
+        act[k] = act[jj]
+        act[jj] = tmp
+    return seed
+
+
+@njit(cache=True, nogil=True)
+def _working_set(w, alpha, z, a, c, act):
+    """Rebuild the working set ``act[:nact]`` at a full check (margins ``z`` exact): leave out
+    the observations whose coordinate step is a fixed point (``alpha_i = w_i`` with ``z_i`` left
+    of the curved window, or ``alpha_i`` and the loss slope both negligible); all observations
+    of positive weight when none is left. Returns ``nact``."""
+    n = w.shape[0]
+    ue = c / (1.0 + c)
+    nact = 0
+    for i in range(n):
+        wi = w[i]
+        if wi <= 0.0:
+            continue
+        zi = z[i]
+        if alpha[i] == wi and zi <= ue:
+            continue
+        if alpha[i] <= _TINY * wi and zi > ue and -lum_d1(zi, a, c) <= _TINY:
+            continue
+        act[nact] = i
+        nact += 1
+    if nact == 0:
+        for i in range(n):
+            if w[i] > 0.0:
+                act[nact] = i
+                nact += 1
+    return nact
+
+
+@njit(cache=True, nogil=True)
 def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, z, g, act, trace):
     """Dual coordinate ascent with the augmented Lagrangian for one ``lambda``.
 
@@ -194,13 +235,7 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
         passes += 1
         if ntr < trace.shape[0]:
             trace[ntr, 0] = _aug_dual(w, a, c, alpha, lam, beta, mu, S, rho)
-        # a fresh order each pass (a fixed linear congruential stream: deterministic)
-        for k in range(nact - 1, 0, -1):
-            seed = (seed * 1103515245 + 12345) % 2147483648
-            jj = seed % (k + 1)
-            tmp = act[k]
-            act[k] = act[jj]
-            act[jj] = tmp
+        seed = _shuffle(act, nact, seed)
         for k in range(nact):
             i = act[k]
             xi = X[i]
@@ -229,24 +264,7 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
                     trace[ntr, 2] = obj
                     ntr += 1
                 break
-            # rebuild the working set: leave out the observations whose step is a fixed point
-            nact = 0
-            for i in range(n):
-                wi = w[i]
-                if wi <= 0.0:
-                    continue
-                zi = z[i]
-                if alpha[i] == wi and zi <= ue:
-                    continue
-                if alpha[i] <= _TINY * wi and zi > ue and -lum_d1(zi, a, c) <= _TINY:
-                    continue
-                act[nact] = i
-                nact += 1
-            if nact == 0:
-                for i in range(n):
-                    if w[i] > 0.0:
-                        act[nact] = i
-                        nact += 1
+            nact = _working_set(w, alpha, z, a, c, act)
         if ntr < trace.shape[0]:
             trace[ntr, 2] = obj
             ntr += 1
