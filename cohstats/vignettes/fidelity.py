@@ -17,6 +17,7 @@ Command line::
 
     python -m cohstats.vignettes --fidelity --out DIR      # reads DIR, writes DIR/fidelity.md
     python -m cohstats.vignettes.fidelity DIR [--to FILE]
+    python -m cohstats.vignettes.fidelity --sources SOURCES.json --to FILE   # committed runs
 
 Examples
 --------
@@ -58,6 +59,7 @@ __all__ = [
     "fidelity_table",
     "fidelity_summary",
     "write_fidelity",
+    "assemble_runs",
     "main",
 ]
 
@@ -729,16 +731,58 @@ def write_fidelity(run_dir, to=None) -> Path:
     return md_path
 
 
+def assemble_runs(sources, to) -> Path:
+    """Copy the run directories named by a sources file under one directory; return it.
+
+    ``sources`` is a JSON file mapping a name to a run directory (a path relative to the
+    file's folder), e.g. ``{"full_zdj_clearn": "results/fidelity_full_s10/full_zdj_clearn"}``.
+    Each directory is copied to ``to/<name>`` (HTML copies of reports are skipped). The
+    fidelity table keeps, for a published cell, the first comparison in sorted path order
+    that has a number of ours, so the names set the precedence between runs.
+    """
+    import shutil
+
+    sources = Path(sources)
+    try:
+        names = json.loads(sources.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"sources file {str(sources)!r} cannot be read as JSON: {e}") from None
+    if not isinstance(names, dict) or not names:
+        raise ValueError(f"sources file {str(sources)!r} must map run names to directories")
+    to = Path(to)
+    for name, rel in names.items():
+        src = sources.parent / str(rel)
+        if not src.is_dir():
+            raise ValueError(
+                f"sources file {str(sources)!r}: run {name!r} names {str(rel)!r}, which is not a directory"
+            )
+        shutil.copytree(src, to / name, ignore=shutil.ignore_patterns("*.html"), dirs_exist_ok=False)
+    return to
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cohstats.vignettes.fidelity DIR [--to FILE]``."""
+    """``python -m cohstats.vignettes.fidelity DIR [--to FILE]`` or ``--sources FILE --to FILE``."""
+    import tempfile
+
     ap = argparse.ArgumentParser(
         prog="python -m cohstats.vignettes.fidelity", description="Build the fidelity table of a vignette run."
     )
-    ap.add_argument("run_dir", nargs="?", default="vignette_reports")
+    ap.add_argument("run_dir", nargs="?", default=None)
     ap.add_argument("--to", default=None, help="Markdown file to write (default RUN_DIR/fidelity.md)")
+    ap.add_argument(
+        "--sources",
+        default=None,
+        help="JSON file naming committed run directories (see assemble_runs); needs --to, no RUN_DIR",
+    )
     a = ap.parse_args(argv)
     try:
-        path = write_fidelity(a.run_dir, a.to)
+        if a.sources is not None:
+            if a.run_dir is not None or a.to is None:
+                raise ValueError("--sources takes no run directory and needs --to FILE")
+            with tempfile.TemporaryDirectory() as tmp:
+                path = write_fidelity(assemble_runs(a.sources, Path(tmp) / "runs"), a.to)
+        else:
+            path = write_fidelity(a.run_dir or "vignette_reports", a.to)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
