@@ -299,6 +299,9 @@ def test_runner_runs_dummy_and_reports_failures(tmp_path):
     assert main(["nope", "--out", str(tmp_path / "o5")]) == 2
     info = json.loads((tmp_path / "o3" / "run_info.json").read_text())
     assert info["protocol"] == "quick" and info["reps"] == 2 and info["vignettes"] == "dummy"
+    # without --reps the record names the replications each vignette resolved to
+    info = json.loads((tmp_path / "out" / "run_info.json").read_text())
+    assert info["reps"] == "module default (dummy: 3, broken: 2)", info["reps"]
 
 
 def test_loss_figures_vignette_from_command_line(tmp_path):

@@ -226,6 +226,7 @@ def run_vignettes(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
+    used_reps: dict = {}  # the replications each vignette ran with (recorded in run_info.json)
     for i, name in enumerate(names, 1):
         if name in import_errors:
             results.append(_Result(name, "failed", 0.0, None, import_errors[name]))
@@ -235,6 +236,7 @@ def run_vignettes(
             continue
         mod = mods[name]
         r = reps if reps is not None else getattr(mod, "FULL_REPS" if not quick else "DEFAULT_REPS", 2)
+        used_reps[name] = r
         if verbose:
             print(f"[{i}/{len(names)}] {name}: reps={r} seed={seed} quick={quick} ...", flush=True)
         t = time.perf_counter()
@@ -256,7 +258,11 @@ def run_vignettes(
             print(f"    {res.status} in {res.seconds:.1f} s" + (f" -> {res.path}" if res.path else ""), flush=True)
             if res.error:
                 print(res.error, file=sys.stderr)
-    settings = {"reps": reps if reps is not None else "module default", "seed": seed, "n_jobs": n_jobs, "quick": quick}
+    if reps is not None:
+        rep_text = reps
+    else:  # the module defaults, resolved: e.g. "module default (zdj_clearn: 20)"
+        rep_text = "module default (" + ", ".join(f"{k}: {v}" for k, v in used_reps.items()) + ")"
+    settings = {"reps": rep_text, "seed": seed, "n_jobs": n_jobs, "quick": quick}
     idx = _index(results, out, settings)
     _write_run_info(out, settings, [r.name for r in results], commit)
     if verbose:
