@@ -3,6 +3,9 @@ greedy solver (and as the former shrinking rule), an independent KKT certificate
 kernel matrix, a dual that never decreases, and a row cache whose rows are the kernel rows in the
 solver's position order after points were shrunk and made active again."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,25 +13,8 @@ import cohstats.solvers.svm.smo_lambda as sl
 from cohstats.kernels import make_kernel
 from cohstats.solvers.svm.rows import gram_matrix
 
-
-def _data(N, L, seed, p=3):
-    rng = np.random.default_rng(seed)
-    y = np.arange(N) % L
-    rng.shuffle(y)
-    X = rng.normal(size=(N, p)) + 1.6 * np.eye(L, p)[y]
-    return np.ascontiguousarray(X), y.astype(np.int64)
-
-
-def _centred_b(y, L, a):
-    B = np.where(y[:, None] == np.arange(L), a, -a)
-    return B - B.mean(axis=1, keepdims=True)
-
-
-def _dual(K, y, L, margin, a):
-    """``W(alpha) = sum alpha l - 1/2 sum_j btilde_j' K btilde_j`` with the full kernel matrix."""
-    Bt = _centred_b(y, L, a)
-    lv = np.where(y[:, None] == np.arange(L), margin, 1.0)
-    return float((a * lv).sum() - 0.5 * (Bt * (K @ Bt)).sum())
+sys.path.insert(0, os.path.dirname(__file__))
+from _lamsvm_reference import _centred_b, _data, _dual  # noqa: E402
 
 
 def _kkt(K, y, L, margin, a, C, eps):
