@@ -245,3 +245,39 @@ def test_multiclass_kernel_k2_equals_binary_kernel_fit(alpha, loss):
     fb = bb[:, None] + Bb @ Kmat
     np.testing.assert_allclose(fm, fb, atol=1e-4 * np.abs(fb).max())
     np.testing.assert_allclose(Bm[:, :, 1] - Bm[:, :, 0], Bb, atol=1e-2 * np.abs(Bb).max())
+
+
+def test_small_newton_systems_use_one_blas_thread(monkeypatch):
+    """The damped Newton route factorises small systems with one BLAS thread (threads spin on a
+    busy machine) and restores the caller's setting afterwards; large systems are left alone."""
+    from threadpoolctl import threadpool_info
+
+    import cohstats.solvers.cd.kernel as kmod
+    from cohstats.losses.scalar import LOSS_LUM
+
+    def blas_threads():
+        return [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+
+    before = blas_threads()
+    if not before or max(before) < 2:
+        pytest.skip("BLAS runs one thread here: nothing to limit")
+    seen = []
+    inner = kmod._ridge_newton_path
+
+    def spy(*args, **kwargs):
+        seen.append(max(blas_threads()))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(kmod, "_ridge_newton_path", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
+    b_small, B_small, _ = kmod.cd_kernel_path(K, y, None, LOSS_LUM, 1000.0, 10.0, [0.1, 0.01], 0.0, solver="newton")
+    assert seen == [1]
+    assert blas_threads() == before
+    monkeypatch.setattr(kmod, "SMALL_SYSTEM", 10)  # the same problem counted as large
+    b_big, B_big, _ = kmod.cd_kernel_path(K, y, None, LOSS_LUM, 1000.0, 10.0, [0.1, 0.01], 0.0, solver="newton")
+    assert seen[1] == max(before)
+    np.testing.assert_allclose(B_big, B_small, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b_big, b_small, rtol=1e-9, atol=1e-12)

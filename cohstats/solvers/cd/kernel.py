@@ -555,7 +555,26 @@ def _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, solver):
     )
 
 
+#: Newton systems up to this order are factorised with one BLAS thread (see :func:`_ridge_path`)
+SMALL_SYSTEM = 512
+
+
 def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
+    """The damped Newton route along the path. Systems of order up to :data:`SMALL_SYSTEM` are
+    factorised with one BLAS thread: a multi-threaded LU of a small matrix gains nothing on an
+    idle machine and its threads spin on a busy one (n = 180, 10 penalties: 0.30 s either way
+    idle, 0.9-3.8 s against 0.44-0.54 s with both cores busy; benchmarks/README.md)."""
+    import contextlib
+
+    from threadpoolctl import threadpool_limits
+
+    n = pk.n
+    small = n + 1 <= SMALL_SYSTEM
+    with threadpool_limits(limits=1, user_api="blas") if small else contextlib.nullcontext():
+        return _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode)
+
+
+def _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
     n = pk.n
     w, intercept = pk.w, pk.intercept
     ng = gam.shape[0]
