@@ -280,3 +280,39 @@ def test_tuned_lum_with_a_kernel_runs_through_the_dual_route(monkeypatch):
     np.testing.assert_allclose(
         fit.predict(df.iloc[:20], type="prob"), ref.predict(df.iloc[:20], type="prob"), atol=1e-4
     )
+
+
+def test_cv_gkl_and_summary_through_the_dual_route(monkeypatch):
+    """cv (one shared kernel, training folds above 200 points), gkl (perturbed refits) and
+    summary() on the kernel dual route: every fit of both tuners goes through it, cv's full-data
+    fit equals a direct fit, and the gkl estimate is finite and the sum of its parts."""
+    import cohstats as cs
+    from cohstats.models.lum import lum
+
+    calls = []
+    orig = lum_kdual.lum_kernel_dual_path
+
+    def spy(*a, **k):
+        calls.append(a[0].n)
+        return orig(*a, **k)
+
+    monkeypatch.setattr(lum_kdual, "lum_kernel_dual_path", spy)
+    df = _frame(330, seed=4)
+    kw = dict(kernel="rbf", c=1e4, nlambda=5, standardize=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        direct = lum("y ~ x1 + x2", df, **kw)
+        calls.clear()
+        res = cs.cv(lum, "y ~ x1 + x2", df, nfolds=3, random_state=0, verbose=False, **kw)
+        assert len(calls) == 4 and min(calls) > 200  # three folds and the full-data fit
+        calls.clear()
+        g = cs.gkl(lum, "y ~ x1 + x2", df.iloc[:230], D=2, random_state=0, verbose=False, **kw)
+    assert len(calls) >= 3 and min(calls) > 200  # the fit and its D perturbed refits
+    assert res.fit._info["solver"] == "dual"
+    np.testing.assert_allclose(res.fit._coefs, direct._coefs, rtol=0, atol=1e-10)
+    assert "lambda" in str(res.best_fit.summary()).lower()
+    est = np.atleast_1d(g.estimate)
+    assert np.all(np.isfinite(est))
+    np.testing.assert_allclose(
+        est, np.atleast_1d(g.egkl) + np.atleast_1d(g.cov_term) + np.atleast_1d(g.d_hat), rtol=1e-12
+    )

@@ -47,6 +47,7 @@ observations on the curved part of the loss).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from typing import NamedTuple
@@ -555,22 +556,31 @@ def _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, solver):
     )
 
 
-#: Newton systems up to this order are factorised with one BLAS thread (see :func:`_ridge_path`)
+#: dense systems up to this order are factorised with one BLAS thread (see :func:`small_lapack`)
 SMALL_SYSTEM = 512
 
 
+def small_lapack(order: int):
+    """Context for the dense factorisation of a system of ``order`` unknowns: one BLAS thread
+    when ``order <= SMALL_SYSTEM``, the caller's setting otherwise. A multi-threaded LU of a
+    small matrix gains nothing on an idle machine and its threads spin when the cores are busy
+    (measured in benchmarks/README.md, session 10)."""
+    global _CONTROLLER
+    if order > SMALL_SYSTEM:
+        return contextlib.nullcontext()
+    if _CONTROLLER is None:  # finding the loaded BLAS libraries is the costly part: once per process
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+_CONTROLLER = None
+
+
 def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
-    """The damped Newton route along the path. Systems of order up to :data:`SMALL_SYSTEM` are
-    factorised with one BLAS thread: a multi-threaded LU of a small matrix gains nothing on an
-    idle machine and its threads spin on a busy one (n = 180, 10 penalties: 0.30 s either way
-    idle, 0.9-3.8 s against 0.44-0.54 s with both cores busy; benchmarks/README.md)."""
-    import contextlib
-
-    from threadpoolctl import threadpool_limits
-
-    n = pk.n
-    small = n + 1 <= SMALL_SYSTEM
-    with threadpool_limits(limits=1, user_api="blas") if small else contextlib.nullcontext():
+    """The damped Newton route along the path, its (n+1) x (n+1) systems under :func:`small_lapack`."""
+    with small_lapack(pk.n + 1):
         return _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode)
 
 

@@ -66,7 +66,7 @@ from numba import njit
 
 from cohstats.losses.scalar import LOSS_LUM, lum_d1, lum_d2, lum_value
 from cohstats.solvers.cd.lum_dual import _axpy, _coord, _shuffle, _working_set, lum_psi
-from cohstats.solvers.cd.kernel import _ridge_info
+from cohstats.solvers.cd.kernel import _ridge_info, small_lapack
 from cohstats.solvers.cd.scalar import _dot, _solve_1d
 
 
@@ -311,7 +311,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
         rhs = np.empty(kf)
         _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs)
         if kf:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), small_lapack(kf):
                 sol = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
             if not np.all(np.isfinite(sol)):
                 return b, beta, Kb, it, False, obj, kk
