@@ -76,3 +76,16 @@ def test_wsl_example1_independent_fits():
     assert abs(d.population_logistic_optimum.iloc[0] - 0.550) < 5e-4
     # the published values (0.579 PLR, 0.582 NN) lie above both
     assert 0.579 - plr > 0.013 and 0.582 - knn > 0.017
+
+
+def test_fixed_draw_spread_matches_the_binomial_and_the_notes():
+    d = _csv(EVID / "zdj_g241_fixed_draw.csv")
+    for (data, method), g in d.groupby(["data", "method"]):
+        p = g.partition.nunique()
+        means = g.groupby("draw").error_pct.mean()
+        within = g.groupby("draw").error_pct.var().mean()
+        between = np.sqrt(max(means.var() - within / p, 0.0))
+        binom = 100 * np.sqrt(g.error_pct.mean() / 100 * (1 - g.error_pct.mean() / 100) / 1500)
+        assert g.draw.nunique() == 10 and p == 10
+        assert 0.5 * binom < between < 2.0 * binom, (data, method, between, binom)
+    assert "between-draw sd of 1.0 point" in _note("[ZDJ] Table 6", "mean_pct", "g241c | C-learning")
