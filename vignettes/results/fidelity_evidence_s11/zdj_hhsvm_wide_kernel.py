@@ -25,7 +25,9 @@ for name in ("g241d", "g241c"):
         for r in range(5):
             X, y = loader(r)
             tr, te = z.stratified_split(y, ntr, np.random.default_rng(r))
-            out = z.tuned_error(X[tr], y[tr], X[te], y[te], z.METHODS["HHSVM"], "rbf", z.OMEGA_QUICK, 30, r, 1, std, 1e-3)
+            out = z.tuned_error(
+                X[tr], y[tr], X[te], y[te], z.METHODS["HHSVM"], "rbf", z.OMEGA_QUICK, 30, r, 1, std, 1e-3
+            )
             rows.append(dict(data=name, sigma_factor=factor, partition=r, error_pct=100 * out[3]))
             print(rows[-1], flush=True)
 K.mean_all = orig
