@@ -319,3 +319,24 @@ def test_loss_figures_vignette_from_command_line(tmp_path):
         assert (out / "loss_figures" / "loss_figures_files" / f"{fig}.png").exists()
         assert f"{fig}.png" in md
     assert "| loss_figures | ok |" in (out / "index.md").read_text()
+
+
+def test_loss_figures_calibration_caption_counts_the_bins_it_shows(tmp_path):
+    """The caption of the true-probability reliability figure states how many bins lie within
+    their 95 % bars, computed from the run's table (formerly a fixed sentence)."""
+    import re
+
+    import pandas as pd
+
+    from cohstats.vignettes import loss_figures
+
+    tab = pd.DataFrame({"observed": [0.10, 0.50, 0.93], "mean_predicted": [0.11, 0.40, 0.90], "se": [0.01, 0.02, 0.02]})
+    # |gaps| 0.01, 0.10, 0.03 against bars 0.0196, 0.0392, 0.0392: bins 1 and 3 inside
+    assert loss_figures._within_bars(tab) == (2, 3)
+    path = loss_figures.run(1, tmp_path / "lf")
+    md = path.read_text()
+    m = re.search(r"draws: in (\d+) of the (\d+) bins", md)
+    assert m is not None
+    k, n = int(m.group(1)), int(m.group(2))
+    assert 0 < n <= 10 and 0 <= k <= n
+    assert "observed frequencies match within" not in md

@@ -39,6 +39,10 @@ def test_datasets_follow_table4_sizes():
     np.testing.assert_array_equal(Xn, raw)
     Xl, _ = {d[0]: d for d in datasets(colon="log2")}["colon"][1](0)
     np.testing.assert_allclose(Xl, np.log2(raw))
+    X10, _ = {d[0]: d for d in datasets(colon="log10")}["colon"][1](0)
+    np.testing.assert_allclose(X10, np.log10(raw))
+    Xa, _ = {d[0]: d for d in datasets(colon="arrays")}["colon"][1](0)
+    np.testing.assert_allclose(Xa, (raw - raw.mean(axis=1)[:, None]) / raw.std(axis=1)[:, None], rtol=1e-12)
     with pytest.raises(ValueError, match="colon must be one of"):
         datasets(colon="log")
     with pytest.raises(ValueError, match="standardize must be"):

@@ -290,22 +290,30 @@ CAUSES = (
         "[ZDJ] Table 5",
         "mean_pct",
         r"^colon \|",
-        "colon is log10-transformed and each array standardised (the default, chosen on partitions "
-        "0-4); as distributed the linear rows are 27.0-27.4 and with log2 alone the Gaussian rows "
-        "26.5-27.0 (zdj_clearn docstring). Full protocol (20 partitions, results/fidelity_full_s10): "
-        "partitions 0-4 give 15.2-16.5 with the paper's 6 x 50 grid (15.2-17.0 with the quick one), "
-        "partitions 5-19 16.8-18.7, and our partition sd is 6.0-6.7 points against the paper's "
-        "1.5-2.0; cause not found",
+        "the training size of Table 4 (16 of 62) does not give the paper's level on these data: on the "
+        "vignette's 20 stratified partitions scikit-learn's linear SVM, L2 logistic regression, "
+        "Gaussian SVM and nearest centroid, each at its best fixed C chosen in hindsight on the test "
+        "sets, err 17.9-18.7 % (log10, arrays standardised) and no classifier under any of the five "
+        "colon preprocessings goes below 15.6, whereas 31 training points give 13.4-14.4 (partition "
+        "sd 3.5-4.0; at 16 points 4.0-5.9 against the paper's 1.5-2.0); "
+        "ours on the same 20 partitions, full protocol: 16.6-17.8 (log10, arrays standardised: the "
+        "default), as distributed 26.5-27.1, log2 17.5-18.3, log10 16.9-18.6, arrays standardised "
+        "without the logarithm 18.6-20.5, CV ties to the larger gamma 18.4-19.0; our partition sd "
+        "6.0-6.7 (results/fidelity_evidence_s11)",
     ),
     (
         "[ZDJ] Table 5",
         "mean_pct",
         r"^g241c \|",
-        "quick protocol: two of the five partitions (26-30 % against 21-24 % on the others) set the "
-        "level; full protocol (20 partitions, results/fidelity_full_s10): 23.4-25.1, partitions 0-4 "
-        "24.4-25.3 and 5-19 23.1-25.0, our partition sd 2.9-3.5 points against the paper's 1.1-1.3; the "
-        "paper's 6 x 50 tuning grid moves the row by at most 0.1 point and glmnet's path end by at "
-        "most 1.2 (zdj_clearn docstring); cause not found",
+        "one fixed data set: [ZDJ] partitions one draw of 1,500 points (Chapelle et al.'s file) 20 "
+        "times, the vignette draws a fresh set per partition; ten fixed draws partitioned ten times "
+        "each (HHSVM, quick grid) give draw means 23.1-26.4 with a between-draw sd of 1.0 point "
+        "(binomial sqrt(p(1-p)/1500) = 1.1), an uncertainty of the paper's mean that its sd / sqrt(20) "
+        "(0.25-0.29) leaves out; with it HHSVM's z is 2.3. Full protocol (20 partitions, "
+        "results/fidelity_full_s10): 23.4-25.1, our partition sd 2.9-3.5 points against the paper's "
+        "1.1-1.3; the paper's 6 x 50 tuning grid moves the row by at most 0.1 point and glmnet's path "
+        "end by at most 1.2 (zdj_clearn docstring); the solvers agree with scipy on partition 0 "
+        "(results/fidelity_evidence_s11)",
     ),
     (
         "[ZDJ] Table 5",
@@ -319,32 +327,44 @@ CAUSES = (
         "[ZDJ] Table 6",
         "mean_pct",
         r"^leukemia \| (RLRM|C-learning)$",
-        "quick protocol (partitions 0-4): C-learning errs on 1-6 of 52 test points per partition (sd "
-        "4.4 against the paper's 0.92), the paper's tuning grid gives the same 6.5 (RLRM 7.3), the "
-        "array standardisation 6.2 (zdj_clearn docstring); full protocol (20 partitions, "
-        "results/fidelity_full_s10): partitions 5-19 give 4.7-4.9 for RLRM and C-learning against "
-        "6.5-7.3 on partitions 0-4, and our partition sd is 3.8-4.1 points against the paper's "
-        "0.92-0.96 (one test error = 1.9 points); cause not found",
+        "the Gaussian kernel with the paper's width does not reach the paper's level at Table 4's "
+        "training size (20 of 72): on the vignette's 20 stratified partitions scikit-learn's Gaussian "
+        "SVM at its best fixed C chosen in hindsight on the test sets errs 4.04 % (partition sd 3.3), "
+        "against [ZDJ]'s Gaussian rows 2.55-2.80 (sd 0.92-0.96), and 1.67 with 36 training points; the "
+        "linear SVM and L2 logistic regression reach 2.9-3.0 at 20 points, at or below the paper's "
+        "linear level (3.2-4.4). "
+        "Ours (full protocol, 20 partitions): RLRM 5.5 and C-learning 5.2, HHSVM 3.9; CV ties to the "
+        "larger gamma 8.6-8.7 (results/fidelity_evidence_s11)",
     ),
     (
         "[ZDJ] Table 6",
         "mean_pct",
         r"^colon \|",
-        "quick protocol (partitions 0-4): 16.5-20.0 (the paper's 6 x 50 grid also 16.5-20.0); full "
-        "protocol (20 partitions, results/fidelity_full_s10): partitions 5-19 give 20.0-20.4, and our "
-        "partition sd is 5.6-6.0 points against the paper's 2.4-2.8; the colon preprocessing (log10, "
-        "each array standardised) was chosen on partitions 0-4, where the arrays standardised without "
-        "the logarithm gave 14.8-15.7 in this expansion (zdj_clearn docstring), not measured on 20 "
-        "partitions; cause not found",
+        "the training size of Table 4 (16 of 62) does not give the paper's level on these data: on the "
+        "vignette's 20 stratified partitions scikit-learn's linear SVM, L2 logistic regression, "
+        "Gaussian SVM and nearest centroid, each at its best fixed C chosen in hindsight on the test "
+        "sets, err 17.9-18.7 % (log10, arrays standardised) and no classifier under any of the five "
+        "colon preprocessings goes below 15.6, whereas 31 training points give 13.4-14.4 (partition "
+        "sd 3.5-4.0; at 16 points 4.0-5.9 against the paper's 2.4-2.8); "
+        "the Gaussian SVM with the paper's width alone gives 18.7 at 16 points (16.4-21.5 under the "
+        "other preprocessings) and 13.9 at 31; ours on the same 20 partitions, full protocol: "
+        "19.1-20.3 (log10, arrays standardised: the default), as distributed 19.6-20.2, log2 and "
+        "log10 22.8-23.6, arrays standardised without the logarithm 17.2-18.9, CV ties to the larger "
+        "gamma 21.2-23.2; our partition sd 5.6-6.0 (results/fidelity_evidence_s11)",
     ),
     (
         "[ZDJ] Table 6",
         "mean_pct",
         r"^g241c \|",
-        "ours is below (better than) the paper: full protocol (20 partitions, "
-        "results/fidelity_full_s10) partitions 0-4 give 21.3-21.9 (the quick grid 21.4-22.1, within 2 "
-        "SE of the paper), partitions 5-19 19.6-20.0; our three losses lie within 0.3 points of each "
-        "other (20.2-20.4), as the paper's do (21.4-21.6); cause not found",
+        "one fixed data set: [ZDJ] partitions one draw of 1,500 points (Chapelle et al.'s file) 20 "
+        "times, the vignette draws a fresh set per partition; ten fixed draws partitioned ten times "
+        "each (C-learning, quick grid) give draw means 18.0-21.4 with a between-draw sd of 1.0 point "
+        "(binomial sqrt(p(1-p)/1500) = 1.1), an uncertainty of the paper's mean that its sd / sqrt(20) "
+        "(0.30-0.32) leaves out; with it C-learning's z is -1.3. Ours is below (better than) the "
+        "paper: full protocol (20 partitions, results/fidelity_full_s10) partitions 0-4 give 21.3-21.9, "
+        "partitions 5-19 19.6-20.0; our three losses lie within 0.3 points of each other (20.2-20.4), "
+        "as the paper's do (21.4-21.6); the solvers agree with scipy on partition 0 "
+        "(results/fidelity_evidence_s11)",
     ),
     (
         "[ZDJ] Table 6",
@@ -363,7 +383,13 @@ CAUSES = (
         "higher, not a few failures), while the paper's HHSVM is 3.5 points above its own RLRM "
         "here and the three losses agree within 1 point on g241c (zdj_clearn docstring); full "
         "protocol (20 partitions, results/fidelity_full_s10): 21.0, level with our RLRM (21.0) and "
-        "C-learning (21.1), the paper's 6 x 50 grid giving 20.6 on partitions 0-4; cause not found",
+        "C-learning (21.1), the paper's 6 x 50 grid giving 20.6 on partitions 0-4. Session 11 "
+        "(results/fidelity_evidence_s11): not a solver defect (on partition 0 our HHSVM reaches "
+        "scipy's optimum of the same objective within 1e-7 relative, same test error), not a "
+        "kernel 10 or 30 times wider (20.9, 22.8 on partitions 0-4), and not the one fixed data set "
+        "of the paper: ten fixed draws partitioned ten times each give draw means 19.4-23.6 (between-"
+        "draw sd 1.2), so even with that uncertainty z is -3.6 and the paper's 25.9 lies 2.3 points "
+        "above the highest draw; cause not found",
     ),
     (
         "[ZDJ] Table 6",
@@ -377,11 +403,14 @@ CAUSES = (
         "[WSL] Table 2",
         "gkl",
         r"^Example 1 \| (NN|PLR)$",
-        "ours is below (better than) the paper by 0.017-0.021 with twelve replications (four gave "
-        "0.567 and 0.564, within 2 SE), as in every Example 1 row of [WSL] Table 1 where ours is "
-        "below: there [WSL]'s GKL_c lies 0.020-0.034 above its own CRE, whereas test labels drawn "
-        "from p give E[CRE] = GKL_c; Table 2 prints no CRE to check (results/fidelity_full_s10); "
-        "cause not found",
+        "ours is below (better than) the paper by 0.017-0.021 with twelve replications, and so are "
+        "independent fits: over 200 samples of 100 points scikit-learn's logistic regression gives "
+        "GKL_c 0.565 (unpenalised) and 0.563 (C = 1), its k-nearest-neighbour estimate 0.564 "
+        "(k = 25) and 0.564 (k = 16), and the linear logistic family's population optimum is 0.550 "
+        "(quadrature), so [WSL]'s 0.579 (PLR) and 0.582 (NN) lie 0.015-0.018 above what these "
+        "estimators give on this model: the offset of [WSL]'s Example 1 GKL_c that its Table 1 shows "
+        "(its GKL_c 0.020-0.034 above its own CRE in all 12 rows, whereas labels drawn from p give "
+        "E[CRE] = GKL_c) (results/fidelity_evidence_s11)",
     ),
     (
         "[WSL] Table 2",
@@ -435,9 +464,13 @@ CAUSES = (
         "[ZDJ] Table 2",
         "mean",
         r"^Data 2 \| Sollich$",
-        "replications 0-9 (the quick run) give 0.165, within 2 SE, replications 10-39 0.184; the "
-        "median over the 40 is 0.169 and six replications exceed 0.22 (at most 0.276) "
-        "(results/fidelity_full_s10); cause not found",
+        "the SVM's tuning sets the level: Sollich's probability is a fixed function of f, and 10-fold "
+        "CV misclassification picks lambda >= 1e-3 in 10 of the 40 replications, where Sollich "
+        "averages 0.197-0.262; at the best fixed lambda of the grid (3.2e-5) the 40 replications "
+        "give 0.157 and at 1e-4 0.158 (paper 0.155); replications 0-9 had 2 such picks, 10-39 had 8. "
+        "[ZDJ] does not say how its SVM was tuned. Not a solver defect: scikit-learn's SVC at the "
+        "same cost gives the same decision values (within 0.013) and 0.179 "
+        "(results/fidelity_evidence_s11)",
     ),
     (
         "[WSL] Table 1",

@@ -142,16 +142,26 @@ def run(
     rep.section("Reliability diagram")
     with rep.timed("calibration"):
         df, p = make_wsl2(2000 * reps, random_state=seed, return_prob=True)
+        tab = calibration_table(p, df.y, n_bins=10)
+        tab["z"] = (tab.observed - tab.mean_predicted) / tab.se.where(tab.se > 0)
+        inside, nbins = _within_bars(tab)
         rep.figure(
             plot_calibration(p, df.y, label="true p(x)"),
             "calibration_true_p",
-            "The true probability of [WSL] Example 2 is calibrated: observed frequencies "
-            "match within the 95 % binomial bars.",
+            f"The true probability of [WSL] Example 2 against the observed frequencies of {len(df)} "
+            f"draws: in {inside} of the {nbins} bins the observed frequency lies within the 95 % "
+            "binomial bar (observed +- 1.96 SE) of the mean true probability.",
         )
-        tab = calibration_table(p, df.y, n_bins=10)
-        tab["z"] = (tab.observed - tab.mean_predicted) / tab.se.where(tab.se > 0)
     rep.table(tab, caption="Calibration table of the true probability (z = standardized gap).")
     return rep.write()
+
+
+def _within_bars(tab):
+    """``(k, m)``: in ``k`` of the ``m`` bins of a calibration table (empty bins are not in it)
+    the mean predicted probability lies within ``observed +- 1.96 se``, the bars
+    :func:`cohstats.calibration.plot_calibration` draws."""
+    ok = (tab.observed - tab.mean_predicted).abs() <= 1.96 * tab.se
+    return int(ok.sum()), int(len(tab))
 
 
 def main(argv=None):

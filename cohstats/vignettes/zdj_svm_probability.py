@@ -53,6 +53,15 @@ Measurements behind these choices (quick grid, training samples with seeds ``100
   SVM's ``lambda``: with ``rho`` fitted (smoothed rule) on the SVM at each fixed ``lambda`` of
   the quick grid, the best mean GKL_c over the 10 samples is 0.581 (``lambda = 1e-3``) on Data 1
   and 0.192 (``lambda = 3e-5``) on Data 2.
+* **Sollich on Data 2** (40 replications, measured 2026-11-25,
+  ``vignettes/results/fidelity_evidence_s11/zdj_data2_sollich_by_lambda.py``). Sollich's
+  probability is a fixed function of the SVM output, so the SVM's ``lambda`` sets its level:
+  10-fold CV misclassification picks ``lambda >= 1e-3`` in 10 of the 40 replications (2 of
+  replications 0-9, 8 of 10-39), where Sollich's GKL_c averages 0.197 (1e-3), 0.229 (3.2e-3)
+  and 0.262 (1e-2), while the test error hardly differs; at the best fixed ``lambda`` of the
+  grid the 40 replications give 0.157 (3.2e-5) and 0.158 (1e-4) [0.155], and the CV choice
+  0.179. scikit-learn's ``SVC`` at the same cost (``C = 1/(2 n lambda)``, the weighted SVM at
+  ``pi = 1/2``) and width gives the same decision values (within 0.013) and the same 0.179.
 * **Platt on Data 1** is below (better than) [ZDJ]'s 0.582 and [WSL]'s tuned 0.569. Platt's
   sigmoid on our SVM at fixed ``lambda``: 0.544 (1e-2), 0.544 (3e-3), 0.546 (1e-3), 0.553
   (3e-4), 0.565 (1e-4), 0.582 (3e-5), 0.609 (1e-5); the CV choice gives 0.548 with a spread of
