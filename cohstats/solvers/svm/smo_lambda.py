@@ -590,6 +590,148 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
+def _free_points(S, n_act, FR):
+    """Positions ``q < n_act`` with a free multiplier (strictly inside its box) written to ``FR``;
+    returns their number."""
+    L = S.shape[0]
+    m = 0
+    for q in range(n_act):
+        for j in range(L):
+            if S[j, q] & 3 == 3:
+                FR[m] = q
+                m += 1
+                break
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P, Pk, Fl, Kl, D, stalled):
+    """Point ``i`` and its most correlated partners, optimised together (a block visit).
+
+    Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier)
+    with the largest ``|K(x_i, x_q)|``, read from ``i``'s kernel row. Exact single-variable steps
+    on the block's multipliers (largest violation of the block first; at least one step, then
+    while the block's maximal violation is at least ``thr_in``; at most ``8 |block|``) on the
+    block's decision values ``Fl``, kept exact with the block's kernel ``Kl`` read from the cached
+    rows; then ``F_j += d_j K(x_a, .)`` over the active points for every moved point ``a`` and
+    changed class ``j``. A pair of highly correlated multipliers is moved along the direction in
+    which their joint curvature is small, which single-variable visits reach only by many
+    alternating steps (the second-order working-set idea of libsvm, without its equality
+    constraint). ``Fi`` holds ``i``'s centred decision values. Returns the number of moved points
+    (each one kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
+    alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
+    perm = kr.perm
+    L = Ft.shape[0]
+    inv_L = 1.0 / L
+    P[0] = i
+    r0 = get_row(kr, perm[i])
+    # the nbk - 1 largest |K(x_i, x_q)| over the free points (a short sorted buffer)
+    m = 0
+    kmin = -1.0
+    c = nbk - 1
+    for k in range(nfr if c > 0 else 0):
+        q = FR[k]
+        a = abs(r0[q])
+        if q == i or (m == c and a <= kmin):
+            continue
+        t = m if m < c else c - 1
+        while t > 0 and Pk[t - 1] < a:
+            Pk[t] = Pk[t - 1]
+            P[t + 1] = P[t]
+            t -= 1
+        Pk[t] = a
+        P[t + 1] = q
+        if m < c:
+            m += 1
+        kmin = Pk[m - 1]
+    nb = m + 1
+    for j in range(L):
+        Fl[0, j] = Fi[j]
+        D[0, j] = 0.0
+    for a in range(1, nb):
+        q = P[a]
+        fm = 0.0
+        for j in range(L):
+            fm += Ft[j, q]
+        fm *= inv_L
+        for j in range(L):
+            Fl[a, j] = Ft[j, q] - fm
+            D[a, j] = 0.0
+    # the block's kernel, one row at a time (rows are fetched again for the refresh: with a
+    # cache smaller than the block they are recomputed, bitwise the same)
+    for a in range(nb):
+        ra = get_row(kr, perm[P[a]])
+        for b in range(nb):
+            Kl[a, b] = ra[P[b]]
+        Kl[a, a] = Kdiag[P[a]]
+    ns = 0
+    stalled[0] = -1
+    max_in = 8 * nb
+    while ns < max_in:
+        ab = -1
+        jb = -1
+        vb = 0.0
+        for a in range(nb):
+            q = P[a]
+            for j in range(L):
+                v = _viol_s(Fl[a, j], S[j, q], margin)
+                if v > vb:
+                    vb = v
+                    ab = a
+                    jb = j
+        if ab < 0 or (ns > 0 and vb < thr_in):
+            break
+        q = P[ab]
+        yi = y[q]
+        Ci = Cb[q]
+        G = Kdiag[q] * (1.0 - inv_L)
+        ysgn = 1.0 if yi == jb else -1.0
+        V = ysgn * Fl[ab, jb] - (margin if yi == jb else 1.0)
+        a0 = alpha[q, jb]
+        if G > 1e-12:
+            an = a0 - V / G
+        else:
+            an = Ci if V < 0.0 else 0.0
+        if an < 0.0:
+            an = 0.0
+        elif an > Ci:
+            an = Ci
+        d = an - a0
+        if d == 0.0:
+            if ns == 0:
+                stalled[0] = ab
+            break
+        alpha[q, jb] = an
+        S[jb, q] = _status(an, yi == jb, Ci, eps)
+        db = d * ysgn
+        D[ab, jb] += db
+        counter[1] += 1
+        ns += 1
+        for b in range(nb):
+            kb = Kl[b, ab] * db
+            sh = kb * inv_L
+            for jj in range(L):
+                Fl[b, jj] -= sh
+            Fl[b, jb] += kb
+    nm = 0
+    for a in range(nb):
+        ch = False
+        for j in range(L):
+            if D[a, j] != 0.0:
+                ch = True
+        if not ch:
+            continue
+        nm += 1
+        counter[0] += 1
+        counter[4] += n_act
+        row = get_row(kr, perm[P[a]])
+        for j in range(L):
+            if D[a, j] != 0.0:
+                _axpy(Ft[j, :n_act], row[:n_act], D[a, j])
+    return nm
+
+
+@njit(cache=True, nogil=True)
 def smo_lambda_lazy_chunk(
     st,
     kr,
@@ -606,6 +748,9 @@ def smo_lambda_lazy_chunk(
     watch_drop,
     shrink_rho=0.5,
     shrink_min=4,
+    n_block=1,
+    block_rho=0.5,
+    block_start=0,
 ):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
@@ -654,6 +799,15 @@ def smo_lambda_lazy_chunk(
     wv = np.empty(N)
     nw = 0
     bv_full = 0.0
+    nbk = max(1, n_block)
+    P = np.empty(nbk, dtype=np.int64)
+    Pk = np.empty(nbk)
+    Fl = np.zeros((nbk, L))
+    Kl = np.zeros((nbk, nbk))
+    D = np.zeros((nbk, L))
+    stalled = np.zeros(1, dtype=np.int64)
+    FR = np.empty(N, dtype=np.int64)
+    nfr = 0
     while True:
         n_act = sstate[0]
         if pos >= nl and nw > 0 and steps < max_steps:
@@ -709,6 +863,8 @@ def smo_lambda_lazy_chunk(
             # 512 active points, where the O(N L) pass is cheap anyway
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
             vthr = max(tol, rho * bv)
+            if nbk > 1:
+                nfr = _free_points(S, n_act, FR)
             nl = _select_top(pv, n_act, kk, vthr, lst)
             counter[5] += 1
             counter[6] += nl
@@ -747,6 +903,17 @@ def smo_lambda_lazy_chunk(
             vb0 = max(vb0, _viol_s(Fi[j], S[j, i], margin))
         if vb0 < vthr:
             continue  # no longer among the largest violations (its row moved since the fold)
+        if nbk > 1 and nfr > 0 and counter[0] >= block_start:
+            thr_in = max(tol, block_rho * vthr)
+            cap = min(nbk, max_steps - steps)  # the visits of a block count against the budget
+            nm = _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, cap, P, Pk, Fl, Kl, D, stalled)
+            if nm == 0:
+                if stalled[0] >= 0:
+                    stall[P[stalled[0]]] = moves
+                continue
+            moves += 1
+            steps += nm
+            continue
         steps += 1
         counter[0] += 1
         moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter)
@@ -953,6 +1120,9 @@ def solve_lambda_svm(
     shrink_every=None,
     shrink_rho=0.5,
     shrink_min=4,
+    n_block=None,
+    block_rho=0.5,
+    block_start=None,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -1002,6 +1172,14 @@ def solve_lambda_svm(
         exact pass (default 0.5), and only when at least one active point in ``shrink_min``
         qualifies (default 4). Any values give the same solution (shrunk points are rebuilt
         exactly and checked before stopping); they only change the work.
+    n_block : points per block visit of the lazy kernel loop (default 9; 1 = single-point
+        visits): a visited point and the ``n_block - 1`` points with a free multiplier most
+        correlated with it (largest ``|K(x_i, x_q)|`` in its row) are optimised together on their
+        kernel block (:func:`_block_visit`), then ``F`` is refreshed once per moved point.
+    block_rho : inside a block, steps continue while the block's maximal violation is at least
+        ``block_rho`` times the list threshold (default 0.5; never below ``tol``).
+    block_start : visits before block visits begin (default ``N``: the first pass over the data
+        is made of single-point visits, where partners rarely pay).
 
     Returns
     -------
@@ -1077,6 +1255,10 @@ def solve_lambda_svm(
     if n_select is None:
         n_select = 512
     n_select = int(max(1, n_select))
+    if n_block is None:
+        n_block = 9
+    if block_start is None:
+        block_start = N
     linear = code == KERNEL_LINEAR and n_select > 1 and N > 0
     if linear:
         # explicit weights W_j = sum_i btilde_ij x_i; visits in lists of N / 8 (exact greedy below
@@ -1115,6 +1297,9 @@ def solve_lambda_svm(
                 float(watch_drop),
                 float(shrink_rho),
                 int(shrink_min),
+                int(n_block),
+                float(block_rho),
+                int(block_start),
             )
         if st == 1:
             status = "converged"
