@@ -605,7 +605,9 @@ def _free_points(S, n_act, FR):
 
 
 @njit(cache=True, nogil=True)
-def _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P, Pk, Fl, Kl, D, stalled):
+def _block_visit(
+    st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P, Pk, Fl, Kl, D, stalled, PC, PCs, stamp, kmin0
+):
     """Point ``i`` and its most correlated partners, optimised together (a block visit).
 
     Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier)
@@ -617,22 +619,32 @@ def _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P
     changed class ``j``. A pair of highly correlated multipliers is moved along the direction in
     which their joint curvature is small, which single-variable visits reach only by many
     alternating steps (the second-order working-set idea of libsvm, without its equality
-    constraint). ``Fi`` holds ``i``'s centred decision values. Returns the number of moved points
-    (each one kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
+    constraint). ``Fi`` holds ``i``'s centred decision values. The partners of position ``i`` are
+    kept in ``PC[i]`` (their number in ``PC[i, 0]``) and reused while ``PCs[i] == stamp`` (the
+    caller changes ``stamp`` when positions move and, to follow the free set, every ``N`` visits).
+    Returns the number of moved points (each one kernel row and one refresh); ``stalled[0] >= 0``
+    when the first step could not move."""
     alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
     perm = kr.perm
     L = Ft.shape[0]
     inv_L = 1.0 / L
     P[0] = i
+    c = nbk - 1
+    m = 0
+    if PCs[i] == stamp and PC[i, 0] <= c:
+        m = PC[i, 0]
+        for t in range(m):
+            P[t + 1] = PC[i, t + 1]
+        c = 0  # no scan
+    else:
+        PCs[i] = stamp
     r0 = get_row(kr, perm[i])
     # the nbk - 1 largest |K(x_i, x_q)| over the free points (a short sorted buffer)
-    m = 0
     kmin = -1.0
-    c = nbk - 1
     for k in range(nfr if c > 0 else 0):
         q = FR[k]
         a = abs(r0[q])
-        if q == i or (m == c and a <= kmin):
+        if q == i or a < kmin0 or (m == c and a <= kmin):
             continue
         t = m if m < c else c - 1
         while t > 0 and Pk[t - 1] < a:
@@ -644,7 +656,13 @@ def _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P
         if m < c:
             m += 1
         kmin = Pk[m - 1]
+    if c > 0:
+        PC[i, 0] = m
+        for t in range(m):
+            PC[i, t + 1] = P[t + 1]
     nb = m + 1
+    counter[9] += 1
+    counter[10] += nb
     for j in range(L):
         Fl[0, j] = Fi[j]
         D[0, j] = 0.0
@@ -751,6 +769,7 @@ def smo_lambda_lazy_chunk(
     n_block=1,
     block_rho=0.5,
     block_start=0,
+    block_kmin=0.0,
 ):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
@@ -808,6 +827,10 @@ def smo_lambda_lazy_chunk(
     stalled = np.zeros(1, dtype=np.int64)
     FR = np.empty(N, dtype=np.int64)
     nfr = 0
+    # partner lists per position, valid while no shrink event or rebuild moved the positions and
+    # for at most N visits (the free set changes slowly)
+    PC = np.zeros((N if nbk > 1 else 1, nbk), dtype=np.int64)
+    PCs = np.full(N if nbk > 1 else 1, -1, dtype=np.int64)
     while True:
         n_act = sstate[0]
         if pos >= nl and nw > 0 and steps < max_steps:
@@ -906,7 +929,31 @@ def smo_lambda_lazy_chunk(
         if nbk > 1 and nfr > 0 and counter[0] >= block_start:
             thr_in = max(tol, block_rho * vthr)
             cap = min(nbk, max_steps - steps)  # the visits of a block count against the budget
-            nm = _block_visit(st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, cap, P, Pk, Fl, Kl, D, stalled)
+            stamp = (counter[2] + counter[3]) * (N + 1) + counter[0] // N
+            nm = _block_visit(
+                st,
+                kr,
+                i,
+                Fi,
+                n_act,
+                FR,
+                nfr,
+                margin,
+                tol,
+                thr_in,
+                eps,
+                cap,
+                P,
+                Pk,
+                Fl,
+                Kl,
+                D,
+                stalled,
+                PC,
+                PCs,
+                stamp,
+                block_kmin,
+            )
             if nm == 0:
                 if stalled[0] >= 0:
                     stall[P[stalled[0]]] = moves
@@ -1123,6 +1170,7 @@ def solve_lambda_svm(
     n_block=None,
     block_rho=0.5,
     block_start=None,
+    block_kmin=0.0,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -1238,7 +1286,7 @@ def solve_lambda_svm(
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(9, dtype=np.int64)
+    counter = np.zeros(11, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = kr.perm  # position -> original index, shared with the row cache
@@ -1300,6 +1348,7 @@ def solve_lambda_svm(
                 int(n_block),
                 float(block_rho),
                 int(block_start),
+                float(block_kmin),
             )
         if st == 1:
             status = "converged"
@@ -1336,6 +1385,8 @@ def solve_lambda_svm(
         "n_listed": int(counter[6]),
         "pass_work": int(counter[7]),
         "n_watch": int(counter[8]),
+        "n_blocks": int(counter[9]),
+        "block_points": int(counter[10]),
         "time": time.perf_counter() - t0,
     }
     return SolverResult(
