@@ -39,6 +39,20 @@ are *watched*: the next lists are drawn from them alone (their violations recomp
 stopping rule is unchanged (maximal KKT violation below ``tol`` on a full recomputation), so the
 solution is the same to the tolerance.
 
+Block visits (the default from ``N`` visits on, ``n_block = 9``, :func:`_block_visit`): a listed
+point is visited together with the ``n_block - 1`` points with a free multiplier most correlated with
+it (largest ``|K(x_i, x_q)|`` in its kernel row, found among the free points of the last exact
+pass and kept per point until positions move or ``N`` visits pass). The block's multipliers take
+exact single-variable steps (largest violation of the block first) on the block's decision values,
+kept exact with the block's kernel, while the block's maximal violation is at least ``block_rho``
+(0.5) times the list threshold; then ``F`` is refreshed once per moved point. Two highly
+correlated multipliers move together along the direction in which their joint curvature is small,
+which single-point visits reach only by many alternating steps, each with a kernel row and an
+``O(N)`` refresh (the reason for libsvm's second-order working-set selection; the λ-SVM has no
+equality constraint, so the block is formed by correlation rather than by a violating pair).
+Every step is an exact step of the dual, so the dual never decreases and the stopping rule is
+unchanged.
+
 Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
 with KKT slack larger than the current maximal violation are moved behind the active points, so
 the O(N L) refresh runs over active points only. The lazy loop checks every ``N / 2`` visits and
@@ -1119,7 +1133,8 @@ class LambdaState(NamedTuple):
     ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values; ``S`` (L, N) status bits;
     ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
     kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
-    refresh work, exact passes, listed points, points recomputed by the passes, watch passes];
+    refresh work, exact passes, listed points, points recomputed by the passes, watch passes,
+    block visits, points in the blocks];
     ``pos_of`` the position of each original index;
     ``ev_bound[e]`` the first position shrunk at event ``e`` (the points shrunk at event ``e``
     occupy ``ev_bound[e] .. ev_bound[e - 1] - 1``, ``N`` for ``e = 0``); ``snap[e]`` the
@@ -1233,14 +1248,16 @@ def solve_lambda_svm(
     -------
     SolverResult
         ``dual`` the multipliers ``alpha`` (N, L); ``intercept`` 0.0 (the lambda-SVM has no
-        bias); ``n_iter`` the point visits (one kernel row and one refresh each); ``converged``;
+        bias); ``n_iter`` the point visits (one kernel row and one refresh each; a block visit
+        counts its moved points); ``converged``;
         ``objective`` the dual objective ``W(alpha)`` (maximised). ``info`` holds ``F`` (N, L)
         the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
         "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
         ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
         of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (full exact passes of
         the lazy loop and points listed by all passes), ``n_watch`` (passes over the watched
-        points only), ``pass_work`` (points recomputed by both kinds of pass) and ``time``.
+        points only), ``pass_work`` (points recomputed by both kinds of pass), ``n_blocks`` and
+        ``block_points`` (block visits and the points they held) and ``time``.
 
     Examples
     --------
