@@ -117,3 +117,19 @@ def test_blocks_need_fewer_refreshes_on_nearly_duplicated_points():
         assert _kkt(K, y, L, 10.0, r.dual, 50.0, 1e-9) < 1e-4
         assert _dual(K, y, L, 10.0, r.dual) == pytest.approx(W_ref, rel=1e-7)
     assert blk.n_iter < 0.8 * single.n_iter, (blk.n_iter, single.n_iter)
+
+
+@pytest.mark.parametrize("block_class", [True, False])
+def test_fused_refresh_is_bitwise_the_row_by_row_refresh(block_class):
+    """The block's refresh adds up to four rows per pass over ``F_j`` in the order of one pass per
+    row: the same multipliers, decision values and visits, bit for bit."""
+    L, N = 4, 900
+    X, y = _data(N, L, seed=13)
+    k = make_kernel("rbf", X, gamma=0.6)
+    kw = dict(tol=1e-6, block_start=0, block_class=block_class, cache_float32=False)
+    fused = sl.solve_lambda_svm(X, y, L, 20.0, np.full(N, 21.0), k.code, k.kpar, **kw)
+    rows = sl.solve_lambda_svm(X, y, L, 20.0, np.full(N, 21.0), k.code, k.kpar, block_fuse=False, **kw)
+    assert fused.info["n_blocks"] > 0 and fused.info["block_points"] > 3 * fused.info["n_blocks"]
+    assert np.array_equal(fused.dual, rows.dual)
+    assert np.array_equal(fused.info["F"], rows.info["F"])
+    assert fused.n_iter == rows.n_iter

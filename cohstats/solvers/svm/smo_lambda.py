@@ -571,6 +571,24 @@ def _axpy(yv, xv, a):
 
 
 @njit(cache=True, nogil=True)
+def _axpy2(yv, x1, a1, x2, a2):
+    """``yv += a1 x1``, then ``yv += a2 x2``, entry by entry (the rounding of two :func:`_axpy`)."""
+    for q in range(yv.shape[0]):
+        f = yv[q] + a1 * x1[q]
+        yv[q] = f + a2 * x2[q]
+
+
+@njit(cache=True, nogil=True)
+def _axpy4(yv, x1, a1, x2, a2, x3, a3, x4, a4):
+    """Four :func:`_axpy` in one pass, in order, entry by entry (the same rounding)."""
+    for q in range(yv.shape[0]):
+        f = yv[q] + a1 * x1[q]
+        f = f + a2 * x2[q]
+        f = f + a3 * x3[q]
+        yv[q] = f + a4 * x4[q]
+
+
+@njit(cache=True, nogil=True)
 def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
     """Centre the decision values of the active points, ``F[j, q] -= mean_j F[j, q]`` (between
     folds the lazy loop keeps ``F`` only up to a per-point shift common to all classes), and
@@ -619,12 +637,53 @@ def _free_points(S, n_act, FR):
 
 
 @njit(cache=True, nogil=True)
+def _free_points_class(S, n_act, FRc, nfrc):
+    """Per class ``j``: the positions ``q < n_act`` whose multiplier of class ``j`` is free, in
+    ``FRc[j, :nfrc[j]]``."""
+    L = S.shape[0]
+    for j in range(L):
+        m = 0
+        Sj = S[j]
+        Fj = FRc[j]
+        for q in range(n_act):
+            if Sj[q] & 3 == 3:
+                Fj[m] = q
+                m += 1
+        nfrc[j] = m
+
+
+@njit(cache=True, nogil=True)
 def _block_visit(
-    st, kr, i, Fi, n_act, FR, nfr, margin, tol, thr_in, eps, nbk, P, Pk, Fl, Kl, D, stalled, PC, PCs, stamp, kmin0
+    st,
+    kr,
+    i,
+    Fi,
+    n_act,
+    FR,
+    nfr,
+    margin,
+    tol,
+    thr_in,
+    eps,
+    nbk,
+    P,
+    Pk,
+    Fl,
+    Kl,
+    D,
+    stalled,
+    PC,
+    PCs,
+    stamp,
+    kmin0,
+    slots,
+    idx,
+    fuse,
 ):
     """Point ``i`` and its most correlated partners, optimised together (a block visit).
 
-    Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier)
+    Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier in
+    the class of ``i``'s largest violation, or in any class)
     with the largest ``|K(x_i, x_q)|``, read from ``i``'s kernel row. Exact single-variable steps
     on the block's multipliers (largest violation of the block first; at least one step, then
     while the block's maximal violation is at least ``thr_in``; at most ``8 |block|``) on the
@@ -636,8 +695,10 @@ def _block_visit(
     constraint). ``Fi`` holds ``i``'s centred decision values. The partners of position ``i`` are
     kept in ``PC[i]`` (their number in ``PC[i, 0]``) and reused while ``PCs[i] == stamp`` (the
     caller changes ``stamp`` when positions move and, to follow the free set, every ``N`` visits).
-    Returns the number of moved points (each one kernel row and one refresh); ``stalled[0] >= 0``
-    when the first step could not move."""
+    Partners need ``|K(x_i, x_q)| >= kmin0``. With ``fuse`` and a cache holding the whole block, the
+    refresh adds up to four rows per pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass
+    per row); ``slots`` and ``idx`` are scratch. Returns the number of moved points (each one
+    kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
     alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
     perm = kr.perm
     L = Ft.shape[0]
@@ -746,20 +807,70 @@ def _block_visit(
                 Fl[b, jj] -= sh
             Fl[b, jb] += kb
     nm = 0
+    if kr.rows.shape[0] <= nb or not fuse:
+        for a in range(nb):
+            ch = False
+            for j in range(L):
+                if D[a, j] != 0.0:
+                    ch = True
+            if not ch:
+                continue
+            nm += 1
+            counter[0] += 1
+            counter[4] += n_act
+            row = get_row(kr, perm[P[a]])
+            for j in range(L):
+                if D[a, j] != 0.0:
+                    _axpy(Ft[j, :n_act], row[:n_act], D[a, j])
+        return nm
+    # the cache holds every row of the block at once: class by class, the moved points' rows are
+    # added in one pass over F_j for up to four rows -- in the same order per entry as one pass per
+    # row (bitwise the same F), reading and writing F_j once instead of once per row
     for a in range(nb):
         ch = False
         for j in range(L):
             if D[a, j] != 0.0:
                 ch = True
         if not ch:
+            slots[a] = -1
             continue
         nm += 1
         counter[0] += 1
         counter[4] += n_act
-        row = get_row(kr, perm[P[a]])
-        for j in range(L):
-            if D[a, j] != 0.0:
-                _axpy(Ft[j, :n_act], row[:n_act], D[a, j])
+        slots[a] = row_slot(kr, perm[P[a]])
+    rows = kr.rows
+    for j in range(L):
+        c = 0
+        for a in range(nb):
+            if slots[a] >= 0 and D[a, j] != 0.0:
+                idx[c] = a
+                c += 1
+        Fj = Ft[j, :n_act]
+        t = 0
+        while t < c:
+            r = c - t
+            a0 = idx[t]
+            if r >= 4:
+                a1, a2, a3 = idx[t + 1], idx[t + 2], idx[t + 3]
+                _axpy4(
+                    Fj,
+                    rows[slots[a0], :n_act],
+                    D[a0, j],
+                    rows[slots[a1], :n_act],
+                    D[a1, j],
+                    rows[slots[a2], :n_act],
+                    D[a2, j],
+                    rows[slots[a3], :n_act],
+                    D[a3, j],
+                )
+                t += 4
+            elif r >= 2:
+                a1 = idx[t + 1]
+                _axpy2(Fj, rows[slots[a0], :n_act], D[a0, j], rows[slots[a1], :n_act], D[a1, j])
+                t += 2
+            else:
+                _axpy(Fj, rows[slots[a0], :n_act], D[a0, j])
+                t += 1
     return nm
 
 
@@ -784,6 +895,8 @@ def smo_lambda_lazy_chunk(
     block_rho=0.5,
     block_start=0,
     block_kmin=0.0,
+    block_class=True,
+    block_fuse=True,
 ):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
@@ -841,6 +954,10 @@ def smo_lambda_lazy_chunk(
     stalled = np.zeros(1, dtype=np.int64)
     FR = np.empty(N, dtype=np.int64)
     nfr = 0
+    slots = np.empty(nbk, dtype=np.int64)
+    idx = np.empty(nbk, dtype=np.int64)
+    FRc = np.empty((L if block_class else 1, N), dtype=np.int64)
+    nfrc = np.zeros(L, dtype=np.int64)
     # partner lists per position, valid while no shrink event or rebuild moved the positions and
     # for at most N visits (the free set changes slowly)
     PC = np.zeros((N if nbk > 1 else 1, nbk), dtype=np.int64)
@@ -902,6 +1019,8 @@ def smo_lambda_lazy_chunk(
             vthr = max(tol, rho * bv)
             if nbk > 1:
                 nfr = _free_points(S, n_act, FR)
+                if block_class:
+                    _free_points_class(S, n_act, FRc, nfrc)
             nl = _select_top(pv, n_act, kk, vthr, lst)
             counter[5] += 1
             counter[6] += nl
@@ -944,14 +1063,27 @@ def smo_lambda_lazy_chunk(
             thr_in = max(tol, block_rho * vthr)
             cap = min(nbk, max_steps - steps)  # the visits of a block count against the budget
             stamp = (counter[2] + counter[3]) * (N + 1) + counter[0] // N
+            FRu = FR
+            nfru = nfr
+            if block_class:
+                jb = 0
+                vj = -1.0
+                for j in range(L):
+                    v = _viol_s(Fi[j], S[j, i], margin)
+                    if v > vj:
+                        vj = v
+                        jb = j
+                FRu = FRc[jb]
+                nfru = nfrc[jb]
+                stamp = stamp * L + jb
             nm = _block_visit(
                 st,
                 kr,
                 i,
                 Fi,
                 n_act,
-                FR,
-                nfr,
+                FRu,
+                nfru,
                 margin,
                 tol,
                 thr_in,
@@ -967,6 +1099,9 @@ def smo_lambda_lazy_chunk(
                 PCs,
                 stamp,
                 block_kmin,
+                slots,
+                idx,
+                block_fuse,
             )
             if nm == 0:
                 if stalled[0] >= 0:
@@ -1186,6 +1321,8 @@ def solve_lambda_svm(
     block_rho=0.5,
     block_start=None,
     block_kmin=0.0,
+    block_class=True,
+    block_fuse=True,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -1243,6 +1380,11 @@ def solve_lambda_svm(
         ``block_rho`` times the list threshold (default 0.5; never below ``tol``).
     block_start : visits before block visits begin (default ``N``: the first pass over the data
         is made of single-point visits, where partners rarely pay).
+    block_class : partners among the points whose multiplier of the visited point's most violated
+        class is free (default True; False: a free multiplier of any class).
+    block_kmin : partners need ``|K(x_i, x_q)| >= block_kmin`` (default 0).
+    block_fuse : a block's refresh adds up to four rows per pass over ``F_j`` (the same rounding
+        as one pass per row) when the row cache holds the whole block (default True).
 
     Returns
     -------
@@ -1366,6 +1508,8 @@ def solve_lambda_svm(
                 float(block_rho),
                 int(block_start),
                 float(block_kmin),
+                bool(block_class),
+                bool(block_fuse),
             )
         if st == 1:
             status = "converged"
