@@ -258,7 +258,7 @@ def profile(cells=("pendigits:1e-3:1", "pendigits:5e-2:1", "satimage:1e-3:4", "s
     gradient work of its two-variable updates, before shrinking) and its support vectors, against
     the λ-SVM's visits, single-variable steps, kernel rows computed, refreshed length (sum over
     visits), full passes, watched passes, points recomputed by the passes and listed, shrink
-    events and support points. One fit each, CPU seconds."""
+    events, block visits and the points they held, and support points. One fit each, CPU seconds."""
     import itertools
 
     import pandas as pd
@@ -318,6 +318,8 @@ def profile(cells=("pendigits:1e-3:1", "pendigits:5e-2:1", "satimage:1e-3:4", "s
                 pass_work_M=i.get("pass_work", 0) / 1e6,
                 listed=i["n_listed"],
                 shrink=i["n_shrink"],
+                blocks=i.get("n_blocks", 0),
+                block_points=i.get("block_points", 0),
                 lam_nSV=int(np.sum(np.asarray(r.dual).max(axis=1) > 0)),
             )
         )

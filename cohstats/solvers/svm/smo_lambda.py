@@ -39,6 +39,20 @@ are *watched*: the next lists are drawn from them alone (their violations recomp
 stopping rule is unchanged (maximal KKT violation below ``tol`` on a full recomputation), so the
 solution is the same to the tolerance.
 
+Block visits (the default from ``N`` visits on, ``n_block = 9``, :func:`_block_visit`): a listed
+point is visited together with the ``n_block - 1`` points with a free multiplier most correlated with
+it (largest ``|K(x_i, x_q)|`` in its kernel row, found among the free points of the last exact
+pass and kept per point until positions move or ``N`` visits pass). The block's multipliers take
+exact single-variable steps (largest violation of the block first) on the block's decision values,
+kept exact with the block's kernel, while the block's maximal violation is at least ``block_rho``
+(0.5) times the list threshold; then ``F`` is refreshed once per moved point. Two highly
+correlated multipliers move together along the direction in which their joint curvature is small,
+which single-point visits reach only by many alternating steps, each with a kernel row and an
+``O(N)`` refresh (the reason for libsvm's second-order working-set selection; the λ-SVM has no
+equality constraint, so the block is formed by correlation rather than by a violating pair).
+Every step is an exact step of the dual, so the dual never decreases and the stopping rule is
+unchanged.
+
 Shrinking (libsvm style, per point; on by default): points whose multipliers all sit at a bound
 with KKT slack larger than the current maximal violation are moved behind the active points, so
 the O(N L) refresh runs over active points only. The lazy loop checks every ``N / 2`` visits and
@@ -557,6 +571,24 @@ def _axpy(yv, xv, a):
 
 
 @njit(cache=True, nogil=True)
+def _axpy2(yv, x1, a1, x2, a2):
+    """``yv += a1 x1``, then ``yv += a2 x2``, entry by entry (the rounding of two :func:`_axpy`)."""
+    for q in range(yv.shape[0]):
+        f = yv[q] + a1 * x1[q]
+        yv[q] = f + a2 * x2[q]
+
+
+@njit(cache=True, nogil=True)
+def _axpy4(yv, x1, a1, x2, a2, x3, a3, x4, a4):
+    """Four :func:`_axpy` in one pass, in order, entry by entry (the same rounding)."""
+    for q in range(yv.shape[0]):
+        f = yv[q] + a1 * x1[q]
+        f = f + a2 * x2[q]
+        f = f + a3 * x3[q]
+        yv[q] = f + a4 * x4[q]
+
+
+@njit(cache=True, nogil=True)
 def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
     """Centre the decision values of the active points, ``F[j, q] -= mean_j F[j, q]`` (between
     folds the lazy loop keeps ``F`` only up to a per-point shift common to all classes), and
@@ -590,6 +622,259 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
 
 
 @njit(cache=True, nogil=True)
+def _free_points(S, n_act, FR):
+    """Positions ``q < n_act`` with a free multiplier (strictly inside its box) written to ``FR``;
+    returns their number."""
+    L = S.shape[0]
+    m = 0
+    for q in range(n_act):
+        for j in range(L):
+            if S[j, q] & 3 == 3:
+                FR[m] = q
+                m += 1
+                break
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _free_points_class(S, n_act, FRc, nfrc):
+    """Per class ``j``: the positions ``q < n_act`` whose multiplier of class ``j`` is free, in
+    ``FRc[j, :nfrc[j]]``."""
+    L = S.shape[0]
+    for j in range(L):
+        m = 0
+        Sj = S[j]
+        Fj = FRc[j]
+        for q in range(n_act):
+            if Sj[q] & 3 == 3:
+                Fj[m] = q
+                m += 1
+        nfrc[j] = m
+
+
+@njit(cache=True, nogil=True)
+def _block_visit(
+    st,
+    kr,
+    i,
+    Fi,
+    n_act,
+    FR,
+    nfr,
+    margin,
+    tol,
+    thr_in,
+    eps,
+    nbk,
+    P,
+    Pk,
+    Fl,
+    Kl,
+    D,
+    stalled,
+    PC,
+    PCs,
+    stamp,
+    kmin0,
+    slots,
+    idx,
+    fuse,
+):
+    """Point ``i`` and its most correlated partners, optimised together (a block visit).
+
+    Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier in
+    the class of ``i``'s largest violation, or in any class)
+    with the largest ``|K(x_i, x_q)|``, read from ``i``'s kernel row. Exact single-variable steps
+    on the block's multipliers (largest violation of the block first; at least one step, then
+    while the block's maximal violation is at least ``thr_in``; at most ``8 |block|``) on the
+    block's decision values ``Fl``, kept exact with the block's kernel ``Kl`` read from the cached
+    rows; then ``F_j += d_j K(x_a, .)`` over the active points for every moved point ``a`` and
+    changed class ``j``. A pair of highly correlated multipliers is moved along the direction in
+    which their joint curvature is small, which single-variable visits reach only by many
+    alternating steps (the second-order working-set idea of libsvm, without its equality
+    constraint). ``Fi`` holds ``i``'s centred decision values. The partners of position ``i`` are
+    kept in ``PC[i]`` (their number in ``PC[i, 0]``) and reused while ``PCs[i] == stamp`` (the
+    caller changes ``stamp`` when positions move and, to follow the free set, every ``N`` visits).
+    Partners need ``|K(x_i, x_q)| >= kmin0``. With ``fuse`` and a cache holding the whole block, the
+    refresh adds up to four rows per pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass
+    per row); ``slots`` and ``idx`` are scratch. Returns the number of moved points (each one
+    kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
+    alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
+    perm = kr.perm
+    L = Ft.shape[0]
+    inv_L = 1.0 / L
+    P[0] = i
+    c = nbk - 1
+    m = 0
+    if PCs[i] == stamp and PC[i, 0] <= c:
+        m = PC[i, 0]
+        for t in range(m):
+            P[t + 1] = PC[i, t + 1]
+        c = 0  # no scan
+    else:
+        PCs[i] = stamp
+    r0 = get_row(kr, perm[i])
+    # the nbk - 1 largest |K(x_i, x_q)| over the free points (a short sorted buffer)
+    kmin = -1.0
+    for k in range(nfr if c > 0 else 0):
+        q = FR[k]
+        a = abs(r0[q])
+        if q == i or a < kmin0 or (m == c and a <= kmin):
+            continue
+        t = m if m < c else c - 1
+        while t > 0 and Pk[t - 1] < a:
+            Pk[t] = Pk[t - 1]
+            P[t + 1] = P[t]
+            t -= 1
+        Pk[t] = a
+        P[t + 1] = q
+        if m < c:
+            m += 1
+        kmin = Pk[m - 1]
+    if c > 0:
+        PC[i, 0] = m
+        for t in range(m):
+            PC[i, t + 1] = P[t + 1]
+    nb = m + 1
+    counter[9] += 1
+    counter[10] += nb
+    for j in range(L):
+        Fl[0, j] = Fi[j]
+        D[0, j] = 0.0
+    for a in range(1, nb):
+        q = P[a]
+        fm = 0.0
+        for j in range(L):
+            fm += Ft[j, q]
+        fm *= inv_L
+        for j in range(L):
+            Fl[a, j] = Ft[j, q] - fm
+            D[a, j] = 0.0
+    # the block's kernel, one row at a time (rows are fetched again for the refresh: with a
+    # cache smaller than the block they are recomputed, bitwise the same)
+    for a in range(nb):
+        ra = get_row(kr, perm[P[a]])
+        for b in range(nb):
+            Kl[a, b] = ra[P[b]]
+        Kl[a, a] = Kdiag[P[a]]
+    ns = 0
+    stalled[0] = -1
+    max_in = 8 * nb
+    while ns < max_in:
+        ab = -1
+        jb = -1
+        vb = 0.0
+        for a in range(nb):
+            q = P[a]
+            for j in range(L):
+                v = _viol_s(Fl[a, j], S[j, q], margin)
+                if v > vb:
+                    vb = v
+                    ab = a
+                    jb = j
+        if ab < 0 or (ns > 0 and vb < thr_in):
+            break
+        q = P[ab]
+        yi = y[q]
+        Ci = Cb[q]
+        G = Kdiag[q] * (1.0 - inv_L)
+        ysgn = 1.0 if yi == jb else -1.0
+        V = ysgn * Fl[ab, jb] - (margin if yi == jb else 1.0)
+        a0 = alpha[q, jb]
+        if G > 1e-12:
+            an = a0 - V / G
+        else:
+            an = Ci if V < 0.0 else 0.0
+        if an < 0.0:
+            an = 0.0
+        elif an > Ci:
+            an = Ci
+        d = an - a0
+        if d == 0.0:
+            if ns == 0:
+                stalled[0] = ab
+            break
+        alpha[q, jb] = an
+        S[jb, q] = _status(an, yi == jb, Ci, eps)
+        db = d * ysgn
+        D[ab, jb] += db
+        counter[1] += 1
+        ns += 1
+        for b in range(nb):
+            kb = Kl[b, ab] * db
+            sh = kb * inv_L
+            for jj in range(L):
+                Fl[b, jj] -= sh
+            Fl[b, jb] += kb
+    nm = 0
+    if kr.rows.shape[0] <= nb or not fuse:
+        for a in range(nb):
+            ch = False
+            for j in range(L):
+                if D[a, j] != 0.0:
+                    ch = True
+            if not ch:
+                continue
+            nm += 1
+            counter[0] += 1
+            counter[4] += n_act
+            row = get_row(kr, perm[P[a]])
+            for j in range(L):
+                if D[a, j] != 0.0:
+                    _axpy(Ft[j, :n_act], row[:n_act], D[a, j])
+        return nm
+    # the cache holds every row of the block at once: class by class, the moved points' rows are
+    # added in one pass over F_j for up to four rows -- in the same order per entry as one pass per
+    # row (bitwise the same F), reading and writing F_j once instead of once per row
+    for a in range(nb):
+        ch = False
+        for j in range(L):
+            if D[a, j] != 0.0:
+                ch = True
+        if not ch:
+            slots[a] = -1
+            continue
+        nm += 1
+        counter[0] += 1
+        counter[4] += n_act
+        slots[a] = row_slot(kr, perm[P[a]])
+    rows = kr.rows
+    for j in range(L):
+        c = 0
+        for a in range(nb):
+            if slots[a] >= 0 and D[a, j] != 0.0:
+                idx[c] = a
+                c += 1
+        Fj = Ft[j, :n_act]
+        t = 0
+        while t < c:
+            r = c - t
+            a0 = idx[t]
+            if r >= 4:
+                a1, a2, a3 = idx[t + 1], idx[t + 2], idx[t + 3]
+                _axpy4(
+                    Fj,
+                    rows[slots[a0], :n_act],
+                    D[a0, j],
+                    rows[slots[a1], :n_act],
+                    D[a1, j],
+                    rows[slots[a2], :n_act],
+                    D[a2, j],
+                    rows[slots[a3], :n_act],
+                    D[a3, j],
+                )
+                t += 4
+            elif r >= 2:
+                a1 = idx[t + 1]
+                _axpy2(Fj, rows[slots[a0], :n_act], D[a0, j], rows[slots[a1], :n_act], D[a1, j])
+                t += 2
+            else:
+                _axpy(Fj, rows[slots[a0], :n_act], D[a0, j])
+                t += 1
+    return nm
+
+
+@njit(cache=True, nogil=True)
 def smo_lambda_lazy_chunk(
     st,
     kr,
@@ -606,6 +891,12 @@ def smo_lambda_lazy_chunk(
     watch_drop,
     shrink_rho=0.5,
     shrink_min=4,
+    n_block=1,
+    block_rho=0.5,
+    block_start=0,
+    block_kmin=0.0,
+    block_class=True,
+    block_fuse=True,
 ):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
@@ -654,6 +945,23 @@ def smo_lambda_lazy_chunk(
     wv = np.empty(N)
     nw = 0
     bv_full = 0.0
+    nbk = max(1, n_block)
+    P = np.empty(nbk, dtype=np.int64)
+    Pk = np.empty(nbk)
+    Fl = np.zeros((nbk, L))
+    Kl = np.zeros((nbk, nbk))
+    D = np.zeros((nbk, L))
+    stalled = np.zeros(1, dtype=np.int64)
+    FR = np.empty(N, dtype=np.int64)
+    nfr = 0
+    slots = np.empty(nbk, dtype=np.int64)
+    idx = np.empty(nbk, dtype=np.int64)
+    FRc = np.empty((L if block_class else 1, N), dtype=np.int64)
+    nfrc = np.zeros(L, dtype=np.int64)
+    # partner lists per position, valid while no shrink event or rebuild moved the positions and
+    # for at most N visits (the free set changes slowly)
+    PC = np.zeros((N if nbk > 1 else 1, nbk), dtype=np.int64)
+    PCs = np.full(N if nbk > 1 else 1, -1, dtype=np.int64)
     while True:
         n_act = sstate[0]
         if pos >= nl and nw > 0 and steps < max_steps:
@@ -709,6 +1017,10 @@ def smo_lambda_lazy_chunk(
             # 512 active points, where the O(N L) pass is cheap anyway
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
             vthr = max(tol, rho * bv)
+            if nbk > 1:
+                nfr = _free_points(S, n_act, FR)
+                if block_class:
+                    _free_points_class(S, n_act, FRc, nfrc)
             nl = _select_top(pv, n_act, kk, vthr, lst)
             counter[5] += 1
             counter[6] += nl
@@ -747,6 +1059,57 @@ def smo_lambda_lazy_chunk(
             vb0 = max(vb0, _viol_s(Fi[j], S[j, i], margin))
         if vb0 < vthr:
             continue  # no longer among the largest violations (its row moved since the fold)
+        if nbk > 1 and nfr > 0 and counter[0] >= block_start:
+            thr_in = max(tol, block_rho * vthr)
+            cap = min(nbk, max_steps - steps)  # the visits of a block count against the budget
+            stamp = (counter[2] + counter[3]) * (N + 1) + counter[0] // N
+            FRu = FR
+            nfru = nfr
+            if block_class:
+                jb = 0
+                vj = -1.0
+                for j in range(L):
+                    v = _viol_s(Fi[j], S[j, i], margin)
+                    if v > vj:
+                        vj = v
+                        jb = j
+                FRu = FRc[jb]
+                nfru = nfrc[jb]
+                stamp = stamp * L + jb
+            nm = _block_visit(
+                st,
+                kr,
+                i,
+                Fi,
+                n_act,
+                FRu,
+                nfru,
+                margin,
+                tol,
+                thr_in,
+                eps,
+                cap,
+                P,
+                Pk,
+                Fl,
+                Kl,
+                D,
+                stalled,
+                PC,
+                PCs,
+                stamp,
+                block_kmin,
+                slots,
+                idx,
+                block_fuse,
+            )
+            if nm == 0:
+                if stalled[0] >= 0:
+                    stall[P[stalled[0]]] = moves
+                continue
+            moves += 1
+            steps += nm
+            continue
         steps += 1
         counter[0] += 1
         moved = _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter)
@@ -905,7 +1268,8 @@ class LambdaState(NamedTuple):
     ``alpha`` (N, L) multipliers; ``Ft`` (L, N) decision values; ``S`` (L, N) status bits;
     ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
     kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
-    refresh work, exact passes, listed points, points recomputed by the passes, watch passes];
+    refresh work, exact passes, listed points, points recomputed by the passes, watch passes,
+    block visits, points in the blocks];
     ``pos_of`` the position of each original index;
     ``ev_bound[e]`` the first position shrunk at event ``e`` (the points shrunk at event ``e``
     occupy ``ev_bound[e] .. ev_bound[e - 1] - 1``, ``N`` for ``e = 0``); ``snap[e]`` the
@@ -953,6 +1317,12 @@ def solve_lambda_svm(
     shrink_every=None,
     shrink_rho=0.5,
     shrink_min=4,
+    n_block=None,
+    block_rho=0.5,
+    block_start=None,
+    block_kmin=0.0,
+    block_class=True,
+    block_fuse=True,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -1002,19 +1372,34 @@ def solve_lambda_svm(
         exact pass (default 0.5), and only when at least one active point in ``shrink_min``
         qualifies (default 4). Any values give the same solution (shrunk points are rebuilt
         exactly and checked before stopping); they only change the work.
+    n_block : points per block visit of the lazy kernel loop (default 9; 1 = single-point
+        visits): a visited point and the ``n_block - 1`` points with a free multiplier most
+        correlated with it (largest ``|K(x_i, x_q)|`` in its row) are optimised together on their
+        kernel block (:func:`_block_visit`), then ``F`` is refreshed once per moved point.
+    block_rho : inside a block, steps continue while the block's maximal violation is at least
+        ``block_rho`` times the list threshold (default 0.5; never below ``tol``).
+    block_start : visits before block visits begin (default ``N``: the first pass over the data
+        is made of single-point visits, where partners rarely pay).
+    block_class : partners among the points whose multiplier of the visited point's most violated
+        class is free (default True; False: a free multiplier of any class).
+    block_kmin : partners need ``|K(x_i, x_q)| >= block_kmin`` (default 0).
+    block_fuse : a block's refresh adds up to four rows per pass over ``F_j`` (the same rounding
+        as one pass per row) when the row cache holds the whole block (default True).
 
     Returns
     -------
     SolverResult
         ``dual`` the multipliers ``alpha`` (N, L); ``intercept`` 0.0 (the lambda-SVM has no
-        bias); ``n_iter`` the point visits (one kernel row and one refresh each); ``converged``;
+        bias); ``n_iter`` the point visits (one kernel row and one refresh each; a block visit
+        counts its moved points); ``converged``;
         ``objective`` the dual objective ``W(alpha)`` (maximised). ``info`` holds ``F`` (N, L)
         the decision values, ``n_steps``, ``status`` ("converged" | "max_iter" | "time_limit" |
         "stalled"), ``max_violation``, ``primal``, ``dual``, ``kernel_rows`` (rows computed),
         ``n_cache_rows``, ``n_shrink`` (events), ``n_rebuild``, ``refresh_work`` (sum over visits
         of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (full exact passes of
         the lazy loop and points listed by all passes), ``n_watch`` (passes over the watched
-        points only), ``pass_work`` (points recomputed by both kinds of pass) and ``time``.
+        points only), ``pass_work`` (points recomputed by both kinds of pass), ``n_blocks`` and
+        ``block_points`` (block visits and the points they held) and ``time``.
 
     Examples
     --------
@@ -1060,7 +1445,7 @@ def solve_lambda_svm(
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(9, dtype=np.int64)
+    counter = np.zeros(11, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = kr.perm  # position -> original index, shared with the row cache
@@ -1077,6 +1462,10 @@ def solve_lambda_svm(
     if n_select is None:
         n_select = 512
     n_select = int(max(1, n_select))
+    if n_block is None:
+        n_block = 9
+    if block_start is None:
+        block_start = N
     linear = code == KERNEL_LINEAR and n_select > 1 and N > 0
     if linear:
         # explicit weights W_j = sum_i btilde_ij x_i; visits in lists of N / 8 (exact greedy below
@@ -1115,6 +1504,12 @@ def solve_lambda_svm(
                 float(watch_drop),
                 float(shrink_rho),
                 int(shrink_min),
+                int(n_block),
+                float(block_rho),
+                int(block_start),
+                float(block_kmin),
+                bool(block_class),
+                bool(block_fuse),
             )
         if st == 1:
             status = "converged"
@@ -1151,6 +1546,8 @@ def solve_lambda_svm(
         "n_listed": int(counter[6]),
         "pass_work": int(counter[7]),
         "n_watch": int(counter[8]),
+        "n_blocks": int(counter[9]),
+        "block_points": int(counter[10]),
         "time": time.perf_counter() - t0,
     }
     return SolverResult(
