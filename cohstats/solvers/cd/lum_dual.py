@@ -41,8 +41,9 @@ last check, converged or not, is where the next ``lambda`` starts (along a path 
 observations stay at a bound, so a pass visits only those near the curved window). Convergence
 is only declared at a full check: the exact KKT residual of the primal point, coordinates and
 intercept, at most ``sqrt(tol * obj0)`` (``obj0`` the intercept-only objective) -- the in-pass
-gate of the primal coordinate-descent engine. A full check costs one product with ``X`` and is
-made after every pass (the pass over the working set is usually the cheaper of the two).
+gate of the primal coordinate-descent engine. A full check costs one product with ``X``; one
+is made after the first pass of each ``lambda`` (along a path one pass often suffices) and then
+once the passes since the last check have visited a quarter of the observations.
 
 Warm starts keep ``alpha`` from one ``lambda`` to the next (the box ``[0, w_i]`` does not depend
 on ``lambda``) and rescale ``beta``. The smallest penalties (``C = 1/(n lambda)`` of order one and
@@ -65,6 +66,8 @@ from cohstats.solvers.cd.scalar import _dot, _solve_1d
 
 #: ALM weight of the intercept: rho = RHO_FACTOR * lambda
 RHO_FACTOR = 0.1
+#: after a lambda's first pass, a full check once the passes visited 1/CHECK_SHARE of the observations
+CHECK_SHARE = 4
 #: alpha_i (and -w_i V'(z_i)) below this share of w_i count as zero for shrinking
 _TINY = 1e-20
 
@@ -264,6 +267,11 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
     kk = math.inf
     seed = 12345
     ntr = 0
+    npos = 0
+    for i in range(n):
+        if w[i] > 0.0:
+            npos += 1
+    work = 0  # coordinate steps since the last full check
     while passes < max_pass:
         passes += 1
         if ntr < trace.shape[0]:
@@ -287,15 +295,19 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
         # multiplier update: mu <- b, so that b = mu + S/(rho n) moves on by S/(rho n)
         mu = b
         b = mu + S * inv_rn
-        # a full check after every pass: exact margins, objective, KKT residual and the working
-        # set of these margins (which the next lambda starts from)
-        obj, kk, nact = _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act)
-        if kk <= thr:
-            conv = True
-            if ntr < trace.shape[0]:
-                trace[ntr, 2] = obj
-                ntr += 1
-            break
+        work += nact
+        if passes == 1 or CHECK_SHARE * work >= npos or passes >= max_pass:
+            # a full check after the first pass of each lambda and then once the passes have
+            # visited a share of the observations: exact margins, objective, KKT residual and the
+            # working set of these margins (which the next lambda starts from)
+            work = 0
+            obj, kk, nact = _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act)
+            if kk <= thr:
+                conv = True
+                if ntr < trace.shape[0]:
+                    trace[ntr, 2] = obj
+                    ntr += 1
+                break
         if ntr < trace.shape[0]:
             trace[ntr, 2] = obj
             ntr += 1
