@@ -103,9 +103,9 @@ def scipy_ridge(X, y, lam, c):
 
 @pytest.mark.parametrize("c", [1e3, 1e4])
 def test_path_with_carried_working_sets_reaches_scipy_at_every_lambda(c):
-    """Each lambda starts from the previous lambda's working set; the full-check schedule
-    (first pass, then by work) keeps every lambda exact: the objective equals scipy's optimum (never above it beyond 1e-9),
-    and the path's objectives fall with lambda."""
+    """Each lambda starts from the previous lambda's working set; the full-check schedule (first
+    pass, then by work) keeps every lambda exact: the objective equals scipy's optimum (never
+    above it beyond 1e-9), and the path's objectives fall with lambda."""
     rng = np.random.default_rng(11)
     n, p = 150, 5
     X = rng.standard_normal((n, p))
