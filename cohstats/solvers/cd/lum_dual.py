@@ -87,34 +87,31 @@ def _coord(z, q, wi, a0, a, c, ue):
     ``z`` is the current margin, ``q`` the margin change per unit of ``alpha_i``, ``wi`` the
     weight (upper bound), ``a0`` the current value. The new margin ``m`` solves
     ``F(m) = m - (z - q a0) + q wi V'(m) = 0``; ``F`` is increasing, and concave right of
-    ``u_e``. Newton's method starts at the current margin ``z`` when that lies right of the
-    window's left end and of ``z - q a0`` (where ``F <= 0``): from a point with ``F > 0`` the
-    first Newton step of a concave increasing function lands left of the root (it is then raised
-    to that left bound if it falls below), and from a point with ``F <= 0`` the iterates
-    increase monotonically to the root. ``V'`` and ``V''`` share one ``log1p`` and one ``exp``
-    per iteration. The result is the root to rounding, whatever the start."""
+    ``u_e``, so Newton's method from a point with ``F <= 0`` increases monotonically to the root.
+    ``V'`` and ``V''`` share one ``log1p`` and one ``exp`` per iteration: with ``t = ((1+c) m -
+    c)/a``, ``-V'(m) = (1+t)^-(a+1)`` and ``V''(m) = ((a+1)(1+c)/a) (1+t)^-(a+2)`` ([LZW])."""
     mL = z + q * (wi - a0)
     if mL <= ue:
         return wi
     base = z - q * a0
-    lo = base if base > ue else ue
-    m = z if z > lo else lo
-    k1 = (1.0 + c) / a  # t = ((1 + c) m - c) / a = k1 (m - ue)
+    m = base if base > ue else ue
+    k1 = (1.0 + c) / a  # t = k1 (m - ue)
     k2 = (a + 1.0) * k1  # V''(m) = k2 (1 + t)^-(a + 2)
     qw = q * wi
     e = 1.0
-    for it in range(200):
+    for _ in range(200):
         t = k1 * (m - ue)
         e = math.exp(-(a + 1.0) * math.log1p(t))  # -V'(m)
         F = m - base - qw * e
-        if F >= 0.0 and (it > 0 or F == 0.0):
-            break  # at the root to rounding (only the start may lie right of it)
+        if F >= 0.0:
+            break
         mn = m - F / (1.0 + qw * k2 * e / (1.0 + t))
-        if F < 0.0:
-            if not (mn > m) or mn - m <= 1e-15 * (1.0 + abs(m)):
-                break
-        elif mn < lo:
-            mn = lo
+        if not (mn > m):
+            break
+        if mn - m <= 1e-15 * (1.0 + abs(mn)):
+            t = k1 * (mn - ue)
+            e = math.exp(-(a + 1.0) * math.log1p(t))
+            break
         m = mn
     v = wi * e
     if v > wi:

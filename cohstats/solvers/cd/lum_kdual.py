@@ -48,21 +48,21 @@ are taken on the primal point: the Newton system of the damped Newton route with
 zero (or negligible) loss curvature eliminated, so that only the ``|F|`` observations on the
 curved part enter a dense solve; the dual point is then recovered as ``alpha_i = y_i gamma n
 beta_i`` clipped to ``[0, w_i]`` and the rounds alternate until the KKT gate or ``max_iter``
-(passes plus Newton steps) is reached. The solve is bounded: up to 256 observations it is a
+(passes plus Newton steps) is reached. The solve is bounded: up to 512 observations it is a
 dense LU; beyond, the reduced system is solved by GMRES (one cycle of at most 20 iterations)
 with products ``K_FF x`` read from the kernel's rows, preconditioned by the dense solve on the
-256 observations of largest curvature ``w_i V''(z_i) K_ii`` (the others' rows by their
+512 observations of largest curvature ``w_i V''(z_i) K_ii`` (the others' rows by their
 diagonals, their curvature kept on the intercept's diagonal). A step then costs three products
-with ``K`` (one numba thread), O(256^3) and at most 21 products with ``K_FF`` -- O(n^2) time
+with ``K`` (one numba thread), O(512^3) and at most 21 products with ``K_FF`` -- O(n^2) time
 and O(n) memory beyond the kernel, whatever ``|F|`` is. An inexact step changes only how many
-steps a round takes: the line search keeps the objective from rising, and the gate and the
-optimum are the same.
+steps a round takes: the line search keeps the objective from rising (a step along which it
+cannot fall ends the round, and the passes resume), and the gate and the optimum are the same.
 
 Gate: the damped Newton route's, ``1e-2 sqrt(tol * obj0)`` (``obj0`` the intercept-only
 objective), on the same exact KKT residual, so that the two routes deliver the same accuracy.
 
 Memory: the prepared kernel (one n x n float64 array, read only), O(n) per ``gamma``, and at
-most a 257 x 257 block plus 21 vectors of length ``|F|`` during a Newton round.
+most a 513 x 513 block plus 21 vectors of length ``|F|`` during a Newton round.
 """
 
 from __future__ import annotations
@@ -366,7 +366,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
     eliminated directly; so are those whose curvature term ``w_i V''(z_i) K_ii / n`` is below
     ``1e-12 gamma`` (the far right tail of the loss), which leaves a positive semidefinite
     approximation of the Hessian and hence a descent direction. The remaining ``|F| + 1``
-    equations are solved by a dense LU when ``|F| <= cap`` (default 256), and otherwise by
+    equations are solved by a dense LU when ``|F| <= cap`` (default 512), and otherwise by
     :func:`_solve_capped` (preconditioned GMRES, no ``|F| x |F|`` array), so a step costs three
     products with ``K`` plus ``O(cap^3 + 20 |F|^2)``. Step halving keeps the objective from
     rising; convergence is judged on the exact KKT residual. Products with ``K`` run in one numba
@@ -448,7 +448,7 @@ _CD_ROUND = 50
 #: Newton steps per round
 _NEWTON_ROUND = 20
 #: most observations in one dense Newton factorisation (larger systems: preconditioned GMRES)
-_NEWTON_CAP = 256
+_NEWTON_CAP = 512
 #: GMRES restart length and cycles for the larger Newton systems
 _GMRES_RESTART = 20
 _GMRES_CYCLES = 1
