@@ -52,11 +52,12 @@ beta_i`` clipped to ``[0, w_i]`` and the rounds alternate until the KKT gate or 
 dense LU; beyond, the reduced system is solved by GMRES (one cycle of at most 20 iterations)
 with products ``K_FF x`` read from the kernel's rows, preconditioned by the dense solve on the
 512 observations of largest curvature ``w_i V''(z_i) K_ii`` (the others' rows by their
-diagonals, their curvature kept on the intercept's diagonal). A step then costs three products
-with ``K`` (one numba thread), O(512^3) and at most 21 products with ``K_FF`` -- O(n^2) time
-and O(n) memory beyond the kernel, whatever ``|F|`` is. An inexact step changes only how many
-steps a round takes: the line search keeps the objective from rising (a step along which it
-cannot fall ends the round, and the passes resume), and the gate and the optimum are the same.
+diagonals, their curvature kept on the intercept's diagonal). A step then costs one product
+with ``K`` (one numba thread), O(n |F|) for the columns of ``F``, O(512^3) and at most 21
+products with ``K_FF`` -- O(n^2) time and O(n) memory beyond the kernel, whatever ``|F|`` is.
+An inexact step changes only how many steps a round takes: the line search keeps the objective
+from rising (a step along which it cannot fall ends the round, and the passes resume), and the
+gate and the optimum are the same.
 
 Gate: the damped Newton route's, ``1e-2 sqrt(tol * obj0)`` (``obj0`` the intercept-only
 objective), on the same exact KKT residual, so that the two routes deliver the same accuracy.
@@ -278,6 +279,20 @@ def _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs, extra):
 
 
 @njit(cache=True, nogil=True)
+def _kcols(Xt, m, F, x, out):
+    """``out = K[:, F] x`` (``K[j, i] = Xt[j, i] + m_j``): O(n |F|), no temporary."""
+    sx = 0.0
+    for q in range(F.shape[0]):
+        sx += x[q]
+    for j in range(Xt.shape[0]):
+        row = Xt[j]
+        s = 0.0
+        for q in range(F.shape[0]):
+            s += row[F[q]] * x[q]
+        out[j] = s + m[j] * sx
+
+
+@njit(cache=True, nogil=True)
 def _kff_matvec(Xt, m, F, x, out):
     """``out = K_FF x`` from the rows of the centred design (``K[j, i] = Xt[j, i] + m_j``)."""
     nf = F.shape[0]
@@ -367,8 +382,9 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
     ``1e-12 gamma`` (the far right tail of the loss), which leaves a positive semidefinite
     approximation of the Hessian and hence a descent direction. The remaining ``|F| + 1``
     equations are solved by a dense LU when ``|F| <= cap`` (default 512), and otherwise by
-    :func:`_solve_capped` (preconditioned GMRES, no ``|F| x |F|`` array), so a step costs three
-    products with ``K`` plus ``O(cap^3 + 20 |F|^2)``. Step halving keeps the objective from
+    :func:`_solve_capped` (preconditioned GMRES, no ``|F| x |F|`` array), so a step costs one
+    product with ``K`` (for the KKT residual; the others are read from it and from the ``|F|``
+    columns, O(n |F|)) plus ``O(cap^3 + 20 |F|^2)``. Step halving keeps the objective from
     rising; convergence is judged on the exact KKT residual. Products with ``K`` run in one numba
     thread (a threaded BLAS product spins on busy cores).
     Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
@@ -394,7 +410,8 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
     for it in range(max_steps + 1):
         res = r / n - gam * beta
         res_b = r.sum() / n if icpt else 0.0
-        kk = max(float(np.abs(matvec(res)).max()), abs(res_b))
+        Kres = matvec(res)
+        kk = max(float(np.abs(Kres).max()), abs(res_b))
         if kk <= thr or it == max_steps:
             return b, beta, Kb, it, kk <= thr, obj, kk
         cur = W * kd
@@ -402,7 +419,10 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
         Wn = W[F] / n
         d = res / gam
         d[F] = 0.0
-        u = matvec(d)
+        # u = K d with d zero on F: (K res - K[:, F] res_F) / gamma, O(n |F|) from K res
+        u = np.empty(n)
+        _kcols(Xt, m, F, np.ascontiguousarray(res[F]), u)
+        u = (Kres - u) / gam
         nf = F.size
         kf = nf + 1 if icpt else nf
         if nf <= cap:
@@ -420,7 +440,9 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
                 return b, beta, Kb, it, False, obj, kk
             d[F] = sol[:nf]
         db = sol[nf] if icpt else 0.0
-        Kd = matvec(d)
+        Kd = np.empty(n)
+        _kcols(Xt, m, F, np.ascontiguousarray(d[F]), Kd)  # K d = u + K[:, F] d_F
+        Kd += u
         t = 1.0
         for _ in range(50):
             nb = beta + t * d
