@@ -64,9 +64,12 @@ n, solver, c = {n}, {solver!r}, {c!r}
 X, y = make_xy(n)  # no n x n array before the fit
 df = pd.DataFrame({{"x1": X[:, 0], "x2": X[:, 1], "y": np.where(y > 0, "a", "b")}})
 orig = kmod.cd_kernel_path
+steps = []
 def patched(*a, **k):
     k["solver"] = solver
-    return orig(*a, **k)
+    out = orig(*a, **k)
+    steps.append(int(np.sum(out[2].get("newton_steps", 0))))
+    return out
 kmod.cd_kernel_path = patched
 small = df.iloc[:50]
 with warnings.catch_warnings():
@@ -75,10 +78,9 @@ with warnings.catch_warnings():
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=c, lambda_=[1e-2], standardize=False)
+    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=c, lambda_={lams!r}, standardize=False)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-steps = int(np.sum(fit._info.get("newton_steps", 0)))
-print(f"{{(after - before) * 1024 / (8.0 * n * n):.2f}} {{after / 1024:.0f}} {{steps}}")
+print(f"{{(after - before) * 1024 / (8.0 * n * n):.2f}} {{after / 1024:.0f}} {{steps[-1]}}")
 """
 
 
