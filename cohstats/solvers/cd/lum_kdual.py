@@ -365,10 +365,12 @@ def _solve_capped(Xt, m, F, Wn, cur, kdF, gam, u, res, res_b, icpt, cap):
         rhs[nf] = res_b - float(Wn @ ur)
     op = LinearOperator((kf, kf), matvec=amul, dtype=np.float64)
     pre = LinearOperator((kf, kf), matvec=prec, dtype=np.float64)
+    kw = dict(x0=prec(rhs), atol=0.0, restart=_GMRES_RESTART, maxiter=_GMRES_CYCLES, M=pre)
     with np.errstate(all="ignore"):
-        sol, _ = gmres(
-            op, rhs, x0=prec(rhs), rtol=1e-10, atol=0.0, restart=_GMRES_RESTART, maxiter=_GMRES_CYCLES, M=pre
-        )
+        try:
+            sol, _ = gmres(op, rhs, rtol=1e-10, **kw)
+        except TypeError:  # scipy < 1.12 names the relative tolerance tol
+            sol, _ = gmres(op, rhs, tol=1e-10, **kw)
     return sol
 
 
