@@ -11,7 +11,8 @@ Compile time is excluded (a first call on a tiny problem).
 
 ``--newton-max-n`` skips the Newton route above that size for ``c >= --newton-skip-c`` (it grows
 about as n^2.6 at large c); ``--memory N`` prints the process peak (``ru_maxrss``) of one
-lum fit (one lambda) at n = N for each ``--c``, in a fresh interpreter per route.
+lum fit (``--memory-lambda``, one lambda by default) at n = N for each ``--c``, in a fresh
+interpreter per route, with the Newton steps the fit took.
 
 ``python benchmarks/bench_lum_kernel.py [--sizes 200,400,800,2000] [--nlambda 10,50] [--c 0,1,10,100,1e3,1e4]``
 """
@@ -63,9 +64,12 @@ n, solver, c = {n}, {solver!r}, {c!r}
 X, y = make_xy(n)  # no n x n array before the fit
 df = pd.DataFrame({{"x1": X[:, 0], "x2": X[:, 1], "y": np.where(y > 0, "a", "b")}})
 orig = kmod.cd_kernel_path
+steps = []
 def patched(*a, **k):
     k["solver"] = solver
-    return orig(*a, **k)
+    out = orig(*a, **k)
+    steps.append(int(np.sum(out[2].get("newton_steps", 0))))
+    return out
 kmod.cd_kernel_path = patched
 small = df.iloc[:50]
 with warnings.catch_warnings():
@@ -74,26 +78,28 @@ with warnings.catch_warnings():
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=c, lambda_=[1e-2], standardize=False)
+    cohstats.lum("y ~ x1 + x2", df, kernel="rbf", c=c, lambda_={lams!r}, standardize=False)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(f"{{(after - before) * 1024 / (8.0 * n * n):.2f}} {{after / 1024:.0f}}")
+print(f"{{(after - before) * 1024 / (8.0 * n * n):.2f}} {{after / 1024:.0f}} {{steps[-1]}}")
 """
 
 
-def memory(n, c):
+def memory(n, c, lams=(1e-2,)):
     from pathlib import Path
 
     root = str(Path(__file__).resolve().parent)
     for solver in ("dual", "newton"):
         out = subprocess.run(
-            [sys.executable, "-c", _MEM.format(root=root, n=n, solver=solver, c=c)], capture_output=True, text=True
+            [sys.executable, "-c", _MEM.format(root=root, n=n, solver=solver, c=c, lams=list(lams))],
+            capture_output=True,
+            text=True,
         )
         if out.returncode:
             print(solver, "failed:", out.stderr[-500:])
             continue
-        ratio, mb = out.stdout.split()
-        head = f"memory n={n} c={c:g} solver={solver}"
-        print(f"{head}: peak above the process before the fit = {ratio} n^2 x 8 bytes ({mb} MB)")
+        ratio, mb, steps = out.stdout.split()
+        head = f"memory n={n} c={c:g} lambda={','.join(f'{v:g}' for v in lams)} solver={solver}"
+        print(f"{head}: peak above the process before the fit = {ratio} n^2 x 8 bytes ({mb} MB), Newton steps {steps}")
 
 
 def main():
@@ -106,12 +112,13 @@ def main():
     ap.add_argument("--newton-max-n", type=int, default=800)
     ap.add_argument("--newton-skip-c", type=float, default=1e3)
     ap.add_argument("--memory", type=int, default=0)
+    ap.add_argument("--memory-lambda", default="1e-2", help="lambda sequence of the --memory fit")
     args = ap.parse_args()
     from cohstats.solvers.cd.kernel import prepare_kernel
 
     if args.memory:
         for c in (float(v) for v in args.c.split(",")):
-            memory(args.memory, c)
+            memory(args.memory, c, tuple(float(v) for v in args.memory_lambda.split(",")))
         return
     Ks, ys, _ = make(40)
     for s in ("dual", "newton"):

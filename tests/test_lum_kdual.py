@@ -316,3 +316,68 @@ def test_cv_gkl_and_summary_through_the_dual_route(monkeypatch):
     np.testing.assert_allclose(
         est, np.atleast_1d(g.egkl) + np.atleast_1d(g.cov_term) + np.atleast_1d(g.d_hat), rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("c", [0.0, 100.0, 1e4])
+def test_capped_newton_rounds_reach_the_same_optimum(c, monkeypatch):
+    """With at most 8 observations in a dense Newton factorisation (larger systems by GMRES,
+    preconditioned by that factorisation), the rounds stay bounded and the path reaches the same
+    optimum as the uncapped rounds and the damped Newton route, under the same KKT gate."""
+    K, y, _ = data(150, seed=3, width=0.5)
+    pk = prepare_kernel(K)
+    gam = 10.0 ** np.linspace(2.0, -4.0, 8)
+    tol = 1e-11
+    b0, B0, info0 = cd_kernel_path(pk, y, None, LUM, A, c, gam, 0.0, tol=tol, solver="dual")
+    bn, Bn, infon = cd_kernel_path(pk, y, None, LUM, A, c, gam, 0.0, tol=tol, solver="newton")
+    dense, capped = [], []
+    fill, solve = lum_kdual._fill_reduced, lum_kdual._solve_capped
+
+    def record_fill(Xt, m, F, *args):
+        dense.append(F.shape[0])
+        return fill(Xt, m, F, *args)
+
+    def record_capped(Xt, m, F, *args):
+        capped.append(F.shape[0])
+        return solve(Xt, m, F, *args)
+
+    monkeypatch.setattr(lum_kdual, "_NEWTON_CAP", 8)
+    monkeypatch.setattr(lum_kdual, "_fill_reduced", record_fill)
+    monkeypatch.setattr(lum_kdual, "_solve_capped", record_capped)
+    b, B, info = cd_kernel_path(pk, y, None, LUM, A, c, gam, 0.0, tol=tol, solver="dual")
+    assert capped and max(capped) > 8  # larger systems were met ...
+    assert max(dense) <= 8  # ... and no dense factorisation exceeded the cap
+    assert info["converged"].all()
+    assert np.all(info["kkt"] <= 1e-2 * math.sqrt(tol * info["null_objective"]))
+    for k in range(gam.size):
+        np.testing.assert_allclose(info["objective"][k], objective(K, y, A, c, gam[k], b[k], B[k]), rtol=1e-10)
+    np.testing.assert_allclose(info["objective"], info0["objective"], rtol=1e-10)
+    np.testing.assert_allclose(info["objective"], infon["objective"], rtol=1e-10)
+    Kf = pk.Xt + pk.m[:, None]
+    f, fn, f0 = (bb[:, None] + BB @ Kf.T for bb, BB in ((b, B), (bn, Bn), (b0, B0)))
+    np.testing.assert_allclose(f, fn, atol=1e-4)
+    np.testing.assert_allclose(f, f0, atol=1e-4)
+
+
+def test_capped_newton_steps_never_raise_the_objective_and_reach_scipy():
+    """Damped Newton steps with a 5-observation cap from a point far from the optimum: the
+    objective never rises from one step to the next, and the steps end at scipy's optimum."""
+    K, y, _ = data(60, seed=4, width=1.0)
+    pk = prepare_kernel(K)
+    c, gam = 0.0, 0.01
+    # a start: the dual route's solution at a larger penalty
+    b1, B1, _ = lum_kernel_dual_path(pk, y, A, c, np.array([0.1]), tol=1e-4)
+    Kf = pk.Xt + pk.m[:, None]
+    beta = np.ascontiguousarray(B1[0])
+    Kb = np.ascontiguousarray(Kf @ beta)
+    objs = []
+    for steps in range(0, 25, 3):
+        ob, obeta, oKb, used, ok, obj, kk = lum_kdual._newton_polish(
+            pk, y, A, c, gam, b1[0], beta.copy(), Kb.copy(), 1e-13, steps, cap=5
+        )
+        objs.append(objective(Kf, y, A, c, gam, ob, obeta))
+        np.testing.assert_allclose(obj, objs[-1], rtol=1e-10)
+    assert np.all(np.diff(objs) <= 1e-13 * np.abs(objs[:-1]))
+    assert objs[-1] < objs[0] - 1e-3
+    sb, sbeta, sobj = scipy_fit(Kf, y, A, c, gam)
+    assert objs[-1] <= sobj + 1e-12
+    assert abs(objs[-1] - sobj) <= 1e-9 * (1.0 + sobj)

@@ -46,15 +46,24 @@ window are coupled through ``K`` and single-coordinate passes stall on them (slo
 convergence). When a ``gamma`` has not converged after 50 passes, up to 20 damped Newton steps
 are taken on the primal point: the Newton system of the damped Newton route with the rows of
 zero (or negligible) loss curvature eliminated, so that only the ``|F|`` observations on the
-curved part enter a dense solve (O(n^2 + |F|^3) per step); the dual point is then recovered as
-``alpha_i = y_i gamma n beta_i`` clipped to ``[0, w_i]`` and the rounds alternate until the KKT
-gate or ``max_iter`` (passes plus Newton steps) is reached.
+curved part enter a dense solve; the dual point is then recovered as ``alpha_i = y_i gamma n
+beta_i`` clipped to ``[0, w_i]`` and the rounds alternate until the KKT gate or ``max_iter``
+(passes plus Newton steps) is reached. The solve is bounded: up to 512 observations it is a
+dense LU; beyond, the reduced system is solved by GMRES (one cycle of at most 20 iterations)
+with products ``K_FF x`` read from the kernel's rows, preconditioned by the dense solve on the
+512 observations of largest curvature ``w_i V''(z_i) K_ii`` (the others' rows by their
+diagonals, their curvature kept on the intercept's diagonal). A step then costs one product
+with ``K`` (one numba thread), O(n |F|) for the columns of ``F``, O(512^3) and at most 21
+products with ``K_FF`` -- O(n^2) time and O(n) memory beyond the kernel, whatever ``|F|`` is.
+An inexact step changes only how many steps a round takes: the line search keeps the objective
+from rising (a step along which it cannot fall ends the round, and the passes resume), and the
+gate and the optimum are the same.
 
 Gate: the damped Newton route's, ``1e-2 sqrt(tol * obj0)`` (``obj0`` the intercept-only
 objective), on the same exact KKT residual, so that the two routes deliver the same accuracy.
 
-Memory: the prepared kernel (one n x n float64 array, read only), O(n) per ``gamma``, and an
-``|F| x |F|`` block during a Newton round.
+Memory: the prepared kernel (one n x n float64 array, read only), O(n) per ``gamma``, and at
+most a 513 x 513 block plus 21 vectors of length ``|F|`` during a Newton round.
 """
 
 from __future__ import annotations
@@ -237,7 +246,7 @@ def _lum_terms(y, w, a, c, f, r, W):
 
 
 @njit(cache=True, nogil=True)
-def _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs):
+def _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs, extra):
     """The reduced Newton system of :func:`_newton_polish` in place, without temporaries:
     ``A[p, q] = Wn_p K[F_p, F_q] + gam [p = q]`` and, with an intercept, ``A[p, nf] = Wn_p``,
     ``A[nf, q] = (K_FF Wn)_q``, ``A[nf, nf] = sum(Wn)``; ``rhs = res_F - Wn u_F`` (and
@@ -265,11 +274,107 @@ def _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs):
     if icpt:
         for p in range(nf):
             A[p, nf] = Wn[p]
-        A[nf, nf] = tot + 1e-12
+        A[nf, nf] = tot + extra + 1e-12
         rhs[nf] = res_b - dot
 
 
-def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
+@njit(cache=True, nogil=True)
+def _kcols(Xt, m, F, x, out):
+    """``out = K[:, F] x`` (``K[j, i] = Xt[j, i] + m_j``): O(n |F|), no temporary."""
+    sx = 0.0
+    for q in range(F.shape[0]):
+        sx += x[q]
+    for j in range(Xt.shape[0]):
+        row = Xt[j]
+        s = 0.0
+        for q in range(F.shape[0]):
+            s += row[F[q]] * x[q]
+        out[j] = s + m[j] * sx
+
+
+@njit(cache=True, nogil=True)
+def _kff_matvec(Xt, m, F, x, out):
+    """``out = K_FF x`` from the rows of the centred design (``K[j, i] = Xt[j, i] + m_j``)."""
+    nf = F.shape[0]
+    sx = 0.0
+    for q in range(nf):
+        sx += x[q]
+    for p in range(nf):
+        row = Xt[F[p]]
+        s = 0.0
+        for q in range(nf):
+            s += row[F[q]] * x[q]
+        out[p] = s + m[F[p]] * sx
+
+
+def _solve_capped(Xt, m, F, Wn, cur, kdF, gam, u, res, res_b, icpt, cap):
+    """The reduced Newton system of :func:`_newton_polish` on ``|F| > cap`` observations without
+    an ``|F| x |F|`` array: GMRES with products ``K_FF x`` read from the kernel rows, preconditioned
+    by the exact solve on the ``cap`` observations of largest curvature (the others' rows by their
+    diagonals, their curvature kept on the intercept's diagonal). Returns the solution (``|F|`` and
+    the intercept's step)."""
+    from scipy.linalg import lu_factor, lu_solve
+    from scipy.sparse.linalg import LinearOperator, gmres
+
+    nf = F.size
+    kf = nf + 1 if icpt else nf
+    ks = cap + 1 if icpt else cap
+    pos = np.sort(np.argpartition(-cur, cap - 1)[:cap])
+    rest = np.ones(nf, dtype=bool)
+    rest[pos] = False
+    As = np.empty((ks, ks), order="F")
+    rhs_s = np.empty(ks)
+    _fill_reduced(Xt, m, F[pos], Wn[pos], gam, u, res, res_b, icpt, As, rhs_s, float(Wn[rest].sum()))
+    with np.errstate(all="ignore"), small_lapack(ks):
+        lu = lu_factor(As, overwrite_a=True, check_finite=False)
+    del As
+    diag_r = Wn[rest] * kdF[rest] + gam
+    wsum = float(Wn.sum()) + 1e-12
+    t = np.empty(nf)
+
+    def amul(x):
+        x = np.ravel(x)
+        xf = np.ascontiguousarray(x[:nf])
+        _kff_matvec(Xt, m, F, xf, t)
+        out = np.empty(kf)
+        out[:nf] = Wn * t + gam * xf
+        if icpt:
+            out[:nf] += Wn * x[nf]
+            out[nf] = float(Wn @ t) + wsum * x[nf]
+        return out
+
+    def prec(v):
+        v = np.ravel(v)
+        vs = np.empty(ks)
+        vs[:cap] = v[pos]
+        if icpt:
+            vs[cap] = v[nf]
+        with np.errstate(all="ignore"):
+            xs = lu_solve(lu, vs, check_finite=False)
+        out = np.empty(kf)
+        out[pos] = xs[:cap]
+        out[:nf][rest] = v[:nf][rest] / diag_r
+        if icpt:
+            out[nf] = xs[cap]
+        return out
+
+    rhs = np.empty(kf)
+    ur = u[F]
+    rhs[:nf] = res[F] - Wn * ur
+    if icpt:
+        rhs[nf] = res_b - float(Wn @ ur)
+    op = LinearOperator((kf, kf), matvec=amul, dtype=np.float64)
+    pre = LinearOperator((kf, kf), matvec=prec, dtype=np.float64)
+    kw = dict(x0=prec(rhs), atol=0.0, restart=_GMRES_RESTART, maxiter=_GMRES_CYCLES, M=pre)
+    with np.errstate(all="ignore"):
+        try:
+            sol, _ = gmres(op, rhs, rtol=1e-10, **kw)
+        except TypeError:  # scipy < 1.12 names the relative tolerance tol
+            sol, _ = gmres(op, rhs, tol=1e-10, **kw)
+    return sol
+
+
+def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
     """Damped Newton steps on the primal from ``(b, beta)`` (``Kb = K beta``), each solved on
     the observations of non-negligible loss curvature only.
 
@@ -278,14 +383,24 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     eliminated directly; so are those whose curvature term ``w_i V''(z_i) K_ii / n`` is below
     ``1e-12 gamma`` (the far right tail of the loss), which leaves a positive semidefinite
     approximation of the Hessian and hence a descent direction. The remaining ``|F| + 1``
-    equations are solved densely (one ``(|F|+1)^2`` array), so a step costs three products with ``K``
-    plus ``O(|F|^3)``.
-    Step halving keeps the objective from rising; convergence is judged on the exact KKT
-    residual. Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
+    equations are solved by a dense LU when ``|F| <= cap`` (default 512), and otherwise by
+    :func:`_solve_capped` (preconditioned GMRES, no ``|F| x |F|`` array), so a step costs one
+    product with ``K`` (for the KKT residual; the others are read from it and from the ``|F|``
+    columns, O(n |F|)) plus ``O(cap^3 + 20 |F|^2)``. Step halving keeps the objective from
+    rising; convergence is judged on the exact KKT residual. Products with ``K`` run in one numba
+    thread (a threaded BLAS product spins on busy cores).
+    Returns ``(b, beta, Kb, steps, converged, objective, kkt)``."""
     from scipy.linalg import lu_factor, lu_solve
 
     n = pk.n
     w, icpt, Xt, m = pk.w, pk.intercept, pk.Xt, pk.m
+    cap = _NEWTON_CAP if cap is None else int(cap)
+
+    def matvec(v):  # K v in one numba thread (a threaded BLAS product spins on busy cores)
+        out = np.empty(n)
+        _kmatvec(Xt, m, np.ascontiguousarray(v), out)
+        return out
+
     r = np.empty(n)
     W = np.empty(n)
     r2 = np.empty(n)
@@ -297,28 +412,39 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps):
     for it in range(max_steps + 1):
         res = r / n - gam * beta
         res_b = r.sum() / n if icpt else 0.0
-        kk = max(float(np.abs(pk.matvec(res)).max()), abs(res_b))
+        Kres = matvec(res)
+        kk = max(float(np.abs(Kres).max()), abs(res_b))
         if kk <= thr or it == max_steps:
             return b, beta, Kb, it, kk <= thr, obj, kk
-        F = np.flatnonzero(W * kd > _DROP * gam * n)
+        cur = W * kd
+        F = np.flatnonzero(cur > _DROP * gam * n)
         Wn = W[F] / n
         d = res / gam
         d[F] = 0.0
-        u = pk.matvec(d)
+        # u = K d with d zero on F: (K res - K[:, F] res_F) / gamma, O(n |F|) from K res
+        u = np.empty(n)
+        _kcols(Xt, m, F, np.ascontiguousarray(res[F]), u)
+        u = (Kres - u) / gam
         nf = F.size
         kf = nf + 1 if icpt else nf
-        A = np.empty((kf, kf), order="F")
-        rhs = np.empty(kf)
-        _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs)
+        if nf <= cap:
+            A = np.empty((kf, kf), order="F")
+            rhs = np.empty(kf)
+            _fill_reduced(Xt, m, F, Wn, gam, u, res, res_b, icpt, A, rhs, 0.0)
+            if kf:
+                with np.errstate(all="ignore"), small_lapack(kf):
+                    sol = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
+            del A
+        else:
+            sol = _solve_capped(Xt, m, F, Wn, cur[F], kd[F], gam, u, res, res_b, icpt, cap)
         if kf:
-            with np.errstate(all="ignore"), small_lapack(kf):
-                sol = lu_solve(lu_factor(A, overwrite_a=True, check_finite=False), rhs, check_finite=False)
             if not np.all(np.isfinite(sol)):
                 return b, beta, Kb, it, False, obj, kk
             d[F] = sol[:nf]
-        del A
         db = sol[nf] if icpt else 0.0
-        Kd = pk.matvec(d)
+        Kd = np.empty(n)
+        _kcols(Xt, m, F, np.ascontiguousarray(d[F]), Kd)  # K d = u + K[:, F] d_F
+        Kd += u
         t = 1.0
         for _ in range(50):
             nb = beta + t * d
@@ -345,6 +471,11 @@ _DROP = 1e-12
 _CD_ROUND = 50
 #: Newton steps per round
 _NEWTON_ROUND = 20
+#: most observations in one dense Newton factorisation (larger systems: preconditioned GMRES)
+_NEWTON_CAP = 512
+#: GMRES restart length and cycles for the larger Newton systems
+_GMRES_RESTART = 20
+_GMRES_CYCLES = 1
 
 
 def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace_len=0, rho_factor=RHO_FACTOR):
