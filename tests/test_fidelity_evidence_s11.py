@@ -21,7 +21,7 @@ def _csv(path):
 
 
 def _note(source, quantity, cell):
-    for src, q, pattern, text in fidelity.CAUSES:
+    for src, q, pattern, text, _kind in fidelity.CAUSES:
         if src == source and q == quantity and re.search(pattern, cell):
             return text
     raise AssertionError(f"no CAUSES entry for {source} {quantity} {cell}")
