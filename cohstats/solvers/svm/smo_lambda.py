@@ -1100,9 +1100,14 @@ def smo_lambda_lazy_chunk(
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
             vthr = max(tol, rho * bv)
             if nbk > 1:
-                nfr = _free_points(S, n_act, FR)
                 if block_class:
+                    # partners come from the class lists; nfr only says whether any point is free
                     _free_points_class(S, n_act, FRc, nfrc)
+                    nfr = 0
+                    for j in range(L):
+                        nfr += nfrc[j]
+                else:
+                    nfr = _free_points(S, n_act, FR)
             nl = _select_top(pv, n_act, kk, vthr, lst)
             counter[5] += 1
             counter[6] += nl
