@@ -13,7 +13,9 @@ features standardised with the training means and standard deviations.
   Pendigits (about 21 % test error with or without a constant feature, against 8 %).
 
 Compile time is measured separately (a warm-up fit on 60 rows); every time is the best of
-``--repeat`` runs (default 2, anchors too), ratios are ours / theirs measured in the same process. Usage::
+``--repeat`` runs (default 2, anchors too), ratios are ours / theirs measured in the same process
+(``--equal-error`` also reports medians and the median of the per-repetition paired ratios, see
+:func:`equal_error`). Usage::
 
     python benchmarks/bench_lamsvm.py [--quick]
     python benchmarks/bench_lamsvm.py --equal-error [--C 1 3 10 30 100] [--tol 5e-2] [--path]
@@ -84,6 +86,29 @@ def _load():
         return (float("nan"),) * 3
 
 
+def _timed_fit(fn, cpu):
+    """``(result, time, system CPU seconds)`` of one fit with the garbage collector off (collected
+    before), as ``timeit`` does: a collection triggered by an earlier fit's objects must not land
+    in the next method's time. The system time (page faults of fresh memory, mostly) is part of
+    the process's CPU time."""
+    import gc
+    import resource
+
+    clock = time.process_time if cpu else time.perf_counter
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        r0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        t = clock()
+        out = fn()
+        t = clock() - t
+        return out, t, resource.getrusage(resource.RUSAGE_SELF).ru_stime - r0
+    finally:
+        if was:
+            gc.enable()
+
+
 def equal_error(
     datasets=("pendigits", "satimage", "optdigits"),
     Cs=(1.0, 10.0, 100.0),
@@ -111,79 +136,131 @@ def equal_error(
     in units of the decision function; at libsvm's reported intercept each of its multipliers
     violates by at most ``tol`` (``tol / 2`` at the midpoint intercept).
 
-    Timings are interleaved: every repetition times SVC and lamsvm in turn for every setting;
-    the minimum over repetitions is kept. Returns ``(runs, best)``: every setting, and per data
-    set and ``tol`` three comparisons with libsvm at its lowest test error on the grid (ties:
-    smaller C): lamsvm at its own lowest error (``lam_C`` / ``tuned_ratio``), lamsvm at the
-    smallest ``C`` whose test error is at most libsvm's best plus ``err_slack`` percentage points
-    (``eq_C`` / ``equal_ratio``; NaN if none), and with ``path=True`` the whole grid (libsvm's
-    fits summed against one warm-started lamsvm path over ``Cs``, ``grid_ratio``). Times are
-    wall seconds, or CPU seconds with ``cpu=True``."""
+    Timing: before the timings of a data set, one untimed fit of each method (the same warm state
+    for both: libraries loaded, the process's first large allocation paid). Then ``repeat``
+    repetitions, each timing SVC and lamsvm in turn for every setting (SVC first in even
+    repetitions, lamsvm first in odd ones), every fit with the garbage collector off. lamsvm's
+    time is the whole call on the raw training matrix (front end: formula/array handling,
+    standardisation, gamma; the solver; building the result), SVC's the fit on inputs
+    standardised beforehand; ``lam_front`` is the median share of lamsvm's time spent outside
+    ``solve_lambda_svm`` (CPU or wall, as the timings), ``lam_sys`` the median share of system
+    CPU time in it (page faults of the fresh row cache, mostly).
+
+    Returns ``(runs, best)``. ``runs``: every setting, with the minimum (``svc_time``,
+    ``lam_time``, ``ratio`` = their quotient, as before) and the median (``svc_med``,
+    ``lam_med``) over the repetitions, and ``ratio_med``, the median over repetitions of the
+    paired ratio lamsvm / SVC of the same repetition. ``best``: per data set and ``tol`` three
+    comparisons with libsvm at its lowest test error on the grid (ties: smaller C): lamsvm at its
+    own lowest error (``lam_C`` / ``tuned_ratio``), lamsvm at the smallest ``C`` whose test error
+    is at most libsvm's best plus ``err_slack`` percentage points (``eq_C`` / ``equal_ratio``
+    from the minima, ``equal_med`` the median over repetitions of the paired ratio of the two
+    cells' times in the same repetition; NaN if none), and with ``path=True`` the whole grid
+    (libsvm's fits summed against one warm-started lamsvm path over ``Cs``, ``grid_ratio``).
+    Times are wall seconds, or CPU seconds with ``cpu=True``."""
     import pandas as pd
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from cohstats.models.lamsvm import default_margin, lamsvm, margin_scale
+    import cohstats.models.lamsvm as lm
 
     if scale not in ("libsvm", "box"):
         raise ValueError(f"scale must be 'libsvm' or 'box'; got {scale!r}")
+    clock = time.process_time if cpu else time.perf_counter
+    solve = lm.solve_lambda_svm
+    t_solve = []
+
+    def timed_solve(*a, **k):
+        t = clock()
+        res = solve(*a, **k)
+        t_solve.append(clock() - t)
+        return res
+
     rows = []
     grid = {}
-    for name in datasets:
-        Xtr, ytr, Xte, yte = _split(name)
-        K = len(np.unique(ytr))
-        m = default_margin(K) if margin is None else float(margin)
-        s = margin_scale(K, m) if scale == "libsvm" else 1.0
-        sc = StandardScaler().fit(Xtr)
-        Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)
-        cells = {}
-        for _ in range(max(1, repeat)):
-            for tol in tols:
-                for C in Cs:
-                    svc, t_svc = _timed(lambda: SVC(C=C, gamma="scale", tol=tol, cache_size=200).fit(Ztr, ytr), 1, cpu)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        fit, t_lam = _timed(lambda: lamsvm(Xtr, ytr, C=C * s, margin=m, tol=tol * s), 1, cpu)
-                    c = cells.get((tol, C))
-                    if c is None:
-                        c = cells[(tol, C)] = dict(svc=svc, fit=fit, t_svc=t_svc, t_lam=t_lam)
-                    c["t_svc"] = min(c["t_svc"], t_svc)
-                    c["t_lam"] = min(c["t_lam"], t_lam)
-                if path:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        _, t_path = _timed(
-                            lambda: lamsvm(Xtr, ytr, C=[C * s for C in Cs], margin=m, tol=tol * s), 1, cpu
-                        )
-                    grid[(name, tol)] = min(grid.get((name, tol), np.inf), t_path)
-        for (tol, C), c in cells.items():
-            fit = c["fit"]
-            st = fit.steps.iloc[-1]
-            e_svc = float(np.mean(c["svc"].predict(Zte) != yte))
-            e_lam = float(np.mean(fit.predict(Xte).to_numpy() != yte))
-            rows.append(
-                dict(
-                    data=name,
-                    tol=tol,
-                    C=C,
-                    svc_time=c["t_svc"],
-                    svc_err=100 * e_svc,
-                    lam_time=c["t_lam"],
-                    lam_err=100 * e_lam,
-                    ratio=c["t_lam"] / c["t_svc"],
-                    margin=m,
-                    lam_Cbox=C * s,
-                    lam_tolbox=tol * s,
-                    lam_iter=fit.n_iter,
-                    lam_rows=int(st["kernel_rows"]),
-                    lam_converged=fit.converged,
+    lm.solve_lambda_svm = timed_solve
+    try:
+        for name in datasets:
+            Xtr, ytr, Xte, yte = _split(name)
+            K = len(np.unique(ytr))
+            m = lm.default_margin(K) if margin is None else float(margin)
+            s = lm.margin_scale(K, m) if scale == "libsvm" else 1.0
+            sc = StandardScaler().fit(Xtr)
+            Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)
+
+            def fit_svc(C, tol):
+                return SVC(C=C, gamma="scale", tol=tol, cache_size=200).fit(Ztr, ytr)
+
+            def fit_lam(C, tol):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return lm.lamsvm(Xtr, ytr, C=C * s, margin=m, tol=tol * s)
+
+            # the same warm state for both before anything is timed
+            fit_svc(Cs[0], tols[0])
+            fit_lam(Cs[0], tols[0])
+            cells = {}
+            for r in range(max(1, repeat)):
+                for tol in tols:
+                    for C in Cs:
+                        c = cells.get((tol, C))
+                        if c is None:
+                            c = cells[(tol, C)] = dict(svc=None, fit=None, t_svc=[], t_lam=[], front=[], sys=[])
+                        order = ("svc", "lam") if r % 2 == 0 else ("lam", "svc")
+                        for who in order:
+                            if who == "svc":
+                                c["svc"], t, _ = _timed_fit(lambda: fit_svc(C, tol), cpu)
+                                c["t_svc"].append(t)
+                            else:
+                                del t_solve[:]
+                                c["fit"], t, t_sys = _timed_fit(lambda: fit_lam(C, tol), cpu)
+                                c["t_lam"].append(t)
+                                c["front"].append((t - sum(t_solve)) / t)
+                                c["sys"].append(t_sys / t)
+                    if path:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            _, t_path, _ = _timed_fit(
+                                lambda: lm.lamsvm(Xtr, ytr, C=[C * s for C in Cs], margin=m, tol=tol * s), cpu
+                            )
+                        grid[(name, tol)] = min(grid.get((name, tol), np.inf), t_path)
+            for (tol, C), c in cells.items():
+                fit = c["fit"]
+                st = fit.steps.iloc[-1]
+                e_svc = float(np.mean(c["svc"].predict(Zte) != yte))
+                e_lam = float(np.mean(fit.predict(Xte).to_numpy() != yte))
+                ts, tl = np.array(c["t_svc"]), np.array(c["t_lam"])
+                rows.append(
+                    dict(
+                        data=name,
+                        tol=tol,
+                        C=C,
+                        svc_time=ts.min(),
+                        svc_med=float(np.median(ts)),
+                        svc_err=100 * e_svc,
+                        lam_time=tl.min(),
+                        lam_med=float(np.median(tl)),
+                        lam_err=100 * e_lam,
+                        ratio=tl.min() / ts.min(),
+                        ratio_med=float(np.median(tl / ts)),
+                        lam_front=float(np.median(c["front"])),
+                        lam_sys=float(np.median(c["sys"])),
+                        margin=m,
+                        lam_Cbox=C * s,
+                        lam_tolbox=tol * s,
+                        lam_iter=fit.n_iter,
+                        lam_rows=int(st["kernel_rows"]),
+                        lam_converged=fit.converged,
+                        _ts=ts,
+                        _tl=tl,
+                    )
                 )
-            )
+    finally:
+        lm.solve_lambda_svm = solve
     d = pd.DataFrame(rows)
     best = []
     for (name, tol), g in d.groupby(["data", "tol"], sort=False):
         s_ = g.sort_values(["svc_err", "C"]).iloc[0]
-        lm = g.sort_values(["lam_err", "C"]).iloc[0]
+        lm_ = g.sort_values(["lam_err", "C"]).iloc[0]
         ok = g[g.lam_err <= s_.svc_err + err_slack + 1e-9].sort_values("C")
         eq = ok.iloc[0] if len(ok) else None
         row = dict(
@@ -192,18 +269,23 @@ def equal_error(
             svc_C=s_.C,
             svc_err=s_.svc_err,
             svc_time=s_.svc_time,
-            lam_C=lm.C,
-            lam_err=lm.lam_err,
-            lam_time=lm.lam_time,
-            tuned_ratio=lm.lam_time / s_.svc_time,
+            svc_med=s_.svc_med,
+            lam_C=lm_.C,
+            lam_err=lm_.lam_err,
+            lam_time=lm_.lam_time,
+            tuned_ratio=lm_.lam_time / s_.svc_time,
             eq_C=np.nan if eq is None else eq.C,
             eq_err=np.nan if eq is None else eq.lam_err,
+            eq_time=np.nan if eq is None else eq.lam_time,
+            eq_med=np.nan if eq is None else eq.lam_med,
+            eq_front=np.nan if eq is None else eq.lam_front,
             equal_ratio=np.nan if eq is None else eq.lam_time / s_.svc_time,
+            equal_med=np.nan if eq is None else float(np.median(eq._tl / s_._ts)),
         )
         if path:
             row["grid_ratio"] = grid[(name, tol)] / g.svc_time.sum()
         best.append(row)
-    return d, pd.DataFrame(best)
+    return d.drop(columns=["_ts", "_tl"]), pd.DataFrame(best)
 
 
 def defaults(datasets=("pendigits", "satimage", "optdigits"), repeat=3, cpu=False):
@@ -477,7 +559,7 @@ def main(argv=None):
             margin=args.margin,
         )
         print("load average after:", _load())
-        with pd.option_context("display.width", 160, "display.float_format", "{:.3f}".format):
+        with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format):
             print(allruns.to_string(index=False))
             print()
             print(best.to_string(index=False))

@@ -133,3 +133,68 @@ def test_fused_refresh_is_bitwise_the_row_by_row_refresh(block_class):
     assert np.array_equal(fused.dual, rows.dual)
     assert np.array_equal(fused.info["F"], rows.info["F"])
     assert fused.n_iter == rows.n_iter
+
+
+@pytest.mark.parametrize("code", ["rbf", "compact", "poly", "linear"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_rows_are_bitwise_symmetric(code, dtype):
+    """A block reads one triangle of its kernel from the cached rows and mirrors it: the rows
+    (float64, and float32 rounded from them) must satisfy ``K(x_i, x_t) == K(x_t, x_i)`` bit for
+    bit, which the norm expansion with the ``-2 x_k`` factor (exact) and the features summed in
+    order gives."""
+    from cohstats.solvers.svm.rows import gram_matrix
+
+    X, _ = _data(200, 3, seed=8, p=7)
+    k = make_kernel(code, X, gamma=0.3, degree=3, coef0=1.0)
+    K = gram_matrix(k.code, X, k.kpar, dtype=dtype)
+    assert np.array_equal(K, K.T)
+
+
+@pytest.mark.parametrize("f32", [False, True])
+def test_kept_block_kernel_is_bitwise_the_kernel_read_from_the_rows(f32):
+    """Blocks whose partners are reused take their kernel from the copy kept with the partners
+    (checked to happen): bitwise the same multipliers, decision values and visits as reading it from
+    the cached rows at every block visit; both reach the exact greedy optimum (dual to 1e-9
+    relative from the full kernel matrix, an independent KKT check)."""
+    L, N = 4, 1200
+    X, y = _data(N, L, seed=17)
+    k = make_kernel("rbf", X, gamma=0.5)
+    K = k(X)
+    margin, C = 30.0, 31.0
+    Cb = np.full(N, C)
+    kw = dict(tol=1e-7, eps=1e-9, block_start=0, cache_float32=f32)
+    kept = sl.solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, **kw)
+    read = sl.solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, block_keep=False, **kw)
+    assert kept.info["block_kept"] > 0.2 * kept.info["n_blocks"] > 0
+    assert read.info["block_kept"] == 0 and read.info["n_blocks"] == kept.info["n_blocks"]
+    assert np.array_equal(kept.dual, read.dual)
+    assert np.array_equal(kept.info["F"], read.info["F"])
+    assert kept.n_iter == read.n_iter and kept.info["n_steps"] == read.info["n_steps"]
+    if not f32:
+        greedy = sl.solve_lambda_svm(
+            X, y, L, margin, Cb, k.code, k.kpar, n_select=1, shrinking=False, tol=1e-7, eps=1e-9, cache_float32=False
+        )
+        assert kept.converged and _kkt(K, y, L, margin, kept.dual, C, 1e-9) < 1e-6
+        assert _dual(K, y, L, margin, kept.dual) == pytest.approx(_dual(K, y, L, margin, greedy.dual), rel=1e-9)
+
+
+def test_dual_never_decreases_with_kept_block_kernels():
+    """Runs stopped after 1, 2, 4, ... visits of a run whose blocks reuse their kept kernel (checked):
+    the dual recomputed from the full kernel matrix never decreases."""
+    L, N = 3, 600
+    X, y = _data(N, L, seed=29)
+    k = make_kernel("rbf", X, gamma=0.7)
+    K = k(X)
+    margin = 20.0
+    Cb = np.full(N, 25.0)
+    kw = dict(tol=1e-6, cache_float32=False, block_start=0)
+    full = sl.solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, **kw)
+    assert full.converged and full.info["block_kept"] > 0
+    budgets = np.unique(np.r_[np.geomspace(1, full.n_iter, 25).astype(int), full.n_iter - 1])
+    duals = [
+        _dual(K, y, L, margin, sl.solve_lambda_svm(X, y, L, margin, Cb, k.code, k.kpar, max_iter=int(b), **kw).dual)
+        for b in budgets
+    ]
+    W_full = _dual(K, y, L, margin, full.dual)
+    d = np.diff(np.r_[0.0, duals, W_full])
+    assert np.all(d >= -1e-9 * abs(W_full)), d.min()

@@ -652,6 +652,26 @@ def _free_points_class(S, n_act, FRc, nfrc):
         nfrc[j] = m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _flat_max(V, n):
+    """``max(0, V[0], ..., V[n - 1])`` with four running maxima (exact: a maximum does not round)."""
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    m3 = 0.0
+    e = 0
+    while e + 4 <= n:
+        m0 = max(m0, V[e])
+        m1 = max(m1, V[e + 1])
+        m2 = max(m2, V[e + 2])
+        m3 = max(m3, V[e + 3])
+        e += 4
+    while e < n:
+        m0 = max(m0, V[e])
+        e += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
 @njit(cache=True, nogil=True)
 def _block_visit(
     st,
@@ -679,6 +699,14 @@ def _block_visit(
     slots,
     idx,
     fuse,
+    PK,
+    Sl,
+    Al,
+    Vl,
+    yl,
+    Cl,
+    Gl,
+    keep=True,
 ):
     """Point ``i`` and its most correlated partners, optimised together (a block visit).
 
@@ -695,10 +723,17 @@ def _block_visit(
     constraint). ``Fi`` holds ``i``'s centred decision values. The partners of position ``i`` are
     kept in ``PC[i]`` (their number in ``PC[i, 0]``) and reused while ``PCs[i] == stamp`` (the
     caller changes ``stamp`` when positions move and, to follow the free set, every ``N`` visits).
-    Partners need ``|K(x_i, x_q)| >= kmin0``. With ``fuse`` and a cache holding the whole block, the
-    refresh adds up to four rows per pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass
-    per row); ``slots`` and ``idx`` are scratch. Returns the number of moved points (each one
-    kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
+    Partners need ``|K(x_i, x_q)| >= kmin0``. The off-diagonal kernel entries among the block are
+    kept with the partners, ``PK[i, a, b] = K(x_P[a], x_P[b])`` (``PK`` has the cached rows'
+    dtype, so the entries are bitwise the rows' values), so that a block whose partners are reused
+    reads neither the rows nor scattered entries of them (``keep=False``: read again every time);
+    a new block reads its kernel from the rows of its first ``|block| - 1`` points, one triangle,
+    mirrored (the kernel rows are bitwise symmetric; ``counter[11]`` counts the blocks whose
+    kernel was kept). With ``fuse`` and a cache holding the whole block, the refresh adds up to four rows
+    per pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass per row); ``slots``, ``idx``
+    and ``Sl``, ``Al``, ``Vl``, ``yl``, ``Cl``, ``Gl`` (the block's status bits, multipliers,
+    violations, labels, bounds and curvatures) are scratch. Returns the number of moved points (each
+    one kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
     alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
     perm = kr.perm
     L = Ft.shape[0]
@@ -706,16 +741,20 @@ def _block_visit(
     P[0] = i
     c = nbk - 1
     m = 0
-    if PCs[i] == stamp and PC[i, 0] <= c:
+    reuse = PCs[i] == stamp and PC[i, 0] <= c
+    if reuse:
         m = PC[i, 0]
         for t in range(m):
             P[t + 1] = PC[i, t + 1]
         c = 0  # no scan
     else:
         PCs[i] = stamp
-    r0 = get_row(kr, perm[i])
     # the nbk - 1 largest |K(x_i, x_q)| over the free points (a short sorted buffer)
     kmin = -1.0
+    if c > 0 and nfr > 0:
+        r0 = get_row(kr, perm[i])
+    else:
+        r0 = kr.rows[0]  # not read
     for k in range(nfr if c > 0 else 0):
         q = FR[k]
         a = abs(r0[q])
@@ -750,37 +789,65 @@ def _block_visit(
         for j in range(L):
             Fl[a, j] = Ft[j, q] - fm
             D[a, j] = 0.0
-    # the block's kernel, one row at a time (rows are fetched again for the refresh: with a
-    # cache smaller than the block they are recomputed, bitwise the same)
+    # the block's kernel: kept with reused partners; otherwise one triangle from the rows of the
+    # first nb - 1 points, mirrored (rows are fetched again for the refresh: with a cache smaller
+    # than the block they are recomputed, bitwise the same)
+    if reuse and keep:
+        counter[11] += 1
+        PKi = PK[i]
+        for a in range(nb):
+            for b in range(a + 1, nb):
+                v = PKi[a, b]
+                Kl[a, b] = v
+                Kl[b, a] = v
+    else:
+        for a in range(nb - 1):
+            ra = get_row(kr, perm[P[a]])
+            for b in range(a + 1, nb):
+                v = ra[P[b]]
+                Kl[a, b] = v
+                Kl[b, a] = v
+                PK[i, a, b] = v
     for a in range(nb):
-        ra = get_row(kr, perm[P[a]])
-        for b in range(nb):
-            Kl[a, b] = ra[P[b]]
         Kl[a, a] = Kdiag[P[a]]
+    # the block's multipliers, status bits, bounds and curvatures copied next to its decision
+    # values (the steps then touch only these and write the multipliers through), and the
+    # violations of its multipliers, kept in Vl (flat, point-major) after every step
+    n = nb * L
+    Ff = Fl.reshape(Fl.size)
+    Sf = Sl.reshape(Sl.size)
+    for a in range(nb):
+        q = P[a]
+        yl[a] = y[q]
+        Cl[a] = Cb[q]
+        Gl[a] = Kdiag[q] * (1.0 - inv_L)
+        for j in range(L):
+            Sl[a, j] = S[j, q]
+            Al[a, j] = alpha[q, j]
+    for e in range(n):
+        Vl[e] = _viol_s(Ff[e], Sf[e], margin)
     ns = 0
     stalled[0] = -1
     max_in = 8 * nb
     while ns < max_in:
-        ab = -1
-        jb = -1
-        vb = 0.0
-        for a in range(nb):
-            q = P[a]
-            for j in range(L):
-                v = _viol_s(Fl[a, j], S[j, q], margin)
-                if v > vb:
-                    vb = v
-                    ab = a
-                    jb = j
-        if ab < 0 or (ns > 0 and vb < thr_in):
+        # the largest violation of the block and its first (point, class) in point-major order:
+        # the multiplier a scan with ``v > vb`` would pick (a maximum of four running maxima, then
+        # the first entry equal to it; the violations are never NaN)
+        vb = _flat_max(Vl, n)
+        if not vb > 0.0 or (ns > 0 and vb < thr_in):
             break
+        e = 0
+        while Vl[e] != vb:
+            e += 1
+        ab = e // L
+        jb = e - ab * L
         q = P[ab]
-        yi = y[q]
-        Ci = Cb[q]
-        G = Kdiag[q] * (1.0 - inv_L)
+        yi = yl[ab]
+        Ci = Cl[ab]
+        G = Gl[ab]
         ysgn = 1.0 if yi == jb else -1.0
         V = ysgn * Fl[ab, jb] - (margin if yi == jb else 1.0)
-        a0 = alpha[q, jb]
+        a0 = Al[ab, jb]
         if G > 1e-12:
             an = a0 - V / G
         else:
@@ -794,18 +861,24 @@ def _block_visit(
             if ns == 0:
                 stalled[0] = ab
             break
+        Al[ab, jb] = an
         alpha[q, jb] = an
-        S[jb, q] = _status(an, yi == jb, Ci, eps)
+        sn = _status(an, yi == jb, Ci, eps)
+        S[jb, q] = sn
+        Sl[ab, jb] = sn
         db = d * ysgn
         D[ab, jb] += db
         counter[1] += 1
         ns += 1
+        # F_l += K_l[:, ab] db, centred: (F - kb / L) + kb in the moved class, as before
         for b in range(nb):
             kb = Kl[b, ab] * db
             sh = kb * inv_L
             for jj in range(L):
-                Fl[b, jj] -= sh
-            Fl[b, jb] += kb
+                f = Fl[b, jj] - sh
+                Fl[b, jj] = f + kb if jj == jb else f
+        for e in range(n):
+            Vl[e] = _viol_s(Ff[e], Sf[e], margin)
     nm = 0
     if kr.rows.shape[0] <= nb or not fuse:
         for a in range(nb):
@@ -897,6 +970,7 @@ def smo_lambda_lazy_chunk(
     block_kmin=0.0,
     block_class=True,
     block_fuse=True,
+    block_keep=True,
 ):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
@@ -962,6 +1036,14 @@ def smo_lambda_lazy_chunk(
     # for at most N visits (the free set changes slowly)
     PC = np.zeros((N if nbk > 1 else 1, nbk), dtype=np.int64)
     PCs = np.full(N if nbk > 1 else 1, -1, dtype=np.int64)
+    # the kernel among each position's block, kept with its partners (the rows' dtype: bitwise)
+    PK = np.zeros((N if nbk > 1 else 1, nbk, nbk), dtype=kr.rows.dtype)
+    Sl = np.zeros((nbk, L), dtype=np.uint8)
+    Al = np.zeros((nbk, L))
+    Vl = np.zeros(nbk * L)
+    yl = np.zeros(nbk, dtype=np.int64)
+    Cl = np.zeros(nbk)
+    Gl = np.zeros(nbk)
     while True:
         n_act = sstate[0]
         if pos >= nl and nw > 0 and steps < max_steps:
@@ -1018,9 +1100,14 @@ def smo_lambda_lazy_chunk(
             kk = max(1, min(k_sel, n_act // 8)) if n_act >= 512 else 1
             vthr = max(tol, rho * bv)
             if nbk > 1:
-                nfr = _free_points(S, n_act, FR)
                 if block_class:
+                    # partners come from the class lists; nfr only says whether any point is free
                     _free_points_class(S, n_act, FRc, nfrc)
+                    nfr = 0
+                    for j in range(L):
+                        nfr += nfrc[j]
+                else:
+                    nfr = _free_points(S, n_act, FR)
             nl = _select_top(pv, n_act, kk, vthr, lst)
             counter[5] += 1
             counter[6] += nl
@@ -1102,6 +1189,14 @@ def smo_lambda_lazy_chunk(
                 slots,
                 idx,
                 block_fuse,
+                PK,
+                Sl,
+                Al,
+                Vl,
+                yl,
+                Cl,
+                Gl,
+                block_keep,
             )
             if nm == 0:
                 if stalled[0] >= 0:
@@ -1269,7 +1364,7 @@ class LambdaState(NamedTuple):
     ``pv`` (N,) per-point maximal violation; ``y``, ``Cb``, ``Kdiag`` the labels, box bounds and
     kernel diagonal; ``counter`` = [visits, single-variable steps, shrink events, rebuilds,
     refresh work, exact passes, listed points, points recomputed by the passes, watch passes,
-    block visits, points in the blocks];
+    block visits, points in the blocks, block visits whose kernel was kept with the partners];
     ``pos_of`` the position of each original index;
     ``ev_bound[e]`` the first position shrunk at event ``e`` (the points shrunk at event ``e``
     occupy ``ev_bound[e] .. ev_bound[e - 1] - 1``, ``N`` for ``e = 0``); ``snap[e]`` the
@@ -1323,6 +1418,7 @@ def solve_lambda_svm(
     block_kmin=0.0,
     block_class=True,
     block_fuse=True,
+    block_keep=True,
 ):
     """Solve the λ-SVM dual by SMO. Arrays in, arrays out.
 
@@ -1385,6 +1481,9 @@ def solve_lambda_svm(
     block_kmin : partners need ``|K(x_i, x_q)| >= block_kmin`` (default 0).
     block_fuse : a block's refresh adds up to four rows per pass over ``F_j`` (the same rounding
         as one pass per row) when the row cache holds the whole block (default True).
+    block_keep : the kernel among a block's points is kept with its partner list and reused with
+        it (default True; False: read from the cached rows at every block visit, bitwise the same
+        values and results).
 
     Returns
     -------
@@ -1399,7 +1498,8 @@ def solve_lambda_svm(
         of the refreshed length; lazy path only), ``n_fold`` and ``n_listed`` (full exact passes of
         the lazy loop and points listed by all passes), ``n_watch`` (passes over the watched
         points only), ``pass_work`` (points recomputed by both kinds of pass), ``n_blocks`` and
-        ``block_points`` (block visits and the points they held) and ``time``.
+        ``block_points`` (block visits and the points they held), ``block_kept`` (block visits
+        that reused the kernel kept with their partners) and ``time``.
 
     Examples
     --------
@@ -1445,7 +1545,7 @@ def solve_lambda_svm(
     S = _init_status(alpha, y, Cb, eps)
     pv = kkt_violations(Ft, alpha, y, margin, Cb, eps).max(axis=1) if N else np.zeros(0)
     pv = np.ascontiguousarray(pv)
-    counter = np.zeros(11, dtype=np.int64)
+    counter = np.zeros(12, dtype=np.int64)
     # position-ordered copies (the solver permutes points when shrinking)
     yp, Cp, Kp = y.copy(), Cb.copy(), Kdiag.copy()
     perm = kr.perm  # position -> original index, shared with the row cache
@@ -1510,6 +1610,7 @@ def solve_lambda_svm(
                 float(block_kmin),
                 bool(block_class),
                 bool(block_fuse),
+                bool(block_keep),
             )
         if st == 1:
             status = "converged"
@@ -1548,6 +1649,7 @@ def solve_lambda_svm(
         "n_watch": int(counter[8]),
         "n_blocks": int(counter[9]),
         "block_points": int(counter[10]),
+        "block_kept": int(counter[11]),
         "time": time.perf_counter() - t0,
     }
     return SolverResult(
