@@ -36,13 +36,23 @@ def test_dc_subproblem_matches_primal_qp():
         wv, b, xi = v[:2], v[2], v[3:]
         return 0.5 * wv @ wv + C @ xi + np.sum(d * y * (X @ wv + b))
 
-    cons = [
-        {"type": "ineq", "fun": lambda v: y * (X @ v[:2] + v[2]) - 1 + v[3:]},
-        {"type": "ineq", "fun": lambda v: v[3:]},
-    ]
+    def grad(v):
+        return np.concatenate([v[:2] + (d * y) @ X, [np.sum(d * y)], C])
+
+    # y (X w + b) + xi >= 1 and xi >= 0 as A v >= lb, with its exact Jacobian: without
+    # Jacobians SLSQP's finite differences stop short of the optimum with some BLAS builds
+    A = np.zeros((2 * n, n + 3))
+    A[:n, :2] = y[:, None] * X
+    A[:n, 2] = y
+    A[:n, 3:] = np.eye(n)
+    A[n:, 3:] = np.eye(n)
+    lb = np.concatenate([np.ones(n), np.zeros(n)])
+    cons = [{"type": "ineq", "fun": lambda v: A @ v - lb, "jac": lambda v: A}]
     v0 = np.concatenate([np.zeros(3), np.ones(n) * 2])
-    q = minimize(primal, v0, constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 2000})
-    assert q.success
+    q = minimize(primal, v0, jac=grad, constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 2000})
+    # SLSQP may end with "positive directional derivative" at the optimum (status 8); the
+    # reference is judged by feasibility here and by the agreement below
+    assert q.status in (0, 8) and np.all(A @ q.x - lb >= -1e-9)
     xi = np.maximum(0, 1 - y * (X @ w + r.intercept))
     ours = 0.5 * w @ w + C @ xi + np.sum(d * y * (X @ w + r.intercept))
     assert ours == pytest.approx(q.fun, abs=1e-7)

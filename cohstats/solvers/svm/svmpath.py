@@ -563,9 +563,10 @@ def _check_grid(grid) -> np.ndarray:
 
 
 MIN_N_THREADS = 400
-SHRINK_FIRST = 30  # shrinking schedule of the warm-started grid solves (see pi_grid_smo)
-SHRINK_EVERY = 100
-ACTIVE_MARGIN = 0.3  # warm grid solves start with the bounded multipliers beyond this margin shrunk
+SHRINK_FIRST = 10  # shrinking schedule of the warm-started grid solves (see pi_grid_smo)
+SHRINK_EVERY = 30
+ACTIVE_MARGIN = 0.1  # warm grid solves start with the bounded multipliers beyond this KKT slack shrunk
+SECANT_RATIO = 0.9  # secant starts while the shrinking box keeps at least this ratio per grid step
 
 
 def _n_threads(n_jobs, n: int = MIN_N_THREADS) -> int:
@@ -889,6 +890,69 @@ def _apply_moves(kr, y, pos, a_old, a, C, G, gbp, gbn, moved):
 
 
 @njit(cache=True, nogil=True)
+def _clip_start(kr, y, pos, a, G, gbp, gbn, C, Cn, rp, rn):
+    """The neighbour's solution (box ``C``) clipped to the box ``Cn`` in place, gradient and
+    class-split bound parts kept current: the class whose box shrinks keeps its multipliers
+    at the upper bound there (all scaled by the same ratio ``r``, so the gradient moves by
+    ``(r - 1)`` times that class's bound part), its free multipliers above the new bound are
+    clipped (by their rows); the other class's bounded multipliers become free (its bound
+    part is 0)."""
+    n = y.shape[0]
+    shrink_pos = rp < 1.0
+    r = rp if shrink_pos else rn
+    gs = gbp if shrink_pos else gbn
+    go = gbn if shrink_pos else gbp
+    for k in range(n):
+        G[k] += (r - 1.0) * gs[k]
+        gs[k] *= r
+        go[k] = 0.0
+    for i in range(n):
+        if pos[i] == shrink_pos and a[i] > 0.0:
+            if a[i] >= C[i]:
+                a[i] = Cn[i]
+            elif a[i] > Cn[i]:
+                Ki = get_row(kr, i)
+                da = (Cn[i] - a[i]) * y[i]
+                ca = Cn[i] * y[i]
+                for k in range(n):
+                    G[k] += y[k] * da * Ki[k]
+                    gs[k] += y[k] * ca * Ki[k]
+                a[i] = Cn[i]
+
+
+@njit(cache=True, nogil=True)
+def _secant_start(kr, y, pos, a, G, gbp, gbn, C, Cn, a_pp, G_pp, C_pp, t, rp, rn):
+    """The secant start ``a + t (a - a_pp)`` (``t`` the ratio of the grid steps) clipped to
+    the box ``Cn``, in place, with the gradient ``G + t (G - G_pp)`` (exact: ``G`` is linear in
+    ``a``) and the class-split bound parts kept current. Between events of the solution path
+    the multipliers are linear in pi, so this is the next solution there; it keeps
+    ``sum_i y_i a_i = 0`` up to the clipped multipliers (whose rows correct the gradient)."""
+    n = y.shape[0]
+    for k in range(n):
+        G[k] += t * (G[k] - G_pp[k])
+        gbp[k] *= rp  # multipliers at the upper bound follow it (the box is linear in pi)
+        gbn[k] *= rn
+    for i in range(n):
+        ai = a[i]
+        was_up = ai > 0.0 and ai >= C[i]
+        if was_up and a_pp[i] > 0.0 and a_pp[i] >= C_pp[i]:
+            v = Cn[i]  # on the bound at both earlier grid values: on the new bound
+        else:
+            v = ai + t * (ai - a_pp[i])
+        vc = min(max(v, 0.0), Cn[i])
+        now_up = vc > 0.0 and vc >= Cn[i]
+        a[i] = vc
+        dz = (vc - v) * y[i]
+        c = ((Cn[i] if now_up else 0.0) - (Cn[i] if was_up else 0.0)) * y[i]
+        if dz != 0.0 or c != 0.0:
+            Ki = get_row(kr, i)
+            gb = gbp if pos[i] else gbn
+            for k in range(n):
+                G[k] += y[k] * dz * Ki[k]
+                gb[k] += y[k] * c * Ki[k]
+
+
+@njit(cache=True, nogil=True)
 def _grid_chain(
     kr,
     y,
@@ -905,23 +969,26 @@ def _grid_chain(
     shrink_every,
     carry,
     margin,
+    secant_ratio,
     A,
     A0,
     obj,
     its,
     conv,
 ):
-    """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the previous solution (the
-    first from ``a0``, intercept ``b0``, the solution at ``pi0``) clipped to the new box (not
-    rescaled) and repaired (:func:`_repair_greedy`); results stored in row ``g`` of ``A``,
-    ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain.
+    """SMO at ``grid[g]`` for ``g`` in ``order``, each started from the solutions before it (the
+    first from ``a0``, intercept ``b0``, the solution at ``pi0``) and results stored in row
+    ``g`` of ``A``, ``A0``, ``obj``, ``its``, ``conv``. One compiled call per chain.
 
-    The gradient is carried from one grid value to the next instead of recomputed: the class
-    whose box shrinks keeps its multipliers at the upper bound there (all scaled by the same
-    ratio ``r``), so the gradient moves by ``(r - 1)`` times that class's part of the bound
-    gradient; the other class's bounded multipliers become free (that class's bound part is
-    0); only multipliers clipped from inside the box or moved by the repair need a kernel row.
-    With ``carry`` False (tight tolerances) the gradient is recomputed at every grid value.
+    The start: from the second grid value on, while the shrinking class's box shrinks by a
+    ratio of at least ``secant_ratio`` in the step, the secant through the two previous
+    solutions (:func:`_secant_start`); otherwise, and for the first step, the previous
+    solution clipped to the new box (:func:`_clip_start`). Then the equality is repaired
+    (:func:`_repair_greedy`). The gradient is carried from one grid value to the next
+    (kernel rows are read only for the multipliers clipped, changing bound or moved by the
+    repair); with ``carry`` False (tight tolerances) it is recomputed at every grid value.
+    SMO starts with the bounded multipliers whose KKT condition holds with slack ``margin`` or
+    more shrunk (:func:`smo_core_active`; its final check is over all variables).
     """
     n = y.shape[0]
     pos = y > 0
@@ -940,49 +1007,52 @@ def _grid_chain(
     active = np.empty(n, dtype=np.bool_)
     moved = np.empty(n, dtype=np.int64)
     Kd = kernel_diagonal(kr.code, kr.X, kr.kpar, kr.Kpre)
+    # the solution one grid value back (multipliers, gradient, box, intercept), for the secant
+    a_pp = np.empty(n)
+    G_pp = np.empty(n)
+    C_pp = np.empty(n)
+    a_k = np.empty(n)
+    G_k = np.empty(n)
+    b_pp = 0.0
+    pi_pp = 0.0
+    have_pp = False
     for g in order:
         pi = grid[g]
         rp = (1.0 - pi) / (1.0 - prev)
         rn = pi / prev
         for i in range(n):
             Cn[i] = w[i] * ((1.0 - pi) if pos[i] else pi) / nlam
-        # the shrinking class: bounded multipliers rescaled with the bound (gradient by the
-        # class's bound part), free ones above the new bound clipped (by their rows)
-        shrink_pos = rp < 1.0
-        r = rp if shrink_pos else rn
-        gs = gbp if shrink_pos else gbn
-        go = gbn if shrink_pos else gbp
-        for k in range(n):
-            G[k] += (r - 1.0) * gs[k]
-            gs[k] *= r
-            go[k] = 0.0
-        for i in range(n):
-            if pos[i] == shrink_pos and a[i] > 0.0:
-                if a[i] >= C[i]:
-                    a[i] = Cn[i]
-                elif a[i] > Cn[i]:
-                    Ki = get_row(kr, i)
-                    da = (Cn[i] - a[i]) * y[i]
-                    ca = Cn[i] * y[i]
-                    for k in range(n):
-                        G[k] += y[k] * da * Ki[k]
-                        gs[k] += y[k] * ca * Ki[k]
-                    a[i] = Cn[i]
+            a_k[i] = a[i]
+            G_k[i] = G[i]
+        b_k = b
+        if have_pp and min(rp, rn) >= secant_ratio:
+            t = (pi - prev) / (prev - pi_pp)
+            _secant_start(kr, y, pos, a, G, gbp, gbn, C, Cn, a_pp, G_pp, C_pp, t, rp, rn)
+            b = b + t * (b - b_pp)
+        else:
+            _clip_start(kr, y, pos, a, G, gbp, gbn, C, Cn, rp, rn)
         for i in range(n):
             a_in[i] = a[i]
             dist[i] = abs(G[i] + y[i] * b)
         _repair_greedy(a, Cn, pos, dist)
         _apply_moves(kr, y, pos, a_in, a, Cn, G, gbp, gbn, moved)
         for i in range(n):
+            a_pp[i] = a_k[i]
+            G_pp[i] = G_k[i]
+            C_pp[i] = C[i]
             C[i] = Cn[i]
+        b_pp = b_k
+        pi_pp = prev
+        have_pp = True
         if not carry:
             # tight tolerances: the carried gradient's rounding (a few ulps of |Q a| per grid
             # value) would be of the order of tol; start from the exact gradient instead
             G, gbp, gbn = _start_gradient(kr, y, p, lo, C, a)
-        # shrunk from the start: multipliers at a bound whose margin |y f - 1| (at the previous
-        # intercept) is ``margin`` or more; the final check over all variables stays
+        # shrunk from the start: multipliers at a bound whose KKT condition holds with slack
+        # ``margin`` or more (y f - 1 = G + y b at the start's intercept); violators stay active
         for i in range(n):
-            active[i] = (a[i] > 0.0 and a[i] < C[i]) or abs(G[i] + y[i] * b) < margin
+            s = G[i] + y[i] * b
+            active[i] = not ((a[i] <= 0.0 and s >= margin) or (a[i] >= C[i] and s <= -margin))
         a, G, gbp, gbn, b, it, cv, ob, _ = smo_core_active(
             kr, y, p, lo, C.copy(), a, G, gbp, gbn, tol, max_iter, True, shrink_first, shrink_every, active, Kd
         )
@@ -1008,20 +1078,31 @@ def pi_grid_smo(
     tol: float = 1e-3,
     cache_size: float = 200.0,
     n_jobs: int | None = None,
+    secant_ratio: float = SECANT_RATIO,
 ) -> SolverResult:
-    """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbour's solution.
+    """Weighted SVMs on the pi grid by SMO, each warm-started from its neighbours' solutions.
 
     An alternative to :func:`pi_path` for problems whose elbow is large (the exact path costs
     ``O(n |E|)`` per event): a cold SMO solve at the grid value nearest ``1/2``, then two
-    chains outwards (upwards and downwards; in two threads with ``n_jobs=2``). Each step
-    starts from the neighbour's multipliers clipped to the next box (the class whose box
-    shrinks is clipped, the other kept where it was), restores ``sum_i y_i a_i = 0`` moving
-    the free multipliers first (:func:`_repair_greedy`), carries the gradient over from the
-    neighbour (no pass over all kernel rows per grid value) and continues SMO to ``tol``
-    with the multipliers at a bound whose margin ``|y_i f_i - 1|`` is 0.3 or more shrunk from
-    the start, shrinking after 30 iterations and then every 100 (a warm start needs a few
-    hundred iterations, which libsvm's first shrink at 1 000 would leave scanning every
-    variable); every solve ends with libsvm's check over all variables.
+    chains outwards (upwards and downwards; in two threads with ``n_jobs=2``).
+
+    Each step starts where the path is heading. Between events the solution path of [WSL] is
+    linear in pi (multipliers, gradient and intercept; the box ``C_i(pi)`` is linear too), so
+    from the second step of a chain on the start is the secant through the two previous
+    solutions, ``a_k + t (a_k - a_{k-1})`` clipped to the new box, while the shrinking class's
+    box keeps at least ``secant_ratio`` of its size in the step (near the ends of the grid a
+    step crosses many events and the secant overshoots). Otherwise, and for the first step, the
+    start is the neighbour's multipliers clipped to the next box (the class whose box shrinks
+    is clipped, the other kept where it was). Either start is then made to satisfy
+    ``sum_i y_i a_i = 0`` by moving the free multipliers first (:func:`_repair_greedy`); the
+    gradient is carried over (the secant's is exact, ``G`` being linear in ``a``; kernel rows
+    are read only for multipliers that are clipped, change bound or are moved by the repair).
+    SMO then continues to ``tol`` with the bounded multipliers whose KKT condition holds with a
+    slack of 0.1 or more shrunk from the start, shrinking after 10 iterations and then every
+    30 (a warm start needs a few hundred iterations, which libsvm's first shrink at 1 000
+    would leave scanning every variable); every solve ends with libsvm's check over all
+    variables. ``secant_ratio=1`` gives the clipped start at every step, ``0`` the secant at
+    every step after the first.
     When the kernel matrix fits in ``cache_size`` it is computed once for all grid values,
     in float32 when ``tol >= 1e-3`` (as libsvm's kernel cache; the solves then solve the
     problem with the rounded kernel, relative error ``2^-24`` per entry, far below ``tol``).
@@ -1031,6 +1112,7 @@ def pi_grid_smo(
     Returns a :class:`~cohstats.solvers.result.SolverResult` in the scaled parametrisation of
     :func:`pi_path`, with ``n_iter`` the SMO iterations of all grid fits, ``converged`` whether
     every fit met ``tol`` and ``objective`` the C-SVM dual objective of each fit;
+    ``info["iterations"]`` the SMO iterations of each grid fit,
     ``info["mid"]`` is the index of the grid value nearest ``1/2`` (the cold start) and
     ``info["gradient"]`` the C-SVM dual gradient ``G = Q a - 1`` there (the training decision
     values are ``y (G + 1) + b``, in the solver's kernel arithmetic).
@@ -1097,6 +1179,7 @@ def pi_grid_smo(
             SHRINK_EVERY,
             f32,
             float(ACTIVE_MARGIN),
+            float(secant_ratio),
             A,
             A0,
             obj,
@@ -1108,4 +1191,5 @@ def pi_grid_smo(
     out = _path_result(grid, A, A0, nlam, 0, 0, 0, n_iter=its.sum(), converged=conv.all(), objective=obj)
     out.info["mid"] = mid
     out.info["gradient"] = G_mid
+    out.info["iterations"] = its
     return out
