@@ -1373,8 +1373,9 @@ def svm(
         ``pi="path"``, else ``"platt"``.
     path_method : how the weighted SVMs of the bracketing grid are obtained: ``"exact"`` (the
         exact pi path, [WSL] 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
-        ``"warm"`` (SMO at each grid value warm-started from its neighbour, accurate to
-        ``tol``) or ``"auto"`` (default: exact up to n = 300, warm above, where the warm grid is
+        ``"warm"`` (SMO at each grid value warm-started from its neighbours: the secant through
+        the two previous solutions, where the path is close to linear in pi, else the neighbour's
+        solution clipped to the new box; accurate to ``tol``) or ``"auto"`` (default: exact up to n = 300, warm above, where the warm grid is
         the faster of the two; the measurements are in the repository's ``benchmarks/README.md``).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
