@@ -85,6 +85,36 @@ def test_precomputed_rows_in_place_and_permuted_rows():
         n_cache_rows(10, 0.0)
 
 
+@pytest.mark.parametrize("gamma", [0.3, 40.0])
+def test_float32_gaussian_rows_are_the_float64_rows_rounded(gamma):
+    """The float32 cache computes Gaussian rows in one fused pass (rows.rbf_row32_into): bitwise the
+    float64 rows of kernel_row_into rounded once, in the original order and, after positions were
+    permuted, in position order -- also where the exponential underflows (gamma = 40: most entries
+    below float32's smallest normal or exactly 0) and for a duplicated point (distance exactly 0)."""
+    X = _X(1100, 5, seed=9)  # three blocks of 512 columns, the last one partial
+    X[7] = X[1000]
+    k = make_kernel("rbf", X, gamma=gamma)
+    G = gram_matrix(k.code, X, k.kpar)  # float64 rows of kernel_row_into
+    k32 = rows_provider(k.code, X, k.kpar, n_slots=3, dtype=np.float32)
+    for i in (0, 7, 511, 512, 1000, 1099):
+        r = get_row(k32, i)
+        assert r.dtype == np.float32
+        np.testing.assert_array_equal(r.view(np.int32), G[i].astype(np.float32).view(np.int32))
+    assert G[7, 1000] == 1.0 and get_row(k32, 7)[1000] == 1.0
+    if gamma > 1:
+        r = get_row(k32, 3)
+        assert np.mean(r == 0) > 0.5 and np.any((r > 0) & (r < np.finfo(np.float32).tiny))
+    # positions permuted (a random permutation as swaps): rows computed afterwards are gathered
+    rng = np.random.default_rng(2)
+    swa = rng.integers(0, 1100, 700)
+    swb = rng.integers(0, 1100, 700)
+    for a, b in zip(swa, swb):
+        k32.perm[a], k32.perm[b] = k32.perm[b], k32.perm[a]
+    permute_rows(k32, swa, swb, 700)
+    for i in (7, 40, 1000, 1099):  # a row cached before the swaps (permuted in place), rows computed after
+        np.testing.assert_array_equal(get_row(k32, i).view(np.int32), G[i, k32.perm].astype(np.float32).view(np.int32))
+
+
 @pytest.mark.parametrize("name,kw", KERNELS)
 def test_prediction_equals_training_decision_smo(name, kw):
     rng = np.random.default_rng(3)

@@ -7,7 +7,9 @@ time through a :class:`KernelRows` provider:
   distance, exactly 0 on the diagonal, vectorised exponential), the arithmetic that
   :func:`cohstats.kernels.kernel_cross` uses for prediction;
 * the cache keeps ``n_slots`` rows (float64, or float32 for the lambda-SVM's default
-  tolerance) and evicts the least recently used row; its size follows libsvm's ``cache_size``
+  tolerance: the float64 values rounded once; Gaussian rows are then computed and rounded in
+  one fused pass by :func:`cohstats.kernels.rbf_row32_into`, bitwise the same values) and evicts
+  the least recently used row; its size follows libsvm's ``cache_size``
   in megabytes (:func:`n_cache_rows`), so memory is ``O(n_slots n)``, never ``O(n^2)`` unless
   the cache is that large;
 * a precomputed kernel matrix (code ``-1``) can serve as a cache that holds every row
@@ -25,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, kernel_pair, kernel_row_into, sq_norms
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_RBF, kernel_pair, kernel_row_into, rbf_row32_into, sq_norms
 
 
 class KernelRows(NamedTuple):
@@ -194,6 +196,17 @@ def _miss(kr, i):
     row = kr.rows[s]
     if state[3] and row.itemsize == 8:
         fill_row(kr, i, row)  # float64 rows in the original order: computed in place
+    elif row.itemsize == 4 and kr.code == KERNEL_RBF:
+        # Gaussian float32 rows: rounded entry by entry as computed (bitwise the rounding of the
+        # float64 row), into the slot or, in position order, through float32 scratch
+        if state[3]:
+            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row, kr.work[0])
+        else:
+            e32 = kr.buf.view(np.float32)
+            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, e32, kr.work[0])
+            perm = kr.perm
+            for q in range(row.shape[0]):
+                row[q] = e32[perm[q]]
     else:
         e = kr.buf  # float32 rows are rounded once, from the float64 values
         fill_row(kr, i, e)
