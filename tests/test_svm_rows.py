@@ -115,6 +115,30 @@ def test_float32_gaussian_rows_are_the_float64_rows_rounded(gamma):
         np.testing.assert_array_equal(get_row(k32, i).view(np.int32), G[i, k32.perm].astype(np.float32).view(np.int32))
 
 
+@pytest.mark.parametrize("n_rows", [3, 11])
+def test_permute_rows_replays_the_swaps_in_order_on_every_cached_row(n_rows):
+    """permute_rows (four rows at a time, then the rest) against the swaps applied one by one with
+    numpy, on a cache of ``n_rows`` of 13 slots (empty slots untouched), with swaps that chain
+    (a position moved twice) and repeat."""
+    X = _X(300, 3, seed=5)
+    k = make_kernel("rbf", X, gamma=0.5)
+    kr = rows_provider(k.code, X, k.kpar, n_slots=13, dtype=np.float32)
+    for i in range(n_rows):
+        get_row(kr, 20 * i)
+    before = kr.rows.copy()
+    rng = np.random.default_rng(6)
+    swa = rng.integers(0, 300, 500)
+    swb = rng.integers(0, 300, 500)
+    swa[1], swb[1] = swb[0], 299  # the position just written is swapped again
+    permute_rows(kr, swa, swb, 450)  # only the first 450
+    want = before.copy()
+    for a, b in zip(swa[:450], swb[:450]):
+        want[:n_rows, [a, b]] = want[:n_rows, [b, a]]
+    np.testing.assert_array_equal(kr.rows[:n_rows], want[:n_rows])
+    np.testing.assert_array_equal(kr.rows[n_rows:].view(np.int32), before[n_rows:].view(np.int32))
+    assert not np.array_equal(want[:n_rows], before[:n_rows]) and kr.state[3] == 0
+
+
 @pytest.mark.parametrize("name,kw", KERNELS)
 def test_prediction_equals_training_decision_smo(name, kw):
     rng = np.random.default_rng(3)

@@ -249,20 +249,49 @@ def get_row(kr, i):
 @njit(cache=True, nogil=True)
 def permute_rows(kr, swa, swb, nsw):
     """Replay the position swaps ``(swa[k], swb[k])``, ``k < nsw``, on every cached row (O(swaps)
-    per row instead of a gather of n). The caller has applied the same swaps to ``kr.perm``."""
+    per row instead of a gather of n), in order. The caller has applied the same swaps to
+    ``kr.perm``. Four rows take each swap in turn (independent rows interleaved: the scattered
+    loads and stores of one row no longer wait for each other)."""
     if nsw > 0:
         kr.state[3] = 0
     rows = kr.rows
+    used = np.empty(rows.shape[0], dtype=np.int64)
+    m = 0
     for s in range(rows.shape[0]):
-        if kr.row_of[s] < 0:
-            continue
-        row = rows[s]
+        if kr.row_of[s] >= 0:
+            used[m] = s
+            m += 1
+    u = 0
+    while u + 4 <= m:
+        r0 = rows[used[u]]
+        r1 = rows[used[u + 1]]
+        r2 = rows[used[u + 2]]
+        r3 = rows[used[u + 3]]
+        for k in range(nsw):
+            a = swa[k]
+            b = swb[k]
+            t0 = r0[a]
+            r0[a] = r0[b]
+            r0[b] = t0
+            t1 = r1[a]
+            r1[a] = r1[b]
+            r1[b] = t1
+            t2 = r2[a]
+            r2[a] = r2[b]
+            r2[b] = t2
+            t3 = r3[a]
+            r3[a] = r3[b]
+            r3[b] = t3
+        u += 4
+    while u < m:
+        row = rows[used[u]]
         for k in range(nsw):
             a = swa[k]
             b = swb[k]
             t = row[a]
             row[a] = row[b]
             row[b] = t
+        u += 1
 
 
 @njit(cache=True, nogil=True)
