@@ -26,7 +26,9 @@ from cohstats._numba_cache import install as _install_numba_cache
 
 _install_numba_cache()  # before any jitted function is defined: hash-keyed numba cache
 
-from numba import njit, prange  # noqa: E402
+from llvmlite import ir as _ir  # noqa: E402
+from numba import njit, prange, types  # noqa: E402
+from numba.core.extending import intrinsic  # noqa: E402
 
 KERNEL_LINEAR = 0
 KERNEL_RBF = 1
@@ -398,6 +400,66 @@ def kernel_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
         for t in range(m):
             r = 1.0 - math.sqrt(d[t]) / kpar[3]
             out[t] = out[t] * r ** kpar[4] if r > 0.0 else 0.0
+
+
+@intrinsic
+def _f64_bits(typingctx, x):
+    """The bits of a float64 as an int64 (a bitcast, vectorisable)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _bits_f64(typingctx, n):
+    """The float64 whose bits are the int64 ``n`` (a bitcast, vectorisable)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+@njit(cache=True, nogil=True)
+def rbf_row32_into(x, xx, ZT, zz, gamma, diag, out, work):
+    """``out[t] = float32(K(x, z_t))`` for the Gaussian kernel ``exp(-gamma ||x - z_t||^2)``, a
+    float32 ``out``: bitwise the float32 rounding of the row of :func:`kernel_row_into` (code
+    ``KERNEL_RBF``, ``kpar[0] = gamma``), computed with the same operations entry by entry -- the
+    squared distances of :func:`_sqdist_block`, clipped at 0 (exactly 0 at column ``diag >= 0``),
+    and the exponential of :func:`exp_nonpos` -- fused in one pass per block of columns, without a
+    float64 row. ``work`` is float64 scratch of length at least ``m``."""
+    m = ZT.shape[1]
+    for lo in range(0, m, ROW_BLOCK):
+        hi = min(m, lo + ROW_BLOCK)
+        d = work[lo:hi]
+        _sqdist_block(d, x, xx, ZT, zz[lo:hi], lo, hi)
+        if lo <= diag < hi:
+            d[diag - lo] = 0.0
+        ob = out[lo:hi]
+        for t in range(hi - lo):
+            xt = -gamma * max(d[t], 0.0)
+            v = max(xt, -708.0)
+            kd = v * _LOG2E + _EXP_SHIFT
+            kf = kd - _EXP_SHIFT
+            r = (v - kf * _LN2_HI) - kf * _LN2_LO
+            p = 1.0 / 6227020800.0
+            p = p * r + 1.0 / 479001600.0
+            p = p * r + 1.0 / 39916800.0
+            p = p * r + 1.0 / 3628800.0
+            p = p * r + 1.0 / 362880.0
+            p = p * r + 1.0 / 40320.0
+            p = p * r + 1.0 / 5040.0
+            p = p * r + 1.0 / 720.0
+            p = p * r + 1.0 / 120.0
+            p = p * r + 1.0 / 24.0
+            p = p * r + 1.0 / 6.0
+            p = p * r + 0.5
+            p = p * r + 1.0
+            p = p * r + 1.0
+            e = p * _bits_f64(_f64_bits(kd) << 52)  # 2^n from the low bits of kd, as exp_nonpos
+            ob[t] = np.float32(e if xt > -708.0 else 0.0)
 
 
 @njit(cache=True, nogil=True)

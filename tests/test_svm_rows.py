@@ -85,6 +85,60 @@ def test_precomputed_rows_in_place_and_permuted_rows():
         n_cache_rows(10, 0.0)
 
 
+@pytest.mark.parametrize("gamma", [0.3, 40.0])
+def test_float32_gaussian_rows_are_the_float64_rows_rounded(gamma):
+    """The float32 cache computes Gaussian rows in one fused pass (rows.rbf_row32_into): bitwise the
+    float64 rows of kernel_row_into rounded once, in the original order and, after positions were
+    permuted, in position order -- also where the exponential underflows (gamma = 40: most entries
+    below float32's smallest normal or exactly 0) and for a duplicated point (distance exactly 0)."""
+    X = _X(1100, 5, seed=9)  # three blocks of 512 columns, the last one partial
+    X[7] = X[1000]
+    k = make_kernel("rbf", X, gamma=gamma)
+    G = gram_matrix(k.code, X, k.kpar)  # float64 rows of kernel_row_into
+    k32 = rows_provider(k.code, X, k.kpar, n_slots=3, dtype=np.float32)
+    for i in (0, 7, 511, 512, 1000, 1099):
+        r = get_row(k32, i)
+        assert r.dtype == np.float32
+        np.testing.assert_array_equal(r.view(np.int32), G[i].astype(np.float32).view(np.int32))
+    assert G[7, 1000] == 1.0 and get_row(k32, 7)[1000] == 1.0
+    if gamma > 1:
+        r = get_row(k32, 3)
+        assert np.mean(r == 0) > 0.5 and np.any((r > 0) & (r < np.finfo(np.float32).tiny))
+    # positions permuted (a random permutation as swaps): rows computed afterwards are gathered
+    rng = np.random.default_rng(2)
+    swa = rng.integers(0, 1100, 700)
+    swb = rng.integers(0, 1100, 700)
+    for a, b in zip(swa, swb):
+        k32.perm[a], k32.perm[b] = k32.perm[b], k32.perm[a]
+    permute_rows(k32, swa, swb, 700)
+    for i in (7, 40, 1000, 1099):  # a row cached before the swaps (permuted in place), rows computed after
+        np.testing.assert_array_equal(get_row(k32, i).view(np.int32), G[i, k32.perm].astype(np.float32).view(np.int32))
+
+
+@pytest.mark.parametrize("n_rows", [3, 11])
+def test_permute_rows_replays_the_swaps_in_order_on_every_cached_row(n_rows):
+    """permute_rows (four rows at a time, then the rest) against the swaps applied one by one with
+    numpy, on a cache of ``n_rows`` of 13 slots (empty slots untouched), with swaps that chain
+    (a position moved twice) and repeat."""
+    X = _X(300, 3, seed=5)
+    k = make_kernel("rbf", X, gamma=0.5)
+    kr = rows_provider(k.code, X, k.kpar, n_slots=13, dtype=np.float32)
+    for i in range(n_rows):
+        get_row(kr, 20 * i)
+    before = kr.rows.copy()
+    rng = np.random.default_rng(6)
+    swa = rng.integers(0, 300, 500)
+    swb = rng.integers(0, 300, 500)
+    swa[1], swb[1] = swb[0], 299  # the position just written is swapped again
+    permute_rows(kr, swa, swb, 450)  # only the first 450
+    want = before.copy()
+    for a, b in zip(swa[:450], swb[:450]):
+        want[:n_rows, [a, b]] = want[:n_rows, [b, a]]
+    np.testing.assert_array_equal(kr.rows[:n_rows], want[:n_rows])
+    np.testing.assert_array_equal(kr.rows[n_rows:].view(np.int32), before[n_rows:].view(np.int32))
+    assert not np.array_equal(want[:n_rows], before[:n_rows]) and kr.state[3] == 0
+
+
 @pytest.mark.parametrize("name,kw", KERNELS)
 def test_prediction_equals_training_decision_smo(name, kw):
     rng = np.random.default_rng(3)

@@ -7,7 +7,9 @@ time through a :class:`KernelRows` provider:
   distance, exactly 0 on the diagonal, vectorised exponential), the arithmetic that
   :func:`cohstats.kernels.kernel_cross` uses for prediction;
 * the cache keeps ``n_slots`` rows (float64, or float32 for the lambda-SVM's default
-  tolerance) and evicts the least recently used row; its size follows libsvm's ``cache_size``
+  tolerance: the float64 values rounded once; Gaussian rows are then computed and rounded in
+  one fused pass by :func:`cohstats.kernels.rbf_row32_into`, bitwise the same values) and evicts
+  the least recently used row; its size follows libsvm's ``cache_size``
   in megabytes (:func:`n_cache_rows`), so memory is ``O(n_slots n)``, never ``O(n^2)`` unless
   the cache is that large;
 * a precomputed kernel matrix (code ``-1``) can serve as a cache that holds every row
@@ -25,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.kernels import KERNEL_CALLABLE, kernel_pair, kernel_row_into, sq_norms
+from cohstats.kernels import KERNEL_CALLABLE, KERNEL_RBF, kernel_pair, kernel_row_into, rbf_row32_into, sq_norms
 
 
 class KernelRows(NamedTuple):
@@ -194,6 +196,17 @@ def _miss(kr, i):
     row = kr.rows[s]
     if state[3] and row.itemsize == 8:
         fill_row(kr, i, row)  # float64 rows in the original order: computed in place
+    elif row.itemsize == 4 and kr.code == KERNEL_RBF:
+        # Gaussian float32 rows: rounded entry by entry as computed (bitwise the rounding of the
+        # float64 row), into the slot or, in position order, through float32 scratch
+        if state[3]:
+            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row, kr.work[0])
+        else:
+            e32 = kr.buf.view(np.float32)
+            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, e32, kr.work[0])
+            perm = kr.perm
+            for q in range(row.shape[0]):
+                row[q] = e32[perm[q]]
     else:
         e = kr.buf  # float32 rows are rounded once, from the float64 values
         fill_row(kr, i, e)
@@ -236,20 +249,49 @@ def get_row(kr, i):
 @njit(cache=True, nogil=True)
 def permute_rows(kr, swa, swb, nsw):
     """Replay the position swaps ``(swa[k], swb[k])``, ``k < nsw``, on every cached row (O(swaps)
-    per row instead of a gather of n). The caller has applied the same swaps to ``kr.perm``."""
+    per row instead of a gather of n), in order. The caller has applied the same swaps to
+    ``kr.perm``. Four rows take each swap in turn (independent rows interleaved: the scattered
+    loads and stores of one row no longer wait for each other)."""
     if nsw > 0:
         kr.state[3] = 0
     rows = kr.rows
+    used = np.empty(rows.shape[0], dtype=np.int64)
+    m = 0
     for s in range(rows.shape[0]):
-        if kr.row_of[s] < 0:
-            continue
-        row = rows[s]
+        if kr.row_of[s] >= 0:
+            used[m] = s
+            m += 1
+    u = 0
+    while u + 4 <= m:
+        r0 = rows[used[u]]
+        r1 = rows[used[u + 1]]
+        r2 = rows[used[u + 2]]
+        r3 = rows[used[u + 3]]
+        for k in range(nsw):
+            a = swa[k]
+            b = swb[k]
+            t0 = r0[a]
+            r0[a] = r0[b]
+            r0[b] = t0
+            t1 = r1[a]
+            r1[a] = r1[b]
+            r1[b] = t1
+            t2 = r2[a]
+            r2[a] = r2[b]
+            r2[b] = t2
+            t3 = r3[a]
+            r3[a] = r3[b]
+            r3[b] = t3
+        u += 4
+    while u < m:
+        row = rows[used[u]]
         for k in range(nsw):
             a = swa[k]
             b = swb[k]
             t = row[a]
             row[a] = row[b]
             row[b] = t
+        u += 1
 
 
 @njit(cache=True, nogil=True)
