@@ -1375,8 +1375,9 @@ def svm(
         exact pi path, [WSL] 4.6; cost ``O(n |elbow|)`` per event, about ``1.6 n`` events),
         ``"warm"`` (SMO at each grid value warm-started from its neighbours: the secant through
         the two previous solutions, where the path is close to linear in pi, else the neighbour's
-        solution clipped to the new box; accurate to ``tol``) or ``"auto"`` (default: exact up to n = 300, warm above, where the warm grid is
-        the faster of the two; the measurements are in the repository's ``benchmarks/README.md``).
+        solution clipped to the new box; accurate to ``tol``) or ``"auto"`` (default: exact up
+        to n = 300, warm above, where the warm grid is the faster of the two; the measurements
+        are in the repository's ``benchmarks/README.md``).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
     kernel_approx : None (default: the exact kernel, by SMO) or ``"nystroem"`` / ``"rff"``: replace
