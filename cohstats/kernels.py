@@ -238,6 +238,32 @@ _LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * _LN2_HI is exac
 _LN2_LO = 1.90821492927058770002e-10
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _exp_reduced(v):
+    """``(p, kd)`` with ``exp(v) = p * 2^n`` for ``v >= -708``: ``n`` in the low bits of ``kd``
+    (``v log2(e)`` rounded by the shift constant), ``p = exp(r)`` by its degree-13 Taylor
+    polynomial on the reduced argument ``r = v - n ln 2`` (``|r| <= ln(2) / 2``). Inlined into
+    :func:`exp_nonpos` and :func:`rbf_row32_into`, so both compute the same operations."""
+    kd = v * _LOG2E + _EXP_SHIFT
+    kf = kd - _EXP_SHIFT
+    r = (v - kf * _LN2_HI) - kf * _LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    return p, kd
+
+
 @njit(cache=True, nogil=True)
 def exp_nonpos(out, x, kbuf):
     """``out[t] = exp(x[t])`` for ``x[t] <= 0``; ``kbuf`` is float64 scratch of the same length.
@@ -247,24 +273,7 @@ def exp_nonpos(out, x, kbuf):
     with numba 0.68: the reduction ``r`` became 0)."""
     n = x.shape[0]
     for t in range(n):
-        v = max(x[t], -708.0)
-        kd = v * _LOG2E + _EXP_SHIFT
-        kf = kd - _EXP_SHIFT
-        r = (v - kf * _LN2_HI) - kf * _LN2_LO
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
+        p, kd = _exp_reduced(max(x[t], -708.0))
         out[t] = p
         kbuf[t] = kd
     kb = kbuf.view(np.int64)
@@ -440,24 +449,7 @@ def rbf_row32_into(x, xx, ZT, zz, gamma, diag, out, work):
         ob = out[lo:hi]
         for t in range(hi - lo):
             xt = -gamma * max(d[t], 0.0)
-            v = max(xt, -708.0)
-            kd = v * _LOG2E + _EXP_SHIFT
-            kf = kd - _EXP_SHIFT
-            r = (v - kf * _LN2_HI) - kf * _LN2_LO
-            p = 1.0 / 6227020800.0
-            p = p * r + 1.0 / 479001600.0
-            p = p * r + 1.0 / 39916800.0
-            p = p * r + 1.0 / 3628800.0
-            p = p * r + 1.0 / 362880.0
-            p = p * r + 1.0 / 40320.0
-            p = p * r + 1.0 / 5040.0
-            p = p * r + 1.0 / 720.0
-            p = p * r + 1.0 / 120.0
-            p = p * r + 1.0 / 24.0
-            p = p * r + 1.0 / 6.0
-            p = p * r + 0.5
-            p = p * r + 1.0
-            p = p * r + 1.0
+            p, kd = _exp_reduced(max(xt, -708.0))
             e = p * _bits_f64(_f64_bits(kd) << 52)  # 2^n from the low bits of kd, as exp_nonpos
             ob[t] = np.float32(e if xt > -708.0 else 0.0)
 
