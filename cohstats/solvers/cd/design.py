@@ -27,7 +27,17 @@ from cohstats.losses.scalar import (
 from cohstats.solvers.cd.kkt import _resid_any
 from cohstats.solvers.cd.scalar import _wsq
 from cohstats.solvers.cd.solve import _null_fit
-from cohstats.solvers.cd.state import MODE_EXACT, MODE_IRLS, MODE_MM, Control, make_data, make_loss, make_penalty
+from cohstats.solvers.cd.state import (
+    MODE_EXACT,
+    MODE_IRLS,
+    MODE_MM,
+    Control,
+    kind_of,
+    make_data,
+    make_loss,
+    make_penalty,
+    upd_of,
+)
 
 _MODES = {"irls": MODE_IRLS, "mm": MODE_MM, "exact": MODE_EXACT}
 
@@ -235,9 +245,10 @@ def _lambda_max_std(data, loss, pen, mode, alpha, G=1):
     n = w.shape[0]
     group = loss.code == LOSS_MCOH or loss.code == LOSS_ALUM
     data = data._replace(sw=float(w.sum()))
-    ctl = Control(int(mode), 1e-16 if group else 1e-12, 100000)
-    ws = _null_fit(data, loss, pen, ctl, G)
-    _resid_any(data, loss, ws)
+    ctl = Control(1e-16 if group else 1e-12, 100000)
+    kind = kind_of(loss.code)
+    ws = _null_fit(kind, upd_of(mode), data, loss, pen, ctl, G)
+    _resid_any(kind, data, loss, ws)
     R = ws.R
     if G == 1:
         g = np.abs(Xt @ R[0]) / n

@@ -73,7 +73,16 @@ from cohstats.solvers.cd.multi import _check_T, _group_mode, grouped_output, _pr
 from cohstats.solvers.cd.path import path_info, run_path
 from cohstats.solvers.cd.scalar import _objective
 from cohstats.solvers.cd.solve import _null_fit
-from cohstats.solvers.cd.state import Control, PathSpec, Penalty, make_data, make_loss, make_penalty
+from cohstats.solvers.cd.state import (
+    Control,
+    PathSpec,
+    Penalty,
+    kind_of,
+    make_data,
+    make_loss,
+    make_penalty,
+    upd_of,
+)
 
 __all__ = [
     "cd_kernel_path",
@@ -592,7 +601,7 @@ def _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
     loss = make_loss(code, p1, p2)
     data = make_data(pk.Xt, y, w, pk.xv, pk.excl, intercept)._replace(sw=float(w.sum()))
     pen0 = _kernel_penalty(pk)
-    ws = _null_fit(data, loss, pen0, Control(mode, 1e-14, 1000), 1)
+    ws = _null_fit(kind_of(code), upd_of(mode), data, loss, pen0, Control(1e-14, 1000), 1)
     b = float(ws.b[0])
     obj0 = _objective(data, loss, pen0, ws.F[0], ws.B[0], ws.PB[0])
     beta = np.zeros(n)

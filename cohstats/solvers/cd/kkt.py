@@ -1,5 +1,6 @@
 """Objectives, gradients and KKT residuals of every problem of the coordinate-descent family,
-dispatched on the loss code: the pieces the path driver uses for its strong rule and KKT checks.
+specialised per problem kind (:func:`cohstats.solvers.cd.state.kind_of`): the pieces the path
+driver uses for its strong rule and KKT checks.
 
 The coefficients are a (G, p) array B (G = 1: binary; G = K: one row of K class coefficients per
 coordinate, kept as a column of B), the fits a (G, n) array F, the smooth KKT residuals a (G, p)
@@ -12,39 +13,38 @@ import math
 
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_ALUM, LOSS_MCOH
 from cohstats.solvers.cd.group import _aobjective, _aresid, _gobjective, _gresid
 from cohstats.solvers.cd.scalar import _dot, _neg_grad, _objective
+from cohstats.solvers.cd.state import KIND_ALUM, KIND_MCOH
 
 
 @njit(cache=True, nogil=True)
-def _objective_any(data, loss, pen, ws):
-    """Objective of any problem at the state ``ws``."""
-    code = loss.code
-    if code == LOSS_MCOH:
+def _objective_any(kind, data, loss, pen, ws):
+    """Objective of a problem of kind ``kind`` at the state ``ws``."""
+    if len(kind) == KIND_MCOH:
         return _gobjective(data, loss, pen, ws.F, ws.B, ws.PB)
-    if code == LOSS_ALUM:
+    if len(kind) == KIND_ALUM:
         return _aobjective(data, loss, pen, ws.F, ws.B, ws.PB)
     return _objective(data, loss, pen, ws.F[0], ws.B[0], ws.PB[0])
 
 
 @njit(cache=True, nogil=True)
-def _resid_any(data, loss, ws):
+def _resid_any(kind, data, loss, ws):
     """Negative loss gradient in the fits ``ws.F``, into ``ws.R`` (G, n)."""
     code, p1, p2 = loss.code, loss.p1, loss.p2
     y, yc, w = data.y, data.yc, data.w
     F, R = ws.F, ws.R
-    if code == LOSS_MCOH:
+    if len(kind) == KIND_MCOH:
         _gresid(F, yc, w, p1, p2, R)
-    elif code == LOSS_ALUM:
+    elif len(kind) == KIND_ALUM:
         _aresid(F, yc, w, p1, p2, R)
     else:
         _neg_grad(code, p1, p2, y, w, F[0], R[0])
 
 
 @njit(cache=True, nogil=True)
-def _grad_into(data, pen, ws, sel, which):
-    """Gst[k, j] = (1/n) sum_i x_ij R[k, i] - l2 pf_j (P B)_kj for j with sel[j] == which."""
+def _grad_into(data, pen, ws, sel):
+    """Gst[k, j] = (1/n) sum_i x_ij R[k, i] - l2 pf_j (P B)_kj for j with sel[j]."""
     Xt = data.Xt
     pf, l2, use_P = pen.pf, pen.l2, pen.use_P
     R, Gst, B, PB = ws.R, ws.Gst, ws.B, ws.PB
@@ -55,13 +55,13 @@ def _grad_into(data, pen, ws, sel, which):
         beta = B[0]
         Pbeta = PB[0]
         for j in range(Xt.shape[0]):
-            if sel[j] == which:
+            if sel[j]:
                 g = _dot(Xt[j], r) / n
                 q = Pbeta[j] if use_P else beta[j]
                 gst[j] = g - l2 * pf[j] * q
         return
     for j in range(Xt.shape[0]):
-        if sel[j] == which:
+        if sel[j]:
             for k in range(G):
                 g = _dot(Xt[j], R[k]) / n
                 q = PB[k, j] if use_P else B[k, j]

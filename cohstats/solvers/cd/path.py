@@ -76,7 +76,7 @@ import math
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_ALUM, LOSS_MCOH, loss_curv_bound
+from cohstats.losses.scalar import loss_curv_bound
 from cohstats.solvers.cd.design import (
     _check_alpha,
     _check_lambdas,
@@ -97,6 +97,8 @@ from cohstats.solvers.cd.scalar import _dot
 from cohstats.solvers.cd.kkt import _grad_into, _gnorm, _kkt_violation, _nz, _objective_any, _resid_any
 from cohstats.solvers.cd.solve import _null_fit, _solve_set
 from cohstats.solvers.cd.state import (
+    KIND_LUM,
+    UPD_MM,
     MODE_EXACT,
     MODE_IRLS,
     MODE_MM,
@@ -107,7 +109,9 @@ from cohstats.solvers.cd.state import (
     Penalty,
     make_data,
     make_loss,
+    kind_of,
     make_penalty,
+    upd_of,
 )
 from cohstats.solvers.result import SolverResult
 
@@ -125,22 +129,27 @@ __all__ = [
 
 
 @njit(cache=True, nogil=True)
-def _path_core(data, loss, pen0, spec, G):
+def _path_core(kind, upd, data, loss, pen0, spec, G):
     """The one path driver: warm starts, sequential strong rule, KKT check, per-lambda records.
 
     Serves the binary problems (``G = 1``, any scalar loss code, identity or kernel penalty
     matrix) and the grouped K-class problems (``code = LOSS_MCOH``, ``G = K``; ``code = LOSS_ALUM``,
-    ``G = K - 1``). ``pen0`` carries the penalty factors and matrix (its l1 and l2 are unused);
-    returns a :class:`~cohstats.solvers.cd.state.PathRecord`.
+    ``G = K - 1``), compiled separately per problem kind ``kind`` and update mode ``upd``
+    (:func:`~cohstats.solvers.cd.state.kind_of`, :func:`~cohstats.solvers.cd.state.upd_of`; ``upd``
+    is ``spec.mode``). ``pen0`` carries the penalty factors and matrix
+    (its l1 and l2 are unused); returns a :class:`~cohstats.solvers.cd.state.PathRecord`.
+
+    Penalties at or above ``lambda_max`` (the smallest ``lambda`` whose solution is the null fit:
+    ``max_j ||grad_j|| / (alpha pf_j)`` at the null fit, within a relative ``1e-9``) that come
+    before any smaller one get the null fit itself, exactly, without iterating (as glmnet).
     """
     Xt, excl = data.Xt, data.excl
     pf = pen0.pf
     code, p1, Lb = loss.code, loss.p1, loss.Lb
-    lambdas, alpha, mode, tol, max_iter = spec.lambdas, spec.alpha, spec.mode, spec.tol, spec.max_iter
+    lambdas, alpha, tol, max_iter = spec.lambdas, spec.alpha, spec.tol, spec.max_iter
     exact_kkt, cont = spec.exact_kkt, spec.cont
     p = Xt.shape[0]
     nlam = lambdas.shape[0]
-    group = code == LOSS_MCOH or code == LOSS_ALUM
     Bs = np.zeros((nlam, G, p))
     b0 = np.zeros((nlam, G))
     n_iter = np.zeros(nlam, dtype=np.int64)
@@ -150,20 +159,30 @@ def _path_core(data, loss, pen0, spec, G):
     # intercept-only (plus unpenalised coordinates) fit sets the scale of the tolerance
     pen = Penalty(pf, 0.0, 0.0, pen0.use_P, pen0.P, pen0.Pshift)
     # (its buffers serve the path: every one is written before it is read)
-    if group:
-        ws = _null_fit(data, loss, pen, Control(mode, 1e-16, 100000), G)
+    if len(kind) > KIND_LUM:
+        ws = _null_fit(kind, upd, data, loss, pen, Control(1e-16, 100000), G)
     else:
-        ws = _null_fit(data, loss, pen, Control(mode, 1e-3 * tol, max_iter), G)
+        ws = _null_fit(kind, upd, data, loss, pen, Control(1e-3 * tol, max_iter), G)
     B, b, Gst = ws.B, ws.b, ws.Gst
-    obj0 = _objective_any(data, loss, pen, ws)
+    obj0 = _objective_any(kind, data, loss, pen, ws)
     thr = tol * max(obj0, 1e-10)
     inS = np.zeros(p, dtype=np.bool_)
+    outS = np.ones(p, dtype=np.bool_)  # not inS (the coordinates whose KKT conditions are checked)
     ever = np.zeros(p, dtype=np.bool_)
     for j in range(p):
         if pf[j] == 0.0 and not excl[j]:
             ever[j] = True
-    _resid_any(data, loss, ws)
-    _grad_into(data, pen, ws, inS, False)
+    _resid_any(kind, data, loss, ws)
+    _grad_into(data, pen, ws, outS)
+    # lambda_max from the null fit's gradients (inS is all False: Gst holds every coordinate's)
+    lam_null = 0.0
+    for j in range(p):
+        if pf[j] > 0.0 and not excl[j]:
+            v = _gnorm(Gst, j) / pf[j]
+            if v > lam_null:
+                lam_null = v
+    lam_null = lam_null / alpha if alpha > 0.0 else math.inf
+    at_null = True
     # Screened KKT check (identity penalty only, where the smooth gradient of a zero coordinate
     # outside the strong set is x_j'R / n): by Cauchy-Schwarz |x_j'R| moves by at most
     # ||x_j|| ||R - R'|| between two residuals, and the distance from the residual at which
@@ -182,7 +201,7 @@ def _path_core(data, loss, pen0, spec, G):
     if screen:
         for j in range(p):
             xnorm[j] = math.sqrt(_sqnorm(Xt[j])) / n
-            gref[j] = abs(Gst[0, j]) if G == 1 else _gnorm(Gst, j)
+            gref[j] = _gnorm(Gst, j)
     lam_prev = -1.0
     for k in range(nlam):
         lam = lambdas[k]
@@ -190,9 +209,19 @@ def _path_core(data, loss, pen0, spec, G):
         l1 = pen.l1
         if lam_prev < 0.0:
             lam_prev = lam
+        if at_null and lam >= lam_null * (1.0 - 1e-9):
+            # the null fit solves this lambda: record it as it is
+            _record(Bs[k], b0[k], B, b)
+            n_iter[k] = 0
+            conv[k] = True
+            objs[k] = _objective_any(kind, data, loss, pen, ws)
+            kkts[k] = _kkt_violation(data, pen, ws) if exact_kkt else math.nan
+            lam_prev = lam
+            continue
+        at_null = False
         # sequential strong rule (Gst holds the smooth KKT residuals at the previous solution)
         cut = alpha * (2.0 * lam - lam_prev)
-        if G == 1:
+        if len(kind) <= KIND_LUM:
             beta = B[0]
             gst = Gst[0]
             for j in range(p):
@@ -205,33 +234,35 @@ def _path_core(data, loss, pen0, spec, G):
         # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
         # problems first, each warm-starting the next (see continuation_grid)
         for q in range(cont.shape[0]):
-            Lq = Lb if mode != MODE_MM else loss_curv_bound(code, p1, cont[q])
+            Lq = Lb if len(upd) != UPD_MM else loss_curv_bound(code, p1, cont[q])
             loss_q = Loss(code, p1, cont[q], Lq, loss.floor_c)
-            passes, ok = _solve_set(data, loss_q, pen, Control(mode, thr * 100.0, max_iter - total), inS, ws)
+            passes, ok = _solve_set(kind, upd, data, loss_q, pen, Control(thr * 100.0, max_iter - total), inS, ws)
             total += passes
         while True:
-            passes, ok = _solve_set(data, loss, pen, Control(mode, thr, max_iter - total), inS, ws)
+            passes, ok = _solve_set(kind, upd, data, loss, pen, Control(thr, max_iter - total), inS, ws)
             total += passes
             # KKT check on the coordinates outside the strong set
-            _resid_any(data, loss, ws)
+            _resid_any(kind, data, loss, ws)
             if screen:
                 drift += _rdiff(ws.R, Rref)
                 _grad_screened(Xt, ws.R, Gst, pf, l1, inS, excl, xnorm, gref, dref, drift)
             else:
-                _grad_into(data, pen, ws, inS, False)
+                for j in range(p):
+                    outS[j] = not inS[j]
+                _grad_into(data, pen, ws, outS)
             added = 0
             gst = Gst[0]
             for j in range(p):
                 if not inS[j] and not excl[j]:
-                    gn = abs(gst[j]) if G == 1 else _gnorm(Gst, j)
+                    gn = _gnorm(Gst, j)
                     if gn > l1 * pf[j] * (1.0 + 1e-12) + 1e-300:
                         inS[j] = True
                         added += 1
             if added == 0 or total >= max_iter:
                 break
         if exact_kkt:
-            _grad_into(data, pen, ws, inS, True)
-        if G == 1:
+            _grad_into(data, pen, ws, inS)
+        if len(kind) <= KIND_LUM:
             beta = B[0]
             Bk = Bs[k, 0]
             for j in range(p):
@@ -244,14 +275,23 @@ def _path_core(data, loss, pen0, spec, G):
             for j in range(p):
                 if _nz(B, j):
                     ever[j] = True
-            Bs[k] = B
-            b0[k] = b
+            _record(Bs[k], b0[k], B, b)
         n_iter[k] = total
         conv[k] = ok
-        objs[k] = _objective_any(data, loss, pen, ws)
+        objs[k] = _objective_any(kind, data, loss, pen, ws)
         kkts[k] = _kkt_violation(data, pen, ws) if exact_kkt else math.nan
         lam_prev = lam
     return PathRecord(b0, Bs, n_iter, conv, objs, kkts, obj0)
+
+
+@njit(cache=True, nogil=True)
+def _record(Bk, bk, B, b):
+    """``Bk[:] = B; bk[:] = b`` (shapes equal by construction)."""
+    G, p = B.shape
+    for g in range(G):
+        bk[g] = b[g]
+        for j in range(p):
+            Bk[g, j] = B[g, j]
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -309,7 +349,7 @@ def run_path(data, loss, pen, spec, G):
     ``info`` holds the per-``lambda`` arrays ``n_iter`` and ``converged``, ``kkt`` (largest KKT
     violation, NaN without ``spec.exact_kkt``) and the scalar ``null_objective``.
     """
-    rec = _path_core(data, loss, pen, spec, G)
+    rec = _path_core(kind_of(loss.code), upd_of(spec.mode), data, loss, pen, spec, G)
     return SolverResult(
         coef=rec.coef,
         dual=None,

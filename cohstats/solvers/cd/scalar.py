@@ -12,7 +12,7 @@ import math
 from numba import njit
 
 from cohstats.losses.scalar import loss_d1, loss_d2, loss_value
-from cohstats.solvers.cd.state import MODE_IRLS, MODE_MM
+from cohstats.solvers.cd.state import UPD_IRLS, UPD_MM
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -66,7 +66,7 @@ def _neg_grad(code, p1, p2, y, w, f, r):
 
 
 @njit(cache=True, nogil=True)
-def _d_sum(code, p1, p2, y, w, f, x, delta, want2):
+def _d_sum(code, p1, p2, y, w, f, x, delta):
     """(1/n) sum w_i y_i x_i phi'(y_i (f_i + x_i delta)) and (1/n) sum w_i x_i^2 phi''(.)."""
     n = y.shape[0]
     g = 0.0
@@ -76,16 +76,27 @@ def _d_sum(code, p1, p2, y, w, f, x, delta, want2):
         if w[i] > 0.0 and xi != 0.0:
             z = y[i] * (f[i] + xi * delta)
             g += w[i] * y[i] * xi * loss_d1(code, z, p1, p2)
-            if want2:
-                h += w[i] * xi * xi * loss_d2(code, z, p1, p2)
+            h += w[i] * xi * xi * loss_d2(code, z, p1, p2)
     return g / n, h / n
+
+
+@njit(cache=True, nogil=True)
+def _d1_sum(code, p1, p2, y, w, f, x, delta):
+    """The first sum of :func:`_d_sum` alone."""
+    n = y.shape[0]
+    g = 0.0
+    for i in range(n):
+        xi = x[i]
+        if w[i] > 0.0 and xi != 0.0:
+            g += w[i] * y[i] * xi * loss_d1(code, y[i] * (f[i] + xi * delta), p1, p2)
+    return g / n
 
 
 @njit(cache=True, nogil=True)
 def _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s):
     """Derivative and curvature of the 1-d objective of :func:`_solve_1d` at ``t`` (on the side
     of zero whose l1 subgradient is ``s``)."""
-    g, h = _d_sum(code, p1, p2, y, w, f, x, t - bj, True)
+    g, h = _d_sum(code, p1, p2, y, w, f, x, t - bj)
     return g + a2 * t + c2 + s, h + a2
 
 
@@ -102,7 +113,7 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     lo = -math.inf
     hi = math.inf
     if l1 > 0.0:
-        d0, _ = _d_sum(code, p1, p2, y, w, f, x, -bj, False)
+        d0 = _d1_sum(code, p1, p2, y, w, f, x, -bj)
         d0 += c2
         if d0 + l1 < 0.0:
             s = l1
@@ -181,8 +192,9 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}  # reassociation for vectorised red
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
-    """One pass of the binary problem over coordinates idx[:m]; returns max_j h_j (delta_j)^2.
+def _cycle(upd, idx, m, data, loss, pen, ws, prof, dst):
+    """One pass of the binary problem over coordinates idx[:m] in the update mode ``upd``
+    (:func:`~cohstats.solvers.cd.state.upd_of`); returns max_j h_j (delta_j)^2.
 
     Updates row 0 of ``ws.B``, ``ws.F``, ``ws.E`` and ``ws.PB``; ``ws.Gst[0, j]`` receives the
     smooth part of the KKT residual of coordinate j before its update
@@ -204,7 +216,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
         pj = pf[j]
         Pjj = (P[j, j] + Psh[j]) if use_P else 1.0
         cm = (Pbeta[j] - Pjj * bj) if use_P else 0.0
-        if mode == MODE_IRLS:
+        if len(upd) == UPD_IRLS:
             g = 0.0
             H = 0.0
             M = 0.0
@@ -228,7 +240,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
             if den <= 0.0:
                 continue
             nb = _soft(H * bj + grad - l2 * pj * cm, l1 * pj) / den
-        elif mode == MODE_MM:
+        elif len(upd) == UPD_MM:
             grad = 0.0
             for i in range(n):
                 if w[i] > 0.0 and xj[i] != 0.0:
@@ -246,7 +258,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
         d = nb - bj
         if d != 0.0:
             beta[j] = nb
-            if mode == MODE_IRLS:
+            if len(upd) == UPD_IRLS:
                 for i in range(n):
                     xi = xj[i]
                     e[i] -= W[i] * xi * d
@@ -269,7 +281,7 @@ def _cycle(idx, m, data, loss, pen, mode, ws, prof, dst):
 
 
 @njit(cache=True, nogil=True)
-def _intercept_step(data, loss, mode, ws):
+def _intercept_step(upd, data, loss, ws):
     """Update the intercept of the binary problem (the fits ``ws.F[0]`` and, in IRLS mode, the
     working residual ``ws.E[0]`` follow); returns (delta, curvature-weighted change)."""
     y, w, sw = data.y, data.w, data.sw
@@ -278,7 +290,7 @@ def _intercept_step(data, loss, mode, ws):
     e = ws.E[0]
     W = ws.W
     n = y.shape[0]
-    if mode == MODE_IRLS:
+    if len(upd) == UPD_IRLS:
         sW = 0.0
         se = 0.0
         for i in range(n):
@@ -291,7 +303,7 @@ def _intercept_step(data, loss, mode, ws):
             e[i] -= W[i] * d
             f[i] += d
         return d, (sW / n) * d * d
-    elif mode == MODE_MM:
+    elif len(upd) == UPD_MM:
         g = 0.0
         for i in range(n):
             if w[i] > 0.0:

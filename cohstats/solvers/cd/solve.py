@@ -1,5 +1,9 @@
 """One penalised problem: coordinate passes over a fixed candidate set to convergence.
 
+Both functions take the problem kind first (:func:`cohstats.solvers.cd.state.kind_of`): the
+branches of the other kinds are pruned when numba compiles them, so a binary fit compiles no
+grouped passes and a grouped fit no binary ones.
+
 :func:`_solve_set` alternates glmnet-style between the candidate (strong) set and its active
 part, with the binary passes of :mod:`cohstats.solvers.cd.scalar` (IRLS with step halving, MM or
 exact updates) or the grouped passes of :mod:`cohstats.solvers.cd.group` (majorise-minimise) and
@@ -14,20 +18,28 @@ import math
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import LOSS_ALUM, LOSS_LUM, LOSS_MCOH, loss_eval_sum
+from cohstats.losses.scalar import loss_eval_sum
 from cohstats.solvers.cd.group import _gobjective, _gpass, _gpenalty, _ghalve, _grestore, _gsave
 from cohstats.solvers.cd.group_newton import _gpass_newton, _gstate
 from cohstats.solvers.cd.kkt import _kkt_j, _nz
 from cohstats.solvers.cd.lum_hard import LUM_MAJ_C, lum_maj_weights, lum_newton_step
 from cohstats.solvers.cd.scalar import _cycle, _intercept_step, _penalty, _solve_1d
-from cohstats.solvers.cd.state import MODE_EXACT, MODE_IRLS, NewtonWork, Penalty, Work
+from cohstats.solvers.cd.state import (
+    KIND_LUM,
+    KIND_MCOH,
+    UPD_EXACT,
+    UPD_IRLS,
+    NewtonWork,
+    Penalty,
+    Work,
+)
 
 #: inner passes over the quadratic model per outer (Newton) iteration of the grouped problem
 _GN_INNER = 10
 
 
 @njit(cache=True, nogil=True)
-def _solve_set(data, loss, pen, ctl, inS, ws):
+def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
     """Minimise the objective over the coordinates with inS[j] (others fixed at their values).
 
     Passes alternate glmnet-style between the whole set S and its active (nonzero) part; the
@@ -43,22 +55,25 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
     y, yc, w, intercept = data.y, data.yc, data.w, data.intercept
     code, p1, p2, floor_c = loss.code, loss.p1, loss.p2, loss.floor_c
     pf, l1, use_P = pen.pf, pen.l1, pen.use_P
-    mode, thr, max_pass = ctl.mode, ctl.thr, ctl.max_pass
+    thr, max_pass = ctl.thr, ctl.max_pass
     B, b, F, PB, W, R, E, Gst, idxS, idxA = ws.B, ws.b, ws.F, ws.PB, ws.W, ws.R, ws.E, ws.Gst, ws.idxS, ws.idxA
     p = B.shape[1]
     n = F.shape[1]
-    group = code == LOSS_MCOH or code == LOSS_ALUM
     kgate = math.sqrt(thr)
-    mS = 0
+    # counters start as typed int64 zeros: a literal 0 would make numba compile the passes once
+    # more for the argument type Literal[int](0)
+    mS = np.int64(0)
     for j in range(p):
         if inS[j]:
             idxS[mS] = j
             mS += 1
-    mA = 0
+    mA = np.int64(0)
     passes = 0
     full = True
-    irls = mode == MODE_IRLS and not group
-    lummaj = irls and code == LOSS_LUM and p2 >= LUM_MAJ_C and not use_P
+    irls = len(upd) == UPD_IRLS
+    lummaj = False
+    if len(kind) == KIND_LUM:
+        lummaj = irls and p2 >= LUM_MAJ_C and not use_P
     beta = B[0]
     f = F[0]
     Pbeta = PB[0]
@@ -66,8 +81,8 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
     e = E[0]
     bb = b[0]
     dst = np.zeros(2)
-    gnewton = code == LOSS_MCOH and mode == MODE_IRLS  # the Newton passes are the coherence loss's
-    if gnewton:
+    # the proximal-Newton passes are the coherence loss's, in the IRLS mode
+    if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
         G = F.shape[0]
         nw = NewtonWork(
             np.empty((G, n)),
@@ -87,7 +102,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
         inner = 0
         refresh = True
         fresh = True
-    if irls:
+    if len(kind) <= KIND_LUM and len(upd) == UPD_IRLS:
         beta_old = np.empty(p)
         f_old = np.empty(n)
         Pb_old = np.empty(Pbeta.shape[0])
@@ -103,7 +118,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
             idx = idxA
             m = mA
         kk = -1.0
-        if gnewton:
+        if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
             # proximal Newton for the grouped problem. An outer iteration starts from the state
             # (gradient, soft weights, objective) at the current fits; if the last outer step
             # raised the objective it is first halved back towards its start, and if 30 halvings
@@ -145,10 +160,10 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                     _gsave(ws, nw, use_P)
                 else:
                     refresh = True
-        elif group:
+        elif len(kind) >= KIND_MCOH:
             dmax, kk = _gpass(idx, m, data, loss, pen, ws)
         else:
-            if irls:
+            if len(upd) == UPD_IRLS:
                 # refresh curvatures/gradients; the same loop gives the objective of the last
                 # pass, which is halved back towards its start if it went up ()
                 obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(pen, beta, Pbeta)
@@ -166,26 +181,28 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                     bb = 0.5 * (bb + b_old)
                     obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(pen, beta, Pbeta)
                 obj = obj_new
-                if lummaj:
+                if len(kind) == KIND_LUM and lummaj:
                     lum_maj_weights(p1, p2, loss.Lb, y, w, f, W)
                 for i in range(n):
                     e[i] = r[i]
                 for k in range(m):
                     beta_old[idx[k]] = beta[idx[k]]
-                f_old[:] = f
+                for i in range(n):
+                    f_old[i] = f[i]
                 if use_P:
-                    Pb_old[:] = Pbeta
+                    for i in range(Pbeta.shape[0]):
+                        Pb_old[i] = Pbeta[i]
                 b_old = bb
                 m_old = m
                 idx_old = idx
             dmax = 0.0
             took = False
-            if lummaj and not full and m > 0:
+            if len(kind) == KIND_LUM and lummaj and not full and m > 0:
                 # hard LUM: a joint step over the active set instead of a coordinate pass
                 dmax, bb, obj, took = lum_newton_step(idx, m, data, loss, pen, ws, obj, bb)
             if not took:
-                if irls and intercept:
-                    d, v = _intercept_step(data, loss, mode, ws)
+                if len(upd) == UPD_IRLS and intercept:
+                    d, v = _intercept_step(upd, data, loss, ws)
                     bb += d
                     dmax = v
                     sWt = 0.0
@@ -193,10 +210,10 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                         sWt += W[i]
                     dst[0] = 0.0
                     dst[1] = sWt
-                dc = _cycle(idx, m, data, loss, pen, mode, ws, irls and intercept and dst[1] > 0.0, dst)
+                dc = _cycle(upd, idx, m, data, loss, pen, ws, irls and intercept and dst[1] > 0.0, dst)
                 if dc > dmax:
                     dmax = dc
-                if irls and intercept and dst[0] != 0.0:
+                if len(upd) == UPD_IRLS and intercept and dst[0] != 0.0:
                     D = dst[0]
                     for i in range(n):
                         e[i] -= W[i] * D
@@ -206,7 +223,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                     if v > dmax:
                         dmax = v
                 elif intercept:
-                    d, v = _intercept_step(data, loss, mode, ws)
+                    d, v = _intercept_step(upd, data, loss, ws)
                     bb += d
                     if v > dmax:
                         dmax = v
@@ -214,9 +231,9 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
         passes += 1
         if full:
             if dmax < thr:
-                if mode == MODE_EXACT:
+                if len(upd) == UPD_EXACT:
                     return passes, True
-                if gnewton and not fresh:
+                if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS and not fresh:
                     # the model is solved: convergence is judged on a fresh outer iteration
                     refresh = True
                     continue
@@ -230,7 +247,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
                         if v > kk:
                             kk = v
                 if kk <= kgate:
-                    if gnewton:
+                    if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
                         # the last (small) step is kept only if it did not raise the objective
                         ob = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
                         if not (ob <= gobj + 1e-12 * abs(gobj)):
@@ -245,7 +262,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
             full = False
         elif dmax < thr:
             full = True
-    if gnewton:
+    if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
         # out of passes: the last Newton pass is kept only if it did not raise the objective
         ob = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
         if not (ob <= gobj + 1e-12 * abs(gobj)):
@@ -254,7 +271,7 @@ def _solve_set(data, loss, pen, ctl, inS, ws):
 
 
 @njit(cache=True, nogil=True)
-def _null_fit(data, loss, pen, ctl, G):
+def _null_fit(kind, upd, data, loss, pen, ctl, G):
     """Fit with only the unpenalised coordinates (pf == 0) free, from zero coefficients.
 
     Returns a fresh :class:`~cohstats.solvers.cd.state.Work` (G coefficient rows) at that fit.
@@ -280,12 +297,12 @@ def _null_fit(data, loss, pen, ctl, G):
     for j in range(p):
         inS[j] = pf[j] == 0.0 and not excl[j]
     code = loss.code
-    if data.intercept and code != LOSS_MCOH and code != LOSS_ALUM:
+    if len(kind) <= KIND_LUM and data.intercept:
         # start the intercept at its exact 1-D minimiser (robust for every loss)
         F0 = ws.F[0]
         b0 = _solve_1d(code, loss.p1, loss.p2, data.y, w, F0, ws.ones, 0.0, 0.0, 0.0, 0.0)
         ws.b[0] = b0
         for i in range(n):
             F0[i] = b0
-    _solve_set(data, loss, Penalty(pf, 0.0, 0.0, use_P, P, pen.Pshift), ctl, inS, ws)
+    _solve_set(kind, upd, data, loss, Penalty(pf, 0.0, 0.0, use_P, P, pen.Pshift), ctl, inS, ws)
     return ws

@@ -30,12 +30,49 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cohstats.losses.scalar import loss_curv_bound
+from cohstats.losses.scalar import LOSS_ALUM, LOSS_LUM, LOSS_MCOH, loss_curv_bound
+
+#: Problem kinds. The jitted solvers take the kind as their first argument, a tuple of zeros
+#: whose *length* names the kind. numba rewrites ``len(kind)`` of a tuple argument as a
+#: constant before typing and prunes the branches written ``if len(kind) == KIND_MCOH:`` (and the
+#: like) for the other kinds, so each kind compiles into its own specialisation of the one
+#: driver, holding only its own code: a binary fit compiles no grouped passes, and so on.
+KIND_BIN = 1  #: binary problem with a scalar margin loss (linear or kernel expansion)
+KIND_LUM = 2  #: binary problem with the LUM loss (adds the joint Newton steps of the hard LUM)
+KIND_MCOH = 3  #: grouped problem of the multicategory coherence loss ([ZJLY])
+KIND_ALUM = 4  #: grouped problem of the angle-based LUM (Zhang & Liu 2014)
+
+
+def kind_of(code):
+    """The problem kind of a loss code of :mod:`cohstats.losses.scalar`, as the tuple the jitted
+    solvers take (its length is :data:`KIND_BIN`, :data:`KIND_LUM`,
+    :data:`KIND_MCOH` or :data:`KIND_ALUM`)."""
+    code = int(code)
+    if code == LOSS_MCOH:
+        n = KIND_MCOH
+    elif code == LOSS_ALUM:
+        n = KIND_ALUM
+    elif code == LOSS_LUM:
+        n = KIND_LUM
+    else:
+        n = KIND_BIN
+    return (0,) * n
+
 
 #: coordinate-update modes (see :mod:`cohstats.solvers.cd.path`)
 MODE_IRLS = 0
 MODE_MM = 1
 MODE_EXACT = 2
+#: The jitted solvers take the update mode as a tuple too (:func:`upd_of`), of length
+#: ``mode + 1``, so that a fit compiles the updates of its own mode only.
+UPD_IRLS = MODE_IRLS + 1
+UPD_MM = MODE_MM + 1
+UPD_EXACT = MODE_EXACT + 1
+
+
+def upd_of(mode):
+    """The update mode ``MODE_*`` as the tuple the jitted solvers take (length ``mode + 1``)."""
+    return (0,) * (int(mode) + 1)
 
 #: placeholder class codes of binary problems, penalty matrix and row shifts of identity-penalty
 #: problems
@@ -133,12 +170,10 @@ class Penalty(NamedTuple):
 
 
 class Control(NamedTuple):
-    """How one penalised problem is solved.
+    """How one penalised problem is solved (the update mode is the solvers' ``upd`` argument).
 
     Attributes
     ----------
-    mode : int
-        ``MODE_IRLS``, ``MODE_MM`` or ``MODE_EXACT``.
     thr : float
         Convergence threshold on the curvature-weighted coordinate steps (absolute; the KKT gate
         is its square root).
@@ -146,7 +181,6 @@ class Control(NamedTuple):
         Largest number of coordinate passes.
     """
 
-    mode: int
     thr: float
     max_pass: int
 
