@@ -17,19 +17,23 @@ Where the cache lives (first usable entry wins)
     1. ``$COHSTATS_NUMBA_CACHE_DIR/<key>`` when that variable is set;
     2. ``$NUMBA_CACHE_DIR/cohstats/<key>`` when numba's own variable is set (the user chose where
        compiled code goes; cohstats keeps its hash-keyed folder there);
-    3. ``<package>/__pycache__/numba/<key>`` when the installed package is writable -- the
-       place numba itself would use, private to this installation (two environments never
-       evict each other's cache) and disposable like any ``__pycache__``;
-    4. the per-user cache directory (``~/.cache/cohstats/numba`` on Linux, ``~/Library/Caches``
-       on macOS, ``%LOCALAPPDATA%`` on Windows) for read-only installations;
-    5. a per-user folder in the temporary directory.
+    3. the per-user cache directory (``~/.cache/cohstats/numba`` on Linux, or
+       ``$XDG_CACHE_HOME/cohstats/numba``; ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
+       Windows);
+    4. a per-user folder in the temporary directory.
 
     If none is writable, a warning says so and numba's default behaviour applies. ``<key>`` is
-    ``<installation tag>-<source hash>``: when the key changes, the folders with this
-    installation's tag are deleted, and folders of other installations sharing the root only
-    once unused for 90 days, so several installations may share one root. A user who sets
-    ``NUMBA_CACHE_LOCATOR_CLASSES``
-    replaces numba's cache lookup altogether and owns the cache (no guard).
+    the source hash alone, so compiled code is shared by everything that runs the same sources:
+    a second virtual environment, a fresh clone or an installed wheel of the same version loads
+    what the first one compiled. numba's own freshness test (the modification time of each
+    source file, which every clone or install changes) is replaced by the hash of the file's
+    contents. Folders of other keys are deleted once unused for :data:`STALE_DAYS` days, and
+    beyond the :data:`KEEP` most recently used ones; names that are not keys are never touched.
+    Two processes compiling at once (``cv(n_jobs=2)``, pytest-xdist) are safe: numba writes each
+    file under a temporary name and renames it into place, so a reader sees a whole file or
+    none; when both add entries to one function's index, one may be lost and is compiled again
+    later. A user who sets ``NUMBA_CACHE_LOCATOR_CLASSES`` replaces numba's cache lookup
+    altogether and owns the cache (no guard).
 
 The first time a process compiles (rather than loads) cohstats code it prints one line to
 stderr; set ``COHSTATS_QUIET=1`` to silence it. ``python -m cohstats warmup`` compiles every
@@ -190,7 +194,7 @@ def _writable(path: str) -> bool:
         return False
 
 
-def _candidate_roots(package_dir: str):
+def _candidate_roots():
     """(root, explicit) pairs in order of preference; ``explicit`` = chosen by the user."""
     mine = os.environ.get(ENV_DIR, "").strip()
     if mine:
@@ -203,41 +207,41 @@ def _candidate_roots(package_dir: str):
         numba_dir = os.environ.get("NUMBA_CACHE_DIR", "").strip()
     if numba_dir:
         yield os.path.join(os.path.abspath(os.path.expanduser(numba_dir)), "cohstats"), True
-    yield os.path.join(package_dir, "__pycache__", "numba"), False
     yield _user_cache_root(), False
     yield _temp_root(), False
 
 
-#: Folders of other installations sharing a root are deleted after this many days unused.
-STALE_DAYS = 90
-_KEY = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{16}$")
+#: Folders of other source hashes are deleted after this many days unused ...
+STALE_DAYS = 30
+#: ... and beyond this many most recently used ones.
+KEEP = 8
+#: cache keys: the source hash (and the installation-tagged names of older versions)
+_KEY = re.compile(r"^(?:[0-9a-f]{8}-)?[0-9a-f]{16}$")
 
 
-def _prune(root: str, tag: str, keep: str) -> None:
-    """Delete this installation's folders of other source hashes under ``root``, and folders of
-    other installations (other tags) unused for :data:`STALE_DAYS` days."""
+def _prune(root: str, keep: str) -> None:
+    """Delete the key-named folders under ``root`` other than ``keep`` that were unused for
+    :data:`STALE_DAYS` days or are not among the :data:`KEEP` most recently used."""
     try:
-        names = os.listdir(root)
+        names = [n for n in os.listdir(root) if n != keep and _KEY.match(n)]
     except OSError:
         return
-    now = time.time()
+    used = []
     for name in names:
-        path = os.path.join(root, name)
-        if name == keep or not _KEY.match(name):
+        try:
+            used.append((os.stat(os.path.join(root, name)).st_mtime, name))
+        except OSError:
             continue
-        if not name.startswith(tag + "-"):
-            try:
-                if now - os.stat(path).st_mtime < STALE_DAYS * 86400.0:
-                    continue
-            except OSError:
-                continue
-        shutil.rmtree(path, ignore_errors=True)
+    used.sort(reverse=True)
+    now = time.time()
+    for rank, (mtime, name) in enumerate(used):
+        if rank + 1 >= KEEP or now - mtime > STALE_DAYS * 86400.0:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
 def _resolve(package_dir: str) -> str | None:
-    tag = hashlib.sha1(package_dir.encode()).hexdigest()[:8]
-    key = f"{tag}-{source_hash(package_dir)}"
-    for root, explicit in _candidate_roots(package_dir):
+    key = source_hash(package_dir)
+    for root, explicit in _candidate_roots():
         path = os.path.join(root, key)
         existed = os.path.isdir(path)
         if _writable(path):
@@ -247,7 +251,7 @@ def _resolve(package_dir: str) -> str | None:
                 except OSError:
                     pass
             else:
-                _prune(root, tag, key)
+                _prune(root, key)
             return path
         if explicit:
             warnings.warn(
@@ -348,6 +352,19 @@ def in_cache(dispatcher) -> bool:
         return bool(dispatcher.signatures)
 
 
+_digests: dict = {}
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file's contents (once per process and file)."""
+    with _lock:
+        d = _digests.get(path)
+        if d is None:
+            with open(path, "rb") as fh:
+                d = _digests[path] = hashlib.sha256(fh.read()).hexdigest()
+        return d
+
+
 # --------------------------------------------------------------------------------------------
 # the hook into numba
 # --------------------------------------------------------------------------------------------
@@ -366,6 +383,11 @@ def _make_locator_class():
 
         def get_cache_path(self):
             return self._cache_path
+
+        def get_source_stamp(self):
+            # the file's contents, not its modification time: a fresh clone or another
+            # installation of the same sources loads the cache instead of compiling
+            return _file_digest(self._py_file)
 
         def ensure_cache_path(self):
             super().ensure_cache_path()

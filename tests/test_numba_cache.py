@@ -80,9 +80,58 @@ def test_edit_in_imported_module_is_seen_by_a_fresh_process(tmp_path):
     binary, scalar, err = _probe(src, cache, quiet=True)
     assert (binary, scalar) == (1.5, 1.5)  # [2 - z]_+ at z = 0.5
     assert err == ""  # COHSTATS_QUIET silences the notice
-    # the folder of the old sources was pruned, one folder of the new hash remains
-    new = os.listdir(cache)
-    assert len(new) == 1 and new != folders
+    # the new sources compile into a folder of their own hash; the old one stays for other
+    # installations of the old sources (pruned by age and count, see the test below)
+    new = set(os.listdir(cache))
+    assert len(new) == 2 and set(folders) < new
+
+
+def test_a_clone_in_another_folder_compiles_nothing(tmp_path):
+    """Two copies of the same sources, with new modification times, in different folders and
+    with the default (per-user) cache location: the second loads what the first compiled."""
+    first = _copy_package(tmp_path / "first")
+    second = _copy_package(tmp_path / "second")
+    later = os.stat(first / "cohstats" / "losses" / "scalar.py").st_mtime + 100.0
+    for path in (second / "cohstats").rglob("*.py"):
+        os.utime(path, (later, later))  # a fresh clone: same contents, other times
+    home = tmp_path / "xdg"
+
+    def run(src):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "COHSTATS_"))}
+        env.update(PYTHONPATH=str(src), XDG_CACHE_HOME=str(home), PYTHONDONTWRITEBYTECODE="1")
+        code = (
+            "import numba.core.event as ev\n"
+            "n = []\n"
+            "class L(ev.Listener):\n"
+            "    def on_start(self, e): n.append(e.data['dispatcher'].py_func.__qualname__)\n"
+            "    def on_end(self, e): pass\n"
+            "ev.register('numba:compile', L())\n"
+            "import cohstats\n"
+            "from cohstats.losses import scalar\n"
+            "from cohstats import _numba_cache as nc\n"
+            "print(cohstats.__file__); print(nc.cache_dir())\n"
+            "print(repr(scalar.loss_value(scalar.LOSS_C, 0.5, 1.0, 1.0))); print(len(n))\n"
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", code], cwd=str(src), env=env, capture_output=True, text=True, timeout=300
+        )
+        assert res.returncode == 0, res.stderr
+        path, cache, value, compiled = res.stdout.strip().splitlines()[-4:]
+        assert path.startswith(str(src))
+        return cache, float(value), int(compiled)
+
+    cache1, v1, n1 = run(first)
+    cache2, v2, n2 = run(second)
+    assert cache1 == cache2 and cache1.startswith(str(home / "cohstats" / "numba"))
+    assert n1 > 0 and n2 == 0  # the clone compiled nothing
+    assert v1 == v2 == scalar_c_loss(0.5, 1.0, 1.0)
+
+
+def scalar_c_loss(z, rho, u):
+    """The C-loss u V(z)/V(0) of [ZDJ] in closed form, V(z) = rho log(1 + exp((u - z)/rho))."""
+    import math
+
+    return u * rho * math.log1p(math.exp((u - z) / rho)) / (rho * math.log1p(math.exp(u / rho)))
 
 
 # ------------------------------------------------------------------ hashing and placement
@@ -152,12 +201,16 @@ def test_numba_functions_of_other_packages_are_left_alone(tmp_path):
 
 
 def test_unwritable_choice_falls_back_with_a_warning(pkg_copy, tmp_path, monkeypatch):
+    from numba.core import config
+
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(nc.ENV_DIR, str(blocker))
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     with pytest.warns(RuntimeWarning, match="not writable"):
         path = nc._resolve(str(pkg_copy))
-    assert path.startswith(str(pkg_copy / "__pycache__" / "numba"))
+    assert path == str(tmp_path / "xdg" / "cohstats" / "numba" / nc.source_hash(str(pkg_copy)))
     assert os.path.isdir(path)
 
 
@@ -168,25 +221,35 @@ def test_numba_cache_dir_is_respected_and_other_hashes_pruned(pkg_copy, tmp_path
     monkeypatch.delenv(nc.ENV_DIR, raising=False)
     monkeypatch.setattr(config, "CACHE_DIR", str(user))
     first = nc._resolve(str(pkg_copy))
-    assert first.startswith(str(user / "cohstats"))
-    tag = os.path.basename(first).split("-")[0]
-    other_install = user / "cohstats" / "ffffffff-0123456789abcdef"
-    other_install.mkdir()
-    abandoned = user / "cohstats" / "eeeeeeee-0123456789abcdef"
+    assert first == str(user / "cohstats" / nc.source_hash(str(pkg_copy)))
+    root = user / "cohstats"
+    now = os.stat(first).st_mtime
+    # other keys: recently used ones (newest first), an abandoned one, an older version's name
+    recent = []
+    for i in range(nc.KEEP + 1):
+        d = root / f"{i:016x}"
+        d.mkdir()
+        os.utime(d, (now - 60.0 * (i + 1), now - 60.0 * (i + 1)))
+        recent.append(d)
+    abandoned = root / "abcdefabcdefabcd"
     abandoned.mkdir()
-    old = os.stat(abandoned).st_mtime - (nc.STALE_DAYS + 1) * 86400.0
+    old = now - (nc.STALE_DAYS + 1) * 86400.0
     os.utime(abandoned, (old, old))
-    foreign = user / "cohstats" / "not-ours"
+    tagged = root / "eeeeeeee-0123456789abcdef"
+    tagged.mkdir()
+    os.utime(tagged, (old, old))
+    foreign = root / "not-ours"
     foreign.mkdir()
 
     _edit(pkg_copy / "losses" / "scalar.py", HINGE_OLD, HINGE_NEW)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         second = nc._resolve(str(pkg_copy))
-    assert second != first and os.path.basename(second).startswith(tag + "-")
-    assert not os.path.exists(first)  # this installation's old folder is pruned
-    assert other_install.is_dir()  # another installation's folder is kept ...
-    assert not abandoned.exists()  # ... unless unused for STALE_DAYS
+    assert second != first and os.path.dirname(second) == str(root)
+    # the new folder, the first one and the next most recently used make KEEP folders in all
+    assert os.path.isdir(first)
+    assert [d.is_dir() for d in recent] == [True] * (nc.KEEP - 2) + [False] * 3
+    assert not abandoned.exists() and not tagged.exists()  # unused for STALE_DAYS
     assert foreign.is_dir()  # names that are not cache keys are never touched
 
 
