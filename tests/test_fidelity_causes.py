@@ -1,5 +1,5 @@
 """Every CLOSE or OFF cell of the committed fidelity tables carries the kind of its measured
-cause, the kinds are counted consistently, and the session-12 evidence behind the [ZDJ] Data 1
+cause, the kinds are counted consistently, and the evidence behind the [ZDJ] Data 1
 notes agrees with the numbers the notes print."""
 
 import re
@@ -11,7 +11,7 @@ import pytest
 from cohstats.vignettes import fidelity
 
 ROOT = Path(__file__).resolve().parents[1]
-EVID = ROOT / "vignettes" / "results" / "fidelity_evidence_s12"
+EVID = ROOT / "vignettes" / "results" / "zdj" / "data1_svm_error"
 
 
 def test_every_cause_entry_names_a_known_kind():
