@@ -68,7 +68,7 @@ def test_cause_kind_and_an_empty_note_keep_the_vignettes_note():
 def test_data1_sklearn_evidence_gives_the_notes_numbers():
     path = EVID / "zdj_data1_error_sklearn.csv"
     if not path.is_file():
-        pytest.skip("the session-12 evidence is not in this checkout")
+        pytest.skip("the [ZDJ] Data 1 evidence is not in this checkout")
     d = pd.read_csv(path)
     assert d.rep.nunique() == 40
     fits = d.dropna(subset=["C"])
