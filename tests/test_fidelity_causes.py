@@ -1,5 +1,5 @@
 """Every CLOSE or OFF cell of the committed fidelity tables carries the kind of its measured
-cause, the kinds are counted consistently, and the session-12 evidence behind the [ZDJ] Data 1
+cause, the kinds are counted consistently, and the evidence behind the [ZDJ] Data 1
 notes agrees with the numbers the notes print."""
 
 import re
@@ -11,7 +11,7 @@ import pytest
 from cohstats.vignettes import fidelity
 
 ROOT = Path(__file__).resolve().parents[1]
-EVID = ROOT / "vignettes" / "results" / "fidelity_evidence_s12"
+EVID = ROOT / "vignettes" / "results" / "zdj" / "data1_svm_error"
 
 
 def test_every_cause_entry_names_a_known_kind():
@@ -68,7 +68,7 @@ def test_cause_kind_and_an_empty_note_keep_the_vignettes_note():
 def test_data1_sklearn_evidence_gives_the_notes_numbers():
     path = EVID / "zdj_data1_error_sklearn.csv"
     if not path.is_file():
-        pytest.skip("the session-12 evidence is not in this checkout")
+        pytest.skip("the [ZDJ] Data 1 evidence is not in this checkout")
     d = pd.read_csv(path)
     assert d.rep.nunique() == 40
     fits = d.dropna(subset=["C"])
@@ -80,12 +80,14 @@ def test_data1_sklearn_evidence_gives_the_notes_numbers():
     assert hindsight.min() > 0.219 + 0.01
     bayes = d[d.classifier == "Bayes rule"].test_error.mean()
     assert abs(bayes - 0.2) < 0.005
-    note = fidelity._SKLEARN_DATA1
-    assert "0.241-0.244" in note and "0.235-0.241" in note
+    cited = 0
     for src, q, pattern, text, kind in fidelity.CAUSES:
         if src in ("[ZDJ] Table 2", "[ZDJ] Table 3") and pattern.startswith(r"^Data 1 \| ") and kind == "independent":
             if "C-learning" in pattern or "Ours for SVM" in pattern:
-                assert note in text
+                assert "0.241-0.244" in text and "0.235-0.241" in text
+                assert "results/zdj/data1_svm_error" in text
+                cited += 1
+    assert cited == 4  # Tables 2 and 3, Ours for SVM and C-learning
 
 
 def test_readme_bound_on_the_share_within_2_se_is_the_tables():
@@ -109,3 +111,14 @@ def test_readme_bound_on_the_share_within_2_se_is_the_tables():
         f"{int(n[['paper', 'data', 'independent']].sum())} of the {int(n.sum())} CLOSE or OFF cells are of kind "
         f"paper ({n['paper']}), data ({n['data']}) or independent ({n['independent']})"
     ) in text
+
+
+def test_every_folder_a_note_cites_exists():
+    """The notes (``cohstats/vignettes/fidelity_notes.json``) cite evidence folders relative to
+    ``vignettes/``; each one is committed."""
+    cited = set()
+    for _src, _q, _pattern, text, _kind in fidelity.CAUSES:
+        cited.update(m.rstrip(".") for m in re.findall(r"results/[A-Za-z0-9_./]+", text))
+    assert cited, "no note cites an evidence folder"
+    missing = sorted(p for p in cited if not (ROOT / "vignettes" / p).exists())
+    assert not missing, missing

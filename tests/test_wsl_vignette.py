@@ -212,10 +212,13 @@ def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
     from cohstats.vignettes.fidelity import _uncaused, fidelity_table
 
     res = Path(__file__).resolve().parents[1] / "vignettes" / "results"
-    if not (res / "fidelity_wsl_reps4").is_dir():
+    runs = res / "runs"
+    parts = ["wsl_examples_quick_4reps", "wsl_mushroom_integer_quick_4reps", "wsl_liver_diabetes_ionosphere_quick_4reps"]
+    if not all((runs / p).is_dir() for p in parts):
         pytest.skip("the committed vignette results are not in this checkout")
-    shutil.copytree(res / "fidelity_wsl_reps4", tmp_path / "a_reps4")
-    shutil.copytree(res / "fidelity_wsl" / "wsl_probability", tmp_path / "b_reps1" / "wsl_probability")
+    for p in parts:
+        shutil.copytree(runs / p, tmp_path / "a_reps4" / p)
+    shutil.copytree(runs / "wsl_all_quick_1rep" / "wsl_probability", tmp_path / "b_reps1" / "wsl_probability")
     tab = fidelity_table(tmp_path)
     wsl = tab[tab.source.str.startswith("[WSL]")]
     assert (wsl.verdict == "OFF").sum() > 0  # the check below is not vacuous

@@ -50,7 +50,7 @@ and the paper's ``(C, gamma_k)``, margins 1, 100, 1000, 10000 give 0.46, 0.36, 0
 partition 0 and 0.36 % at all four on partition 1000, so that reading does not settle it either. On
 Abalone the whole part (3 759 rows) changes the error by at most 0.5 points. Figure 4's
 single-point problem needs roughly 40-60 times more SMO iterations for a 100 times larger ``C``
-(measured in an earlier session), hence its smaller ``C``.
+(measured), hence its smaller ``C``.
 """
 
 from __future__ import annotations

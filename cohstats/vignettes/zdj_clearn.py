@@ -61,7 +61,7 @@ brackets):
   5.8-6.5, Gaussian 5.4-6.5 against 5.8-6.5 and 5.4-7.3), so the leukemia file is used as
   shipped.
   On the 20 partitions of the full protocol (measured 2026-11-25, the paper's 6 x 50 grid,
-  ties to the smaller ``gamma``; ``vignettes/results/fidelity_evidence_s11/``), linear /
+  ties to the smaller ``gamma``; ``vignettes/results/zdj/``), linear /
   Gaussian: ``"log10_arrays"`` 16.6-17.8 / 19.1-20.3, ``"none"`` 26.5-27.1 / 19.6-20.2,
   ``"log2"`` 17.5-18.3 / 22.8-23.6, ``"log10"`` 16.9-18.6 / 22.8-23.6, ``"arrays"`` (each array
   standardised, no logarithm) 18.6-20.5 / 17.2-18.9; partition sd 5.5-7.9 points for every

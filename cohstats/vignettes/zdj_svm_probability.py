@@ -54,7 +54,7 @@ Measurements behind these choices (quick grid, training samples with seeds ``100
   the quick grid, the best mean GKL_c over the 10 samples is 0.581 (``lambda = 1e-3``) on Data 1
   and 0.192 (``lambda = 3e-5``) on Data 2.
 * **Sollich on Data 2** (40 replications, measured 2026-11-25,
-  ``vignettes/results/fidelity_evidence_s11/zdj_data2_sollich_by_lambda.py``). Sollich's
+  ``vignettes/results/zdj/data2_sollich_tuning/zdj_data2_sollich_by_lambda.py``). Sollich's
   probability is a fixed function of the SVM output, so the SVM's ``lambda`` sets its level:
   10-fold CV misclassification picks ``lambda >= 1e-3`` in 10 of the 40 replications (2 of
   replications 0-9, 8 of 10-39), where Sollich's GKL_c averages 0.197 (1e-3), 0.229 (3.2e-3)
