@@ -1,8 +1,10 @@
 """Scalar margin losses, jittable by numba: the one definition of every binary margin loss.
 
 Every function here is a plain ``@njit(cache=True)`` function of a scalar margin ``z = y f``
-and two loss parameters ``p1, p2`` (see the table below). Solvers select a loss by the integer
-code and call :func:`loss_value`, :func:`loss_d1`, :func:`loss_d2` and :func:`loss_curv_bound`;
+and two loss parameters ``p1, p2`` (see the table below); the few-line primitives are inlined
+into their jitted callers (``inline="always"``: one compilation less each, the same code).
+Solvers select a loss by the integer code and call :func:`loss_value`, :func:`loss_d1`,
+:func:`loss_d2` and :func:`loss_curv_bound`;
 the vectorised numpy API in :mod:`cohstats.losses` loops over these same functions, so there is
 exactly one definition of each formula.
 
@@ -74,7 +76,7 @@ LOSS_CODES = {
 
 
 # --------------------------------------------------------------------------- primitives
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def softplus(t):
     """log(1 + exp(t)) without overflow."""
     if t > 0.0:
@@ -82,7 +84,7 @@ def softplus(t):
     return math.log1p(math.exp(t))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expit(t):
     """1 / (1 + exp(-t)) without overflow."""
     if t >= 0.0:
@@ -107,40 +109,40 @@ def logaddexp(a, b):
 
 
 # --------------------------------------------------------------------------- coherence
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def coh_V(z, rho, u):
     """Coherence function V_{rho,u}(z) = rho log(1 + exp((u - z)/rho)), stable form."""
     d = u - z
     return max(d, 0.0) + rho * math.log1p(math.exp(-abs(d) / rho))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def coh_V0(rho, u):
     """V_{rho,u}(0) = u + rho log1p(exp(-u/rho))."""
     return u + rho * math.log1p(math.exp(-u / rho))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def coh_q(z, rho, u):
     """Maximum-entropy weight q(z) = expit((u - z)/rho) = -V'(z)."""
     return expit((u - z) / rho)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def coh_qq(z, rho, u):
     """q (1 - q) computed stably as expit(t) expit(-t)."""
     t = (u - z) / rho
     return expit(t) * expit(-t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def closs_kappa(rho, u):
     """kappa = u / (rho log(1 + e^{u/rho})) so that C = kappa V."""
     return u / coh_V0(rho, u)
 
 
 # --------------------------------------------------------------------------- LUM
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lum_value(z, a, c):
     if c == math.inf:
         return max(1.0 - z, 0.0)
@@ -153,7 +155,7 @@ def lum_value(z, a, c):
     return math.exp(-math.log1p(c) - a * math.log1p(t))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lum_d1(z, a, c):
     if c == math.inf:
         return -1.0 if z < 1.0 else 0.0
@@ -166,7 +168,7 @@ def lum_d1(z, a, c):
     return -math.exp(-(a + 1.0) * math.log1p(t))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lum_d2(z, a, c):
     if c == math.inf:
         return 0.0

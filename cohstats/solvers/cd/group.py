@@ -16,8 +16,9 @@ from numba import njit
 
 from cohstats.losses.angle import simplex_vertices_nb
 from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
-from cohstats.losses.scalar import LOSS_ALUM, lum_d1, lum_value
+from cohstats.losses.scalar import lum_d1, lum_value
 from cohstats.solvers.cd.scalar import _FM, _dot
+from cohstats.solvers.cd.state import KIND_ALUM
 
 
 @njit(cache=True, nogil=True)
@@ -116,7 +117,7 @@ def _block_kkt(pen, ws, j, v, cmv, bn):
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _gpass(idx, m, data, loss, pen, ws):
+def _gpass(kind, idx, m, data, loss, pen, ws):
     """One majorise-minimise pass of the grouped problem over rows idx[:m], then the intercepts.
 
     The working residual is refreshed from the exact gradient; each block update is the exact
@@ -126,14 +127,14 @@ def _gpass(idx, m, data, loss, pen, ws):
     the updates).
     """
     Xt, yc, w, xv, sw, intercept = data.Xt, data.yc, data.w, data.xv, data.sw, data.intercept
-    code, T, sc, Lb = loss.code, loss.p1, loss.p2, loss.Lb
+    T, sc, Lb = loss.p1, loss.p2, loss.Lb
     pf, l1, l2, use_P, P, Psh = pen.pf, pen.l1, pen.l2, pen.use_P, pen.P, pen.Pshift
     B, b, F, PB, R, E = ws.B, ws.b, ws.F, ws.PB, ws.R, ws.E
     K, n = F.shape
     v = np.empty(K)
     cmv = np.empty(K)
     d = np.empty(K)
-    if code == LOSS_ALUM:
+    if len(kind) == KIND_ALUM:
         _aresid(F, yc, w, T, sc, R)  # (T, sc) carry LUM's (a, c)
     else:
         _gresid(F, yc, w, T, sc, R)
@@ -198,7 +199,7 @@ def _gpass(idx, m, data, loss, pen, ws):
             d[k] = se / (Lb * sw)
             mean += d[k]
         mean /= K
-        if code == LOSS_ALUM:
+        if len(kind) == KIND_ALUM:
             mean = 0.0  # angle-based intercepts are free in R^{K-1}
         for k in range(K):
             d[k] -= mean

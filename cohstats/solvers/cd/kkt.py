@@ -68,7 +68,7 @@ def _grad_into(data, pen, ws, sel):
                 Gst[k, j] = g - l2 * pf[j] * q
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _gnorm(Gst, j):
     if Gst.shape[0] == 1:
         return abs(Gst[0, j])
@@ -78,7 +78,7 @@ def _gnorm(Gst, j):
     return math.sqrt(s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _nz(B, j):
     for k in range(B.shape[0]):
         if B[k, j] != 0.0:
@@ -86,7 +86,7 @@ def _nz(B, j):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _kkt_term(g, t, bj):
     """KKT violation of one coordinate: smooth residual g, l1 threshold t, coefficient bj."""
     if bj > 0.0:

@@ -97,6 +97,7 @@ from cohstats.solvers.cd.scalar import _dot
 from cohstats.solvers.cd.kkt import _grad_into, _gnorm, _kkt_violation, _nz, _objective_any, _resid_any
 from cohstats.solvers.cd.solve import _null_fit, _solve_set
 from cohstats.solvers.cd.state import (
+    KIND_ALUM,
     KIND_LUM,
     UPD_MM,
     MODE_EXACT,
@@ -233,11 +234,13 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
         ok = False
         # continuation in the second loss parameter (LUM's c): solve a sequence of smoother
         # problems first, each warm-starting the next (see continuation_grid)
-        for q in range(cont.shape[0]):
-            Lq = Lb if len(upd) != UPD_MM else loss_curv_bound(code, p1, cont[q])
-            loss_q = Loss(code, p1, cont[q], Lq, loss.floor_c)
-            passes, ok = _solve_set(kind, upd, data, loss_q, pen, Control(thr * 100.0, max_iter - total), inS, ws)
-            total += passes
+        if len(kind) == KIND_LUM or len(kind) == KIND_ALUM:
+            for q in range(cont.shape[0]):
+                Lq = Lb if len(upd) != UPD_MM else loss_curv_bound(code, p1, cont[q])
+                loss_q = Loss(code, p1, cont[q], Lq, loss.floor_c)
+                ctl_q = Control(thr * 100.0, max_iter - total)
+                passes, ok = _solve_set(kind, upd, data, loss_q, pen, ctl_q, inS, ws)
+                total += passes
         while True:
             passes, ok = _solve_set(kind, upd, data, loss, pen, Control(thr, max_iter - total), inS, ws)
             total += passes
@@ -284,7 +287,7 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
     return PathRecord(b0, Bs, n_iter, conv, objs, kkts, obj0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _record(Bk, bk, B, b):
     """``Bk[:] = B; bk[:] = b`` (shapes equal by construction)."""
     G, p = B.shape

@@ -31,7 +31,7 @@ def _wsq(x, W):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _soft(z, t):
     if z > t:
         return z - t

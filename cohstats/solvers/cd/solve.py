@@ -71,9 +71,10 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
     passes = 0
     full = True
     irls = len(upd) == UPD_IRLS
+    # the hard LUM's majorised weights and joint Newton steps (IRLS mode only)
     lummaj = False
-    if len(kind) == KIND_LUM:
-        lummaj = irls and p2 >= LUM_MAJ_C and not use_P
+    if len(kind) == KIND_LUM and len(upd) == UPD_IRLS:
+        lummaj = p2 >= LUM_MAJ_C and not use_P
     beta = B[0]
     f = F[0]
     Pbeta = PB[0]
@@ -144,7 +145,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
                 fresh = True
                 refresh = False
             if use_mm:
-                dmax, kk = _gpass(idx, m, data, loss, pen, ws)
+                dmax, kk = _gpass(kind, idx, m, data, loss, pen, ws)
                 refresh = True
             else:
                 dmax, kk = _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer)
@@ -161,7 +162,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
                 else:
                     refresh = True
         elif len(kind) >= KIND_MCOH:
-            dmax, kk = _gpass(idx, m, data, loss, pen, ws)
+            dmax, kk = _gpass(kind, idx, m, data, loss, pen, ws)
         else:
             if len(upd) == UPD_IRLS:
                 # refresh curvatures/gradients; the same loop gives the objective of the last
@@ -181,7 +182,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
                     bb = 0.5 * (bb + b_old)
                     obj_new = loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c) + _penalty(pen, beta, Pbeta)
                 obj = obj_new
-                if len(kind) == KIND_LUM and lummaj:
+                if len(kind) == KIND_LUM and len(upd) == UPD_IRLS and lummaj:
                     lum_maj_weights(p1, p2, loss.Lb, y, w, f, W)
                 for i in range(n):
                     e[i] = r[i]
@@ -197,7 +198,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
                 idx_old = idx
             dmax = 0.0
             took = False
-            if len(kind) == KIND_LUM and lummaj and not full and m > 0:
+            if len(kind) == KIND_LUM and len(upd) == UPD_IRLS and lummaj and not full and m > 0:
                 # hard LUM: a joint step over the active set instead of a coordinate pass
                 dmax, bb, obj, took = lum_newton_step(idx, m, data, loss, pen, ws, obj, bb)
             if not took:

@@ -74,6 +74,7 @@ def upd_of(mode):
     """The update mode ``MODE_*`` as the tuple the jitted solvers take (length ``mode + 1``)."""
     return (0,) * (int(mode) + 1)
 
+
 #: placeholder class codes of binary problems, penalty matrix and row shifts of identity-penalty
 #: problems
 _NO_YC = np.zeros(1, dtype=np.int64)
