@@ -370,22 +370,22 @@ class _Analyzer:
         return 1 if val.numeric else max(1, min(val.distinct, self.nrows))
 
     def _basis_width(self, call, name) -> int:
-        """``poly(x, degree)`` and splines: their integer arguments are column counts."""
+        """``poly(x, degree)`` and splines: their further arguments are literals (numbers are
+        column counts, lists are knots), each count at most the number of rows."""
         width = 1
         for node in list(call.args[1:]) + [k.value for k in call.keywords]:
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, (int, float))
-                and not isinstance(node.value, bool)
-            ):
-                v = node.value
+            if isinstance(node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in node.elts):
+                width += len(node.elts)
+                continue
+            if not isinstance(node, ast.Constant):
+                self.fail(f"passes {name}() an argument that is not a literal number, string or list")
+            v = node.value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
                 if name == "poly" and (not float(v).is_integer() or not 1 <= v <= self.nrows):
                     self.fail(f"asks for a polynomial of degree {v!r}; the data has {self.nrows} rows")
-                if float(v).is_integer() and abs(v) > self.nrows + 3:
+                if not 0 <= v <= self.nrows + 3:
                     self.fail(f"asks for {v!r} basis functions; the data has {self.nrows} rows")
-                width += int(abs(v)) if float(v).is_integer() else 0
-            elif isinstance(node, (ast.List, ast.Tuple)):
-                width += len(node.elts)
+                width += int(v)
         return width
 
 
@@ -491,7 +491,10 @@ def _power_bound(node, rhs, frame_info) -> _Bound:
             "(a power above the number of terms adds no terms: lower it)"
         )
     terms = sum(comb(b.terms, j) for j in range(1, e + 1))
-    width = sum(b.width**j for j in range(1, e + 1))
+    width = min(  # two upper bounds of the widths of every product of j distinct terms
+        sum(b.width**j for j in range(1, e + 1)),
+        sum(comb(b.terms, j) * b.widest**j for j in range(1, e + 1)),
+    )
     return _Bound(terms, min(e * b.order, b.factors), width, min(b.widest**e, b.prod), b.prod, b.factors)
 
 
@@ -523,10 +526,10 @@ def _check_formula(rhs: str, frame: pd.DataFrame, budget: int | None = None) -> 
             f"formula {rhs!r} expands to up to {b.terms} terms of up to {b.order} factors; a saved "
             f"formula has at most {_MAX_TERMS} terms of at most {_MAX_ORDER} factors"
         )
-    nbytes = max(info[1], 1) * (b.width + 1) * 8
+    nbytes = max(info[1], 1) * max(b.width, 1) * 8  # the tree holds the intercept
     if budget is not None and nbytes > budget:
         raise ValueError(
-            f"formula {rhs!r} may build a design of {info[1]} rows x {b.width + 1} columns "
+            f"formula {rhs!r} may build a design of {info[1]} rows x {b.width} columns "
             f"({nbytes / 2**20:.0f} MB), more than the {budget / 2**20:.0f} MB this file allows"
         )
     return nbytes
