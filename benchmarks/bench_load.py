@@ -117,7 +117,8 @@ def main():
         for _ in range(20):
             load(base)
         whole = (time.process_time() - t) / 20
-        print(f"typical formula {rhs!r} on {len(frame)} rows: rebuild {rebuild * 1e3:.1f} ms CPU of a {whole * 1e3:.1f} ms load")
+        print(f"typical formula {rhs!r} on {len(frame)} rows: rebuild {rebuild * 1e3:.1f} ms CPU", end="")
+        print(f" of a {whole * 1e3:.1f} ms load")
 
 
 if __name__ == "__main__":

@@ -645,6 +645,9 @@ def lum(
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
+    from cohstats.formula import refuse_no_intercept
+
+    refuse_no_intercept(design, "lum", "fits decision values with an intercept (and refits g0 + g1 f)")
     if not design.binary:
         if kernel is not None or kernel_approx is not None:
             raise ValueError(
