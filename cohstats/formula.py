@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Design", "build_design"]
+__all__ = ["Design", "build_design", "NA_ACTIONS"]
+
+#: The values of ``na_action`` every fit function accepts.
+NA_ACTIONS = ("omit", "raise")
 
 _DOT = re.compile(r"(?<![\w.\]\)])\.(?![\w.(])")
 
@@ -221,7 +224,7 @@ class Design:
         missing = [v for v in self.variables if v not in newdata.columns]
         if missing:
             raise ValueError(f"newdata lacks column(s) {_fmt_list(missing)} needed by the formula {self.formula!r}")
-        nd = newdata.reset_index(drop=True)
+        nd = _strings_as_objects(newdata.reset_index(drop=True), self.variables)
         for col in self.variables:
             na = nd[col].isna().to_numpy()
             if na.any():
@@ -238,9 +241,26 @@ class Design:
                     f"column {col!r} has level(s) {_fmt_list(unseen)} not seen in training; "
                     f"training levels: {_fmt_list(levels)}"
                 )
+        frame = self.frame if isinstance(self.frame, pd.DataFrame) else None
+        for col in self.variables:
+            if (
+                frame is not None
+                and col in frame.columns
+                and col not in self.categorical_levels
+                and pd.api.types.is_numeric_dtype(frame[col])
+                and not pd.api.types.is_numeric_dtype(nd[col])
+            ):
+                raise ValueError(
+                    f"newdata column {col!r} is not numeric (dtype {nd[col].dtype}, e.g. "
+                    f"{nd[col].iloc[0]!r}); it held numbers in training -- convert it, e.g. "
+                    f"pd.to_numeric(newdata[{col!r}])"
+                )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            mm = self.spec.get_model_matrix(nd)
+            try:
+                mm = self.spec.get_model_matrix(nd)
+            except Exception as e:  # noqa: BLE001 - formulaic's own errors, said in our words
+                raise ValueError(f"newdata does not give the training design of {self.formula!r}: {e}") from None
         for w in caught:
             msg = str(w.message)
             if "categories outside" in msg or "not seen in original" in msg:
@@ -295,7 +315,9 @@ def _to_float_matrix(mm, drop_intercept: bool) -> np.ndarray:
     try:
         X = np.asarray(mm.to_numpy(dtype=np.float64) if hasattr(mm, "to_numpy") else mm, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"the design matrix is not numeric: {e}") from None
+        bad = [c for c in getattr(mm, "columns", []) if not pd.api.types.is_numeric_dtype(mm[c])]
+        which = f" (column(s) {_fmt_list(bad)})" if bad else ""
+        raise TypeError(f"the design matrix is not numeric{which}: {e}") from None
     return np.ascontiguousarray(X)
 
 
@@ -456,8 +478,8 @@ def build_design(
     >>> d.xnames
     ['x1', 'C(g)[T.b]']
     """
-    if na_action not in ("omit", "raise"):
-        raise ValueError(f"na_action must be 'omit' or 'raise'; got {na_action!r}")
+    if na_action not in NA_ACTIONS:
+        raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
     if isinstance(formula, Design):
         d = formula
         if subset is not None:
@@ -472,6 +494,11 @@ def build_design(
             raise TypeError("give the response in the formula (y ~ ...), not as y=")
         design = _design_from_formula(formula, data, subset, weights, na_action, context)
     else:
+        if np.ndim(formula) == 0 and not isinstance(formula, pd.DataFrame):
+            raise TypeError(
+                "the first argument must be a formula string such as 'y ~ x1 + x2' or a matrix of "
+                f"predictors; got {formula!r} ({type(formula).__name__})"
+            )
         labels = data if y is None else y
         if data is not None and y is not None:
             raise TypeError("matrix input takes the labels once: build_design(X, y) or build_design(X, y=y)")
@@ -484,6 +511,16 @@ def build_design(
             f"{design.n_classes}: {_fmt_list(design.classes)}"
         )
     return design
+
+
+def refuse_no_intercept(design: Design, fn: str, why: str) -> None:
+    """Refuse a formula that removes the intercept (``- 1``, ``+ 0``) for a method that cannot
+    honour it (``why`` says what it fits instead), rather than fitting one silently."""
+    if not design.intercept:
+        raise ValueError(
+            f"{fn} {why}, so a formula without an intercept cannot be honoured; remove "
+            f"'- 1' / '+ 0' from {design.formula!r}"
+        )
 
 
 def _subset_positions(subset, n, frame) -> np.ndarray:
@@ -623,7 +660,7 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
                 )
     classes = _classes_of(df[yname], yname)
     ycode = _code_response(df[yname], classes)
-    dfr = df.reset_index(drop=True)
+    dfr = _strings_as_objects(df.reset_index(drop=True), variables)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -684,6 +721,18 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         rhs=rhs,
         frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])],
     )
+
+
+def _strings_as_objects(df: pd.DataFrame, columns) -> pd.DataFrame:
+    """pandas ``string`` columns as ``object`` columns: formulaic takes the latter for factors
+    (an ``object`` column with the same values) but not the former."""
+    strs = [c for c in columns if c in df.columns and isinstance(df[c].dtype, pd.StringDtype)]
+    if not strs:
+        return df
+    df = df.copy()
+    for c in strs:
+        df[c] = df[c].astype(object)
+    return df
 
 
 def _formula_columns(rhs: str, columns) -> list:

@@ -420,6 +420,32 @@ TRANSPARENT_CODES: set = set()
 FIT_THREAD = threading.local()
 
 
+class FitInterrupted(KeyboardInterrupt):
+    """Raised inside a fit's worker thread when the caller pressed Ctrl-C: the fit stops."""
+
+
+def stop_requested() -> bool:
+    """True in a fit's worker thread once the caller interrupted it (Python-level loops of a
+    long fit may check it between solver calls and stop)."""
+    ev = getattr(FIT_THREAD, "stop", None)
+    return ev is not None and ev.is_set()
+
+
+def _stop_worker(t: threading.Thread, stop: threading.Event) -> None:
+    """Ask the worker ``t`` to stop: the flag for loops that check it, and an asynchronous
+    ``FitInterrupted`` that CPython raises at the thread's next Python instruction (a numba
+    solver call in progress finishes first: compiled code cannot be entered)."""
+    import ctypes
+
+    stop.set()
+    if t.is_alive() and t.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(FitInterrupted))
+
+
+#: the worker thread of the last interrupted fit (for tests and diagnostics)
+last_interrupted: threading.Thread | None = None
+
+
 def _interruptible() -> bool:
     return os.environ.get("COHSTATS_INTERRUPTIBLE", "1") != "0"
 
@@ -429,8 +455,10 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
 
     The numba solvers release the GIL, so the main thread keeps waiting in short slices and
     takes a ``KeyboardInterrupt`` within about 0.1 s, however long the solver runs. The
-    interrupted fit finishes in the background and is discarded: it only builds its own
-    result object, so no state is left half-changed (its CPU time is not returned early).
+    interrupted fit is then stopped: its flag (:func:`stop_requested`) is set and a
+    ``FitInterrupted`` is raised in its thread at the next Python instruction, i.e. when the
+    running numba call returns (a solver's path over lambda values stops at the next value);
+    it only builds its own result object, so no state is left half-changed.
     Only calls from the main thread are moved (nested calls run directly); set the
     environment variable ``COHSTATS_INTERRUPTIBLE=0`` to run every fit in the calling thread.
     With ``verbose=True`` a ``tqdm.auto`` line (a terminal or a notebook) shows the fit's
@@ -447,9 +475,11 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
         context = dict(frame.f_globals)
         context.update(frame.f_locals)
     box: dict = {}
+    stop = threading.Event()
 
     def work():
         FIT_THREAD.context = context
+        FIT_THREAD.stop = stop
         # warnings are recorded here and issued again in the caller's thread, at the caller's
         # line, so that the user's filters and the reported location are the usual ones
         with warnings.catch_warnings(record=True) as caught:
@@ -461,17 +491,22 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
         box["warnings"] = caught
 
     t = threading.Thread(target=work, name=f"cohstats-{name}", daemon=True)
-    t.start()
+    global last_interrupted
     bar = None
-    if verbose:
-        from cohstats.tuning.parallel import progress_bar
-
-        bar = progress_bar(None, f"{name}: fitting", True, bar_format="{desc} ({elapsed} elapsed)")
     try:
+        t.start()
+        if verbose:
+            from cohstats.tuning.parallel import progress_bar
+
+            bar = progress_bar(None, f"{name}: fitting", True, bar_format="{desc} ({elapsed} elapsed)")
         while t.is_alive():
             t.join(0.05)
             if bar is not None:
                 bar.refresh()
+    except BaseException:
+        last_interrupted = t
+        _stop_worker(t, stop)
+        raise
     finally:
         if bar is not None:
             bar.close()

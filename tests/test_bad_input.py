@@ -202,6 +202,10 @@ def test_bad_arguments_name_themselves(bad):
             cs.clearn("resp ~ x + z", df, **bad)
     key = next(iter(bad))
     assert key in str(info.value) or key.rstrip("_") in str(info.value)
+    if key == "na_action":  # the accepted values themselves, not just the argument's name
+        from cohstats.formula import NA_ACTIONS
+
+        assert f"must be one of {', '.join(map(repr, NA_ACTIONS))}; got 'drop'" in str(info.value)
     assert _raised_by_cohstats(info.value)
 
 

@@ -1,17 +1,18 @@
-"""The public API imports quickly in a fresh process (numba kernels compile lazily, on first use)."""
+"""``import cohstats`` is lazy: numba and the solvers are imported on first use, not at import.
+
+The import time itself is measured in a benchmark (it depends on the machine's load), not here.
+"""
 
 import subprocess
 import sys
-import time
 
 
-def test_import_is_fast_and_lazy():
+def test_import_is_lazy():
     code = (
-        "import time, sys; t=time.perf_counter(); import cohstats; "
-        "print(time.perf_counter()-t); print(int('numba' in sys.modules))"
+        "import sys; import cohstats; "
+        "print(int('numba' in sys.modules)); "
+        "print(sorted(m for m in sys.modules if m.startswith('cohstats.solvers')))"
     )
-    t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert float(out[0]) < 1.0, f"import cohstats took {out[0]} s"
-    assert out[1] == "0", "import cohstats must not import numba (lazy submodules)"
-    assert time.perf_counter() - t0 < 30
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "0", "import cohstats must not import numba (lazy submodules)"
+    assert out[1] == "[]", f"import cohstats imported solver modules: {out[1]}"

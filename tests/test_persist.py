@@ -525,7 +525,7 @@ def test_crafted_files_cannot_run_code(tmp_path):
         f"C(x, levels=__import__('os').system('{cmd}'))",
         "open('/etc/passwd')",
         "x + np.load('a.npy', allow_pickle=True)",
-        "x + {x ** 10 ** 10}",
+        "x + {10 ** 10 ** 10}",
         f"{{__import__('os').system('{cmd}')}} ~ x",
         f"x | {{__import__('os').system('{cmd}')}}",
     ):
@@ -543,7 +543,7 @@ def test_crafted_files_cannot_run_code(tmp_path):
         "attribute 'system'",
         "uses 'open'",
         "attribute 'load'",
-        "power",
+        "more than 4096 bits",
         "several parts",
         "several parts",
     ]

@@ -718,7 +718,7 @@ def clearn(
         state.update(coef_path=B[keep], intercept_path=b0[keep])
     kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v) for k, v in info.items()}
     # convergence and passes count the whole run, warm-start values included
-    return CLearnFit._from_arrays(
+    fit = CLearnFit._from_arrays(
         design,
         lambda_=path_lam[keep],
         info=kept,
@@ -727,6 +727,31 @@ def clearn(
         n_iter=int(np.sum(info["n_iter"])),
         **state,
     )
+    if not multiclass and kernel is None:
+        _warn_separation(fit, X if kernel_approx is None else design.X, design.y, w)
+    return fit
+
+
+def _warn_separation(fit, X, y, w) -> None:
+    """Say when the decision values separate the training classes (as glmnet and statsmodels
+    do): the loss then keeps falling as the coefficients grow, and the fitted probabilities at
+    the end of the path approach 0 and 1. The penalty keeps every fitted value finite."""
+    import warnings
+
+    from cohstats.exceptions import DataWarning
+
+    F = fit._decision_path(X)[:, w > 0]
+    sep = np.flatnonzero(np.min(F * y[w > 0], axis=1) > 0)
+    if sep.size:
+        lam = fit.lambda_
+        warnings.warn(
+            f"clearn: the predictors separate the classes of the training data perfectly at "
+            f"{sep.size} of {lam.size} lambda values (lambda <= {lam[sep].max():.4g}); there the fitted "
+            "probabilities approach 0 and 1 as lambda falls and the coefficients grow without "
+            "a finite unpenalised limit. Choose lambda by cv() rather than the end of the path",
+            DataWarning,
+            stacklevel=3,
+        )
 
 
 def _fold_kernel(design, args: dict):

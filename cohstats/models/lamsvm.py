@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.exceptions import CalibrationWarning, ConvergenceWarning
-from cohstats.formula import build_design, capture_context
+from cohstats.formula import build_design, capture_context, refuse_no_intercept
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
@@ -802,7 +802,7 @@ _PARAMS = {
     "time_limit": NoneOr(Real(0.0, closed="neither")),
     "cache_size": Real(0.0, closed="neither"),
     "shrinking": Bool(),
-    "na_action": Options("omit", "fail"),
+    "na_action": Options("omit", "raise"),
     "warn_calibration": Bool(),
 }
 _DECLARED = FitSpec(
@@ -996,6 +996,7 @@ def lamsvm(
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
+    refuse_no_intercept(design, "lamsvm", "always fits unpenalised offsets (the intercepts b_k)")
     K = design.n_classes
     if K < 2:
         raise ValueError(f"lamsvm needs a response with at least two classes; got {K}")

@@ -140,8 +140,11 @@ def lum_refit(f1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: in
     if w.shape != f1.shape or np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ValueError("weights must be nonnegative, finite and of the same length as f1")
     separable = _separable_1d(f1, y, w)
-    ridge = 1e-6 if separable else 0.0
-    if separable and warn:
+    # constant first-stage values (e.g. every predictor constant) leave g1 unidentified but
+    # g0 + g1 f bounded: no separation; the small ridge only picks one minimiser
+    flat = bool(np.ptp(f1[w > 0]) == 0) if np.any(w > 0) else True
+    ridge = 1e-6 if separable or flat else 0.0
+    if separable and not flat and warn:
         warnings.warn(
             "refitted LUM: the first-stage decision values separate the classes, so "
             "the unpenalised refit has no minimiser; added the penalty "
@@ -642,6 +645,9 @@ def lum(
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
+    from cohstats.formula import refuse_no_intercept
+
+    refuse_no_intercept(design, "lum", "fits decision values with an intercept (and refits g0 + g1 f)")
     if not design.binary:
         if kernel is not None or kernel_approx is not None:
             raise ValueError(

@@ -461,7 +461,9 @@ def cv(
     design, fit_args = _as_design(formula, data, dict(fit_args), context=ctx)
     meas = _get_measure(_default_measure(fit_fn) if measure is None else measure, design)
     rng = _rng(random_state)
+    _check_class_sizes(design)
     foldid = _resolve_foldid(design, nfolds, foldid, stratified, rng)
+    _check_fold_classes(design, foldid)
     with scheduler_backend(scheduler):
         return _cv_many(
             fit_fn,
@@ -475,6 +477,32 @@ def cv(
             _fit_name(fit_fn),
             share_kernel=_check_share(share_kernel),
         )[0]
+
+
+def _check_class_sizes(design) -> None:
+    """Every class needs two members: the fold holding a class's only member trains without it."""
+    counts = np.bincount(design.y_int, minlength=design.n_classes)
+    small = [(c, int(k)) for c, k in zip(design.classes, counts) if k < 2]
+    if small:
+        shown = ", ".join(f"{c!r} ({k} member{'s' if k != 1 else ''})" for c, k in small)
+        raise ValueError(
+            f"cv: class {shown} of the response is too small for cross-validation: the fold that "
+            "holds a class's only member would train without that class, so every class needs at "
+            "least 2 members (drop or merge the class's rows first)"
+        )
+
+
+def _check_fold_classes(design, foldid) -> None:
+    """Every fold's training rows (the other folds) must hold every class."""
+    y = design.y_int
+    for k in range(int(foldid.max()) + 1):
+        missing = [design.classes[c] for c in np.setdiff1d(np.arange(design.n_classes), y[foldid != k])]
+        if missing:
+            raise ValueError(
+                f"cv: the training rows of fold {k + 1} (every other fold) hold no member of class(es) "
+                f"{', '.join(map(repr, missing))}; give folds (foldid=) that leave every class in "
+                "every fold's training rows, or use stratified folds"
+            )
 
 
 def _check_share(share_kernel) -> bool:
