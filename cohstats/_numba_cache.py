@@ -299,6 +299,12 @@ def _fit_name() -> str | None:
     return name
 
 
+#: CPU seconds of a first small fit from an empty cache (import included), measured with
+#: ``benchmarks/bench_compile.py`` on an idle 2-core machine and rounded up; the compile notice
+#: quotes them. Other arguments (a kernel, K classes) may compile a little more.
+FIRST_USE_SECONDS = {"clearn": 12, "lum": 16, "svm": 17, "lamsvm": 24, "gboost_c": 30}
+
+
 def _notice_compile() -> None:
     """Print, once per model per process, that numba is compiling (called when numba saves)."""
     name = _fit_name()
@@ -310,8 +316,10 @@ def _notice_compile() -> None:
     if quiet():
         return
     what = f"the numerical code behind {name}()" if name else "numerical code"
+    cost = FIRST_USE_SECONDS.get(name or "")
+    about = f"about {cost} s of CPU" if cost else "seconds to a minute"
     print(
-        f"cohstats: compiling {what} once (about 20-60 s); later runs reuse the cache -- "
+        f"cohstats: compiling {what} once ({about}); later runs reuse the cache -- "
         "`python -m cohstats warmup` does it ahead of time (COHSTATS_QUIET=1 silences this)",
         file=sys.stderr,
         flush=True,

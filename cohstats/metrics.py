@@ -16,7 +16,6 @@ weighted mean); ``None`` means equal weights.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import rel_entr, xlogy
 
 __all__ = [
     "error_rate",
@@ -139,6 +138,8 @@ def _labels_int(y, K, name="y"):
 # --------------------------------------------------------------------------- pointwise terms
 def _cre_terms(y01, p):
     """-(y log p + (1-y) log(1-p)) per observation; inf on contradiction."""
+    from scipy.special import xlogy  # imported on use: scipy.special is slow to import
+
     return -(xlogy(y01, p) + xlogy(1.0 - y01, 1.0 - p))
 
 
@@ -203,6 +204,8 @@ def gkl(p_true, p_hat, weights=None) -> float:
     >>> round(gkl([0.8, 0.2], [0.5, 0.5]), 4)
     0.1927
     """
+    from scipy.special import rel_entr  # imported on use: scipy.special is slow to import
+
     p, q, ndim = _prob_pair(p_true, p_hat)
     if ndim == 1:
         terms = rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
@@ -228,6 +231,8 @@ def gkl_c(p_true, p_hat, weights=None) -> float:
     >>> round(gkl_c([0.8, 0.2], [0.8, 0.2]), 4)   # the entropy H(0.8)
     0.5004
     """
+    from scipy.special import xlogy  # imported on use: scipy.special is slow to import
+
     p, q, ndim = _prob_pair(p_true, p_hat)
     if ndim == 1:
         terms = _cre_terms(p, q)

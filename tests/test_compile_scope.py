@@ -1,0 +1,93 @@
+"""A fit compiles only the numba code it reaches, once.
+
+Each case runs a small fit in a fresh process with an empty compiled-code cache and records,
+through numba's event API, every function that numba compiles. A binary linear C-learning fit
+must compile none of the grouped (K-class), hard-LUM or kernel code of the coordinate-descent
+family, and a K-class fit none of the binary coordinate passes; no function may be compiled for
+two argument types (a duplicate specialisation such as an int32/int64, C/F-order or literal-
+argument twin). Deterministic: what is compiled does not depend on timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_CHILD = r"""
+import json, sys
+import numba.core.event as ev
+seen = []
+class L(ev.Listener):
+    def on_start(self, e):
+        d = e.data["dispatcher"]
+        seen.append((d.py_func.__module__, d.py_func.__qualname__, str(e.data["args"])))
+    def on_end(self, e):
+        pass
+ev.register("numba:compile", L())
+import numpy as np, pandas as pd
+import cohstats as cs
+rng = np.random.default_rng(0)
+X = rng.standard_normal((120, 3))
+df = pd.DataFrame(X, columns=["x1", "x2", "x3"])
+f = X[:, 0] + rng.standard_normal(120)
+df["y"] = np.where(f > 0, "a", "b")
+df["y3"] = np.select([f < -0.4, f < 0.4], ["a", "b"], "c")
+exec(sys.argv[1])
+print(json.dumps(seen))
+"""
+
+#: modules of the coordinate-descent family that only grouped, LUM or kernel problems reach
+_GROUPED = ("cohstats.solvers.cd.group", "cohstats.solvers.cd.group_newton", "cohstats.losses.multiclass")
+_NOT_BINARY_LINEAR = _GROUPED + (
+    "cohstats.solvers.cd.lum_hard",
+    "cohstats.solvers.cd.kernel",
+    "cohstats.solvers.cd.lum_kdual",
+    "cohstats.solvers.cd.lum_dual",
+    "cohstats.losses.angle",
+    "cohstats.kernels",
+)
+_BINARY_PASSES = {("cohstats.solvers.cd.scalar", "_cycle"), ("cohstats.solvers.cd.scalar", "_intercept_step")}
+
+CASES = {
+    "binary linear clearn": ("cs.clearn('y ~ x1 + x2 + x3', data=df)", _NOT_BINARY_LINEAR, ()),
+    "3-class linear clearn": (
+        "cs.clearn('y3 ~ x1 + x2 + x3', data=df.drop(columns='y'))",
+        ("cohstats.solvers.cd.lum_hard", "cohstats.kernels", "cohstats.losses.angle"),
+        _BINARY_PASSES,
+    ),
+}
+
+
+def _compiled(code, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "COHSTATS_"))}
+    env.update(COHSTATS_NUMBA_CACHE_DIR=str(tmp_path / "cache"), COHSTATS_QUIET="1")
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, code], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    return [tuple(r) for r in json.loads(res.stdout.strip().splitlines()[-1])]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_fit_compiles_only_the_code_it_reaches(case, tmp_path):
+    code, forbidden_modules, forbidden_functions = CASES[case]
+    seen = _compiled(code, tmp_path)
+    ours = [(m, q, a) for m, q, a in seen if m.startswith("cohstats.")]
+    assert ours, "nothing of cohstats was compiled"
+    reached = {m for m, _, _ in ours}
+    assert not reached & set(forbidden_modules), sorted(reached & set(forbidden_modules))
+    assert not {(m, q) for m, q, _ in ours} & set(forbidden_functions)
+    # each function once: no twin specialisations for other argument types
+    names = [(m, q) for m, q, _ in ours]
+    twins = sorted({n for n in names if names.count(n) > 1})
+    assert not twins, [(n, [a for m, q, a in ours if (m, q) == n]) for n in twins]
+    # every solver entry of the coordinate-descent family was specialised for one problem kind
+    kinds = {a.split(",")[0] for m, q, a in ours if q in ("_path_core", "_solve_set", "_null_fit")}
+    assert len(kinds) == 1, kinds
+    if case == "binary linear clearn":
+        files = sum(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
+        assert files <= 30, files
