@@ -696,9 +696,7 @@ class Fit:
         :meth:`summary` shows them."""
         from .inference import bootstrap_confint
 
-        res = bootstrap_confint(
-            self, B, level, n_jobs=n_jobs, scheduler=scheduler, random_state=random_state, **kw
-        )
+        res = bootstrap_confint(self, B, level, n_jobs=n_jobs, scheduler=scheduler, random_state=random_state, **kw)
         self._bootstrap = res.to_dict()
         return res
 

@@ -21,9 +21,7 @@ def df():
 
 @pytest.fixture(scope="module")
 def ridge(df):
-    return cs.clearn(
-        "y ~ x1 + x2", df, loss="logistic", alpha=0.0, lambda_=LAM, standardize=False, tol=1e-13
-    )
+    return cs.clearn("y ~ x1 + x2", df, loss="logistic", alpha=0.0, lambda_=LAM, standardize=False, tol=1e-13)
 
 
 def _samples(y, n, b, seed):
@@ -43,7 +41,9 @@ def test_ridge_logistic_intervals_equal_sklearn_refits(df, ridge):
     reps, errs = [], []
     for idx in _samples(y, N, B, SEED):
         # clearn's objective mean(loss) + lambda/2 |b|^2 is LogisticRegression's with C = 1/(n lambda)
-        clf = LogisticRegression(C=1.0 / (N * LAM), solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(X[idx], y[idx])
+        clf = LogisticRegression(C=1.0 / (N * LAM), solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(
+            X[idx], y[idx]
+        )
         reps.append(np.concatenate([clf.intercept_, clf.coef_.ravel()]))
         oob = np.setdiff1d(np.arange(N), idx)
         errs.append(np.mean(clf.predict(X[oob]) != y[oob]))
