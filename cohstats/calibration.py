@@ -12,6 +12,10 @@ test data.
 * :func:`calibration_table` / :func:`plot_calibration` -- the older array helpers (normal-theory
   standard errors, Figure output), kept for the loss-figure vignette.
 
+The module itself is callable: ``cohstats.calibration(fit, newdata, ...)`` is
+:func:`calibration` (the documented call), while ``cohstats.calibration.reliability`` and the
+other names stay reachable as attributes of the module.
+
 Bins follow scikit-learn's ``calibration_curve``: ``"uniform"`` bins split [0, 1] into equal
 widths, ``"quantile"`` bins have (about) equal counts (edges at the sample quantiles); a
 probability on an inner edge belongs to the lower bin; empty bins are left out of the table.
@@ -20,6 +24,8 @@ probability on an inner edge belongs to the lower bin; empty bins are left out o
 from __future__ import annotations
 
 import math
+import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -484,3 +490,15 @@ def plot_calibration(
         axh.set_ylabel("count")
         fig.tight_layout()
     return fig
+
+
+class _CallableModule(types.ModuleType):
+    """This module's type: calling the module calls :func:`calibration`, so that
+    ``cohstats.calibration(fit, newdata)`` works as documented while the module's other names
+    (``cohstats.calibration.reliability``, ...) remain its attributes."""
+
+    def __call__(self, fit, newdata, *args, **kwargs) -> CalibrationResult:
+        return calibration(fit, newdata, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -6,6 +6,8 @@
   :func:`plot_lum_hybrid` — [LZW] Figure 2 (the ``a -> inf, c = 0`` hybrid against hinge,
   exponential and logistic losses).
 * :func:`plot_lum_minimizer` — [LZW] Figure 3 (population minimizer ``f*`` against ``p``).
+* :func:`plot_path` — glmnet-style coefficient paths (``PathFrame.plot``, ``fit.plot()``): the
+  largest curves labelled at the right edge, no legend over the curves.
 * :func:`calibration_table` / :func:`plot_calibration` — re-exported from
   :mod:`cohstats.calibration`, where calibration of fitted models lives
   (:func:`cohstats.calibration.calibration`, ``fit.calibration(newdata)``).
@@ -24,6 +26,7 @@ import numpy as np
 from .calibration import calibration_table, plot_calibration  # noqa: F401  (moved; re-exported)
 
 __all__ = [
+    "plot_path",
     "loss_curve",
     "normalized_coherence",
     "lum_minimizer",
@@ -251,3 +254,92 @@ def plot_lum_minimizer(a: float = 1.0, c_values=(0, 1, math.inf), n: int = 999):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# ----------------------------------------------------------------------------- coefficient paths
+def _spread(y: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
+    """Label heights: ``y`` moved apart to at least ``gap`` (in sorted order), kept in ``[lo, hi]``
+    when they fit."""
+    order = np.argsort(y, kind="stable")
+    v = np.asarray(y, dtype=float)[order].copy()
+    for i in range(1, v.size):
+        v[i] = max(v[i], v[i - 1] + gap)
+    over = v[-1] - hi if v.size else 0.0
+    if over > 0:
+        v -= min(over, max(0.0, v[0] - lo))
+    out = np.empty_like(v)
+    out[order] = v
+    return out
+
+
+def plot_path(pf, columns=None, ax=None, label: bool = True, ylabel: str | None = None, n_labels: int = 10, **kwargs):
+    """Coefficient paths of a :class:`~cohstats.results.PathFrame` against its sequence, glmnet's
+    ``plot(fit, label=TRUE)``.
+
+    The x axis is the sequence (log scale for penalties) oriented so that the least regularised
+    end -- where the coefficients are largest -- is on the right; with ``label=True`` the
+    ``n_labels`` curves largest in absolute value there are named at the right edge, outside the
+    axes and moved apart so that names do not overlap, and no legend covers the curves (a K-class
+    path with a curve per term and class stays readable). The top axis shows the number of
+    nonzero coefficients when the frame has a ``df`` column. ``columns`` plots other columns
+    (e.g. ``["train_error", "test_error"]``) against the sequence, with a legend beside the axes
+    when there are several. Returns the Axes.
+    """
+    plt = _plt()
+    xv = getattr(pf, "xvar", None) or pf.columns[0]
+    coef_mode = columns is None
+    cols = list(columns) if columns is not None else list(getattr(pf, "coef_columns", []) or [])
+    if not cols:  # no coefficient paths: draw the other columns, named
+        cols = [c for c in pf.columns if c != xv]
+        coef_mode = False
+    if isinstance(n_labels, (bool, np.bool_)) or not isinstance(n_labels, (int, np.integer)) or n_labels < 0:
+        raise ValueError(f"n_labels must be a nonnegative whole number of curves to name; got {n_labels!r}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    x = np.asarray(pf[xv], dtype=float)
+    logx = bool(getattr(pf, "log_x", False)) and np.all(x > 0)
+    xp = np.log(x) if logx else x
+    Y = np.column_stack([np.asarray(pf[c], dtype=float) for c in cols]) if cols else np.empty((len(x), 0))
+    lines = [ax.plot(xp, Y[:, j], lw=1.2, label=str(c), **kwargs)[0] for j, c in enumerate(cols)]
+    ax.set_xlabel(f"log({xv})" if logx else xv)
+    if ylabel is None:
+        ylabel = "coefficient" if coef_mode else " / ".join(str(c).replace("_", " ") for c in cols)
+    ax.set_ylabel(ylabel)
+    if not coef_mode:
+        if label and len(cols) > 1:
+            ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        return ax
+    ax.axhline(0.0, color="0.6", lw=0.6)
+    end = 0
+    if len(x) > 1:
+        norms = np.nansum(np.abs(Y[[0, -1]]), axis=1)
+        end = -1 if norms[-1] >= norms[0] else 0
+        if xp[end] < xp[end + 1 if end == 0 else 0]:  # least regularised end on the right
+            ax.invert_xaxis()
+    if "df" in pf.columns and len(x) > 1:
+        top = ax.twiny()
+        top.set_xlim(ax.get_xlim())
+        idx = np.unique(np.linspace(0, len(x) - 1, min(6, len(x))).round().astype(int))
+        top.set_xticks(xp[idx])
+        top.set_xticklabels([str(int(v)) for v in np.asarray(pf["df"])[idx]])
+        top.set_xlabel("nonzero coefficients")
+    if label and cols and n_labels:
+        yend = Y[end]
+        ok = np.flatnonzero(np.isfinite(yend) & (np.abs(yend) > 0))
+        named = ok[np.argsort(-np.abs(yend[ok]), kind="stable")[:n_labels]]
+        lo, hi = ax.get_ylim()
+        ys = _spread(yend[named], 0.045 * (hi - lo), lo, hi)
+        for j, yt in zip(named, ys):
+            ax.annotate(
+                str(cols[j]),
+                xy=(1.0, yend[j]),
+                xycoords=("axes fraction", "data"),
+                xytext=(1.0, yt),
+                textcoords=("axes fraction", "data"),
+                fontsize=7,
+                va="center",
+                ha="left",
+                color=lines[j].get_color(),
+                annotation_clip=False,
+            )
+    return ax

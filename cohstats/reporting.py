@@ -7,7 +7,8 @@
   cases, continuity-corrected chi-square otherwise).
 * :func:`compare` -- one table of several fitted models on the same test data: error with its
   interval, Brier score, cross-entropy, AUC for two classes, and McNemar tests between every
-  pair, as a :class:`~cohstats.results.Summary` (text, Markdown, LaTeX, HTML).
+  pair, as a :class:`~cohstats.results.Summary` (text, Markdown, LaTeX, HTML), their p-values
+  adjusted for the number of pairs (Holm by default, statsmodels' ``multipletests``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 from . import metrics
 from .results import Fit, Summary
 
-__all__ = ["error_ci", "mcnemar_test", "compare", "observed_classes"]
+__all__ = ["error_ci", "mcnemar_test", "compare", "observed_classes", "adjust_pvalues", "P_ADJUST_METHODS"]
 
 #: our method names -> statsmodels' ``proportion_confint`` names
 _CI_METHODS = {
@@ -38,6 +39,20 @@ _CI_LABELS = {
     "jeffreys": "Jeffreys",
     "agresti_coull": "Agresti-Coull",
     "normal": "normal approximation (Wald)",
+}
+
+#: ``p_adjust`` names accepted by :func:`compare` (statsmodels' ``multipletests`` methods) -> label
+P_ADJUST_METHODS = {
+    "bonferroni": "Bonferroni",
+    "sidak": "Sidak",
+    "holm-sidak": "Holm-Sidak",
+    "holm": "Holm",
+    "simes-hochberg": "Simes-Hochberg",
+    "hommel": "Hommel",
+    "fdr_bh": "Benjamini-Hochberg (FDR)",
+    "fdr_by": "Benjamini-Yekutieli (FDR)",
+    "fdr_tsbh": "two-stage Benjamini-Hochberg (FDR)",
+    "fdr_tsbky": "two-stage Benjamini-Krieger-Yekutieli (FDR)",
 }
 
 #: below this many discordant pairs McNemar's test is the exact binomial test
@@ -154,6 +169,50 @@ def mcnemar_test(correct_a, correct_b, exact: bool | None = None) -> dict:
     }
 
 
+def adjust_pvalues(pvalues, method: str | None = "holm", alpha: float = 0.05) -> np.ndarray:
+    """P-values adjusted for multiple comparisons by statsmodels' ``multipletests``.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        Raw p-values.
+    method : str or None, default "holm"
+        One of :data:`P_ADJUST_METHODS` (Holm's step-down method [Holm1979]_ controls the
+        family-wise error rate under any dependence between the tests); None returns the raw
+        p-values.
+    alpha : float, default 0.05
+        Family error rate; only the two-stage FDR methods use it in the adjusted values.
+
+    Returns
+    -------
+    ndarray
+        Adjusted p-values in the order given.
+
+    References
+    ----------
+    .. [Holm1979] S. Holm (1979). A simple sequentially rejective multiple test procedure.
+       *Scandinavian Journal of Statistics* 6, 65-70.
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03]).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if method is None:
+        return p.copy()
+    if method not in P_ADJUST_METHODS:
+        raise ValueError(
+            f"p_adjust must be None or one of statsmodels' multipletests methods {sorted(P_ADJUST_METHODS)}; "
+            f"got {method!r}"
+        )
+    if p.size == 0:
+        return p.copy()
+    from statsmodels.stats.multitest import multipletests
+
+    return np.asarray(multipletests(p, alpha=alpha, method=method)[1], dtype=float)
+
+
 # ----------------------------------------------------------------------------- observed classes
 def observed_classes(fit: Fit, newdata, y=None) -> np.ndarray:
     """The observed classes of ``newdata`` as codes ``0..K-1`` in ``fit.classes`` order.
@@ -237,6 +296,7 @@ def compare(
     interval: str = "wilson",
     exact: bool | None = None,
     options: dict | None = None,
+    p_adjust: str | None = "holm",
 ) -> Summary:
     """Compare several fitted models on the same test data: the table a report needs.
 
@@ -261,6 +321,10 @@ def compare(
     options : dict name -> dict, optional
         Extra arguments of ``predict(type="prob")`` per model, e.g.
         ``{"svm": {"method": "platt"}}``.
+    p_adjust : str or None, default "holm"
+        Adjustment of the pairwise McNemar p-values for the number of pairs, by statsmodels'
+        ``multipletests`` (:func:`adjust_pvalues`): ``"holm"`` (family-wise error rate),
+        ``"bonferroni"``, ``"fdr_bh"``, ... (:data:`P_ADJUST_METHODS`); None leaves them raw.
 
     Returns
     -------
@@ -271,7 +335,8 @@ def compare(
         ``cross_entropy`` (``-mean log p_y``, the CRE/EKL of [WSL] and [ZDJ]) and for two classes
         ``auc`` (from the probability, or from the decision value for a model without
         probabilities; Brier and cross-entropy are then missing). Table ``"McNemar tests"``: per
-        pair ``n01`` (first right, second wrong), ``n10``, ``statistic``, ``pvalue``, ``test``.
+        pair ``n01`` (first right, second wrong), ``n10``, ``statistic``, ``pvalue`` (raw),
+        ``p_adjusted`` (unless ``p_adjust=None``), ``test``.
         Classes are each model's own ``predict(type="class")``.
 
     Examples
@@ -287,6 +352,7 @@ def compare(
     """
     lv = _check_level(level)
     sm_method = _ci_method(interval)
+    adjust_pvalues([], p_adjust)  # check the name before any work
     fits, names = _check_fits(fits, names)
     options = dict(options or {})
     unknown = set(options) - set(names)
@@ -349,7 +415,10 @@ def compare(
         pairs.append({"models": f"{a} vs {b}", **r})
     tables = {"Test performance": perf}
     if pairs:
-        tables["McNemar tests"] = pd.DataFrame(pairs).set_index("models")
+        mc = pd.DataFrame(pairs).set_index("models")
+        if p_adjust is not None:
+            mc.insert(mc.columns.get_loc("pvalue") + 1, "p_adjusted", adjust_pvalues(mc["pvalue"], p_adjust))
+        tables["McNemar tests"] = mc
     label = _CI_LABELS[sm_method]
     info = {
         "test observations": n,
@@ -370,6 +439,14 @@ def compare(
                 "second wrong."
             ]
             if pairs and exact is None
+            else []
+        )
+        + (
+            [
+                f"p_adjusted: the McNemar p-values adjusted for the {len(pairs)} pairwise tests by the "
+                f"{P_ADJUST_METHODS[p_adjust]} method (statsmodels multipletests, method={p_adjust!r})."
+            ]
+            if pairs and p_adjust is not None
             else []
         )
         + notes

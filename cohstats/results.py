@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .formula import Design
+from .svalues import is_sequence, named_s, per_s
 from .validation import check_options, check_s
 
 __all__ = ["Fit", "Summary", "PathFrame", "load", "interpolate_path"]
@@ -239,44 +240,19 @@ class PathFrame(pd.DataFrame):
         ax=None,
         label: bool = True,  # type: ignore[override]
         ylabel: str | None = None,
+        n_labels: int = 10,
         **kwargs,
     ):
-        """Coefficient paths against the sequence (log scale for penalties), glmnet style.
+        """Coefficient paths against the sequence (log scale for penalties), glmnet style, the
+        ``n_labels`` largest curves named at the right edge (:func:`cohstats.plotting.plot_path`).
 
         The top axis shows the number of nonzero coefficients when a ``df`` column exists.
         ``columns`` plots other columns (e.g. ``["train_error", "test_error"]``) instead; the
         y axis is then labelled with their names (or ``ylabel``). Returns the Axes.
         """
-        import matplotlib.pyplot as plt
+        from .plotting import plot_path
 
-        xv = getattr(self, "xvar", None) or self.columns[0]
-        cols = list(columns) if columns is not None else list(getattr(self, "coef_columns", []) or [])
-        if not cols:  # no coefficient paths: draw the other columns, named
-            cols = [c for c in self.columns if c != xv]
-            columns = cols
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.4, 4.2))
-        x = np.asarray(self[xv], dtype=float)
-        logx = bool(getattr(self, "log_x", False)) and np.all(x > 0)
-        xp = np.log(x) if logx else x
-        for c in cols:
-            ax.plot(xp, np.asarray(self[c], dtype=float), lw=1.2, label=str(c), **kwargs)
-        ax.set_xlabel(f"log({xv})" if logx else xv)
-        if ylabel is None:
-            ylabel = "coefficient" if columns is None else " / ".join(str(c).replace("_", " ") for c in cols)
-        ax.set_ylabel(ylabel)
-        if columns is None:
-            ax.axhline(0.0, color="0.6", lw=0.6)
-        if "df" in self.columns and columns is None and len(x) > 1:
-            top = ax.twiny()
-            top.set_xlim(ax.get_xlim())
-            idx = np.unique(np.linspace(0, len(x) - 1, min(6, len(x))).round().astype(int))
-            top.set_xticks(xp[idx])
-            top.set_xticklabels([str(int(v)) for v in np.asarray(self["df"])[idx]])
-            top.set_xlabel("nonzero coefficients")
-        if label and len(cols) <= 12:
-            ax.legend(fontsize=7, frameon=False)
-        return ax
+        return plot_path(self, columns=columns, ax=ax, label=label, ylabel=ylabel, n_labels=n_labels, **kwargs)
 
 
 def interpolate_path(lambdas: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
@@ -360,6 +336,11 @@ class Fit:
     lambda_ = None
     dual_coef = None
     support_ = None
+    #: the cross-validated choices of a path fit handed out by ``cv`` (names ``lambda_min``,
+    #: ``lambda_1se`` and the curve), so that ``s="lambda.min"`` works on it; None otherwise
+    _cv_selection = None
+    #: the bootstrap of :meth:`confint` (a dict of arrays and tables) once computed
+    _bootstrap = None
 
     def __init__(self, design: Design, call: dict | None = None):
         self.design = design
@@ -515,8 +496,11 @@ class Fit:
         """Coefficients with the intercept first at ``s`` (glmnet's ``coef(fit, s=)``).
 
         Returns a Series (two classes) or a DataFrame (terms x classes) whose first row is
-        ``"(Intercept)"``; raises for models without input-space coefficients.
+        ``"(Intercept)"``; raises for models without input-space coefficients. ``s`` as in
+        :meth:`predict`: a sequence gives one column (block) per value (:mod:`cohstats.svalues`).
         """
+        if is_sequence(s):
+            return per_s(self.coef_at, s)
         s = self._check_s(s, "coef_at")
         c, b = self._coef_at(s)
         if c is None or self.coef is None:
@@ -549,6 +533,8 @@ class Fit:
         if s is None:
             return None
         where = f"{type(self).__name__}.{where}()"
+        if isinstance(s, str):  # "lambda.min" / "lambda.1se": the choices of cv(), when known
+            s = named_s(where, s, self._cv_selection, f"the fitted {self.path_var} sequence")
         s = check_s(where, s, f"the fitted {self.path_var} sequence")
         if not self.is_path:
             lam = getattr(self, "lambda_", None)
@@ -597,7 +583,9 @@ class Fit:
             (DataFrame with one column per class, rows sum to one) or ``"link"`` (decision
             values: Series for two classes, DataFrame by class otherwise).
         s : for path fits, the value of the fitted sequence to predict at (default ``self.s``;
-            between fitted values the coefficients are interpolated, as glmnet does). A fit
+            between fitted values the coefficients are interpolated, as glmnet does);
+            ``"lambda.min"`` / ``"lambda.1se"`` on the fits of a ``cv()`` result; a sequence
+            of values gives one block of columns per value (:mod:`cohstats.svalues`). A fit
             that is not a path refuses any other value than the one it was fitted at.
         **options : options of the probability method (``type="prob"`` only), e.g.
             ``method="platt"``; each fit lists them in its docstring. Unknown options raise.
@@ -606,6 +594,8 @@ class Fit:
             raise ValueError(f"type must be one of {_TYPES}; got {type!r}")
         if type == "response":
             type = "prob"
+        if is_sequence(s):
+            return per_s(self.predict, s, newdata=newdata, type=type, **options)
         s = self._check_s(s)
         if options:
             check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
@@ -695,20 +685,20 @@ class Fit:
         return sm
 
     def _add_error_intervals(self, sm: Summary, level: float = 0.95) -> None:
-        """Give every error rate of the summary its Wilson interval (statsmodels).
+        """The error lines of the summary (:func:`cohstats.inference.summary_intervals`)."""
+        from .inference import summary_intervals
 
-        The count is ``round(rate * n)`` over the ``n`` training rows; a training error is
-        optimistic as an estimate of the test error, and the interval says only how precisely
-        the rate on these rows is known.
-        """
-        from .reporting import error_ci
+        summary_intervals(self, sm, level)
 
-        n = int(self.nobs)
-        for key in [k for k in sm.info if "error" in k and "interval" not in k]:
-            v = sm.info[key]
-            if isinstance(v, (float, np.floating)) and 0.0 <= float(v) <= 1.0 and n > 0:
-                lo, hi = error_ci(int(round(float(v) * n)), n, level=level, method="wilson")
-                sm.info[f"{key} {int(round(100 * level))}% interval (Wilson)"] = f"{float(lo):.4g} .. {float(hi):.4g}"
+    def confint(self, B: int = 200, level: float = 0.95, *, n_jobs=None, scheduler=None, random_state=None, **kw):
+        """Bootstrap percentile intervals of the coefficients and of the test error at ``s``
+        (:func:`cohstats.inference.bootstrap_confint` documents the arguments); once computed,
+        :meth:`summary` shows them."""
+        from .inference import bootstrap_confint
+
+        res = bootstrap_confint(self, B, level, n_jobs=n_jobs, scheduler=scheduler, random_state=random_state, **kw)
+        self._bootstrap = res.to_dict()
+        return res
 
     def _extend_hint(self, which: str) -> str:
         if self.path_var == "lambda":

@@ -165,3 +165,20 @@ def test_bad_input(wsl):
     sv = cs.svm("y ~ x1 + x2", data=train, lambda_=1e-2)
     with pytest.raises(ValueError, match="method"):
         calibration(sv, test, method="isotonic")
+
+
+def test_package_level_calibration_is_callable_and_keeps_the_module(wsl):
+    """``cs.calibration(fit, newdata)`` is the function; ``cs.calibration.<name>`` the module's names."""
+    import importlib
+
+    train, test = wsl
+    fit = BINARY_FITS["lum"](train)
+    a = cs.calibration(fit, test, bins=5)
+    b = calibration(fit, test, bins=5)
+    assert isinstance(a, CalibrationResult)
+    assert a.table.equals(b.table) and a.brier == b.brier and a.ece == b.ece
+    mod = importlib.import_module("cohstats.calibration")
+    assert cs.calibration is mod and cs.calibration.reliability is reliability
+    assert cs.calibration.calibration is calibration
+    with pytest.raises(TypeError, match="fit must be a cohstats fit"):
+        cs.calibration("not a fit", test)

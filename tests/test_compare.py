@@ -206,3 +206,38 @@ def test_compare_is_exported_lazily():
         ),
         Summary,
     )
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "fdr_bh", "hommel", None])
+def test_compare_adjusts_mcnemar_pvalues_as_statsmodels_multipletests(readme_fits, method):
+    from statsmodels.stats.multitest import multipletests
+
+    fits, test = readme_fits
+    kw = {} if method == "holm" else {"p_adjust": method}  # Holm is the default
+    mc = compare(fits, test, **kw).tables["McNemar tests"]
+    raw = compare(fits, test, p_adjust=None).tables["McNemar tests"]
+    np.testing.assert_array_equal(mc["pvalue"].to_numpy(), raw["pvalue"].to_numpy())
+    if method is None:
+        assert "p_adjusted" not in mc.columns
+        return
+    ref = multipletests(mc["pvalue"].to_numpy(), alpha=0.05, method=method)[1]
+    np.testing.assert_allclose(mc["p_adjusted"].to_numpy(), ref, rtol=1e-15, atol=0)
+    assert np.all(mc["p_adjusted"] >= mc["pvalue"])
+
+
+def test_adjust_pvalues_holm_by_hand_and_bad_method():
+    from cohstats.reporting import adjust_pvalues
+
+    p = np.array([0.04, 0.001, 0.03, 0.2])
+    # Holm by hand: sorted p times (m - i), running maximum, capped at 1, back in input order
+    order = np.argsort(p)
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    hand = np.empty_like(p)
+    hand[order] = adj
+    np.testing.assert_allclose(adjust_pvalues(p), hand, rtol=1e-15)
+    np.testing.assert_array_equal(adjust_pvalues(p, None), p)
+    with pytest.raises(ValueError, match="p_adjust must be None or one of"):
+        adjust_pvalues(p, "bogus")
+    fits = cs.clearn("y ~ x1 + x2", data=make_wsl2(40, random_state=1), lambda_=0.1)
+    with pytest.raises(ValueError, match="p_adjust"):
+        compare([fits], make_wsl2(40, random_state=2), p_adjust="holms")

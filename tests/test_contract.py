@@ -414,7 +414,8 @@ def test_summary_error_rates_carry_wilson_intervals():
     sm = fit.summary()
     err = sm.info["training error"]
     lo, hi = proportion_confint(int(round(err * fit.nobs)), fit.nobs, alpha=0.05, method="wilson")
-    assert sm.info["training error 95% interval (Wilson)"] == f"{lo:.4g} .. {hi:.4g}"
+    assert sm.info["training error: 95% Wilson interval on the training rows"] == f"{lo:.4g} .. {hi:.4g}"
+    assert any("not the test error" in note for note in sm.notes)
 
 
 def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):

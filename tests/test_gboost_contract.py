@@ -95,7 +95,6 @@ def test_step_path_attributes_and_staged_predictions():
         (float("nan"), ValueError),
         ("abc", TypeError),
         (True, TypeError),
-        ([3], TypeError),
     ],
 )
 def test_predict_s_is_validated(bad, err):
@@ -108,6 +107,17 @@ def test_predict_s_is_validated(bad, err):
         fit.select(bad)
     assert fit.predict(d, s=np.int64(3)).shape == (80,)
     assert fit.predict(d, s=3.0).equals(fit.predict(d, s=3))
+
+
+def test_predict_takes_several_steps_select_one():
+    d = toy(80, seed=5)
+    fit = gboost_c("y ~ .", d, n_trees=12, random_state=0)
+    # a sequence is several values at once for predict (one block of columns each), not for select
+    P = fit.predict(d, type="prob", s=[3, 7])
+    pd.testing.assert_frame_equal(P[3.0], fit.predict(d, type="prob", s=3), check_names=False)
+    pd.testing.assert_frame_equal(P[7.0], fit.predict(d, type="prob", s=7), check_names=False)
+    with pytest.raises(TypeError, match=r"s .boosting step. must be a whole number"):
+        fit.select([3])
 
 
 def test_path_plot_and_plot_label_what_they_draw():

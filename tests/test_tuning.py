@@ -128,7 +128,11 @@ def test_cv_path_matches_sklearn(df):
     # best_fit is the full fit selected at lambda_min
     assert res.best_fit.s == res.lambda_min
     np.testing.assert_allclose(
-        res.predict(df, type="prob")["yes"], res.fit.predict(df, type="prob", s=res.lambda_min)["yes"]
+        res.predict(df, type="prob", s="lambda.min")["yes"], res.fit.predict(df, type="prob", s=res.lambda_min)["yes"]
+    )
+    # predict defaults to lambda.1se, as cv.glmnet's predict
+    np.testing.assert_allclose(
+        res.predict(df, type="prob")["yes"], res.fit.predict(df, type="prob", s=res.lambda_1se)["yes"]
     )
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..persist import Persistable
+from ..svalues import is_sequence, per_s, s_key
 from ._common import (
     _merge_fit_kwargs,
     _along,
@@ -43,7 +44,9 @@ class CVResult(Persistable):
         standard error of the best. Ties go to the more regularised value: the
         earlier one in the fitted sequence, i.e. the larger lambda of a decreasing penalty
         path (the fewer steps of a boosting path).
-    fit : the full-data fit (all of its sequence).
+    fit : the full-data fit (all of its sequence). For path fits it carries the cross-validated
+        choices, so ``fit.coef_at("lambda.min")`` and ``fit.predict(s="lambda.1se")`` work on it
+        and its summary shows the cross-validated measure at its ``s``.
     best_fit : ``fit.select(lambda_min)`` for path fits, else ``fit``.
     foldid : ndarray of fold ids, ``nfolds`` the number of folds used.
     nzero : nonzero coefficients along the path (when the fit reports them) or None.
@@ -79,6 +82,18 @@ class CVResult(Persistable):
         self.index_min, self.index_1se = _select(None, self.lambda_, self.cvm, self.cvsd, measure.greater_is_better)
         L = self.cvm.shape[0]
         self.nzero = _nzero_of(fit, L) if self.lambda_ is not None else None
+        if self.lambda_ is not None and self.index_min is not None and hasattr(fit, "_derive"):
+            self.fit = fit._derive(
+                _cv_selection={
+                    "lambda_min": self.lambda_min,
+                    "lambda_1se": self.lambda_1se,
+                    "measure": self.measure_name,
+                    "nfolds": self.nfolds,
+                    "lambda": self.lambda_,
+                    "cvm": self.cvm,
+                    "cvsd": self.cvsd,
+                }
+            )
 
     # ------------------------------------------------------------------ selection
     @property
@@ -110,18 +125,38 @@ class CVResult(Persistable):
             return self.fit
         return self.fit.select(self.lambda_1se)
 
-    def _s(self, s):
+    def _s(self, s, where: str):
+        """The penalty named or given by ``s`` (R's ``"lambda.min"`` / ``"lambda.1se"``, the
+        attribute names ``"lambda_min"`` / ``"lambda_1se"``, or a number)."""
         if isinstance(s, str):
-            if s not in ("lambda_min", "lambda_1se"):
-                raise ValueError(f"s must be 'lambda_min', 'lambda_1se' or a number; got {s!r}")
-            return getattr(self, s)
-        return float(s)
+            return getattr(self, s_key(f"CVResult.{where}()", s, "the fitted lambda sequence"))
+        return s
 
-    def predict(self, newdata=None, type: str = "class", s="lambda_min", **kw):
-        """Predict with the full-data fit at ``s`` (``"lambda_min"``, ``"lambda_1se"`` or a value)."""
+    def predict(self, newdata=None, type: str = "class", s="lambda.1se", **kw):
+        """Predict with the full-data fit at ``s``, as cv.glmnet's ``predict``.
+
+        ``s`` is ``"lambda.1se"`` (the default, as in cv.glmnet), ``"lambda.min"`` (also spelled
+        ``"lambda_1se"`` / ``"lambda_min"``), a value of the penalty, or a sequence of these (one
+        block of columns per value, :mod:`cohstats.svalues`). A fit that is not a path ignores ``s``.
+        """
         if self.lambda_ is None:
             return self.fit.predict(newdata, type=type, **kw)
-        return self.fit.predict(newdata, type=type, s=self._s(s), **kw)
+        if is_sequence(s):
+            return per_s(self.predict, s, newdata=newdata, type=type, **kw)
+        return self.fit.predict(newdata, type=type, s=self._s(s, "predict"), **kw)
+
+    def coef_at(self, s="lambda.1se"):
+        """Coefficients with the intercept first at ``s`` (cv.glmnet's ``coef``, whose default is
+        also ``"lambda.1se"``); ``s`` as in :meth:`predict`. Raises for fits without
+        input-space coefficients."""
+        if self.lambda_ is None:
+            if isinstance(s, str):
+                s_key("CVResult.coef_at()", s)
+                return self.fit.coef_at()
+            return self.fit.coef_at(s)
+        if is_sequence(s):
+            return per_s(self.coef_at, s)
+        return self.fit.coef_at(self._s(s, "coef_at"))
 
     # ------------------------------------------------------------------ reporting
     def to_frame(self) -> pd.DataFrame:
