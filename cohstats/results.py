@@ -524,9 +524,13 @@ class Fit:
         if s < lo - tol or s > hi + tol:
             raise ValueError(
                 f"s={s!r} lies outside the fitted {self.path_var} range [{lo:.6g}, {hi:.6g}]; "
-                f"refit with a {self.path_arg or self.path_var} sequence that covers it"
+                f"refit with a {self._arg_name()} sequence that covers it"
             )
         return s
+
+    def _arg_name(self) -> str:
+        """The fit function's argument for the path value (glmnet's ``lambda`` is ``lambda_``)."""
+        return self.path_arg or ("lambda_" if self.path_var == "lambda" else self.path_var)
 
     def _check_s(self, s, where: str = "predict"):
         """Validate a requested path value: None, or a number on the fitted path."""
@@ -543,7 +547,7 @@ class Fit:
             fitted = "" if lam is None or np.size(lam) != 1 else f" at {self.path_var} = {float(np.ravel(lam)[0]):.6g}"
             raise ValueError(
                 f"{where}: this fit is not a path (it was fitted{fitted}), so s cannot "
-                f"select another value; refit with {self.path_arg or self.path_var}={s!r}"
+                f"select another value; refit with {self._arg_name()}={s!r}"
             )
         return self._validate_s(s)
 

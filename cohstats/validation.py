@@ -409,6 +409,8 @@ def check_s(where: str, s, what: str = "the fitted sequence"):
     s = float(s)
     if not math.isfinite(s):
         raise ValueError(f"{where}: s must be finite; got {s!r}")
+    if s < 0:  # penalties, costs, margins and step counts are never negative
+        raise ValueError(f"{where}: s must be a nonnegative value of {what}; got {s!r}")
     return s
 
 

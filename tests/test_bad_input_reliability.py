@@ -119,3 +119,12 @@ def test_numeric_column_given_as_strings_at_predict_is_named():
     fit = cs.clearn("y ~ x1 + x2", df, nlambda=3)
     with pytest.raises(ValueError, match="newdata column 'x2' is not numeric"):
         fit.predict(df.assign(x2=df.x2.astype(str)))
+
+
+def test_a_negative_s_is_refused_and_a_refit_names_the_argument():
+    df = _df()
+    fit = cs.svm("y ~ x1 + x2", df)
+    with pytest.raises(ValueError, match=r"s must be a nonnegative value .* got -1\.0"):
+        fit.predict(df, s=-1)
+    with pytest.raises(ValueError, match=r"refit with lambda_=0\.5$"):
+        fit.predict(df, s=0.5)
