@@ -26,7 +26,9 @@ from numba import njit
 
 __all__ = [
     "mc_coh_loss",
+    "mc_coh_loss_u",
     "mc_coh_beta",
+    "mc_coh_beta_u",
     "mc_coh_prob",
     "mc_hinge",
     "mc_S",
@@ -41,16 +43,18 @@ __all__ = [
     "hinge_loss",
     "S_loss",
     "lmult_loss",
+    "multinomial_proba",
 ]
 
 
 # --------------------------------------------------------------------------- row kernels
 @njit(cache=True, nogil=True)
-def mc_coh_loss(g, c, T):
-    """Coherence loss C(g, c) of eq (6) for one row g, true class c (0-based), temperature T.
+def mc_coh_loss_u(g, c, T, u):
+    """Coherence loss with margin ``u``: ``T log(1 + sum_{j != c} exp((u + g_j - g_c)/T))``.
 
-    Stable: with m = max_{j != c} e_j, ``T log1p(sum exp(e_j))`` if m <= 0, else
-    ``T (m + log1p(exp(-m) + sum_{j != c, j != argmax} exp(e_j - m)))``.
+    ``u = 1`` is [ZJLY]'s loss C(g, c) of eq (6); ``u = 0, T = 1`` is the multinomial logistic
+    loss ``-log softmax_c(g)``. Stable: with m = max_{j != c} e_j, ``T log1p(sum exp(e_j))`` if
+    m <= 0, else ``T (m + log1p(exp(-m) + sum_{j != c, j != argmax} exp(e_j - m)))``.
     """
     K = g.shape[0]
     gc = g[c]
@@ -58,7 +62,7 @@ def mc_coh_loss(g, c, T):
     jm = -1
     for j in range(K):
         if j != c:
-            e = (1.0 + g[j] - gc) / T
+            e = (u + g[j] - gc) / T
             if e > m:
                 m = e
                 jm = j
@@ -68,24 +72,33 @@ def mc_coh_loss(g, c, T):
         s = 0.0
         for j in range(K):
             if j != c:
-                s += math.exp((1.0 + g[j] - gc) / T)
+                s += math.exp((u + g[j] - gc) / T)
         return T * math.log1p(s)
     s = math.exp(-m)
     for j in range(K):
         if j != c and j != jm:
-            s += math.exp((1.0 + g[j] - gc) / T - m)
+            s += math.exp((u + g[j] - gc) / T - m)
     return T * (m + math.log1p(s))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def mc_coh_loss(g, c, T):
+    """Coherence loss C(g, c) of eq (6) for one row g, true class c (0-based), temperature T
+    (:func:`mc_coh_loss_u` with margin 1)."""
+    return mc_coh_loss_u(g, c, T, 1.0)
+
+
 @njit(cache=True, nogil=True)
-def mc_coh_beta(g, c, T, out):
-    """Soft weights beta^c (eq (5)): stable softmax of e(c) written into ``out`` (length K)."""
+def mc_coh_beta_u(g, c, T, u, out):
+    """Soft weights beta^c with margin ``u``: stable softmax of ``e(c)``, ``e_j(c) = (u + g_j -
+    g_c)/T`` (j != c), ``e_c(c) = 0``, written into ``out`` (length K); ``dC/dg_j = beta^c_j -
+    I[j = c]``."""
     K = g.shape[0]
     gc = g[c]
     m = 0.0  # e_c = 0
     for j in range(K):
         if j != c:
-            e = (1.0 + g[j] - gc) / T
+            e = (u + g[j] - gc) / T
             if e > m:
                 m = e
     s = 0.0
@@ -93,12 +106,18 @@ def mc_coh_beta(g, c, T, out):
         if j == c:
             v = math.exp(-m)
         else:
-            v = math.exp((1.0 + g[j] - gc) / T - m)
+            v = math.exp((u + g[j] - gc) / T - m)
         out[j] = v
         s += v
     for j in range(K):
         out[j] /= s
     return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mc_coh_beta(g, c, T, out):
+    """Soft weights beta^c (eq (5)) into ``out`` (:func:`mc_coh_beta_u` with margin 1)."""
+    return mc_coh_beta_u(g, c, T, 1.0, out)
 
 
 @njit(cache=True, nogil=True)
@@ -185,12 +204,12 @@ def mc_lmult(g, c):
 
 # --------------------------------------------------------------------------- row loops
 @njit(cache=True, nogil=True)
-def _loss_rows(G, y, T, kind):
+def _loss_rows(G, y, T, kind, u):
     n = G.shape[0]
     out = np.empty(n)
     for i in range(n):
         if kind == 0:
-            out[i] = mc_coh_loss(G[i], y[i], T)
+            out[i] = mc_coh_loss_u(G[i], y[i], T, u)
         elif kind == 1:
             out[i] = mc_hinge(G[i], y[i])
         elif kind == 2:
@@ -390,7 +409,7 @@ def _y(y, n, K):
 
 
 # --------------------------------------------------------------------------- vectorised API
-def coherence_loss(G, y, T=1.0):
+def coherence_loss(G, y, T=1.0, margin=1.0):
     """Multicategory coherence loss C(g_i, y_i) of [ZJLY] eq (6) for every row.
 
     Parameters
@@ -401,6 +420,9 @@ def coherence_loss(G, y, T=1.0):
         True classes coded 0..K-1.
     T : float, default 1
         Temperature ``T > 0``.
+    margin : float, default 1
+        The margin ``u`` of :func:`mc_coh_loss_u` (``margin=0, T=1``: the multinomial logistic
+        loss ``-log softmax``).
 
     Returns
     -------
@@ -415,7 +437,7 @@ def coherence_loss(G, y, T=1.0):
     T = _T(T)
     G = _G(G)
     y = _y(y, G.shape[0], G.shape[1])
-    return _loss_rows(G, y, T, 0)
+    return _loss_rows(G, y, T, 0, float(margin))
 
 
 def coherence_weights(G, y, T=1.0):
@@ -514,7 +536,7 @@ def coherence_risk(g, P, T=1.0):
     n, K = G.shape
     out = np.zeros(n)
     for c in range(K):
-        out += Pm[:, c] * _loss_rows(G, np.full(n, c, dtype=np.int64), T, 0)
+        out += Pm[:, c] * _loss_rows(G, np.full(n, c, dtype=np.int64), T, 0, 1.0)
     return float(out[0]) if np.ndim(g) == 1 else out
 
 
@@ -573,7 +595,7 @@ def hinge_loss(G, y):
     """
     G = _G(G)
     y = _y(y, G.shape[0], G.shape[1])
-    return _loss_rows(G, y, 1.0, 1)
+    return _loss_rows(G, y, 1.0, 1, 1.0)
 
 
 def S_loss(G, y):
@@ -586,7 +608,7 @@ def S_loss(G, y):
     """
     G = _G(G)
     y = _y(y, G.shape[0], G.shape[1])
-    return _loss_rows(G, y, 1.0, 2)
+    return _loss_rows(G, y, 1.0, 2, 1.0)
 
 
 def lmult_loss(G, y):
@@ -599,4 +621,21 @@ def lmult_loss(G, y):
     """
     G = _G(G)
     y = _y(y, G.shape[0], G.shape[1])
-    return _loss_rows(G, y, 1.0, 3)
+    return _loss_rows(G, y, 1.0, 3, 1.0)
+
+
+def multinomial_proba(G):
+    """Class probabilities ``softmax(g_i)`` of the multinomial logistic model, shape (n, K).
+
+    The population minimiser of the margin-0, ``T = 1`` coherence loss (the multinomial
+    deviance) gives these probabilities; computed stably (largest margin subtracted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> multinomial_proba(np.array([[0.0, np.log(3.0)]])).round(3)
+    array([[0.25, 0.75]])
+    """
+    G = _G(G)
+    E = np.exp(G - G.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.losses.angle import simplex_vertices_nb
-from cohstats.losses.multiclass import mc_coh_beta, mc_coh_loss
+from cohstats.losses.multiclass import mc_coh_beta_u, mc_coh_loss_u
 from cohstats.losses.scalar import lum_d1, lum_value
 from cohstats.solvers.cd.scalar import _FM, _dot
 from cohstats.solvers.cd.state import KIND_ALUM
@@ -23,9 +23,10 @@ from cohstats.solvers.cd.state import KIND_ALUM
 
 @njit(cache=True, nogil=True)
 def _gobjective(data, loss, pen, F, B, PB):
-    """Objective of the grouped (K-class) problem: (s/n) sum w C(g_i, c_i) + group penalty."""
+    """Objective of the grouped (K-class) problem: (s/n) sum w C(g_i, c_i) + group penalty
+    (``C`` with the loss's margin ``u``)."""
     yc, w = data.yc, data.w
-    T, sc = loss.p1, loss.p2
+    T, sc, u = loss.p1, loss.p2, loss.u
     K, n = F.shape
     g = np.empty(K)
     s = 0.0
@@ -33,21 +34,22 @@ def _gobjective(data, loss, pen, F, B, PB):
         if w[i] > 0.0:
             for k in range(K):
                 g[k] = F[k, i]
-            s += w[i] * mc_coh_loss(g, yc[i], T)
+            s += w[i] * mc_coh_loss_u(g, yc[i], T, u)
     s *= sc / n
     return s + _gpenalty(pen, B, PB)
 
 
 @njit(cache=True, nogil=True)
-def _gresid(F, yc, w, T, sc, R):
-    """R[k, i] = -s w_i dC/dg_k at g_i = F[:, i] (negative gradient) = s w_i (I[k = c_i] - beta^c_k)."""
+def _gresid(F, yc, w, T, sc, u, R):
+    """R[k, i] = -s w_i dC/dg_k at g_i = F[:, i] (negative gradient) = s w_i (I[k = c_i] - beta^c_k)
+    (``C`` with margin ``u``)."""
     K, n = F.shape
     g = np.empty(K)
     bet = np.empty(K)
     for i in range(n):
         for k in range(K):
             g[k] = F[k, i]
-        mc_coh_beta(g, yc[i], T, bet)
+        mc_coh_beta_u(g, yc[i], T, u, bet)
         for k in range(K):
             R[k, i] = -sc * w[i] * bet[k]
         R[yc[i], i] += sc * w[i]
@@ -137,7 +139,7 @@ def _gpass(kind, idx, m, data, loss, pen, ws):
     if len(kind) == KIND_ALUM:
         _aresid(F, yc, w, T, sc, R)  # (T, sc) carry LUM's (a, c)
     else:
-        _gresid(F, yc, w, T, sc, R)
+        _gresid(F, yc, w, T, sc, loss.u, R)
     for k in range(K):
         for i in range(n):
             E[k, i] = R[k, i]

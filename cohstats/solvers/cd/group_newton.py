@@ -15,7 +15,7 @@ from cohstats.solvers.cd.scalar import _FM, _dot
 
 
 @njit(cache=True, nogil=True)
-def _gstate(F, yc, w, T, sc, R, Pi):
+def _gstate(F, yc, w, T, sc, u, R, Pi):
     """Loss, gradient and curvature state of the grouped problem at the fits F, in one pass.
 
     ``Pi[:, i]`` receives the soft weights ``beta^c`` of row i (their Hessian
@@ -32,13 +32,13 @@ def _gstate(F, yc, w, T, sc, R, Pi):
         km = c
         for k in range(K):
             if k != c:
-                e = (1.0 + F[k, i] - gc) / T
+                e = (u + F[k, i] - gc) / T
                 if e > m:
                     m = e
                     km = k
         rest = 0.0
         for k in range(K):
-            e = 0.0 if k == c else (1.0 + F[k, i] - gc) / T
+            e = 0.0 if k == c else (u + F[k, i] - gc) / T
             t = math.exp(e - m)
             Pi[k, i] = t
             if k != km:

@@ -35,7 +35,7 @@ def _resid_any(kind, data, loss, ws):
     y, yc, w = data.y, data.yc, data.w
     F, R = ws.F, ws.R
     if len(kind) == KIND_MCOH:
-        _gresid(F, yc, w, p1, p2, R)
+        _gresid(F, yc, w, p1, p2, loss.u, R)
     elif len(kind) == KIND_ALUM:
         _aresid(F, yc, w, p1, p2, R)
     else:

@@ -122,8 +122,27 @@ def _check_T(T):
     return T
 
 
+def _check_margin(margin):
+    u = float(margin)
+    if not (math.isfinite(u) and u >= 0.0):
+        raise ValueError(f"margin must be a finite number >= 0; got {margin!r}")
+    return u
+
+
 def multi_lambda_max(
-    X, y, w, T, alpha, *, K=None, standardize=True, penalty_factor=None, intercept=True, loss_scale=1.0, mode=None
+    X,
+    y,
+    w,
+    T,
+    alpha,
+    *,
+    K=None,
+    standardize=True,
+    penalty_factor=None,
+    intercept=True,
+    loss_scale=1.0,
+    mode=None,
+    margin=1.0,
 ):
     """Smallest ``lambda`` at which every (penalised) coefficient row is zero:
     ``max_j ||(1/n) sum_i x_ij r_i||_2 / (alpha pf_j)`` at the intercept-only fit (``alpha`` is
@@ -143,7 +162,7 @@ def multi_lambda_max(
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     data = make_data(Xt, np.zeros(X.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
-    loss = make_loss(LOSS_MCOH, T, float(loss_scale))
+    loss = make_loss(LOSS_MCOH, T, float(loss_scale), _check_margin(margin))
     return _lambda_max_std(data, loss, make_penalty(pf), _group_mode(mode, T), alpha, G=K)
 
 
@@ -164,6 +183,7 @@ def cd_multi_path(
     loss_scale=1.0,
     warn=True,
     mode=None,
+    margin=1.0,
 ):
     """Grouped elastic-net multicategory coherence-loss fit along a ``lambda`` path.
 
@@ -178,6 +198,11 @@ def cd_multi_path(
     K : number of classes (default ``max(y) + 1``)
     standardize, tol, max_iter, penalty_factor, intercept : as :func:`cohstats.solvers.cd.path.cd_path`
     loss_scale : constant ``s`` multiplying the loss (see the module docstring)
+    margin : the margin ``u`` of the loss ``T log(1 + sum_{j != c} exp((u + g_j - g_c)/T))``:
+        1 for [ZJLY]'s coherence loss; ``margin=0`` with ``T=1`` and ``loss_scale=1`` is the
+        multinomial logistic regression of glmnet's ``family="multinomial"``
+        (``type.multinomial="grouped"``): the same objective, ``-(1/n) sum w_i log p_{c_i}``
+        plus the penalty
     mode : ``"auto"`` (default: ``"irls"`` for ``T < 0.1``, else ``"mm"``), ``"irls"`` (proximal
         Newton) or ``"mm"`` (Böhning's bound), see the module docstring
 
@@ -212,7 +237,7 @@ def cd_multi_path(
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     data = make_data(Xt, np.zeros(n), w, xv_of(Xt, w), excl, intercept, yc=yc)
     spec = PathSpec(lam, alpha, gmode, tol, max_iter, True, np.zeros(0))
-    res = run_path(data, make_loss(LOSS_MCOH, T, sc), make_penalty(pf), spec, K)
+    res = run_path(data, make_loss(LOSS_MCOH, T, sc, _check_margin(margin)), make_penalty(pf), spec, K)
     return grouped_output(res, center, scale, intercept, lam, max_iter, warn)
 
 

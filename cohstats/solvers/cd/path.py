@@ -237,7 +237,7 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
         if len(kind) == KIND_LUM or len(kind) == KIND_ALUM:
             for q in range(cont.shape[0]):
                 Lq = Lb if len(upd) != UPD_MM else loss_curv_bound(code, p1, cont[q])
-                loss_q = Loss(code, p1, cont[q], Lq, loss.floor_c)
+                loss_q = Loss(code, p1, cont[q], Lq, loss.floor_c, loss.u)
                 ctl_q = Control(thr * 100.0, max_iter - total)
                 passes, ok = _solve_set(kind, upd, data, loss_q, pen, ctl_q, inS, ws)
                 total += passes

@@ -128,15 +128,15 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
             use_mm = False
             fresh = False
             if refresh:
-                obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
+                obj_new = _gstate(F, yc, w, p1, p2, loss.u, R, Pi) + _gpenalty(pen, B, PB)
                 nh = 0
                 while not (obj_new <= gobj + 1e-12 * abs(gobj)) and nh < 30:
                     nh += 1
                     _ghalve(ws, nw, use_P)
-                    obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
+                    obj_new = _gstate(F, yc, w, p1, p2, loss.u, R, Pi) + _gpenalty(pen, B, PB)
                 if not (obj_new <= gobj + 1e-12 * abs(gobj)):
                     _grestore(ws, nw, use_P)
-                    obj_new = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
+                    obj_new = _gstate(F, yc, w, p1, p2, loss.u, R, Pi) + _gpenalty(pen, B, PB)
                     use_mm = True
                 gobj = obj_new
                 _gsave(ws, nw, use_P)
@@ -250,7 +250,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
                 if kk <= kgate:
                     if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
                         # the last (small) step is kept only if it did not raise the objective
-                        ob = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
+                        ob = _gstate(F, yc, w, p1, p2, loss.u, R, Pi) + _gpenalty(pen, B, PB)
                         if not (ob <= gobj + 1e-12 * abs(gobj)):
                             _grestore(ws, nw, use_P)
                     return passes, True
@@ -265,7 +265,7 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
             full = True
     if len(kind) == KIND_MCOH and len(upd) == UPD_IRLS:
         # out of passes: the last Newton pass is kept only if it did not raise the objective
-        ob = _gstate(F, yc, w, p1, p2, R, Pi) + _gpenalty(pen, B, PB)
+        ob = _gstate(F, yc, w, p1, p2, loss.u, R, Pi) + _gpenalty(pen, B, PB)
         if not (ob <= gobj + 1e-12 * abs(gobj)):
             _grestore(ws, nw, use_P)
     return passes, False

@@ -130,6 +130,9 @@ class Loss(NamedTuple):
         Curvature bound used by the majorise-minimise steps (``inf`` when none exists).
     floor_c : float
         Floor of the IRLS curvatures (``1e-6`` times the bound of the loss when finite).
+    u : float
+        The margin of the multicategory coherence loss (1 for [ZJLY]'s loss; 0 with ``T = 1``
+        and ``s = 1`` is the multinomial logistic loss); unused by the other losses.
     """
 
     code: int
@@ -137,6 +140,7 @@ class Loss(NamedTuple):
     p2: float
     Lb: float
     floor_c: float
+    u: float
 
 
 class Penalty(NamedTuple):
@@ -343,10 +347,11 @@ def floor_of(Lb):
     return 1e-6 * Lb if (Lb < math.inf and Lb > 0.0) else 1e-6
 
 
-def make_loss(code, p1, p2):
-    """:class:`Loss` with the curvature bound and floor of the loss."""
+def make_loss(code, p1, p2, u=1.0):
+    """:class:`Loss` with the curvature bound and floor of the loss (``u``: the margin of the
+    multicategory coherence loss)."""
     Lb = float(loss_curv_bound(int(code), float(p1), float(p2)))
-    return Loss(int(code), float(p1), float(p2), Lb, floor_of(Lb))
+    return Loss(int(code), float(p1), float(p2), Lb, floor_of(Lb), float(u))
 
 
 def make_penalty(pf, P=None, Pshift=None):
