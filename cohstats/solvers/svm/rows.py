@@ -174,7 +174,9 @@ def _lru_push_front(link, s, sentinel):
 def fill_row(kr, i, out):
     """``out[t] = K(x_i, x_t)`` in the original order (float64 ``out`` of length n)."""
     if kr.code == KERNEL_CALLABLE:
-        out[:] = kr.Kpre[i]
+        Ki = kr.Kpre[i]
+        for t in range(out.shape[0]):  # a loop: a slice assignment compiles a shape check
+            out[t] = Ki[t]
         return
     kernel_row_into(kr.code, kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar, i, out, kr.work)
 
@@ -198,9 +200,11 @@ def _miss(kr, i):
         fill_row(kr, i, row)  # float64 rows in the original order: computed in place
     elif row.itemsize == 4 and kr.code == KERNEL_RBF:
         # Gaussian float32 rows: rounded entry by entry as computed (bitwise the rounding of the
-        # float64 row), into the slot or, in position order, through float32 scratch
+        # float64 row), into the slot or, in position order, through float32 scratch. (The view
+        # is the row itself; it makes this branch, typed but never taken for float64 rows,
+        # compile the float32 function only.)
         if state[3]:
-            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row, kr.work[0])
+            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row.view(np.float32), kr.work[0])
         else:
             e32 = kr.buf.view(np.float32)
             rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, e32, kr.work[0])
@@ -236,7 +240,7 @@ def row_slot(kr, i):
         _lru_unlink(link, s)
         _lru_push_front(link, s, kr.rows.shape[0])
         return s
-    return _miss(kr, i)
+    return _miss(kr, np.int64(i))  # typed int64: no second compilation for a literal index
 
 
 @njit(cache=True, nogil=True, inline="always")
