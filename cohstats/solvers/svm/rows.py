@@ -197,7 +197,9 @@ def _miss(kr, i):
         kr.slot_of[kr.row_of[s]] = -1
     row = kr.rows[s]
     if state[3] and row.itemsize == 8:
-        fill_row(kr, i, row)  # float64 rows in the original order: computed in place
+        # float64 rows in the original order: computed in place (the view is the row itself; it
+        # keeps this branch, typed but never taken for float32 rows, to the float64 functions)
+        fill_row(kr, i, row.view(np.float64))
     elif row.itemsize == 4 and kr.code == KERNEL_RBF:
         # Gaussian float32 rows: rounded entry by entry as computed (bitwise the rounding of the
         # float64 row), into the slot or, in position order, through float32 scratch. (The view
