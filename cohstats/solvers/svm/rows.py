@@ -3,9 +3,10 @@
 :mod:`.smo`, :mod:`.smo_lambda` and :mod:`.svmpath` read the training kernel matrix one row at a
 time through a :class:`KernelRows` provider:
 
-* rows are computed by :func:`cohstats.kernels.kernel_row_into`'s arithmetic (norm expansion of the squared
-  distance, exactly 0 on the diagonal, vectorised exponential), the arithmetic that
-  :func:`cohstats.kernels.kernel_cross` uses for prediction;
+* rows are computed with the arithmetic of :func:`cohstats.kernels.kernel_row_into` (norm
+  expansion of the squared distance, exactly 0 on the diagonal, vectorised exponential), which
+  :func:`cohstats.kernels.kernel_cross` uses for prediction; a provider's numba type carries its
+  kernel code, so a solver compiles the row code of its kernel only;
 * the cache keeps ``n_slots`` rows (float64, or float32 for the lambda-SVM's default
   tolerance: the float64 values rounded once; Gaussian rows are then computed and rounded in
   one fused pass by :func:`cohstats.kernels.rbf_row32_into`, bitwise the same values) and evicts
