@@ -376,23 +376,39 @@ def kernel_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
     ``xx = ||x||^2`` and ``zz[t] = ||z_t||^2`` (:func:`sq_norms`); ``diag >= 0`` names the column
     equal to ``x`` (a training row), whose squared distance is then exactly 0; ``work`` is float64
     scratch of shape (3, m). Distances are clipped at 0; the Gaussian's exponential is
-    :func:`exp_nonpos` (1 ulp of ``numpy.exp``).
+    :func:`exp_nonpos` (1 ulp of ``numpy.exp``). The inner-product kernels are
+    :func:`dot_row_into`, the distance kernels :func:`dist_row_into` (a caller that knows its
+    kernel calls one of them and compiles only it).
     """
+    if code == KERNEL_LINEAR or code == KERNEL_POLY:
+        dot_row_into(code, x, ZT, kpar, out, work)
+    else:
+        dist_row_into(code, x, xx, ZT, zz, kpar, diag, out, work)
+
+
+@njit(cache=True, nogil=True)
+def dot_row_into(code, x, ZT, kpar, out, work):
+    """:func:`kernel_row_into` for the linear and polynomial kernels."""
     m = ZT.shape[1]
     d = work[0]
-    if code == KERNEL_LINEAR or code == KERNEL_POLY:
-        # <x, z_t> summed from 0 (bitwise kernel_pair's sum)
-        for lo in range(0, m, ROW_BLOCK):
-            hi = min(m, lo + ROW_BLOCK)
-            d[lo:hi] = 0.0
-            _add_features(d, x, ZT, lo, hi)
-        if code == KERNEL_LINEAR:
-            for t in range(m):
-                out[t] = d[t]
-        else:
-            for t in range(m):
-                out[t] = (kpar[0] * d[t] + kpar[1]) ** kpar[2]
-        return
+    # <x, z_t> summed from 0 (bitwise kernel_pair's sum)
+    for lo in range(0, m, ROW_BLOCK):
+        hi = min(m, lo + ROW_BLOCK)
+        d[lo:hi] = 0.0
+        _add_features(d, x, ZT, lo, hi)
+    if code == KERNEL_LINEAR:
+        for t in range(m):
+            out[t] = d[t]
+    else:
+        for t in range(m):
+            out[t] = (kpar[0] * d[t] + kpar[1]) ** kpar[2]
+
+
+@njit(cache=True, nogil=True)
+def dist_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
+    """:func:`kernel_row_into` for the Gaussian and compact kernels."""
+    m = ZT.shape[1]
+    d = work[0]
     xs = work[1]
     for lo in range(0, m, ROW_BLOCK):
         hi = min(m, lo + ROW_BLOCK)

@@ -3,9 +3,10 @@
 :mod:`.smo`, :mod:`.smo_lambda` and :mod:`.svmpath` read the training kernel matrix one row at a
 time through a :class:`KernelRows` provider:
 
-* rows are computed by :func:`cohstats.kernels.kernel_row_into` (norm expansion of the squared
-  distance, exactly 0 on the diagonal, vectorised exponential), the arithmetic that
-  :func:`cohstats.kernels.kernel_cross` uses for prediction;
+* rows are computed with the arithmetic of :func:`cohstats.kernels.kernel_row_into` (norm
+  expansion of the squared distance, exactly 0 on the diagonal, vectorised exponential), which
+  :func:`cohstats.kernels.kernel_cross` uses for prediction; a provider's numba type carries its
+  kernel code, so a solver compiles the row code of its kernel only;
 * the cache keeps ``n_slots`` rows (float64, or float32 for the lambda-SVM's default
   tolerance: the float64 values rounded once; Gaussian rows are then computed and rounded in
   one fused pass by :func:`cohstats.kernels.rbf_row32_into`, bitwise the same values) and evicts
@@ -25,9 +26,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.extending import overload
 
-from cohstats.kernels import KERNEL_CALLABLE, KERNEL_RBF, kernel_pair, kernel_row_into, rbf_row32_into, sq_norms
+from cohstats.kernels import (
+    KERNEL_CALLABLE,
+    KERNEL_LINEAR,
+    KERNEL_POLY,
+    KERNEL_RBF,
+    dist_row_into,
+    dot_row_into,
+    kernel_pair,
+    kernel_row_into,
+    rbf_row32_into,
+    sq_norms,
+)
 
 
 class KernelRows(NamedTuple):
@@ -54,6 +67,7 @@ class KernelRows(NamedTuple):
     perm: np.ndarray
     work: np.ndarray
     buf: np.ndarray
+    kind: np.ndarray
 
 
 def n_cache_rows(n: int, cache_size: float, itemsize: int = 8) -> int:
@@ -150,6 +164,7 @@ def rows_provider(
         np.arange(n, dtype=np.int64),
         np.empty((3, n)),
         np.empty(n),
+        np.empty((0,) * (int(code) + 2)),
     )
 
 
@@ -171,12 +186,79 @@ def _lru_push_front(link, s, sentinel):
 
 
 @njit(cache=True, nogil=True)
-def fill_row(kr, i, out):
-    """``out[t] = K(x_i, x_t)`` in the original order (float64 ``out`` of length n)."""
-    if kr.code == KERNEL_CALLABLE:
-        out[:] = kr.Kpre[i]
-        return
-    kernel_row_into(kr.code, kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar, i, out, kr.work)
+def _fill_pre(kr, i, out):
+    """``out[t] = K(x_i, x_t)`` from the precomputed matrix (a loop: a slice assignment compiles a
+    shape check)."""
+    Ki = kr.Kpre[i]
+    for t in range(out.shape[0]):
+        out[t] = Ki[t]
+
+
+@njit(cache=True, nogil=True)
+def _fill_dot(kr, i, out):
+    """``out[t] = K(x_i, x_t)`` for the linear and polynomial kernels."""
+    dot_row_into(kr.code, kr.X[i], kr.XT, kr.kpar, out, kr.work)
+
+
+@njit(cache=True, nogil=True)
+def _fill_dist(kr, i, out):
+    """``out[t] = K(x_i, x_t)`` for the Gaussian and compact kernels (exactly 1 at ``t = i``)."""
+    dist_row_into(kr.code, kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar, i, out, kr.work)
+
+
+def _compute_row(kr, i, row):
+    """Write row ``i``, ``row[q] = K(x_i, x_perm[q])``, into the cache slot ``row`` (jitted code
+    only: the implementation is chosen by :func:`_ol_compute_row` from the provider's type)."""
+    raise NotImplementedError("_compute_row is called from jitted code only")
+
+
+@overload(_compute_row, jit_options={"nogil": True})
+def _ol_compute_row(kr, i, row):
+    """The implementation of :func:`_compute_row` for the provider's kernel code (the ``kind``
+    field's dimensions less 2) and row dtype: a solver compiles the row code of its kernel only.
+
+    float64 rows in the original order are computed in place; otherwise into the float64
+    scratch ``buf`` and copied (float32 rows are rounded once, from the float64 values) in
+    position order. Gaussian float32 rows are rounded entry by entry as computed by
+    :func:`cohstats.kernels.rbf_row32_into` (bitwise the rounding of the float64 row), into the
+    slot or, in position order, through float32 scratch."""
+    code = kr.types[kr.fields.index("kind")].ndim - 2
+    f32 = row.dtype == types.float32
+    if code == KERNEL_RBF and f32:
+
+        def impl_rbf32(kr, i, row):
+            if kr.state[3]:
+                rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row, kr.work[0])
+            else:
+                e32 = kr.buf.view(np.float32)
+                rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, e32, kr.work[0])
+                perm = kr.perm
+                for q in range(row.shape[0]):
+                    row[q] = e32[perm[q]]
+
+        return impl_rbf32
+    if code == KERNEL_CALLABLE:
+        fill = _fill_pre
+    elif code == KERNEL_LINEAR or code == KERNEL_POLY:
+        fill = _fill_dot
+    else:
+        fill = _fill_dist
+
+    def impl(kr, i, row):
+        if kr.state[3] and not f32:
+            fill(kr, i, row)
+            return
+        e = kr.buf
+        fill(kr, i, e)
+        if kr.state[3]:
+            for q in range(row.shape[0]):
+                row[q] = e[q]
+        else:
+            perm = kr.perm
+            for q in range(row.shape[0]):
+                row[q] = e[perm[q]]
+
+    return impl
 
 
 @njit(cache=True, nogil=True)
@@ -193,30 +275,7 @@ def _miss(kr, i):
         s = link[0, sentinel]  # least recently used
         _lru_unlink(link, s)
         kr.slot_of[kr.row_of[s]] = -1
-    row = kr.rows[s]
-    if state[3] and row.itemsize == 8:
-        fill_row(kr, i, row)  # float64 rows in the original order: computed in place
-    elif row.itemsize == 4 and kr.code == KERNEL_RBF:
-        # Gaussian float32 rows: rounded entry by entry as computed (bitwise the rounding of the
-        # float64 row), into the slot or, in position order, through float32 scratch
-        if state[3]:
-            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, row, kr.work[0])
-        else:
-            e32 = kr.buf.view(np.float32)
-            rbf_row32_into(kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar[0], i, e32, kr.work[0])
-            perm = kr.perm
-            for q in range(row.shape[0]):
-                row[q] = e32[perm[q]]
-    else:
-        e = kr.buf  # float32 rows are rounded once, from the float64 values
-        fill_row(kr, i, e)
-        if state[3]:
-            for q in range(row.shape[0]):
-                row[q] = e[q]
-        else:
-            perm = kr.perm
-            for q in range(row.shape[0]):
-                row[q] = e[perm[q]]
+    _compute_row(kr, i, kr.rows[s])
     kr.row_of[s] = i
     kr.slot_of[i] = s
     _lru_push_front(link, s, sentinel)
@@ -236,7 +295,7 @@ def row_slot(kr, i):
         _lru_unlink(link, s)
         _lru_push_front(link, s, kr.rows.shape[0])
         return s
-    return _miss(kr, i)
+    return _miss(kr, np.int64(i))  # typed int64: no second compilation for a literal index
 
 
 @njit(cache=True, nogil=True, inline="always")

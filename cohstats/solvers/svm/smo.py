@@ -196,26 +196,25 @@ def _start_gradient(kr, y, p, lo, hi, a):
     return g, gbp, gbn
 
 
-@njit(cache=True, nogil=True)
 def smo_core(kr, y, p, lo, hi, a, tol, max_iter, shrinking, shrink_first, shrink_every):
     """Solve the box-constrained dual in place from the feasible start ``a``.
 
     Returns ``(a, G, b, n_iter, converged, objective, misses)`` where ``G = Q a + p`` is the
     gradient, ``b`` the intercept (decision function ``sum_i a_i y_i K(x_i, x) + b``) and
-    ``objective = (1/2) a' Q a + p' a``.
+    ``objective = (1/2) a' Q a + p' a``. (A Python function calling the jitted pieces: a jitted
+    wrapper would compile, and optimise, the whole solver once more.)
     """
     # gradient and bound part of the gradient from the start point: one pass over the row of
     # each nonzero multiplier (a precomputed matrix is read in place). No BLAS call: OpenBLAS's
     # threads cost 10-30 ms per matrix-vector product on a busy two-core machine, far more than
     # the product itself, and a warm start (the bracketing grid) makes one per solve
-    G, gbp, gbn = _start_gradient(kr, y, p, lo, hi, a)
+    G, gbp, gbn = start_gradient(kr, y, p, lo, hi, a)
     a, G, gbp, gbn, b, n_iter, converged, obj, misses = smo_core_from(
         kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every
     )
     return a, G, b, n_iter, converged, obj, misses
 
 
-@njit(cache=True, nogil=True)
 def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every):
     """:func:`smo_core` from a start whose gradient ``G = Q a + p`` and class-split bound part
     ``gbp``/``gbn`` (sum over the positives / negatives at a bound of ``a_t y_t y_k K_tk``) are
@@ -226,6 +225,16 @@ def smo_core_from(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, sh
     return smo_core_active(
         kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, shrink_first, shrink_every, active, Kd
     )
+
+
+def start_gradient(kr, y, p, lo, hi, a):
+    """:func:`_start_gradient`; at the zero start (a cold solve) without kernel rows, in numpy
+    (the same values bit for bit: ``G = p + y 0``, ``G_bar = y 0``), so that a cold fit does not
+    compile the jitted pass."""
+    if a.any():
+        return _start_gradient(kr, y, p, lo, hi, a)
+    z = np.zeros(y.shape[0])
+    return p + y * z, y * z, y * z
 
 
 @njit(cache=True, nogil=True)
@@ -240,7 +249,7 @@ def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, 
     n = y.shape[0]
 
     act = np.empty(n, dtype=np.int64)
-    n_act = 0
+    n_act = np.int64(0)  # typed: a literal 0 would compile _select once more for it
     for t in range(n):
         if active[t]:
             act[n_act] = t
@@ -249,7 +258,7 @@ def smo_core_active(kr, y, p, lo, hi, a, G, gbp, gbn, tol, max_iter, shrinking, 
     lowf = np.empty(n, dtype=np.bool_)
     for t in range(n):
         _set_flags(t, y, a, lo, hi, upf, lowf)
-    i_next = -1  # first index found during the gradient update
+    i_next = np.int64(-1)  # first index found during the gradient update (typed, as n_act)
     g_next = -np.inf
     have_next = False
     unshrink = n_act < n

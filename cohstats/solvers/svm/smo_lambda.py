@@ -212,7 +212,7 @@ def _swap(p, q, st, perm):
     pos_of[perm[q]] = q
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
     point behind the active block (replaying the swaps on the row cache) and record the event
@@ -224,8 +224,8 @@ def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     for q in range(N):
         for j in range(L):
             snap[e, perm[q], j] = alpha[q, j]
-    q = 0
-    nsw = 0
+    q = np.int64(0)  # typed ints: a literal 0 passed on compiles the callee once more
+    nsw = np.int64(0)
     while q < n_act:
         if _shrinkable(Ft, S, q, margin, bv):
             n_act -= 1
@@ -483,12 +483,90 @@ def _select_top(pv, n_act, B, tol, idx):
         idx[0] = best
         return 1
     cand = np.empty(n_act, dtype=np.int64)
-    nc = 0
+    nc = np.int64(0)  # typed: see _shrink_event
     for q in range(n_act):
         if pv[q] >= tol:
             cand[nc] = q
             nc += 1
     return _rank_candidates(pv, cand, nc, B, idx, np.empty(nc))
+
+
+@njit(cache=True, nogil=True)
+def _kth_smallest(v, k):
+    """The ``k``-th smallest value of ``v`` (0-based; ``v`` is reordered in place): quickselect
+    with Hoare's partition around a median-of-three pivot, O(len(v)) expected. The order
+    statistic is one value whatever the algorithm (``np.partition``'s), written here because
+    ``np.partition`` costs seconds of compilation (its argument checks and sorts)."""
+    lo = 0
+    hi = v.shape[0] - 1
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        a = v[lo]
+        b = v[mid]
+        c = v[hi]
+        if a > b:
+            a, b = b, a
+        pivot = b if b <= c else (c if c >= a else a)  # the median of the three
+        i = lo
+        j = hi
+        while i <= j:
+            while v[i] < pivot:
+                i += 1
+            while v[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = v[i]
+                v[i] = v[j]
+                v[j] = t
+                i += 1
+                j -= 1
+        # now v[lo..j] <= pivot <= v[i..hi], and every entry strictly between j and i equals pivot
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return v[k]
+    return v[k]
+
+
+@njit(cache=True, nogil=True)
+def _order_desc_stable(key, n):
+    """The order of ``key[:n]`` by decreasing value, equal values in increasing index order (a
+    stable bottom-up merge sort; the permutation of ``np.argsort(-key[:n], kind="mergesort")``)."""
+    a = np.empty(n, dtype=np.int64)
+    b = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        a[r] = r
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if key[a[j]] > key[a[i]]:  # the right run only on a strictly larger value
+                    b[o] = a[j]
+                    j += 1
+                else:
+                    b[o] = a[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+            lo = hi
+        a, b = b, a
+        width *= 2
+    return a
 
 
 @njit(cache=True, nogil=True)
@@ -499,7 +577,7 @@ def _rank_candidates(pv, cand, nc, B, idx, vals):
     if nc > B:
         for r in range(nc):
             vals[r] = pv[cand[r]]
-        thr = np.partition(vals[:nc], nc - B)[nc - B]  # the B-th largest value
+        thr = _kth_smallest(vals[:nc], nc - B)  # the B-th largest value
         m = 0
         for r in range(nc):
             if pv[cand[r]] > thr:
@@ -517,10 +595,10 @@ def _rank_candidates(pv, cand, nc, B, idx, vals):
             idx[r] = cand[r]
     # stable sort: equal values keep increasing positions (both the part above the threshold
     # and the tied part are in position order, and every tie is inside one of the two parts)
-    neg = np.empty(nc)
+    key = np.empty(nc)
     for r in range(nc):
-        neg[r] = -pv[idx[r]]
-    order = np.argsort(neg, kind="mergesort")
+        key[r] = pv[idx[r]]
+    order = _order_desc_stable(key, nc)
     sel = idx[:nc].copy()
     for r in range(nc):
         idx[r] = sel[order[r]]
@@ -531,7 +609,7 @@ def _rank_candidates(pv, cand, nc, B, idx, vals):
 def _select_top_sub(pv, W, nw, B, tol, idx, cand, vals):
     """As :func:`_select_top`, over the positions ``W[:nw]`` (increasing) only; ``cand`` (int)
     and ``vals`` (float) are scratch of length at least ``nw``. Returns the number listed."""
-    nc = 0
+    nc = np.int64(0)  # typed: see _shrink_event
     for r in range(nw):
         q = W[r]
         if pv[q] >= tol:
@@ -1008,7 +1086,7 @@ def smo_lambda_lazy_chunk(
     stall = np.full(N, -1, dtype=np.int64)
     lst = np.empty(max(k_sel, 1), dtype=np.int64)
     inv_L = 1.0 / L
-    moves = 0
+    moves = np.int64(0)  # typed ints: a literal 0 passed on compiles the callee once more
     vthr = tol
     steps = 0
     nl = 0
@@ -1017,7 +1095,7 @@ def smo_lambda_lazy_chunk(
     W = np.empty(N, dtype=np.int64)
     wc = np.empty(N, dtype=np.int64)
     wv = np.empty(N)
-    nw = 0
+    nw = np.int64(0)
     bv_full = 0.0
     nbk = max(1, n_block)
     P = np.empty(nbk, dtype=np.int64)
