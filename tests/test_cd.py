@@ -295,3 +295,52 @@ def test_no_intercept_matches_sklearn():
     clf.fit(X, y)
     assert b0[0] == 0.0
     np.testing.assert_allclose(B[0], clf.coef_.ravel(), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ offsets
+def _offset_problem(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    o = rng.normal(0.0, 1.0, n)
+    y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-(o + X @ [1.0, -0.5, 0.0] + 0.3))), 1.0, -1.0)
+    return X, y, o
+
+
+def test_offset_logistic_equals_statsmodels_glm_with_offset():
+    import statsmodels.api as sm
+
+    X, y, o = _offset_problem()
+    b, B, info = cd_path(X, y, None, 7, 0.0, 0.0, [0.0], 0.0, standardize=False, offset=o, tol=1e-14)
+    glm = sm.GLM((y > 0).astype(float), sm.add_constant(X), family=sm.families.Binomial(), offset=o).fit(tol=1e-14)
+    assert b[0] == pytest.approx(glm.params[0], abs=1e-9)
+    np.testing.assert_allclose(B[0], glm.params[1:], atol=1e-9)
+    # the null fit (lambda_max) and a penalised path see the offset too: the intercept-only fit
+    # with the offset is statsmodels' constant-only GLM with the same offset
+    lm = lambda_max(X, y, None, 7, 0.0, 0.0, 1.0, offset=o)
+    b1, B1, _ = cd_path(X, y, None, 7, 0.0, 0.0, [lm], 1.0, offset=o, tol=1e-12)
+    null = sm.GLM((y > 0).astype(float), np.ones((len(y), 1)), family=sm.families.Binomial(), offset=o).fit(tol=1e-14)
+    assert np.all(B1[0] == 0.0) and b1[0] == pytest.approx(null.params[0], abs=1e-8)
+
+
+def test_offset_in_the_kernel_path_shifts_the_fits():
+    """A kernel fit with offset o reaches the optimum of the objective with f = o + b + K beta
+    (checked against scipy on a small problem)."""
+    from scipy.optimize import minimize
+
+    from cohstats.losses.scalar import loss_value
+    from cohstats.solvers.cd.kernel import cd_kernel_path
+
+    X, y, o = _offset_problem(n=40, seed=3)
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 3.0)
+    lam = 0.05
+    b, B, info = cd_kernel_path(K, y, None, 7, 0.0, 0.0, [lam], 0.0, tol=1e-13, offset=o)
+
+    def obj(t):
+        f = o + t[0] + K @ t[1:]
+        return np.mean([loss_value(7, v, 0.0, 0.0) for v in y * f]) + 0.5 * lam * t[1:] @ K @ t[1:]
+
+    r = minimize(obj, np.zeros(41), method="BFGS", options=dict(gtol=1e-10))
+    assert info["objective"][0] == pytest.approx(obj(np.concatenate([b, B[0]])), rel=1e-9)
+    assert info["objective"][0] <= r.fun * (1.0 + 1e-8)  # coordinate descent's tolerance on a kernel
+    with pytest.raises(ValueError, match="takes no offset"):
+        cd_kernel_path(K, y, None, 7, 0.0, 0.0, [lam], 0.0, solver="newton", offset=o)

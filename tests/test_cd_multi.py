@@ -76,3 +76,58 @@ def test_group_lasso_kkt_and_lambda_max():
     # predictors enter as groups: zero for all classes or for none
     nz = B != 0
     assert np.all(nz.all(axis=2) == nz.any(axis=2))
+
+
+# ------------------------------------------------------------------ multinomial logistic (margin 0)
+def _multinomial_problem(n=240, p=4, K=3, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    W = rng.standard_normal((p, K))
+    eta = X @ W
+    P = np.exp(eta - eta.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    y = np.array([rng.choice(K, p=row) for row in P])
+    return X, y
+
+
+def test_margin_zero_is_multinomial_logistic_regression_of_scikit_learn():
+    """Ridge multinomial logistic: (1/n) sum -log softmax_y(g) + lam/2 ||B||^2 is scikit-learn's
+    LogisticRegression with C = 1/(n lam) (its coefficients centred over the classes)."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _multinomial_problem()
+    n = X.shape[0]
+    for lam in (0.2, 0.01):
+        b, B, info = cd_multi_path(X, y, None, 1.0, [lam], 0.0, standardize=False, margin=0.0, tol=1e-13)
+        ref = LogisticRegression(C=1.0 / (n * lam), tol=1e-12, max_iter=100000).fit(X, y)
+        Bs = ref.coef_.T - ref.coef_.T.mean(axis=1, keepdims=True)
+        bs = ref.intercept_ - ref.intercept_.mean()
+        np.testing.assert_allclose(B[0], Bs, atol=1e-6)
+        np.testing.assert_allclose(b[0], bs, atol=1e-6)
+        # the objective is the mean multinomial deviance: -log of scikit-learn's probabilities
+        P = ref.predict_proba(X)
+        dev = -np.mean(np.log(P[np.arange(n), y])) + 0.5 * lam * np.sum(Bs**2)
+        assert info["objective"][0] == pytest.approx(dev, rel=1e-9, abs=1e-12)
+
+
+def test_multinomial_group_lasso_reaches_the_scipy_optimum_and_descends_along_the_path():
+    X, y = _multinomial_problem(n=150, p=5, seed=2)
+    n, p = X.shape
+    K = 3
+    lams = multi_lambda_max(X, y, None, 1.0, 0.7, standardize=False, margin=0.0) * np.array([1.0, 0.5, 0.2, 0.05])
+    b, B, info = cd_multi_path(X, y, None, 1.0, lams, 0.7, standardize=False, margin=0.0, tol=1e-12)
+    assert np.all(B[0] == 0.0)  # lambda_max: exactly the null fit
+    assert np.all(np.diff(info["objective"]) < 0)  # smaller penalties fit better
+    lam = lams[2]
+
+    def obj(t):
+        Bm = t[: p * K].reshape(p, K)
+        g = t[p * K :] + X @ Bm
+        pen = lam * (0.3 / 2 * np.sum(Bm**2) + 0.7 * np.sum(np.sqrt(np.sum(Bm**2, axis=1) + 1e-300)))
+        return np.mean(coherence_loss(g, y, 1.0, margin=0.0)) + pen
+
+    t0 = np.concatenate([B[2].ravel(), b[2]])
+    assert obj(t0) == pytest.approx(info["objective"][2], rel=1e-10)
+    r = minimize(obj, np.zeros(p * K + K), method="Powell", options=dict(xtol=1e-10, ftol=1e-14, maxiter=200000))
+    assert info["objective"][2] <= r.fun + 1e-9  # no point found by scipy does better
+    assert info["kkt"].max() < 1e-5

@@ -198,14 +198,15 @@ def _check_alpha(alpha):
     return alpha
 
 
-def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None, intercept=True):
+def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None, intercept=True, offset=None):
     """Smallest ``lambda`` at which every penalised coefficient is zero.
 
     ``lambda_max = max_j |(1/n) sum_i x_ij r_i| / (alpha pf_j)`` with ``r_i`` the negative
     gradient at the intercept-only fit (plus the unpenalised coordinates) and ``x_ij`` the
     standardised column. For ``alpha < 1e-3`` (including the pure ridge ``alpha = 0``, where no
     finite value zeroes the coefficients) glmnet's convention is used: the value computed with
-    ``alpha = 1e-3``, a penalty at which the ridge fit is essentially the null model.
+    ``alpha = 1e-3``, a penalty at which the ridge fit is essentially the null model. ``offset``
+    (n,) is a known term added to the fits, as in :func:`cohstats.solvers.cd.path.cd_path`.
 
     Examples
     --------
@@ -220,7 +221,7 @@ def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_fact
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept)
+    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept, offset=offset)
     return _lambda_max_std(data, make_loss(loss_code, p1, p2), make_penalty(pf), default_mode(loss_code), alpha)
 
 

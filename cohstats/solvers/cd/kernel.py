@@ -331,7 +331,7 @@ def _kernel_penalty(pk):
     return make_penalty(np.ones(pk.n), pk.Xt, pk.m)
 
 
-def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overwrite_K=False):
+def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overwrite_K=False, offset=None):
     """Smallest ``gamma`` with ``beta = 0``: ``max_j |(1/n) sum_i K_ij g_i^0| / alpha``.
 
     ``g^0`` is the negative gradient at the intercept-only fit. For ``alpha < 1e-3`` (no finite
@@ -352,7 +352,7 @@ def kernel_gamma_max(K, y, w, loss_code, p1, p2, alpha, intercept=True, *, overw
     pk = _prepared(K, w, intercept, overwrite_K)
     _, y, _ = _check_xyw(np.empty((pk.n, 0)), y, None)
     alpha = _check_alpha(alpha)
-    data = make_data(pk.Xt, y, pk.w, xv_of(pk.Xt, pk.w), pk.excl, pk.intercept)
+    data = make_data(pk.Xt, y, pk.w, xv_of(pk.Xt, pk.w), pk.excl, pk.intercept, offset=offset)
     return _lambda_max_std(data, make_loss(loss_code, p1, p2), _kernel_penalty(pk), default_mode(loss_code), alpha)
 
 
@@ -464,6 +464,7 @@ def cd_kernel_path(
     exact_kkt=True,
     solver="auto",
     overwrite_K=False,
+    offset=None,
 ):
     """Kernel C-learning (or RLRM / HHSVM / LUM) along a decreasing ``gamma`` path.
 
@@ -489,6 +490,8 @@ def cd_kernel_path(
     exact_kkt : report the exact KKT violation in ``info["kkt"]``
     overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
         default ``K`` is copied once and left unchanged
+    offset : (n,) known offsets added to the fits (R's ``offset()``); solved by coordinate
+        descent (the Newton and dual routes take no offset)
 
     Notes
     -----
@@ -531,6 +534,10 @@ def cd_kernel_path(
     dual_ok = loss_code == LOSS_LUM and alpha == 0.0 and math.isfinite(p1) and math.isfinite(p2)
     if solver == "dual" and not dual_ok:
         raise ValueError("solver='dual' needs the LUM loss with finite a and c and alpha=0")
+    if offset is not None and solver in ("newton", "dual"):
+        raise ValueError(f"solver={solver!r} takes no offset; use solver='cd' or 'auto'")
+    if offset is not None:
+        solver = "cd"
     if solver == "dual" or (solver == "auto" and dual_ok and pk.n > _DUAL_MIN_N):
         from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
 
@@ -540,7 +547,7 @@ def cd_kernel_path(
         return b0, B, info
     if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
         return _ridge_path(pk, y, loss_code, p1, p2, gam, tol, max_iter, warn, m_)
-    data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept)
+    data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept, offset=offset)
     spec = PathSpec(gam, alpha, m_, tol, max_iter, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))
     res = run_path(data, make_loss(loss_code, p1, p2), _kernel_penalty(pk), spec, 1)
     B = res.coef[:, 0, :]

@@ -396,12 +396,13 @@ def cd_path(
     mode=None,
     warn=True,
     exact_kkt=True,
+    offset=None,
 ):
     """Elastic-net penalised margin-loss fit along a sequence of ``lambda`` values.
 
     Minimises, for each ``lambda`` in turn (warm started from the previous solution),
 
-    ``(1/n) sum_i w_i phi(y_i (b + x_i'beta)) + lambda sum_j pf_j ((1-alpha)/2 beta_j^2 + alpha |beta_j|)``
+    ``(1/n) sum_i w_i phi(y_i (o_i + b + x_i'beta)) + lambda sum_j pf_j ((1-alpha)/2 beta_j^2 + alpha |beta_j|)``
 
     where ``phi`` is the loss ``loss_code`` with parameters ``(p1, p2)``
     (:mod:`cohstats.losses.scalar`), ``w`` is normalised to mean 1, and with ``standardize=True``
@@ -427,6 +428,8 @@ def cd_path(
     warn : emit :class:`cohstats.ConvergenceWarning` when some ``lambda`` did not converge
     exact_kkt : compute the exact gradient of every coordinate after each ``lambda`` to report
         ``info["kkt"]`` (one extra pass over X per ``lambda``; NaN is reported when False)
+    offset : (n,) known offsets ``o_i`` added to the fits (R's ``offset()``; default none); the
+        returned intercepts and coefficients exclude them
 
     Returns
     -------
@@ -456,7 +459,7 @@ def cd_path(
     m = _resolve_mode(mode, loss_code, p1, p2)
     tol, max_iter = _check_tol(tol, max_iter)
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    data = make_data(Xt, y, w, _xv(Xt, w), excl, intercept)
+    data = make_data(Xt, y, w, _xv(Xt, w), excl, intercept, offset=offset)
     spec = PathSpec(lam, alpha, m, tol, max_iter, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m))
     res = run_path(data, make_loss(loss_code, p1, p2), make_penalty(pf), spec, 1)
     b0 = res.intercept[:, 0]

@@ -298,12 +298,17 @@ def _null_fit(kind, upd, data, loss, pen, ctl, G):
     for j in range(p):
         inS[j] = pf[j] == 0.0 and not excl[j]
     code = loss.code
-    if len(kind) <= KIND_LUM and data.intercept:
-        # start the intercept at its exact 1-D minimiser (robust for every loss)
+    if len(kind) <= KIND_LUM:
         F0 = ws.F[0]
-        b0 = _solve_1d(code, loss.p1, loss.p2, data.y, w, F0, ws.ones, 0.0, 0.0, 0.0, 0.0)
-        ws.b[0] = b0
-        for i in range(n):
-            F0[i] = b0
+        off = data.off
+        if off.shape[0] == n:  # binary fits with an offset: f = offset + b + x'beta
+            for i in range(n):
+                F0[i] = off[i]
+        if data.intercept:
+            # start the intercept at its exact 1-D minimiser (robust for every loss)
+            b0 = _solve_1d(code, loss.p1, loss.p2, data.y, w, F0, ws.ones, 0.0, 0.0, 0.0, 0.0)
+            ws.b[0] = b0
+            for i in range(n):
+                F0[i] += b0
     _solve_set(kind, upd, data, loss, Penalty(pf, 0.0, 0.0, use_P, P, pen.Pshift), ctl, inS, ws)
     return ws

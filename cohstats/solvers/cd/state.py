@@ -80,6 +80,7 @@ def upd_of(mode):
 _NO_YC = np.zeros(1, dtype=np.int64)
 _EMPTY_P = np.zeros((1, 1))
 _NO_SHIFT = np.zeros(1)
+_NO_OFFSET = np.zeros(1)
 
 
 class Data(NamedTuple):
@@ -104,6 +105,9 @@ class Data(NamedTuple):
         Coordinates kept at zero (constant columns).
     intercept : bool
         Whether an unpenalised intercept (one per coefficient row) is fitted.
+    off : (n,) float64
+        A known offset added to the fits of a binary problem (``f = offset + b + x'beta``,
+        as R's ``offset()``); a length-1 placeholder when there is none.
     """
 
     Xt: np.ndarray
@@ -114,6 +118,7 @@ class Data(NamedTuple):
     xv: np.ndarray
     excl: np.ndarray
     intercept: bool
+    off: np.ndarray
 
 
 class Loss(NamedTuple):
@@ -328,8 +333,15 @@ def _wsum(w):
     return s
 
 
-def make_data(Xt, y, w, xv, excl, intercept, yc=None):
-    """:class:`Data` from prepared arrays (``yc`` None for binary problems)."""
+def make_data(Xt, y, w, xv, excl, intercept, yc=None, offset=None):
+    """:class:`Data` from prepared arrays (``yc`` None for binary problems; ``offset`` None or
+    the (n,) offset of a binary problem)."""
+    if offset is None:
+        off = _NO_OFFSET
+    else:
+        off = np.ascontiguousarray(offset, dtype=np.float64).ravel()
+        if off.shape[0] != w.shape[0] or not np.all(np.isfinite(off)):
+            raise ValueError(f"offset must hold {w.shape[0]} finite values; got shape {np.shape(offset)}")
     return Data(
         Xt,
         y,
@@ -339,6 +351,7 @@ def make_data(Xt, y, w, xv, excl, intercept, yc=None):
         xv,
         excl,
         bool(intercept),
+        off,
     )
 
 
