@@ -69,7 +69,7 @@ from cohstats.solvers.cd.design import (
     default_mode,
     xv_of,
 )
-from cohstats.solvers.cd.multi import _check_T, _group_mode, grouped_output, _prep as _prep_multi
+from cohstats.solvers.cd.multi import _check_margin, _check_T, _group_mode, grouped_output, _prep as _prep_multi
 from cohstats.solvers.cd.path import path_info, run_path
 from cohstats.solvers.cd.scalar import _objective
 from cohstats.solvers.cd.solve import _null_fit
@@ -643,7 +643,7 @@ def _prep_mc(K, y, w, n_classes, T, loss_scale, intercept, overwrite_K):
 
 
 def kernel_multi_gamma_max(
-    K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0, mode=None, overwrite_K=False
+    K, y, w, T, alpha, *, n_classes=None, intercept=True, loss_scale=1.0, mode=None, overwrite_K=False, margin=1.0
 ):
     """Smallest penalty at which every row of the expansion coefficients is zero, for the
     K-class kernel problem of :func:`cd_kernel_multi_path`:
@@ -664,7 +664,8 @@ def kernel_multi_gamma_max(
     alpha = _check_alpha(alpha)
     data = make_data(pk.Xt, np.zeros(pk.n), pk.w, xv_of(pk.Xt, pk.w), pk.excl, pk.intercept, yc=yc)
     pen = _kernel_penalty(pk)
-    return _lambda_max_std(data, make_loss(LOSS_MCOH, T, sc), pen, _group_mode(mode, T), alpha, G=G)
+    loss = make_loss(LOSS_MCOH, T, sc, _check_margin(margin))
+    return _lambda_max_std(data, loss, pen, _group_mode(mode, T), alpha, G=G)
 
 
 def cd_kernel_multi_path(
@@ -683,6 +684,7 @@ def cd_kernel_multi_path(
     warn=True,
     mode=None,
     overwrite_K=False,
+    margin=1.0,
 ):
     """Multicategory kernel C-learning along a decreasing penalty path.
 
@@ -692,7 +694,8 @@ def cd_kernel_multi_path(
             + lambda [(1 - alpha)/2 tr(B'KB) + alpha sum_j ||B_j.||_2],
         g_k(x) = b_k + sum_j B_jk K(x_j, x),  k = 0..K-1,
 
-    with ``C`` the multicategory coherence loss of [ZJLY] (eq (6), temperature ``T``), ``s`` a
+    with ``C`` the multicategory coherence loss of [ZJLY] (eq (6), temperature ``T``; its
+    margin ``margin`` is 1 there, and ``margin=0, T=1`` gives the multinomial logistic loss), ``s`` a
     constant loss scale (``kappa`` of the C-loss makes K = 2 the binary C-loss, [ZDJ]),
     ``B`` the (n, K) matrix of expansion coefficients and ``B_j.`` its row for training point
     ``j``. The ridge part is the squared RKHS norm ``sum_k ||f_k||^2_H`` of the class functions;
@@ -762,6 +765,6 @@ def cd_kernel_multi_path(
     n = pk.n
     data = make_data(pk.Xt, np.zeros(n), yc=yc, w=pk.w, xv=pk.xv, excl=pk.excl, intercept=pk.intercept)
     spec = PathSpec(gam, alpha, gmode, tol, max_iter, True, np.zeros(0))
-    res = run_path(data, make_loss(LOSS_MCOH, T, sc), _kernel_penalty(pk), spec, G)
+    res = run_path(data, make_loss(LOSS_MCOH, T, sc, _check_margin(margin)), _kernel_penalty(pk), spec, G)
     # expansion coefficients are reported as fitted (no scale); intercepts for the uncentred K
     return grouped_output(res, pk.m, np.ones(n), True, gam, max_iter, warn)
