@@ -33,7 +33,19 @@ from cohstats.solvers.cd.kernel import (
 )
 from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
 from cohstats.tuning.shared import check_lent, cross_kernel, rows_only_kernel
-from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
+from cohstats.validation import (
+    AnyOf,
+    Bool,
+    Callable,
+    FitSpec,
+    Integer,
+    NoneOr,
+    Options,
+    Real,
+    Reals,
+    check_kernel_args,
+    fit_function,
+)
 
 __all__ = ["clearn", "CLearnFit"]
 
@@ -534,7 +546,7 @@ def clearn(
             call["gamma"] = gamma
     if standardize is not True:
         call["standardize"] = standardize
-    _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0)
+    check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0)
     if _gram is not None and (kernel is None or kernel_approx is not None):
         raise ValueError("clearn: a lent kernel matrix (_gram) needs an exact kernel expansion")
     rho, u, alpha, delta, tol = float(rho), float(u), float(alpha), float(delta), float(tol)
@@ -762,29 +774,6 @@ def _fold_kernel(design, args: dict):
 
 
 clearn.fold_kernel = _fold_kernel
-
-
-def _check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):
-    """Kernel arguments that the chosen kernel does not use are an error, not ignored."""
-    if gamma is not None and sigma is not None:
-        raise ValueError(f"{fn}: give gamma or sigma (gamma = 1/sigma^2), not both")
-    width = [k for k, v in (("gamma", gamma), ("sigma", sigma)) if v is not None]
-    poly = [k for k, v, d in (("degree", degree, 3), ("coef0", coef0, 1.0)) if v != d]
-    name = kernel if isinstance(kernel, str) or kernel is None else "callable"
-    unused = []
-    if name in (None, "linear", "callable"):
-        unused = width + poly
-    elif name == "rbf":
-        unused = poly
-    elif name == "poly":
-        unused = [k for k in width if k == "sigma"]
-    if unused:
-        what = "the primal linear model (kernel=None)" if name is None else f"kernel={name!r}"
-        raise ValueError(
-            f"{fn}: {', '.join(unused)} given, but {what} does not use "
-            f"{'it' if len(unused) == 1 else 'them'}; remove "
-            f"{'it' if len(unused) == 1 else 'them'} or choose a kernel that does"
-        )
 
 
 def _loss_object(loss, rho, u, delta):
