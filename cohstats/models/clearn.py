@@ -23,6 +23,7 @@ from cohstats.losses.binary import get_loss
 from cohstats.losses.multiclass import coherence_loss, coherence_proba
 from cohstats.losses.scalar import closs_kappa
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
+from cohstats.scaling import column_scaling
 from cohstats.solvers.cd.path import cd_path, lambda_max, lambda_sequence
 from cohstats.solvers.cd.kernel import (
     cd_kernel_multi_path,
@@ -594,7 +595,6 @@ def clearn(
         if penalty_factor is not None:
             raise ValueError("penalty_factor applies to linear expansions only")
         from cohstats.kernel_approx import feature_map
-        from cohstats.scaling import column_scaling
 
         xc, xs = column_scaling(X, w, standardize)
         Z = (X - xc) / xs
@@ -612,12 +612,7 @@ def clearn(
     if kernel is not None:
         if penalty_factor is not None:
             raise ValueError("penalty_factor applies to linear expansions only")
-        if standardize:
-            xc = (w @ X) / w.sum()
-            xs = np.sqrt((w @ (X - xc) ** 2) / w.sum())
-            xs = np.where(xs > 0, xs, 1.0)
-        else:
-            xc, xs = np.zeros(p), np.ones(p)
+        xc, xs = column_scaling(X, w, standardize)
         Z = (X - xc) / xs
         ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
         # the one n x n array of the fit: symmetrised (a callable's output is averaged with its
