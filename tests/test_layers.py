@@ -14,9 +14,9 @@ base
     the top-level ``cohstats`` package (its names are resolved lazily, on first access),
     ``exceptions``, ``_numba_cache``.
 ground
-    the front door and plain data: ``validation`` (argument checks, ``FitSpec``), ``formula``
-    (``Design``), ``scaling``, ``summary`` (the R-style ``Summary``), ``persist`` (class paths
-    are resolved by name when a file is read), ``datasets``.
+    the front door and plain data: ``validation`` (argument checks, ``FitSpec``), ``design`` and
+    ``formula`` (``Design``, ``build_design``), ``scaling``, ``summary`` (the R-style
+    ``Summary``), ``persist`` (class paths are resolved by name when a file is read), ``datasets``.
 numerics
     ``losses``, ``kernels``, ``kernel_approx``, ``metrics``, ``probability``, ``coupling``.
 solvers
@@ -38,7 +38,9 @@ applications
 The one reference that goes up is a lazy name, not an import: ``cohstats.tuning.tune_lum`` is
 resolved on first access to :func:`cohstats.models.lum.tune_lum` (the tuned LUM is a model, but
 ``cohstats.tuning`` is where the tuners are documented); :data:`LAZY_UP` lists it and the test
-checks that the package's lazy table holds nothing else.
+checks that the package's lazy table holds nothing else. (A result that refits, as the
+lambda-SVM's cross-validated calibration, calls its fit function through the public namespace
+``cohstats.<name>``, the same names saved files use for fit functions.)
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ LAYERS = (
         "ground",
         (
             "cohstats.validation",
+            "cohstats.design",
             "cohstats.formula",
             "cohstats.scaling",
             "cohstats.summary",

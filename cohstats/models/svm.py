@@ -24,6 +24,10 @@ pair.
 Probabilities (``predict(type="prob", method=...)``): ``"platt"``, ``"sollich"``,
 ``"coherence"`` and ``"bracket"`` (see :mod:`cohstats.probability`), and ``"platt_tuned"``
 ([WSL]'s tuned Platt: ``lambda_`` re-chosen by the GKL estimate, :meth:`SVMFit.platt_tuned`).
+
+Layout: :mod:`.svm_result` (:class:`SVMFit`), :mod:`.svm_multi` (:class:`MulticlassSVMFit`),
+:mod:`.svm_fit` (the fitting steps), :mod:`.svm_approx` (the low-rank route) and this module
+(the fit functions and :class:`PsiFit`); every public name is importable from here.
 """
 
 from __future__ import annotations
