@@ -57,6 +57,7 @@ __all__ = [
     "check_options",
     "check_s",
     "check_kernel_args",
+    "public_signature",
     "Constraint",
     "Real",
     "Integer",
@@ -578,6 +579,20 @@ def check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn
         )
 
 
+def public_signature(fn, verbose: bool = True) -> inspect.Signature:
+    """The signature a user sees (``help``, ``inspect.signature``): without the private keywords
+    (``_gram``, ``_context``: the tuners' protocol, accepted but not part of the interface) and,
+    with ``verbose``, showing the ``verbose`` keyword that every fit function's wrapper takes (a
+    progress line)."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if not p.name.startswith("_")]
+    if verbose and "verbose" not in sig.parameters:
+        verbose = inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool")
+        at = len(params) - (1 if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD else 0)
+        params.insert(at, verbose)
+    return sig.replace(parameters=params)
+
+
 def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None = None):
     """Declare a fit function: its :class:`FitSpec` and the constraints of its arguments.
 
@@ -629,6 +644,7 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
             return run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
 
         TRANSPARENT_CODES.add(wrapper.__code__)
+        wrapper.__signature__ = public_signature(fn)
         wrapper.spec = spec
         wrapper.params = params
         return wrapper

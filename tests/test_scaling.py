@@ -62,10 +62,13 @@ def test_standardize_design_of_a_rescaled_column(data, s):
     np.testing.assert_allclose(Xt, ((X - c0) / s0).T, rtol=1e-11, atol=1e-12)
 
 
-def _fit(fn, X, y, w, **kw):
+def _fit_twins(data, fn, kw, s):
+    """The fit on the data, the fit on its twin and the twin's column multipliers."""
+    X, y, w = data
+    D = _twin_scales(s)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return getattr(cs, fn)(X, y, weights=w, **kw)
+        return getattr(cs, fn)(X, y, weights=w, **kw), getattr(cs, fn)(X * D, y, weights=w, **kw), D
 
 
 LINEAR = [
@@ -83,10 +86,7 @@ KERNEL = [
 @pytest.mark.parametrize("fn, kw", LINEAR, ids=[f[0] for f in LINEAR])
 @pytest.mark.parametrize("s", [1e150, 1e160])
 def test_linear_fit_of_the_rescaled_twin(data, fn, kw, s):
-    X, y, w = data
-    D = _twin_scales(s)
-    ref = _fit(fn, X, y, w, **kw)
-    twin = _fit(fn, X * D, y, w, **kw)
+    ref, twin, D = _fit_twins(data, fn, kw, s)
     b_ref = np.asarray(ref.coef, dtype=float)
     b_twin = np.asarray(twin.coef, dtype=float) * D
     assert np.all(np.abs(b_ref) > 1e-8)  # every predictor takes part
@@ -97,10 +97,8 @@ def test_linear_fit_of_the_rescaled_twin(data, fn, kw, s):
 @pytest.mark.parametrize("fn, kw", KERNEL, ids=[f[0] for f in KERNEL])
 @pytest.mark.parametrize("s", [1e150, 1e160])
 def test_kernel_fit_of_the_rescaled_twin(data, fn, kw, s):
-    X, y, w = data
-    D = _twin_scales(s)
-    ref = _fit(fn, X, y, w, **kw)
-    twin = _fit(fn, X * D, y, w, **kw)
+    X = data[0]
+    ref, twin, D = _fit_twins(data, fn, kw, s)
     f_ref = np.asarray(ref.predict(X, type="link"), dtype=float)
     f_twin = np.asarray(twin.predict(X * D, type="link"), dtype=float)
     np.testing.assert_allclose(f_twin, f_ref, rtol=1e-6, atol=1e-8 * np.abs(f_ref).max())

@@ -378,7 +378,7 @@ class LamSVMFit(Fit):
         band = f"[0, {(K - 2) / 2:g}]"
         info = {
             "Call": self.call_string(),
-            "Observations": self.nobs,
+            "observations": self.nobs,
             "Classes": K,
             "Kernel": self.kernel.describe(),
             "Standardized inputs": bool(self.standardize),

@@ -44,6 +44,7 @@ from cohstats.validation import (
     Reals,
     check_kernel_args,
     fit_function,
+    public_signature,
 )
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
@@ -711,3 +712,6 @@ def tune_lum(
         tuning_note=note,
         call=dict(getattr(fit, "call", {}) or {}, c="tuned"),
     )
+
+
+tune_lum.__signature__ = public_signature(tune_lum, verbose=False)  # _context is the wrappers' protocol

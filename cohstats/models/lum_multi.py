@@ -155,7 +155,8 @@ class LumMultiFit(_fit_base()):
         simplex coordinates ``f1..f{K-1}``) and ``vertices`` the coding.
     intercept : Series by class, the intercepts of the class margins (``W b``).
     a, c, alpha : loss and penalty parameters; lambda_ : fitted sequence (decreasing); s :
-        selected lambda; converged, n_iter : engine diagnostics at ``s``.
+        selected lambda; converged : engine diagnostic at ``s``; n_iter : solver passes over the
+        whole path (as every fit's).
 
     ``predict(type="link")`` gives the class margins; ``type="prob"`` the probabilities of the
     fitted LUM's inverse link (``method="lum"``, the default for the soft LUM ``c = 0``) or of
@@ -228,7 +229,7 @@ class LumMultiFit(_fit_base()):
         self._s = value
         k0, k1, t = _interp_weights(self.lambda_, value)
         self.converged = bool(self._info_converged[k0] and self._info_converged[k1])
-        self.n_iter = int(self._info_n_iter[k0 if t < 0.5 else k1])
+        self.n_iter = int(self._info_n_iter.sum())  # the whole path's, as every fit's n_iter
 
     def select(self, s):
         """A copy of this fit with the selected ``lambda`` set to ``s`` (the refit cache is shared)."""

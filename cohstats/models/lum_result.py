@@ -109,7 +109,8 @@ class LumFit(_fit_base()):
     Attributes
     ----------
     a, c : loss parameters. lambda_ : fitted penalty sequence (decreasing). s : selected lambda.
-    alpha, penalty, kernel : penalty and expansion. converged, n_iter : engine diagnostics at s.
+    alpha, penalty, kernel : penalty and expansion. converged : engine diagnostic at s.
+    n_iter : solver passes over the whole path (as every fit's).
     tuning : DataFrame of validation/CV errors when built by :func:`tune_lum` (else None).
     """
 
@@ -220,9 +221,8 @@ class LumFit(_fit_base()):
         self._s = value
         b, b0 = self._coef_at(value)
         k0, k1, t = _interp_weights(self.lambda_, value)
-        k = k0 if t < 0.5 else k1
         self.converged = bool(self._info_converged[k0] and self._info_converged[k1])
-        self.n_iter = int(self._info_n_iter[k])
+        self.n_iter = int(self._info_n_iter.sum())  # the whole path's, as every fit's n_iter
         self._intercept = float(b0)
         self._coef = b
 
