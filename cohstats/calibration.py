@@ -30,7 +30,7 @@ import types
 import numpy as np
 import pandas as pd
 
-from .results import Summary
+from .summary import FitBase, Summary
 
 __all__ = ["calibration", "reliability", "CalibrationResult", "calibration_table", "plot_calibration"]
 
@@ -325,9 +325,8 @@ def calibration(
     (500, True)
     """
     from .reporting import _check_level, _ci_method, observed_classes
-    from .results import Fit
 
-    if not isinstance(fit, Fit):
+    if not isinstance(fit, FitBase):
         raise TypeError(f"fit must be a cohstats fit; got {type(fit).__name__}")
     nb = _check_bins(bins)
     strategy = _check_strategy(strategy)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .results import Fit, Summary
+from .summary import FitBase, Summary
 
 __all__ = ["error_ci", "mcnemar_test", "compare", "observed_classes", "adjust_pvalues", "P_ADJUST_METHODS"]
 
@@ -214,7 +214,7 @@ def adjust_pvalues(pvalues, method: str | None = "holm", alpha: float = 0.05) ->
 
 
 # ----------------------------------------------------------------------------- observed classes
-def observed_classes(fit: Fit, newdata, y=None) -> np.ndarray:
+def observed_classes(fit: FitBase, newdata, y=None) -> np.ndarray:
     """The observed classes of ``newdata`` as codes ``0..K-1`` in ``fit.classes`` order.
 
     Parameters
@@ -243,7 +243,7 @@ def observed_classes(fit: Fit, newdata, y=None) -> np.ndarray:
 
 
 def _check_fits(fits, names):
-    if isinstance(fits, Fit):
+    if isinstance(fits, FitBase):
         fits = [fits]
     if isinstance(fits, dict):
         if names is not None:
@@ -254,7 +254,7 @@ def _check_fits(fits, names):
     if not fits:
         raise ValueError("fits is empty; pass a list (or dict name -> fit) of fitted models")
     for i, f in enumerate(fits):
-        if not isinstance(f, Fit):
+        if not isinstance(f, FitBase):
             raise TypeError(f"fits[{i}] is a {type(f).__name__}, not a cohstats fit")
     if names is None:
         names = [f.method for f in fits]

@@ -56,6 +56,8 @@ __all__ = [
     "check_param",
     "check_options",
     "check_s",
+    "check_kernel_args",
+    "public_signature",
     "Constraint",
     "Real",
     "Integer",
@@ -498,8 +500,6 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
     try:
         t.start()
         if verbose:
-            from cohstats.tuning.parallel import progress_bar
-
             bar = progress_bar(None, f"{name}: fitting", True, bar_format="{desc} ({elapsed} elapsed)")
         while t.is_alive():
             t.join(0.05)
@@ -522,6 +522,77 @@ def run_interruptibly(fn, args, kwargs, name: str, verbose: bool = False):
         err = box.pop("err")
         raise err.with_traceback(err.__traceback__)
     return box["out"]
+
+
+# ----------------------------------------------------------------------------- progress bars
+def in_notebook() -> bool:
+    """True inside a Jupyter/IPython kernel (where stderr is not a terminal but bars render)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def progress_bar(total, desc: str, verbose: bool, **tqdm_kw):
+    """A ``tqdm.auto`` bar (a widget in notebooks), or None when ``verbose`` is off or nobody is
+    watching (stderr is neither a terminal nor a notebook)."""
+    if not verbose or (total is not None and total <= 1):
+        return None
+    interactive = in_notebook() or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+    if not interactive:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    kw = {} if in_notebook() else {"file": sys.stderr}
+    return tqdm(total=total, desc=desc, leave=False, **kw, **tqdm_kw)
+
+
+# ----------------------------------------------------------------------------- kernels
+def check_kernel_args(kernel, *, gamma=None, sigma=None, degree=3, coef0=1.0, fn="clearn"):
+    """Kernel arguments that the chosen kernel does not use are an error, not ignored.
+
+    ``fn`` names the fit function in the message. Shared by the kernel fits and by the tuners'
+    check of a kernel that depends on the rows only (:mod:`cohstats.tuning.shared`).
+    """
+    if gamma is not None and sigma is not None:
+        raise ValueError(f"{fn}: give gamma or sigma (gamma = 1/sigma^2), not both")
+    width = [k for k, v in (("gamma", gamma), ("sigma", sigma)) if v is not None]
+    poly = [k for k, v, d in (("degree", degree, 3), ("coef0", coef0, 1.0)) if v != d]
+    name = kernel if isinstance(kernel, str) or kernel is None else "callable"
+    unused = []
+    if name in (None, "linear", "callable"):
+        unused = width + poly
+    elif name == "rbf":
+        unused = poly
+    elif name == "poly":
+        unused = [k for k in width if k == "sigma"]
+    if unused:
+        what = "the primal linear model (kernel=None)" if name is None else f"kernel={name!r}"
+        raise ValueError(
+            f"{fn}: {', '.join(unused)} given, but {what} does not use "
+            f"{'it' if len(unused) == 1 else 'them'}; remove "
+            f"{'it' if len(unused) == 1 else 'them'} or choose a kernel that does"
+        )
+
+
+def public_signature(fn, verbose: bool = True) -> inspect.Signature:
+    """The signature a user sees (``help``, ``inspect.signature``): without the private keywords
+    (``_gram``, ``_context``: the tuners' protocol, accepted but not part of the interface) and,
+    with ``verbose``, showing the ``verbose`` keyword that every fit function's wrapper takes (a
+    progress line)."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if not p.name.startswith("_")]
+    if verbose and "verbose" not in sig.parameters:
+        verbose = inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool")
+        at = len(params) - (1 if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD else 0)
+        params.insert(at, verbose)
+    return sig.replace(parameters=params)
 
 
 def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None = None):
@@ -575,6 +646,7 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
             return run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
 
         TRANSPARENT_CODES.add(wrapper.__code__)
+        wrapper.__signature__ = public_signature(fn)
         wrapper.spec = spec
         wrapper.params = params
         return wrapper

@@ -419,12 +419,13 @@ def test_summary_error_rates_carry_wilson_intervals():
 
 
 def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
+    from cohstats import validation
     from cohstats.tuning import parallel
 
     assert (
         parallel.progress_bar(10, "x", verbose=True) is None or parallel.in_notebook() or sys.stderr.isatty()
     )  # under pytest stderr is captured: no bar
-    monkeypatch.setattr(parallel, "in_notebook", lambda: True)
+    monkeypatch.setattr(validation, "in_notebook", lambda: True)  # the bars' home (parallel re-exports them)
     bar = parallel.progress_bar(10, "x", verbose=True)
     assert bar is not None
     bar.close()
@@ -433,13 +434,13 @@ def test_progress_bars_show_in_notebooks_and_terminals_only(monkeypatch):
 
 @pytest.mark.parametrize("name", ["clearn", "lum", "svm", "lamsvm", "gboost_c", "gboost", "cart"])
 def test_every_fit_function_takes_verbose(name, monkeypatch, capsys):
-    from cohstats.tuning import parallel
+    from cohstats import validation
 
     fn = getattr(cs, name)
     df = BIN if name == "lum" else MULTI
     with pytest.raises(TypeError, match="verbose"):
         fn(FORMULA, df, verbose="yes")
-    monkeypatch.setattr(parallel, "in_notebook", lambda: True)  # where a bar is shown
+    monkeypatch.setattr(validation, "in_notebook", lambda: True)  # where a bar is shown
     fit = fn(FORMULA, df, verbose=True)
     out = capsys.readouterr()
     assert f"{name}: fitting" in out.out + out.err

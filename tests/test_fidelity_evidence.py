@@ -30,9 +30,7 @@ def _note(source, quantity, cell):
 
 def test_sollich_evidence_reproduces_the_forty_replication_run():
     ev = _csv(ZDJ / "data2_sollich_tuning" / "zdj_data2_sollich_by_lambda.csv")
-    raw = _csv(
-        RUNS / "zdj_svm_probability_quick_40reps" / "zdj_svm_probability" / "zdj_svm_probability_raw.csv"
-    )
+    raw = _csv(RUNS / "zdj_svm_probability_quick_40reps" / "zdj_svm_probability" / "zdj_svm_probability_raw.csv")
     run = raw[(raw.dataset == "Data 2") & (raw.method == "Sollich")].sort_values("rep")
     np.testing.assert_allclose(ev.sort_values("rep").sollich_gkl.to_numpy(), run.gkl.to_numpy(), rtol=1e-10)
     # the note's counts: CV picks lambda >= 1e-3 in 10 of 40, 2 of them among replications 0-9

@@ -213,7 +213,11 @@ def test_committed_wsl_runs_have_no_off_cell_without_a_measured_cause(tmp_path):
 
     res = Path(__file__).resolve().parents[1] / "vignettes" / "results"
     runs = res / "runs"
-    parts = ["wsl_examples_quick_4reps", "wsl_mushroom_integer_quick_4reps", "wsl_liver_diabetes_ionosphere_quick_4reps"]
+    parts = [
+        "wsl_examples_quick_4reps",
+        "wsl_mushroom_integer_quick_4reps",
+        "wsl_liver_diabetes_ionosphere_quick_4reps",
+    ]
     if not all((runs / p).is_dir() for p in parts):
         pytest.skip("the committed vignette results are not in this checkout")
     for p in parts:

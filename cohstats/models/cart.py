@@ -406,7 +406,7 @@ class CartFit(Fit):
             "call": self.call_string(),
             "method": "CART (Gini, cost-complexity pruned)",
             "classes": self.n_classes,
-            "n": self.nobs,
+            "observations": self.nobs,
             "predictors": self.design.p,
             "CV folds": self.nfolds,
             "s (ccp_alpha)": float(self.s),

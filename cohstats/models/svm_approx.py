@@ -24,15 +24,9 @@ import pandas as pd
 
 from cohstats.exceptions import ConvergenceWarning
 from cohstats.kernels import KERNEL_LINEAR
-from cohstats.models.svm import (
-    MulticlassSVMFit,
-    SVMFit,
-    _default_m,
-    _ovo_fields,
-    _pair_design,
-    _run_settings,
-    class_weights,
-)
+from cohstats.models.svm_fit import _default_m, _ovo_fields, _pair_design, _run_settings
+from cohstats.models.svm_multi import MulticlassSVMFit
+from cohstats.models.svm_result import SVMFit, class_weights
 from cohstats.probability import bracket_grid
 from cohstats.results import PathFrame
 from cohstats.solvers.svm.linear import linear_svm_dcd
@@ -213,6 +207,7 @@ def _binary(
     fmap,
     Phi,
     *,
+    fit_fn,
     approx,
     Cval,
     pi,
@@ -273,7 +268,7 @@ def _binary(
         objective=float(r.objective),
         rows=rows,
         call=call,
-        **_run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
+        **_run_settings(fit_fn, prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
     )
     return fit
 
@@ -285,6 +280,7 @@ def fit_approx(
     xs,
     kern,
     *,
+    fit_fn,
     kernel_approx,
     n_components,
     random_state,
@@ -320,6 +316,7 @@ def fit_approx(
     approx = dict(kernel_approx=kernel_approx, n_components=int(n_components), random_state=random_state)
     call = {**call, "kernel_approx": kernel_approx, "n_components": int(n_components)}
     common = dict(
+        fit_fn=fit_fn,
         approx=approx,
         Cval=Cval,
         pi=pi,
@@ -386,5 +383,5 @@ def fit_approx(
         support=np.flatnonzero(np.any(alpha > 0, axis=1)),
         bpair=np.array([-f._b for f in fits]),
         call=call,
-        **_run_settings(prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
+        **_run_settings(fit_fn, prob_method, cache_size, "warm", n_jobs, tol, shrinking, max_iter),
     )

@@ -11,7 +11,7 @@
 
 Layout: :mod:`.folds` (fold assignment), :mod:`.measures` (CV measures, built on
 :mod:`cohstats.metrics`), :mod:`.cv`, :mod:`.gkl` (the data-perturbation estimator),
-:mod:`.tune` (grid search and the tuned LUM), :mod:`.parallel` (joblib + progress bars),
+:mod:`.tune` (grid search), :mod:`.parallel` (joblib + progress bars),
 :mod:`.shared` (one kernel matrix lent to all the fits of a cross-validation), :mod:`.grids`.
 
 Every independent fit (folds, grid points, perturbation replicates) runs through joblib, so
@@ -32,6 +32,11 @@ instead of with every task::
 Fit functions are called as ``fit_fn(design, **fit_args)`` with a
 :class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
 ``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
+
+The tuners import no model: they receive the fit function as an argument and read its declared
+:class:`~cohstats.validation.FitSpec`. The tuned LUM :func:`tune_lum` is a model that uses them
+(``lum(c="tuned")``); it lives in :mod:`cohstats.models.lum` and is reached here by name, on
+first access.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ from .gkl import GKLResult, _gkl_many, _Perturbation, _seed_seq, gkl
 from .grids import wsl_grid
 from .measures import _MEASURES
 from .tune import TuneResult, tune
-from .tune_lum import tune_lum
 
 __all__ = [
     "cv",
@@ -59,3 +63,17 @@ __all__ = [
     "_Perturbation",
     "_seed_seq",
 ]
+
+
+#: names of this package defined in a higher layer (a model), imported on first access
+_LAZY_UP = {"tune_lum": "cohstats.models.lum"}
+
+
+def __getattr__(name):
+    if name in _LAZY_UP:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY_UP[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

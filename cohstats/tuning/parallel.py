@@ -2,36 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 
-
-def in_notebook() -> bool:
-    """True inside a Jupyter/IPython kernel (where stderr is not a terminal but bars render)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover
-        return False
-    shell = get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
-
-
-def progress_bar(total, desc: str, verbose: bool, **tqdm_kw):
-    """A ``tqdm.auto`` bar (a widget in notebooks), or None when ``verbose`` is off or nobody is
-    watching (stderr is neither a terminal nor a notebook)."""
-    if not verbose or (total is not None and total <= 1):
-        return None
-    interactive = in_notebook() or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
-    if not interactive:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    kw = {} if in_notebook() else {"file": sys.stderr}
-    return tqdm(total=total, desc=desc, leave=False, **kw, **tqdm_kw)
+from ..validation import in_notebook, progress_bar  # noqa: F401 - the fits' bars live in the ground layer
 
 
 def _parallel(func, tasks, n_jobs, verbose, desc):

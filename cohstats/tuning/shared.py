@@ -37,6 +37,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..kernels import KERNEL_CALLABLE
+from ..validation import check_kernel_args
 
 
 def fold_kernel(fit_fn, design, args: dict):
@@ -60,7 +61,6 @@ def rows_only_kernel(design, args: dict, fn: str = "clearn"):
     the argument checks (bad arguments give None here; the fit itself reports them).
     """
     from ..kernels import make_kernel
-    from ..models.clearn import _check_kernel_args
 
     kernel = args.get("kernel")
     if kernel is None or args.get("kernel_approx") is not None or args.get("standardize", True) is not False:
@@ -74,7 +74,7 @@ def rows_only_kernel(design, args: dict, fn: str = "clearn"):
         return None
     degree, coef0 = args.get("degree", 3), args.get("coef0", 1.0)
     try:
-        _check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn=fn)
+        check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0, fn=fn)
         return make_kernel(
             kernel, np.empty((0, design.p)), None, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale"
         )

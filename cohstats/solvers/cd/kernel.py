@@ -47,7 +47,6 @@ observations on the curved part of the loss).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from typing import NamedTuple
@@ -71,6 +70,7 @@ from cohstats.solvers.cd.design import (
 )
 from cohstats.solvers.cd.multi import _check_margin, _check_T, _group_mode, grouped_output, _prep as _prep_multi
 from cohstats.solvers.cd.path import path_info, run_path
+from cohstats.solvers.cd.ridge import SMALL_SYSTEM, _ridge_info, small_lapack
 from cohstats.solvers.cd.scalar import _objective
 from cohstats.solvers.cd.solve import _null_fit
 from cohstats.solvers.cd.state import (
@@ -558,45 +558,9 @@ def cd_kernel_path(
     return intercepts, B, info
 
 
-def _ridge_info(B, n_iter, conv, objs, kkts, obj0, mode, solver):
-    """The ``info`` dict of the pure-ridge routes (Newton and the LUM's dual)."""
-    return dict(
-        n_iter=n_iter,
-        converged=conv,
-        objective=objs,
-        df=np.count_nonzero(B, axis=1),
-        kkt=kkts,
-        null_objective=float(obj0),
-        mode=mode,
-        solver=solver,
-    )
-
-
-#: dense systems up to this order are factorised with one BLAS thread (see :func:`small_lapack`)
-SMALL_SYSTEM = 512
-
-
-def small_lapack(order: int):
-    """Context for the dense factorisation of a system of ``order`` unknowns: one BLAS thread
-    when ``order <= SMALL_SYSTEM``, the caller's setting otherwise. A multi-threaded LU of a
-    small matrix gains nothing on an idle machine and its threads spin when the cores are busy
-    (measured in benchmarks/README.md, session 10)."""
-    global _CONTROLLER
-    if order > SMALL_SYSTEM:
-        return contextlib.nullcontext()
-    if _CONTROLLER is None:  # finding the loaded BLAS libraries is the costly part: once per process
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
-
-
-_CONTROLLER = None
-
-
 def _ridge_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
     """The damped Newton route along the path, its (n+1) x (n+1) systems under :func:`small_lapack`."""
-    with small_lapack(pk.n + 1):
+    with small_lapack(pk.n + 1, SMALL_SYSTEM):
         return _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode)
 
 

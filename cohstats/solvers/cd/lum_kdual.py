@@ -75,7 +75,7 @@ from numba import njit
 
 from cohstats.losses.scalar import LOSS_LUM, lum_d1, lum_d2, lum_value
 from cohstats.solvers.cd.lum_dual import _axpy, _coord, _shuffle, _working_set, lum_psi
-from cohstats.solvers.cd.kernel import _ridge_info, small_lapack
+from cohstats.solvers.cd.ridge import _ridge_info, small_lapack
 from cohstats.solvers.cd.scalar import _dot, _solve_1d
 
 
