@@ -17,6 +17,7 @@ from .exceptions import CalibrationWarning, ConvergenceWarning, DataWarning  # n
 
 
 _LAZY = {
+    "bootstrap_confint": "cohstats.inference",
     "build_design": "cohstats.formula",
     "Design": "cohstats.formula",
     "Fit": "cohstats.results",

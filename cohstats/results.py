@@ -14,6 +14,7 @@ import pandas as pd
 
 from .formula import Design
 from .summary import FitBase, Summary, _fmt_cell, _fmt_value  # noqa: F401 - Summary's home was here
+from .result_intervals import summary_intervals
 from .svalues import is_sequence, named_s, per_s
 from .validation import check_options, check_s
 
@@ -510,18 +511,18 @@ class Fit(FitBase):
         return sm
 
     def _add_error_intervals(self, sm: Summary, level: float = 0.95) -> None:
-        """The error lines of the summary (:func:`cohstats.inference.summary_intervals`)."""
-        from .inference import summary_intervals
-
+        """The error lines of the summary (:func:`cohstats.result_intervals.summary_intervals`)."""
         summary_intervals(self, sm, level)
 
     def confint(self, B: int = 200, level: float = 0.95, *, n_jobs=None, scheduler=None, random_state=None, **kw):
         """Bootstrap percentile intervals of the coefficients and of the test error at ``s``
         (:func:`cohstats.inference.bootstrap_confint` documents the arguments); once computed,
         :meth:`summary` shows them."""
-        from .inference import bootstrap_confint
+        import cohstats  # the refits run through the tuning layer, above the results
 
-        res = bootstrap_confint(self, B, level, n_jobs=n_jobs, scheduler=scheduler, random_state=random_state, **kw)
+        res = cohstats.bootstrap_confint(
+            self, B, level, n_jobs=n_jobs, scheduler=scheduler, random_state=random_state, **kw
+        )
         self._bootstrap = res.to_dict()
         return res
 

@@ -62,6 +62,7 @@ LAYERS = (
             "cohstats.formula",
             "cohstats.scaling",
             "cohstats.summary",
+            "cohstats.svalues",
             "cohstats.persist",
             "cohstats.datasets",
         ),
@@ -79,8 +80,8 @@ LAYERS = (
     ),
     ("solvers", ("cohstats.solvers",)),
     ("reporting", ("cohstats.reporting", "cohstats.calibration", "cohstats.plotting")),
-    ("results", ("cohstats.results",)),
-    ("tuning", ("cohstats.tuning",)),
+    ("results", ("cohstats.results", "cohstats.result_intervals")),
+    ("tuning", ("cohstats.tuning", "cohstats.inference")),
     ("models", ("cohstats.models",)),
     ("applications", ("cohstats.sklearn", "cohstats.vignettes", "cohstats.__main__")),
 )
