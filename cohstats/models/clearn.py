@@ -229,12 +229,16 @@ def clearn(
         )
     multiclass = K > 2
     if multiclass:
-        if loss not in ("C", "V"):
+        if loss not in ("C", "V", "logistic"):
             raise ValueError(
-                f"for {K} classes clearn uses the multicategory coherence loss: loss must be 'C' or 'V'; got {loss!r}"
+                f"for {K} classes clearn fits the multicategory coherence loss (loss 'C' or 'V') or the "
+                f"multinomial logistic regression (loss 'logistic'); got {loss!r}"
             )
-        if u != 1.0:
+        if loss != "logistic" and u != 1.0:
             raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={u!r}")
+    # K classes: the coherence loss at temperature rho and margin 1, or (loss="logistic") the
+    # multinomial deviance, the same loss at temperature 1 and margin 0 (glmnet's multinomial)
+    mc_T, mc_margin = (1.0, 0.0) if loss == "logistic" else (rho, 1.0)
     lossobj = _loss_object(loss, rho, u, delta)
     w = np.asarray(design.weights, dtype=np.float64)
     X = design.X
@@ -289,7 +293,7 @@ def clearn(
             sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
             state["mc_scale"] = sc
             gmax = kernel_multi_gamma_max(
-                pk, design.y, None, rho, alpha, n_classes=K, intercept=intercept, loss_scale=sc
+                pk, design.y, None, mc_T, alpha, n_classes=K, intercept=intercept, loss_scale=sc, margin=mc_margin
             )
         else:
             gmax = kernel_gamma_max(
@@ -300,7 +304,17 @@ def clearn(
         )
         if multiclass:
             b0, B, info = cd_kernel_multi_path(
-                pk, design.y, None, rho, path_lam, alpha, n_classes=K, intercept=intercept, loss_scale=sc, **kw
+                pk,
+                design.y,
+                None,
+                mc_T,
+                path_lam,
+                alpha,
+                n_classes=K,
+                intercept=intercept,
+                loss_scale=sc,
+                margin=mc_margin,
+                **kw,
             )
         else:
             b0, B, info = cd_kernel_path(
@@ -326,20 +340,21 @@ def clearn(
             X,
             design.y,
             w,
-            rho,
+            mc_T,
             alpha,
             K=K,
             standardize=standardize_fit,
             penalty_factor=penalty_factor,
             intercept=intercept,
             loss_scale=sc,
+            margin=mc_margin,
         )
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
         b0, B, info = cd_multi_path(
             X,
             design.y,
             w,
-            rho,
+            mc_T,
             path_lam,
             alpha,
             K=K,
@@ -347,6 +362,7 @@ def clearn(
             penalty_factor=penalty_factor,
             intercept=intercept,
             loss_scale=sc,
+            margin=mc_margin,
             **kw,
         )
         keep = _keep(path_lam, lam if lam_given else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cohstats.losses.multiclass import coherence_loss, coherence_proba
+from cohstats.losses.multiclass import coherence_loss, coherence_proba, multinomial_proba
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.tuning.shared import cross_kernel
 
@@ -191,9 +191,17 @@ class CLearnFit(Fit):
             return np.einsum("np,lpk->lnk", X, self._coef_path) + self._intercept_path[:, None, :]
         return self._coef_path @ X.T + self._intercept_path[:, None]
 
+    @property
+    def _mc_loss(self):
+        """(temperature, margin) of the K-class loss: [ZJLY]'s coherence loss at ``rho`` and
+        margin 1, or the multinomial deviance (temperature 1, margin 0) for ``loss="logistic"``."""
+        return (1.0, 0.0) if self.loss == "logistic" else (self.rho, 1.0)
+
     def _link_to_prob(self, f):
         if self.n_classes > 2:
             shp = f.shape
+            if self.loss == "logistic":  # multinomial logistic regression: softmax of the margins
+                return multinomial_proba(f.reshape(-1, shp[-1])).reshape(shp)
             return coherence_proba(f.reshape(-1, shp[-1]), self.rho).reshape(shp)
         return np.asarray(self._lossobj.inverse_link(f), dtype=float)
 
@@ -215,7 +223,7 @@ class CLearnFit(Fit):
         if self.n_classes > 2:
             F = np.asarray(F)
             out = [
-                float(np.mean(w * coherence_loss(Fi, d.y, self.rho)) * self._mc_scale)
+                float(np.mean(w * coherence_loss(Fi, d.y, *self._mc_loss)) * self._mc_scale)
                 for Fi in F.reshape(-1, *F.shape[-2:])
             ]
             return np.array(out).reshape(F.shape[:-2])
@@ -346,7 +354,11 @@ class CLearnFit(Fit):
         if not self.converged:
             notes.append("some lambda values did not converge: increase max_iter")
         return Summary(
-            f"{_LOSS_TITLE[self.loss]}" + (" (multiclass, grouped penalty)" if self.n_classes > 2 else ""),
+            (
+                "Multinomial logistic regression (grouped penalty)"
+                if self.n_classes > 2 and self.loss == "logistic"
+                else f"{_LOSS_TITLE[self.loss]}" + (" (multiclass, grouped penalty)" if self.n_classes > 2 else "")
+            ),
             info,
             tables,
             notes,
