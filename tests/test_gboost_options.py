@@ -127,13 +127,12 @@ def test_lambda_l2_keeps_the_minimiser_of_the_loss(loss):
 # ----------------------------------------------------------------------------- subsample
 def test_row_sampler_draws_exactly_and_uniformly():
     n, ns, reps = 50, 17, 4000
-    np.random.seed(0)
-    B._draw_bag(n, ns, np.empty(n, np.int64))  # compile
+    keys = np.random.default_rng(0).bit_generator.random_raw(reps).astype(np.uint64)
     hits = np.zeros(n)
     bag = np.empty(n, np.int64)
-    for _ in range(reps):
+    for key in keys:
         bag[:] = -1
-        B._draw_bag(n, ns, bag)
+        B._draw_bag(key, n, ns, bag)
         s = bag[:ns]
         assert np.all(np.diff(s) > 0) and s[0] >= 0 and s[-1] < n and np.all(bag[ns:] == -1)
         hits[s] += 1
@@ -147,10 +146,15 @@ def test_subsample_intercept_only_hovers_at_the_class_shares():
     counts = (60, 30, 10)
     d = intercept_only(counts, seed=2)
     fit = gboost_c("y ~ c", d, n_trees=300, subsample=0.5, random_state=1)
-    P = fit.predict(d.iloc[:1], type="prob").to_numpy()[0]
-    np.testing.assert_allclose(P, np.asarray(counts) / 100, atol=0.02)
+    # each round's half-sample moves the margins: the probabilities hover around the shares
+    # (standard deviation about 0.015 across rounds), their mean over rounds sits on them
+    S = np.array([p.to_numpy()[0] for p in fit.staged_predict(d.iloc[:1], type="prob")])[100:]
+    np.testing.assert_allclose(S.mean(0), np.asarray(counts) / 100, atol=0.01)
+    assert np.abs(S - np.asarray(counts) / 100).max() < 0.08
     _, f_ref = scipy_minimiser(counts, "coherence")
-    assert fit.train_loss[-1] == pytest.approx(f_ref, rel=1e-3)
+    # the full-data loss never goes below its minimum and stays near it
+    tl = fit.train_loss[100:]
+    assert tl.min() >= f_ref * (1 - 1e-12) and np.median(tl) == pytest.approx(f_ref, rel=1e-3)
 
 
 def test_subsample_is_seeded_and_one_means_every_row():

@@ -197,6 +197,17 @@ def build_root_hist(codes, gz, w, hist):
 
 
 @njit(cache=True, nogil=True)
+def _subtract_hist(hist, slot, other):
+    """``hist[slot] -= hist[other]`` (a loop: array arithmetic would compile shape checks)."""
+    a = hist[slot]
+    b = hist[other]
+    for f in range(a.shape[0]):
+        for bb in range(a.shape[1]):
+            for k in range(a.shape[2]):
+                a[f, bb, k] -= b[f, bb, k]
+
+
+@njit(cache=True, nogil=True)
 def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
@@ -338,8 +349,6 @@ def grow_tree(
     counts = min_leaf > 1
     if hist.shape[3] != K + 1 + int(counts):
         raise ValueError("grow_tree: hist must have hist_width(K, min_leaf) columns")
-    if not (root_ready and s0 == 0 and not counts):
-        _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
     feat[0] = -1
     split_bin[0] = -1
     split_hi[0] = -1
@@ -348,6 +357,9 @@ def grow_tree(
     start[0] = 0
     end[0] = n_rows
     depth[0] = 0
+    if not (root_ready and s0 == 0 and not counts):
+        # (start[0], not the constant 0: a constant would compile a second specialisation)
+        _build_hist(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
     g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
     n_nodes = 1
     n_leaves = 1
@@ -428,7 +440,7 @@ def grow_tree(
         snew = free[n_free]
         small = lc if nl <= nr else rc  # histogram the smaller child, subtract for the other
         _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
-        hist[slot] -= hist[snew]
+        _subtract_hist(hist, slot, snew)
         slot_of_small = snew
         slot_of_large = slot
         for c in (lc, rc):
@@ -445,6 +457,62 @@ def grow_tree(
                 free[n_free] = sc
                 n_free += 1
     return n_nodes
+
+
+@njit(cache=True, nogil=True)
+def grow_boost_tree(
+    codes,
+    n_bins,
+    gz,
+    w,
+    rows,
+    n_rows,
+    max_leaves,
+    min_leaf,
+    max_depth,
+    hist,
+    buf,
+    feat,
+    split_bin,
+    split_hi,
+    left,
+    right,
+    start,
+    end,
+    depth,
+    node_tot,
+    fperm,
+    root_ready,
+    lam,
+):
+    """:func:`grow_tree` best first for one response ``gz`` (n,) (boosting's class trees)."""
+    best_first = max_leaves > 0
+    return grow_tree(
+        codes,
+        n_bins,
+        gz.reshape((gz.shape[0], 1)),
+        w,
+        rows,
+        n_rows,
+        max_leaves,
+        min_leaf,
+        max_depth,
+        best_first,
+        hist,
+        buf,
+        feat,
+        split_bin,
+        split_hi,
+        left,
+        right,
+        start,
+        end,
+        depth,
+        node_tot,
+        fperm,
+        root_ready,
+        lam,
+    )
 
 
 def hist_width(K, min_leaf):
@@ -534,6 +602,8 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
         nd["depth"],
         nd["node_tot"],
         np.arange(codes.shape[1], dtype=np.int64),
+        False,
+        0.0,
     )
     out = {k: v[:nn].copy() for k, v in nd.items()}
     out["rows"] = r[: len(rows)].copy()
