@@ -96,13 +96,15 @@ _TWO_M53 = 1.0 / 9007199254740992.0
 class BoostData(NamedTuple):
     """The training and validation data (read only).
 
-    codes : (n, p) uint8/uint16 bins of the training rows; n_bins : (p,) int64 bins per feature;
+    codes : (n, p) uint8/uint16 bins of the training rows; codes_t : (p, n) the same,
+    feature-major (for the partitions of the tree grower); n_bins : (p,) int64 bins per feature;
     thresholds : (p, nb - 1) bin edges of :func:`cohstats.solvers.trees.grow.make_bins`;
     y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights; Xv, yv, swv : raw
     validation rows (nv, p), their classes and weights (nv may be 0).
     """
 
     codes: np.ndarray
+    codes_t: np.ndarray
     n_bins: np.ndarray
     thresholds: np.ndarray
     y: np.ndarray
@@ -461,19 +463,22 @@ def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
             r[j] = rj
             mr += rj
         mr /= m
+        # argmax (first on ties), error count and the largest exponent as selects, not
+        # branches: which class wins is unpredictable from row to row
         am = 0
+        vam = -np.inf
         for j in range(m):
             v = Gc[i, j] + tstep * (cen * (r[j] - mr))
             Gt[i, j] = v
             b[j] = v
             if not math.isfinite(v):
                 finite = False
-            if j > 0 and v > b[am]:
-                am = j
+            better = v > vam or j == 0
+            am = j if better else am
+            vam = v if better else vam
         c = y[i]
         swi = sw[i]
-        if am != c:
-            err += swi
+        err += swi if am != c else 0.0
         gc = b[c]
         mx = -np.inf
         jm = 0
@@ -483,9 +488,9 @@ def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
             else:
                 e = b[j] - gc
             b[j] = e
-            if e > mx:
-                mx = e
-                jm = j
+            up = e > mx
+            mx = e if up else mx
+            jm = j if up else jm
         s_ex = 0.0
         for j in range(m):
             if j == jm:
@@ -500,8 +505,7 @@ def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
         for j in range(m):
             bj = b[j] / s
             wij = bj * (1.0 - bj)
-            if wij < w_floor:
-                wij = w_floor
+            wij = w_floor if wij < w_floor else wij
             GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - bj)
             Wt[j, i] = wij * swi
     return ls / swt, err, finite
@@ -628,8 +632,8 @@ def _make_fit(KIND):
         GZ = np.empty((m, n))
         Wt = np.empty((m, n))
         Lrow = np.empty(n)
-        rows = np.empty(n, np.int64)
-        buf = np.empty(n, np.int64)
+        rows = np.empty(n, np.int32)
+        buf = np.empty(n, np.int32)
         start = np.empty(max_nodes, np.int64)
         end = np.empty(max_nodes, np.int64)
         depth = np.empty(max_nodes, np.int64)
@@ -685,6 +689,7 @@ def _make_fit(KIND):
                     build_root_hist(codes, gz, w, hist)
                 nn = grow_boost_tree(
                     codes,
+                    data.codes_t,
                     n_bins,
                     gz,
                     w,
@@ -903,13 +908,17 @@ def fit_boost(
     The other arguments are the fields of :class:`BoostSpec`.
     """
     n, p = codes.shape
+    if n >= 2**31:
+        raise ValueError(f"boosting takes fewer than 2**31 training rows; got {n}")
     m = int(g0.shape[0])
     Ts = np.ascontiguousarray(Ts, dtype=np.float64)
     H = Ts.shape[0]
     mn = 2 * int(max_leaves) - 1
     ns = min(max(int(subsample * n + 0.5), 1), n)
+    codes = np.ascontiguousarray(codes)
     data = BoostData(
-        np.ascontiguousarray(codes),
+        codes,
+        np.ascontiguousarray(codes.T),
         np.ascontiguousarray(n_bins, dtype=np.int64),
         np.ascontiguousarray(thresholds, dtype=np.float64),
         np.ascontiguousarray(y, dtype=np.int64),

@@ -460,8 +460,87 @@ def grow_tree(
 
 
 @njit(cache=True, nogil=True)
+def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
+    """:func:`_build_hist` for one response ``gz`` (n,): ``hist[slot, f, b] = (sum gz, sum w[,
+    count])`` over ``rows[start:end]`` (the same sums in the same order)."""
+    p = codes.shape[1]
+    h = hist[slot]
+    h[:] = 0.0
+    if counts:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+                h[f, bb, 2] += 1.0
+    else:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+
+
+@njit(cache=True, nogil=True)
+def _best_split1(hist, slot, n_bins, min_leaf, tot, cnt, counts, fperm, lam):
+    """:func:`_best_split` for one response (``K = 1``; the same arithmetic)."""
+    h = hist[slot]
+    p = h.shape[0]
+    t0 = 0.0
+    t1 = 0.0
+    for b in range(n_bins[0]):
+        t0 += h[0, b, 0]
+        t1 += h[0, b, 1]
+    tot[0] = t0
+    tot[1] = t1
+    tot[2] = cnt
+    W = t1
+    C = cnt
+    best_gain = -1.0
+    best_f = -1
+    best_b = -1
+    if C < 2 * min_leaf or W <= 0.0:
+        return best_gain, best_f, best_b
+    parent = t0 * t0 / (W + lam)
+    tol = GAIN_RTOL * parent
+    for fi in range(p):
+        f = fperm[fi]
+        GL = 0.0
+        WL = 0.0
+        CL = 0.0
+        for b in range(n_bins[f] - 1):
+            GL += h[f, b, 0]
+            WL += h[f, b, 1]
+            if counts:
+                CL += h[f, b, 2]
+                if CL < min_leaf:
+                    continue
+                if C - CL < min_leaf:
+                    break
+            WR = W - WL
+            if WL <= 0.0 or WR <= 0.0:
+                continue
+            gr = t0 - GL
+            gain = GL * GL / (WL + lam) + gr * gr / (WR + lam) - parent
+            if gain > best_gain + TIE_RTOL * abs(best_gain):
+                best_gain = gain
+                best_f = f
+                best_b = b
+    if best_gain <= tol:
+        return -1.0, -1, -1
+    return best_gain, best_f, best_b
+
+
+@njit(cache=True, nogil=True)
 def grow_boost_tree(
     codes,
+    codes_t,
     n_bins,
     gz,
     w,
@@ -485,34 +564,129 @@ def grow_boost_tree(
     root_ready,
     lam,
 ):
-    """:func:`grow_tree` best first for one response ``gz`` (n,) (boosting's class trees)."""
-    best_first = max_leaves > 0
-    return grow_tree(
-        codes,
-        n_bins,
-        gz.reshape((gz.shape[0], 1)),
-        w,
-        rows,
-        n_rows,
-        max_leaves,
-        min_leaf,
-        max_depth,
-        best_first,
-        hist,
-        buf,
-        feat,
-        split_bin,
-        split_hi,
-        left,
-        right,
-        start,
-        end,
-        depth,
-        node_tot,
-        fperm,
-        root_ready,
-        lam,
-    )
+    """:func:`grow_tree` best first for one response ``gz`` (n,) (boosting's class trees): the
+    same tree, from ``K = 1`` histograms and split search; ``codes_t`` (p, n) are the bins
+    feature-major (the partitions read one feature of many rows); ``hist`` has
+    ``hist_width(1, min_leaf)`` columns."""
+    n_slots = hist.shape[0]
+    max_nodes = feat.shape[0]
+    # pending leaves: node, gain, feature, bin, slot
+    pend_node = np.empty(n_slots, np.int64)
+    pend_gain = np.empty(n_slots)
+    pend_f = np.empty(n_slots, np.int64)
+    pend_b = np.empty(n_slots, np.int64)
+    pend_slot = np.empty(n_slots, np.int64)
+    free = np.empty(n_slots, np.int64)
+    for s in range(n_slots):
+        free[s] = n_slots - 1 - s
+    n_free = n_slots
+    n_pend = 0
+
+    n_free -= 1
+    s0 = free[n_free]
+    counts = min_leaf > 1
+    if hist.shape[3] != 2 + int(counts):
+        raise ValueError("grow_boost_tree: hist must have hist_width(1, min_leaf) columns")
+    feat[0] = -1
+    split_bin[0] = -1
+    split_hi[0] = -1
+    left[0] = -1
+    right[0] = -1
+    start[0] = 0
+    end[0] = n_rows
+    depth[0] = 0
+    if not (root_ready and s0 == 0 and not counts):
+        _build_hist1(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
+    g, f, b = _best_split1(hist, s0, n_bins, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
+    n_nodes = 1
+    n_leaves = 1
+    if g > 0.0 and max_depth > 0 and max_leaves > 1:
+        pend_node[0] = 0
+        pend_gain[0] = g
+        pend_f[0] = f
+        pend_b[0] = b
+        pend_slot[0] = s0
+        n_pend = 1
+    else:
+        free[n_free] = s0
+        n_free += 1
+
+    while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
+        # the pending leaf with the largest gain (the earliest created among ties)
+        q = 0
+        for r in range(1, n_pend):
+            if pend_gain[r] > pend_gain[q] + TIE_RTOL * abs(pend_gain[q]):
+                q = r
+        node = pend_node[q]
+        f = pend_f[q]
+        b = pend_b[q]
+        slot = pend_slot[q]
+        for r in range(q, n_pend - 1):
+            pend_node[r] = pend_node[r + 1]
+            pend_gain[r] = pend_gain[r + 1]
+            pend_f[r] = pend_f[r + 1]
+            pend_b[r] = pend_b[r + 1]
+            pend_slot[r] = pend_slot[r + 1]
+        n_pend -= 1
+        # stable partition of the node's rows (branch-free: write both, advance one)
+        s = start[node]
+        e = end[node]
+        cf = codes_t[f]
+        nl = 0
+        nr = 0
+        for ii in range(s, e):
+            i = rows[ii]
+            go = np.int64(cf[i] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
+        for r in range(nr):
+            rows[s + nl + r] = buf[r]
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        n_leaves += 1
+        feat[node] = f
+        split_bin[node] = b
+        # last bin of the empty gap above b in this node (histogram still the node's own)
+        hi = b
+        while hi + 1 < n_bins[f] - 1 and hist[slot, f, hi + 1, 1] == 0.0:
+            hi += 1
+        split_hi[node] = hi
+        left[node] = lc
+        right[node] = rc
+        for c in (lc, rc):
+            feat[c] = -1
+            split_bin[c] = -1
+            split_hi[c] = -1
+            left[c] = -1
+            right[c] = -1
+            depth[c] = depth[node] + 1
+        start[lc] = s
+        end[lc] = s + nl
+        start[rc] = s + nl
+        end[rc] = e
+        # histograms: smaller child built, larger by subtraction in the parent's slot
+        n_free -= 1
+        snew = free[n_free]
+        small = lc if nl <= nr else rc
+        _build_hist1(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
+        _subtract_hist(hist, slot, snew)
+        for c in (lc, rc):
+            sc = snew if c == small else slot
+            g, f2, b2 = _best_split1(hist, sc, n_bins, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
+            if g > 0.0 and depth[c] < max_depth:
+                pend_node[n_pend] = c
+                pend_gain[n_pend] = g
+                pend_f[n_pend] = f2
+                pend_b[n_pend] = b2
+                pend_slot[n_pend] = sc
+                n_pend += 1
+            else:
+                free[n_free] = sc
+                n_free += 1
+    return n_nodes
 
 
 def hist_width(K, min_leaf):
