@@ -99,16 +99,29 @@ def make_bins(X, max_bins=255, sample_weight=None):
         if sw.shape != (n,) or np.any(~np.isfinite(sw)) or np.any(sw < 0):
             raise ValueError("sample_weight must be n finite non-negative numbers")
     pos = sw > 0 if np.any(sw > 0) else np.ones(n, bool)
+    # unit weights (the common case): distinct values and their counts from one sort, without
+    # the inverse index (the same values and counts as np.unique and np.bincount give)
+    unit = bool(np.all(sw[pos] == 1.0))
     for f in range(p):
         col = X[:, f]
         if not np.all(np.isfinite(col)):
             raise ValueError(f"column {f} of X has missing or infinite values")
-        u, inv = np.unique(col[pos], return_inverse=True)
+        if unit:
+            sv = np.sort(col[pos])
+            new = np.empty(sv.size, bool)
+            new[:1] = True
+            np.not_equal(sv[1:], sv[:-1], out=new[1:])
+            u = sv[new]
+        else:
+            u, inv = np.unique(col[pos], return_inverse=True)
         if u.size <= max_bins:
             cuts = 0.5 * (u[:-1] + u[1:])
         else:
             # equal-weight cuts at midpoints between distinct values
-            cnt = np.bincount(inv, weights=sw[pos], minlength=u.size)
+            if unit:
+                cnt = np.diff(np.append(np.flatnonzero(new), sv.size)).astype(np.float64)
+            else:
+                cnt = np.bincount(inv, weights=sw[pos], minlength=u.size)
             cum = np.cumsum(cnt)
             targets = cum[-1] * np.arange(1, max_bins) / max_bins
             idx = np.unique(np.searchsorted(cum, targets, side="left"))
@@ -538,6 +551,34 @@ def _best_split1(hist, slot, n_bins, min_leaf, tot, cnt, counts, fperm, lam):
 
 
 @njit(cache=True, nogil=True)
+def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot_large):
+    """Totals ``(sum gz, sum w)`` of a split's smaller child (``rows[start:end]``) and of the
+    larger one (the parent's histogram in ``slot`` minus the smaller's), summed over the bins
+    of feature 0 as :func:`_best_split1` sums them; ``hist[slot]`` is left unchanged."""
+    sg = np.zeros(nb0)
+    sv = np.zeros(nb0)
+    for ii in range(start, end):
+        i = rows[ii]
+        bb = codes[i, 0]
+        sg[bb] += gz[i]
+        sv[bb] += w[i]
+    h = hist[slot]
+    a0 = 0.0
+    a1 = 0.0
+    b0 = 0.0
+    b1 = 0.0
+    for b in range(nb0):
+        a0 += sg[b]
+        a1 += sv[b]
+        b0 += h[0, b, 0] - sg[b]
+        b1 += h[0, b, 1] - sv[b]
+    tot_small[0] = a0
+    tot_small[1] = a1
+    tot_large[0] = b0
+    tot_large[1] = b1
+
+
+@njit(cache=True, nogil=True)
 def grow_boost_tree(
     codes,
     codes_t,
@@ -667,10 +708,19 @@ def grow_boost_tree(
         end[lc] = s + nl
         start[rc] = s + nl
         end[rc] = e
+        small = lc if nl <= nr else rc
+        if n_leaves == max_leaves or depth[lc] >= max_depth:
+            # neither child will be split: only their totals are needed, which the split
+            # search sums over the first feature's bins -- the same sums from that feature alone
+            _leaf_totals(codes, rows, start[small], end[small], gz, w, hist, slot, n_bins[0], node_tot[small], node_tot[lc + rc - small])
+            node_tot[lc, 2] = end[lc] - start[lc]
+            node_tot[rc, 2] = end[rc] - start[rc]
+            free[n_free] = slot
+            n_free += 1
+            continue
         # histograms: smaller child built, larger by subtraction in the parent's slot
         n_free -= 1
         snew = free[n_free]
-        small = lc if nl <= nr else rc
         _build_hist1(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
         _subtract_hist(hist, slot, snew)
         for c in (lc, rc):
