@@ -417,25 +417,6 @@ def _responses_mh(G, y, sw, GZ, Wt, Lrow):
 
 
 @njit(cache=True, nogil=True)
-def _err_finite(G, y, sw):
-    """Weighted count of rows whose largest margin (first on ties) is not their class, and
-    whether every margin is finite."""
-    n, m = G.shape
-    err = 0.0
-    finite = True
-    for i in range(n):
-        am = 0
-        for j in range(m):
-            if not math.isfinite(G[i, j]):
-                finite = False
-            if j > 0 and G[i, j] > G[i, am]:
-                am = j
-        if am != y[i]:
-            err += sw[i]
-    return err, finite
-
-
-@njit(cache=True, nogil=True)
 def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
     """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred increments of the tree outputs
     ``fac R``, R class-major (m, n)) with the working responses of the coherence (``coh``) or
@@ -586,9 +567,10 @@ def _copy_into(dst, src):
 # ------------------------------------------------------------------------------ fitting
 
 
-def _make_fit(KIND):
-    """The compiled fitting loop of the method code ``KIND`` (a plain int: the closure's only
-    captured values are ints and bools, so numba's cache key is stable across processes)."""
+def _make_fit(KIND, BAG, VAL):
+    """The compiled fitting loop of the method code ``KIND``, with row subsamples (``BAG``)
+    and validation rows (``VAL``) or without (plain ints and bools: the closure captures
+    nothing else, so numba's cache key is stable across processes)."""
     NEWTON = KIND == BOOST_COH or KIND == BOOST_LOGIT
 
     @njit(cache=True, nogil=True)
@@ -642,7 +624,9 @@ def _make_fit(KIND):
         r = np.empty(m)
         inc = np.empty(m)
         fperm = np.arange(p)
-        use_bag = ns < n
+        use_bag = BAG
+        if use_bag != (ns < n) or VAL != (nv > 0):
+            raise ValueError("boost_fit: compiled for other subsample or validation settings")
         # the root histogram straight from the row index when every row grows the tree
         direct_root = spec.min_leaf == 1 and not use_bag
         bag = np.arange(n)
@@ -786,20 +770,13 @@ def _make_fit(KIND):
                     lnew = 0.0
                     for kk in range(ns):
                         lnew += Lrow[bag[kk]]
-                if lnew <= base + _RTOL_LOSS * abs(base):
+                if lnew <= base + _RTOL_LOSS * abs(base) or tstep == 0.0:
                     break
                 if k >= _MAX_HALVINGS:
-                    # no decrease above rounding level: the loss is at its minimum
+                    # no decrease above rounding level: the loss is at its minimum; a trial
+                    # with step 0 gives the responses, loss and error at the current margins
                     tstep = 0.0
-                    if NEWTON:
-                        lt = _responses_newton(coh, Gc, y, sw, T, h < 0, w_floor, GZ, Wt, Lrow)  # h < 0: False
-                    elif KIND == BOOST_EXP:
-                        lt = _responses_exp(Gc, y, sw, GZ, Wt, Lrow)
-                    else:
-                        lt = _responses_mh(Gc, y, sw, GZ, Wt, Lrow)
-                    lfull = swt * lt
-                    err, finite = _err_finite(Gc, y, sw)
-                    break
+                    continue
                 tstep *= 0.5
                 k += 1
             state.step_scale[h] = tstep
@@ -817,7 +794,7 @@ def _make_fit(KIND):
                 return h, False, max(best, 1) if h > 0 else 0
             state.train_loss[h] = lfull / swt
             state.train_err[h] = err / swt
-            if nv > 0:
+            if VAL:
                 lv = 0.0
                 for i in range(nv):
                     _predict_round(Xv, i, h, m, feat, thr, left, right, value, r)
@@ -860,14 +837,16 @@ def _make_fit(KIND):
 _FITTERS: dict = {}
 
 
-def boost_fitter(kind):
-    """The compiled fitting loop of method code ``kind`` (made once per process and code)."""
-    kind = int(kind)
-    if kind not in BOOST_CODES:
+def boost_fitter(kind, subsample, validation):
+    """The compiled fitting loop of method code ``kind`` with (``subsample``) or without row
+    subsamples and with (``validation``) or without validation rows (made once per process and
+    settings; a fit compiles only the code its settings reach)."""
+    key = (int(kind), bool(subsample), bool(validation))
+    if key[0] not in BOOST_CODES:
         raise ValueError(f"unknown boosting method code {kind}; expected one of {BOOST_CODES}")
-    fit = _FITTERS.get(kind)
+    fit = _FITTERS.get(key)
     if fit is None:
-        fit = _FITTERS[kind] = _make_fit(kind)
+        fit = _FITTERS[key] = _make_fit(*key)
     return fit
 
 
@@ -960,7 +939,8 @@ def fit_boost(
         np.full(H, np.nan),
         np.zeros((_n_slots(max_leaves, max_depth, True), p, int(n_bins.max()), hist_width(1, min_leaf))),
     )
-    rounds, finite, best = boost_fitter(kind)(data, spec, draws, trees, state)
+    fit = boost_fitter(kind, ns < n, data.Xv.shape[0] > 0)
+    rounds, finite, best = fit(data, spec, draws, trees, state)
     return int(rounds), bool(finite), int(best), trees, state
 
 
