@@ -109,7 +109,10 @@ def compare(name, train, test, repeat, anchors):
                 max_leaf_nodes=LEAVES, max_iter=H, learning_rate=SHRINKAGE, early_stopping=False, min_samples_leaf=1
             )
             t, hg = _cpu(lambda: hg.fit(X, y))
-            print(f"{'':>24s}  sklearn HistGradientBoosting {t:7.2f} s, test error {100 * (hg.predict(Xt) != yt).mean():.2f} %")
+            print(
+                f"{'':>24s}  sklearn HistGradientBoosting {t:7.2f} s, "
+                f"test error {100 * (hg.predict(Xt) != yt).mean():.2f} %"
+            )
             t, fl = _cpu(lambda: gboost(d, loss="logit", n_trees=H, nodes=LEAVES, shrinkage=SHRINKAGE, random_state=0))
             e = (np.argmax(fl._decision(Xt), 1) != yt).mean()
             print(f"{'':>24s}  gboost(loss='logit') {t:7.2f} s, test error {100 * e:.2f} %")

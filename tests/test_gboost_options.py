@@ -203,3 +203,17 @@ def test_probabilities_use_the_temperature_of_the_step_predicted():
         ref = np.array([prob_coh(g, fit.rhos[k - 1]) for g in G])
         np.testing.assert_allclose(fit.predict(X[:5], type="prob", s=k).to_numpy(), ref, rtol=1e-10)
         np.testing.assert_allclose(fit._proba_path(X[:5])[k - 1], ref, rtol=1e-10)
+
+
+def test_feature_orders_are_uniform_permutations():
+    p, reps = 5, 6000
+    keys = np.random.default_rng(1).bit_generator.random_raw(reps).astype(np.uint64)
+    first = np.zeros((p, p))
+    out = np.empty(p, np.int64)
+    for key in keys:
+        B._permute(key, out)
+        assert sorted(out) == list(range(p))
+        first[np.arange(p), out] += 1  # position k holds feature out[k]
+    # every feature at every position with probability 1/p: binomial 5-sigma band
+    sd = np.sqrt(reps * (1 / p) * (1 - 1 / p))
+    assert np.all(np.abs(first - reps / p) < 5 * sd)

@@ -712,7 +712,19 @@ def grow_boost_tree(
         if n_leaves == max_leaves or depth[lc] >= max_depth:
             # neither child will be split: only their totals are needed, which the split
             # search sums over the first feature's bins -- the same sums from that feature alone
-            _leaf_totals(codes, rows, start[small], end[small], gz, w, hist, slot, n_bins[0], node_tot[small], node_tot[lc + rc - small])
+            _leaf_totals(
+                codes,
+                rows,
+                start[small],
+                end[small],
+                gz,
+                w,
+                hist,
+                slot,
+                n_bins[0],
+                node_tot[small],
+                node_tot[lc + rc - small],
+            )
             node_tot[lc, 2] = end[lc] - start[lc]
             node_tot[rc, 2] = end[rc] - start[rc]
             free[n_free] = slot
