@@ -279,7 +279,7 @@ def test_threshold_in_the_middle_of_the_node_gap():
 def test_boosting_grower_equals_the_general_grower(seed):
     """The one-response grower of boosting (feature-major partitions, totals of the last split
     from one feature) builds the same trees, bit for bit, as the general grower with K = 1."""
-    from cohstats.solvers.trees.grow import _n_slots, grow_boost_tree, grow_tree, hist_width
+    from cohstats.solvers.trees.grow import _n_slots, build_root_hist, grow_boost_tree, grow_tree, hist_width
 
     rng = np.random.default_rng(seed)
     n, p = 400, 4
@@ -294,12 +294,17 @@ def test_boosting_grower_equals_the_general_grower(seed):
         fperm = rng.permutation(p).astype(np.int64)
         mn = 2 * leaves - 1
         out = []
-        for general in (True, False):
+        # the general grower; boosting's, from the rows; and, with min_leaf 1, from a root
+        # histogram built beforehand (then ``rows`` is not read: filled with junk here)
+        for general, ready in ((True, False), (False, False), (False, min_leaf == 1)):
             nodes = [np.full(mn, -9, np.int64) for _ in range(8)]
             tot = np.zeros((mn, 3))
             hist = np.zeros((_n_slots(leaves, depth, True), p, int(nb.max()), hist_width(1, min_leaf)))
             rows = np.arange(n, dtype=np.int64 if general else np.int32)
             buf = np.empty(n, rows.dtype)
+            if ready:
+                build_root_hist(codes, gz, w, hist)
+                rows[:] = -1
             if general:
                 nn = grow_tree(
                     codes,
@@ -337,16 +342,17 @@ def test_boosting_grower_equals_the_general_grower(seed):
                     *nodes,
                     tot,
                     fperm,
-                    False,
+                    ready,
                     lam,
                 )
             out.append((nn, [v[:nn] for v in nodes], tot[:nn, :2], rows.astype(np.int64)))
-        (n1, a1, t1, r1), (n2, a2, t2, r2) = out
-        assert n1 == n2 and n1 > 1
-        for u, v in zip(a1, a2):
-            np.testing.assert_array_equal(u, v)
-        np.testing.assert_array_equal(t1, t2)  # leaf totals: identical sums
-        np.testing.assert_array_equal(r1, r2)
+        n1, a1, t1, r1 = out[0]
+        for n2, a2, t2, r2 in out[1:]:
+            assert n1 == n2 and n1 > 1
+            for u, v in zip(a1, a2):
+                np.testing.assert_array_equal(u, v)
+            np.testing.assert_array_equal(t1, t2)  # leaf totals: identical sums
+            np.testing.assert_array_equal(r1, r2)
 
 
 def test_unit_weight_bins_equal_the_weighted_path():

@@ -667,10 +667,11 @@ def _make_fit(KIND, BAG, VAL):
                     _permute(draws.tree_keys[h, j], fperm)
                 w = Wt[j]
                 gz = GZ[j]
-                for k in range(ns):
-                    rows[k] = bag[k]
                 if direct_root:
-                    build_root_hist(codes, gz, w, hist)
+                    build_root_hist(codes, gz, w, hist)  # (the grower then sets ``rows`` itself)
+                else:
+                    for k in range(ns):
+                        rows[k] = bag[k]
                 nn = grow_boost_tree(
                     codes,
                     data.codes_t,

@@ -608,7 +608,8 @@ def grow_boost_tree(
     """:func:`grow_tree` best first for one response ``gz`` (n,) (boosting's class trees): the
     same tree, from ``K = 1`` histograms and split search; ``codes_t`` (p, n) are the bins
     feature-major (the partitions read one feature of many rows); ``hist`` has
-    ``hist_width(1, min_leaf)`` columns."""
+    ``hist_width(1, min_leaf)`` columns. With ``root_ready`` (the root histogram of every row
+    in ``hist[0]``) ``rows`` is not read: the rows are ``0..n_rows-1``."""
     n_slots = hist.shape[0]
     max_nodes = feat.shape[0]
     # pending leaves: node, gain, feature, bin, slot
@@ -675,13 +676,21 @@ def grow_boost_tree(
         cf = codes_t[f]
         nl = 0
         nr = 0
-        for ii in range(s, e):
-            i = rows[ii]
-            go = np.int64(cf[i] <= b)
-            rows[s + nl] = i
-            buf[nr] = i
-            nl += go
-            nr += 1 - go
+        if node == 0 and root_ready:
+            for i in range(n_rows):  # the rows 0..n_rows-1, in order
+                go = np.int64(cf[i] <= b)
+                rows[nl] = i
+                buf[nr] = i
+                nl += go
+                nr += 1 - go
+        else:
+            for ii in range(s, e):
+                i = rows[ii]
+                go = np.int64(cf[i] <= b)
+                rows[s + nl] = i
+                buf[nr] = i
+                nl += go
+                nr += 1 - go
         for r in range(nr):
             rows[s + nl + r] = buf[r]
         lc = n_nodes
@@ -748,6 +757,9 @@ def grow_boost_tree(
             else:
                 free[n_free] = sc
                 n_free += 1
+    if root_ready and n_nodes == 1:
+        for i in range(n_rows):
+            rows[i] = i
     return n_nodes
 
 
