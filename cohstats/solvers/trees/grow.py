@@ -332,8 +332,9 @@ def grow_tree(
     fperm : (p,) int64, the order in which features are searched; among tied gains the first
         feature in this order wins (identity: the smallest index; boosting draws a random
         order per tree from ``random_state``, as scikit-learn's trees do)
-    root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
-        builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
+    root_ready : the caller has already put the root histogram in ``hist[0]`` (with
+        :func:`build_root_hist`, straight from the rows without the index; needs
+        ``min_leaf == 1``)
     lam : L2 penalty on the leaf values (boosting's ``lambda_l2``): splits maximise the
         decrease of ``sum_leaves -G^2 / (W + lam)``, whose leaf values are ``G / (W + lam)``
         (0: least squares)
