@@ -366,3 +366,24 @@ def test_unit_weight_bins_equal_the_weighted_path():
         b = make_bins(X, mb, sample_weight=np.full(3000, 2.0))
         for u, v in zip(a, b):
             np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "exponential", "cauchy", "rounded", "offset"])
+def test_bucketed_bin_search_equals_binary_search(dist):
+    from cohstats.solvers.trees.grow import _count_below
+
+    rng = np.random.default_rng(7)
+    n = 30_000
+    x = {
+        "normal": rng.normal(size=n),
+        "uniform": rng.uniform(-1, 1, n),
+        "exponential": rng.exponential(size=n),
+        "cauchy": rng.standard_cauchy(n),  # uneven cuts: the binary search itself
+        "rounded": np.round(rng.normal(size=n), 2),
+        "offset": 1e6 + rng.normal(size=n),
+    }[dist]
+    for k in (32, 100, 254):
+        cuts = np.unique(np.quantile(x, np.linspace(0, 1, k + 2)[1:-1]))
+        # the cuts themselves and their neighbouring doubles are the hardest values
+        xs = np.concatenate([x, cuts, np.nextafter(cuts, np.inf), np.nextafter(cuts, -np.inf), [-1e300, 1e300]])
+        np.testing.assert_array_equal(_count_below(cuts, xs), np.searchsorted(cuts, xs, side="left"))
