@@ -250,6 +250,15 @@ def _draw_bag(key, n, ns, bag):
 
 
 @njit(cache=True, nogil=True)
+def _sum(v):
+    """Sum of a vector in index order."""
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i]
+    return s
+
+
+@njit(cache=True, nogil=True)
 def softmax(v, out):
     m = v.shape[0]
     mx = v[0]
@@ -321,9 +330,7 @@ def _responses_newton(coh, G, y, sw, T, uniform, w_floor, GZ, Wt, Lrow):
     reads its responses contiguously), every row's weighted loss into ``Lrow``; returns the
     weighted mean loss. ``uniform``: ``beta_j = 1/m`` (the loss is still the loss at ``G``)."""
     n, m = G.shape
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
+    swt = _sum(sw)
     b = np.empty(m)
     tz = T if coh else 1.0
     ls = 0.0
@@ -374,9 +381,7 @@ def _responses_newton(coh, G, y, sw, T, uniform, w_floor, GZ, Wt, Lrow):
 def _responses_exp(G, y, sw, GZ, Wt, Lrow):
     """:func:`_responses_newton` for GentleBoost.E: ``w = exp(-g_c)``, ``z = I - 1/m``."""
     n, m = G.shape
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
+    swt = _sum(sw)
     ls = 0.0
     for i in range(n):
         c = y[i]
@@ -394,9 +399,7 @@ def _responses_mh(G, y, sw, GZ, Wt, Lrow):
     """:func:`_responses_newton` for AdaBoost.MH: ``Wt = D`` normalised to sum 1, ``GZ = Y D``;
     ``Lrow[i] = sum_j exp(-Y_ij F_ij) sw_i / m`` (before the normalisation of ``D``)."""
     n, m = G.shape
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
+    swt = _sum(sw)
     ls = 0.0
     for i in range(n):
         c = y[i]
@@ -428,9 +431,7 @@ def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
     n, m = Gc.shape
     r = np.empty(m)
     b = np.empty(m)
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
+    swt = _sum(sw)
     t_one = T == 1.0  # x / 1.0 == x exactly: skip the divisions
     tz = T if coh else 1.0
     cen = (m - 1.0) / m
@@ -546,14 +547,6 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
             else:
                 node = right[h, j, node]
         r[j] = value[h, j, node]
-
-
-@njit(cache=True, nogil=True)
-def _sum(v):
-    s = 0.0
-    for i in range(v.shape[0]):
-        s += v[i]
-    return s
 
 
 @njit(cache=True, nogil=True)
@@ -999,9 +992,8 @@ def boost_staged_error(X, y, sw, n_rounds, m, kind, Ts, feat, thr, left, right, 
     g = np.empty(m)
     r = np.empty(m)
     inc = np.empty(m)
-    swt = 0.0
+    swt = _sum(sw)
     for i in range(n):
-        swt += sw[i]
         for j in range(m):
             g[j] = g0[j]
         for h in range(n_rounds):

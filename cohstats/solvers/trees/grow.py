@@ -314,6 +314,100 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     return best_gain, best_f, best_b
 
 
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _queue(n_slots):
+    """Empty queue of pending leaves: ``pend[q] = (node, feature, bin, slot)``, their gains, and
+    the stack of free histogram slots (all free; slot 0 on top)."""
+    pend = np.empty((n_slots, 4), np.int64)
+    gains = np.empty(n_slots)
+    free = np.empty(n_slots, np.int64)
+    for s in range(n_slots):
+        free[s] = n_slots - 1 - s
+    return pend, gains, free
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _pop(pend, gains, n_pend, best_first):
+    """Remove and return ``(node, feature, bin, slot)`` of the next leaf to split: the largest
+    gain (the earliest created among ties), or depth first the last one queued; the order of
+    the rest is kept."""
+    q = n_pend - 1
+    if best_first:
+        q = 0
+        for r in range(1, n_pend):
+            if gains[r] > gains[q] + TIE_RTOL * abs(gains[q]):
+                q = r
+    node = pend[q, 0]
+    f = pend[q, 1]
+    b = pend[q, 2]
+    slot = pend[q, 3]
+    for r in range(q, n_pend - 1):
+        for k in range(4):
+            pend[r, k] = pend[r + 1, k]
+        gains[r] = gains[r + 1]
+    return node, f, b, slot
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _push(pend, gains, n_pend, node, g, f, b, slot):
+    pend[n_pend, 0] = node
+    pend[n_pend, 1] = f
+    pend[n_pend, 2] = b
+    pend[n_pend, 3] = slot
+    gains[n_pend] = g
+
+
+@njit(cache=True, nogil=True)
+def _partition(rows, buf, s, e, col, b, identity):
+    """Stable partition of ``rows[s:e]`` into the rows with ``col[i] <= b`` and the others;
+    returns the size of the first part. ``identity``: the rows are ``s..e-1`` (not read)."""
+    nl = 0
+    nr = 0
+    # branch-free (the side is unpredictable): write both, advance one; position s + nl <= ii
+    # has already been read
+    if identity:
+        for i in range(s, e):
+            go = np.int64(col[i] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
+    else:
+        for ii in range(s, e):
+            i = rows[ii]
+            go = np.int64(col[i] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
+    for r in range(nr):
+        rows[s + nl + r] = buf[r]
+    return nl
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _open_node(c, s, e, dep, feat, split_bin, split_hi, left, right, start, end, depth):
+    """Node ``c`` as a leaf owning ``rows[s:e]`` at depth ``dep``."""
+    feat[c] = -1
+    split_bin[c] = -1
+    split_hi[c] = -1
+    left[c] = -1
+    right[c] = -1
+    start[c] = s
+    end[c] = e
+    depth[c] = dep
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _gap_end(hist, slot, f, b, nbf, wcol):
+    """Last bin of the empty gap above bin ``b`` of feature ``f`` in the histogram ``slot``
+    (``wcol``: its weight column)."""
+    hi = b
+    while hi + 1 < nbf - 1 and hist[slot, f, hi + 1, wcol] == 0.0:
+        hi += 1
+    return hi
+
+
 @njit(cache=True, nogil=True)
 def grow_tree(
     codes,
@@ -376,31 +470,14 @@ def grow_tree(
     K = gz.shape[1]
     n_slots = hist.shape[0]
     max_nodes = feat.shape[0]
-    # pending leaves: node, gain, feature, bin, slot
-    pend_node = np.empty(n_slots, np.int64)
-    pend_gain = np.empty(n_slots)
-    pend_f = np.empty(n_slots, np.int64)
-    pend_b = np.empty(n_slots, np.int64)
-    pend_slot = np.empty(n_slots, np.int64)
-    free = np.empty(n_slots, np.int64)
-    for s in range(n_slots):
-        free[s] = n_slots - 1 - s
-    n_free = n_slots
+    pend, gains, free = _queue(n_slots)
+    n_free = n_slots - 1
     n_pend = 0
-
-    n_free -= 1
     s0 = free[n_free]
     counts = min_leaf > 1
     if hist.shape[3] != K + 1 + int(counts):
         raise ValueError("grow_tree: hist must have hist_width(K, min_leaf) columns")
-    feat[0] = -1
-    split_bin[0] = -1
-    split_hi[0] = -1
-    left[0] = -1
-    right[0] = -1
-    start[0] = 0
-    end[0] = n_rows
-    depth[0] = 0
+    _open_node(0, 0, n_rows, 0, feat, split_bin, split_hi, left, right, start, end, depth)
     if not (root_ready and s0 == 0 and not counts):
         # (start[0], not the constant 0: a constant would compile a second specialisation)
         _build_hist(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
@@ -408,94 +485,40 @@ def grow_tree(
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
-        pend_node[0] = 0
-        pend_gain[0] = g
-        pend_f[0] = f
-        pend_b[0] = b
-        pend_slot[0] = s0
-        n_pend = 1
+        _push(pend, gains, n_pend, 0, g, f, b, s0)
+        n_pend += 1
     else:
-        free[n_free] = s0
         n_free += 1
 
     while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
-        # choose a pending leaf
-        if best_first:
-            q = 0
-            for r in range(1, n_pend):
-                if pend_gain[r] > pend_gain[q] + TIE_RTOL * abs(pend_gain[q]):
-                    q = r
-        else:
-            q = n_pend - 1
-        node = pend_node[q]
-        f = pend_f[q]
-        b = pend_b[q]
-        slot = pend_slot[q]
-        # remove q (keep order of the rest: matters for depth-first)
-        for r in range(q, n_pend - 1):
-            pend_node[r] = pend_node[r + 1]
-            pend_gain[r] = pend_gain[r + 1]
-            pend_f[r] = pend_f[r + 1]
-            pend_b[r] = pend_b[r + 1]
-            pend_slot[r] = pend_slot[r + 1]
+        node, f, b, slot = _pop(pend, gains, n_pend, best_first)
         n_pend -= 1
-        # stable partition of the node's rows
         s = start[node]
         e = end[node]
-        nl = 0
-        nr = 0
-        for ii in range(s, e):
-            # branch-free (the side is unpredictable): write both, advance one; position
-            # s + nl <= ii has already been read
-            i = rows[ii]
-            go = np.int64(codes[i, f] <= b)
-            rows[s + nl] = i
-            buf[nr] = i
-            nl += go
-            nr += 1 - go
-        for r in range(nr):
-            rows[s + nl + r] = buf[r]
+        nl = _partition(rows, buf, s, e, codes[:, f], b, False)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
         feat[node] = f
         split_bin[node] = b
-        # last bin of the empty gap above b in this node (histogram still the node's own)
-        hi = b
-        while hi + 1 < n_bins[f] - 1 and hist[slot, f, hi + 1, K] == 0.0:
-            hi += 1
-        split_hi[node] = hi
+        # (histogram still the node's own)
+        split_hi[node] = _gap_end(hist, slot, f, b, n_bins[f], K)
         left[node] = lc
         right[node] = rc
-        for c in (lc, rc):
-            feat[c] = -1
-            split_bin[c] = -1
-            split_hi[c] = -1
-            left[c] = -1
-            right[c] = -1
-            depth[c] = depth[node] + 1
-        start[lc] = s
-        end[lc] = s + nl
-        start[rc] = s + nl
-        end[rc] = e
+        _open_node(lc, s, s + nl, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        _open_node(rc, s + nl, e, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
         # histograms: smaller child built, larger by subtraction in the parent's slot
         n_free -= 1
         snew = free[n_free]
-        small = lc if nl <= nr else rc  # histogram the smaller child, subtract for the other
+        small = lc if nl <= e - s - nl else rc
         _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
         _subtract_hist(hist, slot, snew)
-        slot_of_small = snew
-        slot_of_large = slot
         for c in (lc, rc):
-            sc = slot_of_small if c == small else slot_of_large
+            sc = snew if c == small else slot
             g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
             if g > 0.0 and depth[c] < max_depth:
-                pend_node[n_pend] = c
-                pend_gain[n_pend] = g
-                pend_f[n_pend] = f2
-                pend_b[n_pend] = b2
-                pend_slot[n_pend] = sc
+                _push(pend, gains, n_pend, c, g, f2, b2, sc)
                 n_pend += 1
             else:
                 free[n_free] = sc
@@ -643,112 +666,43 @@ def grow_boost_tree(
     in ``hist[0]``) ``rows`` is not read: the rows are ``0..n_rows-1``."""
     n_slots = hist.shape[0]
     max_nodes = feat.shape[0]
-    # pending leaves: node, gain, feature, bin, slot
-    pend_node = np.empty(n_slots, np.int64)
-    pend_gain = np.empty(n_slots)
-    pend_f = np.empty(n_slots, np.int64)
-    pend_b = np.empty(n_slots, np.int64)
-    pend_slot = np.empty(n_slots, np.int64)
-    free = np.empty(n_slots, np.int64)
-    for s in range(n_slots):
-        free[s] = n_slots - 1 - s
-    n_free = n_slots
+    pend, gains, free = _queue(n_slots)
+    n_free = n_slots - 1
     n_pend = 0
-
-    n_free -= 1
     s0 = free[n_free]
     counts = min_leaf > 1
     if hist.shape[3] != 2 + int(counts):
         raise ValueError("grow_boost_tree: hist must have hist_width(1, min_leaf) columns")
-    feat[0] = -1
-    split_bin[0] = -1
-    split_hi[0] = -1
-    left[0] = -1
-    right[0] = -1
-    start[0] = 0
-    end[0] = n_rows
-    depth[0] = 0
+    _open_node(0, 0, n_rows, 0, feat, split_bin, split_hi, left, right, start, end, depth)
     if not (root_ready and s0 == 0 and not counts):
         _build_hist1(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
     g, f, b = _best_split1(hist, s0, n_bins, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
-        pend_node[0] = 0
-        pend_gain[0] = g
-        pend_f[0] = f
-        pend_b[0] = b
-        pend_slot[0] = s0
-        n_pend = 1
+        _push(pend, gains, n_pend, 0, g, f, b, s0)
+        n_pend += 1
     else:
-        free[n_free] = s0
         n_free += 1
 
     while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
-        # the pending leaf with the largest gain (the earliest created among ties)
-        q = 0
-        for r in range(1, n_pend):
-            if pend_gain[r] > pend_gain[q] + TIE_RTOL * abs(pend_gain[q]):
-                q = r
-        node = pend_node[q]
-        f = pend_f[q]
-        b = pend_b[q]
-        slot = pend_slot[q]
-        for r in range(q, n_pend - 1):
-            pend_node[r] = pend_node[r + 1]
-            pend_gain[r] = pend_gain[r + 1]
-            pend_f[r] = pend_f[r + 1]
-            pend_b[r] = pend_b[r + 1]
-            pend_slot[r] = pend_slot[r + 1]
+        node, f, b, slot = _pop(pend, gains, n_pend, max_leaves > 0)
         n_pend -= 1
-        # stable partition of the node's rows (branch-free: write both, advance one)
         s = start[node]
         e = end[node]
-        cf = codes_t[f]
-        nl = 0
-        nr = 0
-        if node == 0 and root_ready:
-            for i in range(n_rows):  # the rows 0..n_rows-1, in order
-                go = np.int64(cf[i] <= b)
-                rows[nl] = i
-                buf[nr] = i
-                nl += go
-                nr += 1 - go
-        else:
-            for ii in range(s, e):
-                i = rows[ii]
-                go = np.int64(cf[i] <= b)
-                rows[s + nl] = i
-                buf[nr] = i
-                nl += go
-                nr += 1 - go
-        for r in range(nr):
-            rows[s + nl + r] = buf[r]
+        nl = _partition(rows, buf, s, e, codes_t[f], b, node == 0 and root_ready)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
         feat[node] = f
         split_bin[node] = b
-        # last bin of the empty gap above b in this node (histogram still the node's own)
-        hi = b
-        while hi + 1 < n_bins[f] - 1 and hist[slot, f, hi + 1, 1] == 0.0:
-            hi += 1
-        split_hi[node] = hi
+        split_hi[node] = _gap_end(hist, slot, f, b, n_bins[f], 1)
         left[node] = lc
         right[node] = rc
-        for c in (lc, rc):
-            feat[c] = -1
-            split_bin[c] = -1
-            split_hi[c] = -1
-            left[c] = -1
-            right[c] = -1
-            depth[c] = depth[node] + 1
-        start[lc] = s
-        end[lc] = s + nl
-        start[rc] = s + nl
-        end[rc] = e
-        small = lc if nl <= nr else rc
+        _open_node(lc, s, s + nl, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        _open_node(rc, s + nl, e, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        small = lc if nl <= e - s - nl else rc
         if n_leaves == max_leaves or depth[lc] >= max_depth:
             # neither child will be split: only their totals are needed, which the split
             # search sums over the first feature's bins -- the same sums from that feature alone
@@ -779,11 +733,7 @@ def grow_boost_tree(
             sc = snew if c == small else slot
             g, f2, b2 = _best_split1(hist, sc, n_bins, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
             if g > 0.0 and depth[c] < max_depth:
-                pend_node[n_pend] = c
-                pend_gain[n_pend] = g
-                pend_f[n_pend] = f2
-                pend_b[n_pend] = b2
-                pend_slot[n_pend] = sc
+                _push(pend, gains, n_pend, c, g, f2, b2, sc)
                 n_pend += 1
             else:
                 free[n_free] = sc
