@@ -64,9 +64,9 @@ def test_loss_kernels_used_by_the_engine_match_direct_formulas():
             G = np.tile(g, (m, 1))
             y = np.arange(m)
             GZ, W = np.empty((m, m)), np.empty((m, m))
-            B.working_response(B.LOSS_COH, G, y, np.ones(m), T, False, True, 0.0, GZ, W)
+            B.working_response(B.BOOST_COH, G, y, np.ones(m), T, False, True, 0.0, GZ, W)
             for c in range(m):
-                assert B.row_loss(B.LOSS_COH, g, c, T) == pytest.approx(C_ref(g, c, T), rel=1e-12)
+                assert B.row_loss(B.BOOST_COH, g, c, T) == pytest.approx(C_ref(g, c, T), rel=1e-12)
                 beta = mc_coh_beta(g, c, T, np.empty(m))
                 np.testing.assert_allclose(W[c], beta * (1 - beta), rtol=1e-12)
                 np.testing.assert_allclose(GZ[c], T * (np.eye(m)[c] - beta), rtol=1e-12, atol=1e-15)
@@ -80,7 +80,7 @@ def test_loss_kernels_used_by_the_engine_match_direct_formulas():
 def test_training_loss_is_accurate_when_tiny():
     g = np.array([40.0, -20.0, -20.0])
     GZ, W = np.empty((1, 3)), np.empty((1, 3))
-    ls = B.working_response(B.LOSS_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True, 1e-10, GZ, W)
+    ls = B.working_response(B.BOOST_COH, g[None], np.array([0]), np.ones(1), 1.0, False, True, 1e-10, GZ, W)
     ref = 2 * np.exp(1 - 60.0)  # T log(1 + x) ~ x for tiny x
     assert ls == pytest.approx(ref, rel=1e-12)
 
@@ -101,7 +101,7 @@ def test_working_response_is_newton_step_of_the_loss(T):
     G -= G.mean(1, keepdims=True)
     y = rng.integers(0, m, n)
     GZ, W = np.empty((n, m)), np.empty((n, m))
-    ls = B.working_response(B.LOSS_COH, G, y, np.ones(n), T, False, True, 1e-10, GZ, W)
+    ls = B.working_response(B.BOOST_COH, G, y, np.ones(n), T, False, True, 1e-10, GZ, W)
     assert ls == pytest.approx(np.mean([C_ref(G[i], y[i], T) for i in range(n)]), rel=1e-12)
     for i in range(n):
         for j in range(m):
@@ -109,18 +109,18 @@ def test_working_response_is_newton_step_of_the_loss(T):
             assert W[i, j] == pytest.approx(T * d2, rel=1e-5)  # beta (1 - beta) = T C''
             assert GZ[i, j] / W[i, j] == pytest.approx(-d1 / d2, rel=1e-5)  # Newton step
     # MulLogitBoost: same with the multinomial deviance
-    B.working_response(B.LOSS_LOGIT, G, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
+    B.working_response(B.BOOST_LOGIT, G, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
     P = softmax(G, axis=1)
     I = np.eye(m)[y]
     np.testing.assert_allclose(W, P * (1 - P), rtol=1e-12)
     np.testing.assert_allclose(GZ / W, (I - P) / (P * (1 - P)), rtol=1e-12)
     # GentleBoost.E: w = exp(-g_c), z = I - 1/m
-    B.working_response(B.LOSS_EXP, G, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
+    B.working_response(B.BOOST_EXP, G, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
     np.testing.assert_allclose(W, np.exp(-G[np.arange(n), y])[:, None] * np.ones(m))
     np.testing.assert_allclose(GZ / W, I - 1 / m)
     # saturated weights: w z stays the bounded gradient rho (I - beta), w the floor
     Gs = G * 60
-    B.working_response(B.LOSS_COH, Gs, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
+    B.working_response(B.BOOST_COH, Gs, y, np.ones(n), 1.0, False, True, 1e-10, GZ, W)
     assert np.all(np.isfinite(GZ)) and np.abs(GZ).max() <= 1.0 and W.min() >= 1e-10
 
 

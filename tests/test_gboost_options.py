@@ -127,13 +127,12 @@ def test_lambda_l2_keeps_the_minimiser_of_the_loss(loss):
 # ----------------------------------------------------------------------------- subsample
 def test_row_sampler_draws_exactly_and_uniformly():
     n, ns, reps = 50, 17, 4000
-    np.random.seed(0)
-    B._draw_bag(n, ns, np.empty(n, np.int64))  # compile
+    keys = np.random.default_rng(0).bit_generator.random_raw(reps).astype(np.uint64)
     hits = np.zeros(n)
     bag = np.empty(n, np.int64)
-    for _ in range(reps):
+    for key in keys:
         bag[:] = -1
-        B._draw_bag(n, ns, bag)
+        B._draw_bag(key, n, ns, bag)
         s = bag[:ns]
         assert np.all(np.diff(s) > 0) and s[0] >= 0 and s[-1] < n and np.all(bag[ns:] == -1)
         hits[s] += 1
@@ -147,10 +146,15 @@ def test_subsample_intercept_only_hovers_at_the_class_shares():
     counts = (60, 30, 10)
     d = intercept_only(counts, seed=2)
     fit = gboost_c("y ~ c", d, n_trees=300, subsample=0.5, random_state=1)
-    P = fit.predict(d.iloc[:1], type="prob").to_numpy()[0]
-    np.testing.assert_allclose(P, np.asarray(counts) / 100, atol=0.02)
+    # each round's half-sample moves the margins: the probabilities hover around the shares
+    # (standard deviation about 0.015 across rounds), their mean over rounds sits on them
+    S = np.array([p.to_numpy()[0] for p in fit.staged_predict(d.iloc[:1], type="prob")])[100:]
+    np.testing.assert_allclose(S.mean(0), np.asarray(counts) / 100, atol=0.01)
+    assert np.abs(S - np.asarray(counts) / 100).max() < 0.08
     _, f_ref = scipy_minimiser(counts, "coherence")
-    assert fit.train_loss[-1] == pytest.approx(f_ref, rel=1e-3)
+    # the full-data loss never goes below its minimum and stays near it
+    tl = fit.train_loss[100:]
+    assert tl.min() >= f_ref * (1 - 1e-12) and np.median(tl) == pytest.approx(f_ref, rel=1e-3)
 
 
 def test_subsample_is_seeded_and_one_means_every_row():
@@ -199,3 +203,17 @@ def test_probabilities_use_the_temperature_of_the_step_predicted():
         ref = np.array([prob_coh(g, fit.rhos[k - 1]) for g in G])
         np.testing.assert_allclose(fit.predict(X[:5], type="prob", s=k).to_numpy(), ref, rtol=1e-10)
         np.testing.assert_allclose(fit._proba_path(X[:5])[k - 1], ref, rtol=1e-10)
+
+
+def test_feature_orders_are_uniform_permutations():
+    p, reps = 5, 6000
+    keys = np.random.default_rng(1).bit_generator.random_raw(reps).astype(np.uint64)
+    first = np.zeros((p, p))
+    out = np.empty(p, np.int64)
+    for key in keys:
+        B._permute(key, out)
+        assert sorted(out) == list(range(p))
+        first[np.arange(p), out] += 1  # position k holds feature out[k]
+    # every feature at every position with probability 1/p: binomial 5-sigma band
+    sd = np.sqrt(reps * (1 / p) * (1 - 1 / p))
+    assert np.all(np.abs(first - reps / p) < 5 * sd)

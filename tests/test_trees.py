@@ -272,3 +272,118 @@ def test_threshold_in_the_middle_of_the_node_gap():
         lo, hi = 0.5 * (u[ia] + u[ia + 1]), 0.5 * (u[ib - 1] + u[ib])
         assert a < t["thr"][v] < b
         assert t["thr"][v] == pytest.approx(0.5 * (lo + hi), abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- boosting's grower
+@pytest.mark.parametrize("seed", range(6))
+def test_boosting_grower_equals_the_general_grower(seed):
+    """The one-response grower of boosting (feature-major partitions, totals of the last split
+    from one feature) builds the same trees, bit for bit, as the general grower with K = 1."""
+    from cohstats.solvers.trees.grow import _n_slots, build_root_hist, grow_boost_tree, grow_tree, hist_width
+
+    rng = np.random.default_rng(seed)
+    n, p = 400, 4
+    X = rng.normal(size=(n, p))
+    X[:, 3] = np.round(X[:, 3])  # ties and few bins
+    z = np.sin(2 * X[:, 0]) + X[:, 1] * (X[:, 2] > 0) + 0.3 * rng.normal(size=n)
+    w = rng.uniform(0.2, 2.0, size=n)
+    gz = w * z
+    codes, thr, nb = make_bins(X, 32)
+    codes_t = np.ascontiguousarray(codes.T)
+    for leaves, min_leaf, depth, lam in [(8, 1, 64, 0.0), (6, 5, 64, 1.5), (16, 1, 2, 0.0), (2, 3, 1, 0.3)]:
+        fperm = rng.permutation(p).astype(np.int64)
+        mn = 2 * leaves - 1
+        out = []
+        # the general grower; boosting's, from the rows; and, with min_leaf 1, from a root
+        # histogram built beforehand (then ``rows`` is not read: filled with junk here)
+        for general, ready in ((True, False), (False, False), (False, min_leaf == 1)):
+            nodes = [np.full(mn, -9, np.int64) for _ in range(8)]
+            tot = np.zeros((mn, 3))
+            hist = np.zeros((_n_slots(leaves, depth, True), p, int(nb.max()), hist_width(1, min_leaf)))
+            rows = np.arange(n, dtype=np.int64 if general else np.int32)
+            buf = np.empty(n, rows.dtype)
+            if ready:
+                build_root_hist(codes, gz, w, hist)
+                rows[:] = -1
+            if general:
+                nn = grow_tree(
+                    codes,
+                    nb,
+                    gz[:, None],
+                    w,
+                    rows,
+                    n,
+                    leaves,
+                    min_leaf,
+                    depth,
+                    True,
+                    hist,
+                    buf,
+                    *nodes,
+                    tot,
+                    fperm,
+                    False,
+                    lam,
+                )
+            else:
+                nn = grow_boost_tree(
+                    codes,
+                    codes_t,
+                    nb,
+                    gz,
+                    w,
+                    rows,
+                    n,
+                    leaves,
+                    min_leaf,
+                    depth,
+                    hist,
+                    buf,
+                    *nodes,
+                    tot,
+                    fperm,
+                    ready,
+                    lam,
+                )
+            out.append((nn, [v[:nn] for v in nodes], tot[:nn, :2], rows.astype(np.int64)))
+        n1, a1, t1, r1 = out[0]
+        for n2, a2, t2, r2 in out[1:]:
+            assert n1 == n2 and n1 > 1
+            for u, v in zip(a1, a2):
+                np.testing.assert_array_equal(u, v)
+            np.testing.assert_array_equal(t1, t2)  # leaf totals: identical sums
+            np.testing.assert_array_equal(r1, r2)
+
+
+def test_unit_weight_bins_equal_the_weighted_path():
+    """Bins from unit weights (one sort) equal those of the general weighted path (np.unique
+    and weighted counts), here with every weight 2 (the same cuts: all counts doubled)."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=3000), np.round(rng.normal(size=3000), 1), rng.integers(0, 3, 3000)])
+    X[::7, 0] = -0.0
+    for mb in (2, 16, 255, 400):
+        a = make_bins(X, mb)
+        b = make_bins(X, mb, sample_weight=np.full(3000, 2.0))
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "exponential", "cauchy", "rounded", "offset"])
+def test_bucketed_bin_search_equals_binary_search(dist):
+    from cohstats.solvers.trees.grow import _count_below
+
+    rng = np.random.default_rng(7)
+    n = 30_000
+    x = {
+        "normal": rng.normal(size=n),
+        "uniform": rng.uniform(-1, 1, n),
+        "exponential": rng.exponential(size=n),
+        "cauchy": rng.standard_cauchy(n),  # uneven cuts: the binary search itself
+        "rounded": np.round(rng.normal(size=n), 2),
+        "offset": 1e6 + rng.normal(size=n),
+    }[dist]
+    for k in (32, 100, 254):
+        cuts = np.unique(np.quantile(x, np.linspace(0, 1, k + 2)[1:-1]))
+        # the cuts themselves and their neighbouring doubles are the hardest values
+        xs = np.concatenate([x, cuts, np.nextafter(cuts, np.inf), np.nextafter(cuts, -np.inf), [-1e300, 1e300]])
+        np.testing.assert_array_equal(_count_below(cuts, xs), np.searchsorted(cuts, xs, side="left"))

@@ -26,11 +26,11 @@ from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, f
 __all__ = ["gboost", "gboost_c", "GBoostFit"]
 
 _LOSSES = {
-    "coherence": (_b.LOSS_COH, "GentleBoost.C"),
-    "logit": (_b.LOSS_LOGIT, "MulLogitBoost"),
-    "exp": (_b.LOSS_EXP, "GentleBoost.E"),
-    "adaboost_mh": (_b.LOSS_MH, "AdaBoost.MH"),
-    "adaboost_mh_discrete": (_b.LOSS_MH_DISCRETE, "AdaBoost.MH (discrete)"),
+    "coherence": (_b.BOOST_COH, "GentleBoost.C"),
+    "logit": (_b.BOOST_LOGIT, "MulLogitBoost"),
+    "exp": (_b.BOOST_EXP, "GentleBoost.E"),
+    "adaboost_mh": (_b.BOOST_MH, "AdaBoost.MH"),
+    "adaboost_mh_discrete": (_b.BOOST_MH_DISCRETE, "AdaBoost.MH (discrete)"),
 }
 _RHO_MIN = 1e-3
 # temperatures to choose from by cross-validation when the probabilities matter (see the
@@ -612,11 +612,11 @@ def _initial_margins(code, y, sw, m, rho):
         raise ValueError(
             "init='prior' needs every class among the training rows (with positive weight); use init='zero'"
         )
-    if code == _b.LOSS_COH:
+    if code == _b.BOOST_COH:
         from cohstats.losses.multiclass import coherence_minimizer
 
         return coherence_minimizer(P, rho)
-    if code in (_b.LOSS_MH, _b.LOSS_MH_DISCRETE):
+    if code in (_b.BOOST_MH, _b.BOOST_MH_DISCRETE):
         return 0.5 * np.log(P / (1.0 - P))
     lp = np.log(P)
     return lp - lp.mean()
@@ -671,66 +671,38 @@ def _fit_boost(
     y = np.ascontiguousarray(y)
     sw = np.ascontiguousarray(sw)
     codes, thresholds, n_bins = _t.make_bins(Xt, max_bins, sw)
-    mn = 2 * nodes - 1
-    hist = np.zeros((_t._n_slots(nodes, max_depth, True), p, int(n_bins.max()), _t.hist_width(1, min_node_size)))
-    feat = np.full((H, m, mn), -1, np.int64)
-    sbin = np.full((H, m, mn), -1, np.int64)
-    shi = np.full((H, m, mn), -1, np.int64)
-    left = np.full((H, m, mn), -1, np.int64)
-    right = np.full((H, m, mn), -1, np.int64)
-    thr = np.full((H, m, mn), np.nan)
-    value = np.zeros((H, m, mn))
-    n_nodes = np.zeros((H, m), np.int64)
-    step_scale = np.full(H, np.nan)
-    train_err = np.full(H, np.nan)
-    train_loss = np.full(H, np.nan)
-    val_loss = np.full(H, np.nan)
     g0 = _initial_margins(code, y, sw, m, float(Ts[0])) if init_prior else np.zeros(m)
-    G = np.tile(g0, (len(y), 1))
-    Gv = np.tile(g0, (len(yv), 1))
     if init_prior:
         init_uniform = False  # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
-    rounds, finite, best = _b.boost_fit(
+    rounds, finite, best, tr, st = _b.fit_boost(
+        code,
         codes,
         n_bins,
-        np.ascontiguousarray(thresholds),
+        thresholds,
         y,
         sw,
-        m,
-        H,
-        code,
-        Ts,
-        shrinkage,
-        max_delta_step,
-        nodes,
-        min_node_size,
-        max_depth,
-        w_floor,
-        init_uniform,
-        seed,
-        hist,
         Xv,
         yv,
         swv,
-        n_iter_no_change,
-        tol,
-        feat,
-        sbin,
-        shi,
-        thr,
-        left,
-        right,
-        value,
-        n_nodes,
-        step_scale,
-        train_err,
-        train_loss,
-        val_loss,
-        G,
-        Gv,
-        lambda_l2,
-        subsample,
+        g0,
+        Ts=Ts,
+        shrinkage=shrinkage,
+        max_delta=max_delta_step,
+        max_leaves=nodes,
+        min_leaf=min_node_size,
+        max_depth=max_depth,
+        w_floor=w_floor,
+        init_uniform=init_uniform,
+        lam=lambda_l2,
+        subsample=subsample,
+        n_iter_no_change=n_iter_no_change,
+        es_tol=tol,
+        # seed < 0: natural feature order, subsamples drawn with seed 0
+        rng=np.random.default_rng(seed if seed >= 0 else 0),
+        permute=seed >= 0,
     )
+    feat, thr, left, right, value, n_nodes = tr.feat, tr.thr, tr.left, tr.right, tr.value, tr.n_nodes
+    step_scale, train_err, train_loss, val_loss = st.step_scale, st.train_err, st.train_loss, st.val_loss
     if rounds == 0:
         raise FloatingPointError(
             f"{label}: the margins became non-finite in the first round; "
@@ -738,7 +710,7 @@ def _fit_boost(
         )
     fit = GBoostFit._from_arrays(
         d,
-        method="gboost_c" if code == _b.LOSS_COH else "gboost",
+        method="gboost_c" if code == _b.BOOST_COH else "gboost",
         loss=[k for k, v in _LOSSES.items() if v[0] == code][0],
         label=label,
         code=code,

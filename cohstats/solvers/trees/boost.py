@@ -5,25 +5,31 @@ Each round fits, for every class ``j``, a weighted least-squares regression tree
 (:mod:`cohstats.solvers.trees.grow`, best first to ``max_leaves`` terminal nodes) to a working
 response ``z_ij`` with weights ``w_ij``. The engine hands the tree grower the products
 ``w_ij z_ij`` and the weights ``w_ij`` (all a least-squares split search and the leaf means
-need), never ``z`` itself, so no response has to be divided out and capped:
+need), never ``z`` itself, so no response has to be divided out and capped.
 
-=====  ====================  ========================================================  =======
-code   method                ``w z`` and ``w`` (``I = I[j = c_i]``)                     update
-=====  ====================  ========================================================  =======
-0      GentleBoost.C         ``w z = rho (I - beta_j)``, ``w = max(beta_j (1 - beta_j),  centred
-                             w_floor)``, ``beta = beta^{c_i}(g(x_i))`` of eq (5)
-1      MulLogitBoost         as code 0 with ``beta = softmax(g)`` and ``rho = 1``       centred
-2      GentleBoost.E         ``w = exp(-g_{c_i}(x_i))``, ``z = I - 1/m``                centred
-3      AdaBoost.MH (real)    labels ``Y = 2 I - 1``, ``w = D = exp(-Y F_j)`` (sum 1),   added
-                             leaf values ``0.5 log((W+ + eps)/(W- + eps))``, eps=1/(nm)
-4      AdaBoost.MH (discr.)  as code 3, leaf values ``sign(W+ - W-)`` and one step     added
-                             ``alpha = 0.5 log((W_right + eps)/(W_wrong + eps))`` per round
-=====  ====================  ========================================================  =======
+The methods have their own codes (``BOOST_*``; they are not the scalar loss codes of
+:mod:`cohstats.losses.scalar`):
 
-For codes 0 and 1 the leaf value ``sum w z / sum w = rho sum (I - beta_j) / sum beta_j (1 -
-beta_j)`` is the Newton step of the loss in the coordinate ``g_j`` (the diagonal of the
-Hessian of the coherence loss is ``beta_j (1 - beta_j) / rho``, see the proof of Theorem 1),
-capped at ``+-max_delta`` (codes 0-2; the cap acts on steps, not on responses, so the
+=================== ===================== ==================================================== =======
+code                method                ``w z`` and ``w`` (``I = I[j = c_i]``)                update
+=================== ===================== ==================================================== =======
+BOOST_COH (0)       GentleBoost.C         ``w z = rho (I - beta_j)``, ``w = max(beta_j (1 -     centred
+                                          beta_j), w_floor)``, ``beta = beta^{c_i}(g(x_i))``
+                                          of eq (5)
+BOOST_LOGIT (1)     MulLogitBoost         as BOOST_COH with ``beta = softmax(g)``, ``rho = 1``  centred
+BOOST_EXP (2)       GentleBoost.E         ``w = exp(-g_{c_i}(x_i))``, ``z = I - 1/m``           centred
+BOOST_MH (3)        AdaBoost.MH (real)    labels ``Y = 2 I - 1``, ``w = D = exp(-Y F_j)`` (sum  added
+                                          1), leaf values ``0.5 log((W+ + eps)/(W- + eps))``,
+                                          eps=1/(nm)
+BOOST_MH_DISCRETE   AdaBoost.MH (discr.)  as BOOST_MH, leaf values ``sign(W+ - W-)`` and one    added
+(4)                                       step ``alpha = 0.5 log((W_right + eps)/(W_wrong +
+                                          eps))`` per round
+=================== ===================== ==================================================== =======
+
+For BOOST_COH and BOOST_LOGIT the leaf value ``sum w z / sum w = rho sum (I - beta_j) / sum
+beta_j (1 - beta_j)`` is the Newton step of the loss in the coordinate ``g_j`` (the diagonal of
+the Hessian of the coherence loss is ``beta_j (1 - beta_j) / rho``, see the proof of Theorem
+1), capped at ``+-max_delta`` (codes 0-2; the cap acts on steps, not on responses, so the
 iteration keeps the minimiser of the loss as its fixed point).
 "centred" means the increments ``r`` of a round become ``((m-1)/m) (r_j - mean_l r_l)``
 (step (b) of Algorithm 1 applied to the round's fits, as in Friedman, Hastie & Tibshirani's
@@ -37,6 +43,17 @@ centring is orthogonal to the gradient, whose rows sum to zero, and each class t
 contribution is ``-rho sum_leaves (sum grad)^2 / sum w``), so such a ``t > 0`` exists. The
 chosen ``t`` is folded into the stored leaf values.
 
+**Randomness.** The feature search order of every tree (which of exactly tied splits wins)
+and the row subsamples come from 64-bit keys drawn in Python from a numpy ``Generator``
+(:func:`draw_keys`); inside the compiled code each key seeds a SplitMix64 stream (Steele,
+Lea & Flood 2014), so a fit depends on its seed only through those keys.
+
+**Compilation.** The fitting loop is compiled once per method code (:func:`boost_fitter`):
+the code is a constant of the compiled function, so numba removes the branches of the other
+methods before typing them, and a fit compiles only what its method reaches. Inputs, outputs
+and buffers travel in the named tuples :class:`BoostData`, :class:`BoostSpec`,
+:class:`BoostDraws`, :class:`BoostTrees` and :class:`BoostState`.
+
 Trees are stored as flat arrays indexed ``[round, class, node]``; leaf values are stored
 *before* centring, which is linear and is re-applied by the prediction functions.
 """
@@ -44,24 +61,201 @@ Trees are stored as flat arrays indexed ``[round, class, node]``; leaf values ar
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_coh_prob, mc_lmult
-from cohstats.solvers.trees.grow import _build_hist, build_root_hist, grow_tree
+from cohstats.solvers.trees.grow import _n_slots, build_root_hist, grow_boost_tree, hist_width
 
-LOSS_COH = 0
-LOSS_LOGIT = 1
-LOSS_EXP = 2
-LOSS_MH = 3
-LOSS_MH_DISCRETE = 4
+BOOST_COH = 0
+BOOST_LOGIT = 1
+BOOST_EXP = 2
+BOOST_MH = 3
+BOOST_MH_DISCRETE = 4
+BOOST_CODES = (BOOST_COH, BOOST_LOGIT, BOOST_EXP, BOOST_MH, BOOST_MH_DISCRETE)
 
 _RTOL_LOSS = 1e-14  # relative rounding allowance of the step control (sums of n terms)
 _MAX_HALVINGS = 40
 
+# SplitMix64 (Steele, Lea & Flood 2014): state increment and output mixing constants
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_TWO_M53 = 1.0 / 9007199254740992.0
+
+
+# ------------------------------------------------------------------------------ state
+
+
+class BoostData(NamedTuple):
+    """The training and validation data (read only).
+
+    codes : (n, p) uint8/uint16 bins of the training rows; codes_t : (p, n) the same,
+    feature-major (for the partitions of the tree grower); n_bins : (p,) int64 bins per feature;
+    thresholds : (p, nb - 1) bin edges of :func:`cohstats.solvers.trees.grow.make_bins`;
+    y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights; Xv, yv, swv : raw
+    validation rows (nv, p), their classes and weights (nv may be 0).
+    """
+
+    codes: np.ndarray
+    codes_t: np.ndarray
+    n_bins: np.ndarray
+    thresholds: np.ndarray
+    y: np.ndarray
+    sw: np.ndarray
+    Xv: np.ndarray
+    yv: np.ndarray
+    swv: np.ndarray
+
+
+class BoostSpec(NamedTuple):
+    """The settings of a fit (read only).
+
+    m : classes; Ts : (H,) temperature of each round (its length is the number of rounds);
+    shrinkage : leaf values are multiplied by this factor; max_delta : cap on the absolute
+    Newton leaf values (codes 0-2), applied before shrinkage; max_leaves, min_leaf, max_depth :
+    tree growth limits; w_floor : floor of the Newton weights ``beta (1 - beta)``;
+    init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5);
+    lam : L2 penalty on the leaf values of codes 0-2 (the penalised Newton step ``sum g / (sum
+    h + lam)`` of XGBoost and LightGBM; for the coherence loss ``h = beta (1 - beta) / rho``,
+    so the tree sees ``rho lam`` beside its weights ``beta (1 - beta)``); n_sub : rows drawn
+    without replacement every round to grow its trees (Friedman's stochastic gradient boosting;
+    ``n``: every row): the leaf values come from those rows, the margins of all rows are
+    updated, and the step control uses the loss of the drawn rows (for which the round's trees
+    are a descent direction); n_iter_no_change, es_tol : stop when the weighted validation loss
+    has not fallen below ``best - es_tol`` for this many rounds (``<= 0`` or no validation
+    rows: never).
+    """
+
+    m: int
+    Ts: np.ndarray
+    shrinkage: float
+    max_delta: float
+    max_leaves: int
+    min_leaf: int
+    max_depth: int
+    w_floor: float
+    init_uniform: bool
+    lam: float
+    n_sub: int
+    n_iter_no_change: int
+    es_tol: float
+
+
+class BoostDraws(NamedTuple):
+    """Random keys (:func:`draw_keys`). permute : search the features of every tree in a
+    random order (False: natural order); tree_keys : (H, m) uint64 keys of those orders;
+    bag_keys : (H,) uint64 keys of the row subsamples."""
+
+    permute: bool
+    tree_keys: np.ndarray
+    bag_keys: np.ndarray
+
+
+class BoostTrees(NamedTuple):
+    """The fitted trees (outputs), ``(H, m, max_nodes)``: feat, sbin, shi, left, right int64
+    (``shi``: end of the empty bin gap above the split bin, see
+    :func:`cohstats.solvers.trees.grow.grow_tree`); thr, value float64 raw-scale thresholds
+    and leaf values (shrinkage and step size included); n_nodes : (H, m) int64."""
+
+    feat: np.ndarray
+    sbin: np.ndarray
+    shi: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    thr: np.ndarray
+    value: np.ndarray
+    n_nodes: np.ndarray
+
+
+class BoostState(NamedTuple):
+    """Margins, per-round records and the histogram workspace.
+
+    G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
+    (start at the initial margins); step_scale : (H,) the accepted step size of each round;
+    train_err, train_loss, val_loss : (H,) weighted means after each round; hist : histogram
+    workspace (slots, p, max_bin, ``hist_width(1, min_leaf)``) of the tree grower.
+    """
+
+    G: np.ndarray
+    Gv: np.ndarray
+    step_scale: np.ndarray
+    train_err: np.ndarray
+    train_loss: np.ndarray
+    val_loss: np.ndarray
+    hist: np.ndarray
+
+
+# ------------------------------------------------------------------------------ random keys
+
+
+def draw_keys(rng, H, m):
+    """``(tree_keys (H, m), bag_keys (H,))`` uint64 from the numpy Generator ``rng``."""
+    raw = rng.bit_generator.random_raw(H * (m + 1))
+    raw = np.asarray(raw, dtype=np.uint64).reshape(H, m + 1)
+    return np.ascontiguousarray(raw[:, :m]), np.ascontiguousarray(raw[:, m])
+
+
+@njit(cache=True, nogil=True)
+def _next_uniform(state):
+    """SplitMix64: (new state, uniform double in [0, 1) from its top 53 bits)."""
+    state = state + _GAMMA
+    z = state
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return state, float(z >> _S11) * _TWO_M53
+
+
+@njit(cache=True, nogil=True)
+def _permute(key, out):
+    """``out`` <- a uniformly random permutation of ``0..len(out)-1`` (Fisher-Yates) from the
+    stream of ``key``."""
+    p = out.shape[0]
+    for i in range(p):
+        out[i] = i
+    s = key
+    for i in range(p - 1, 0, -1):
+        s, u = _next_uniform(s)
+        k = int(u * (i + 1))
+        t = out[i]
+        out[i] = out[k]
+        out[k] = t
+
+
+@njit(cache=True, nogil=True)
+def _draw_bag(key, n, ns, bag):
+    """``ns`` of the ``n`` row indices, uniformly without replacement, in increasing order
+    (selection sampling, Knuth's Algorithm S) into ``bag[:ns]``, from the stream of ``key``."""
+    need = ns
+    k = 0
+    s = key
+    for i in range(n):
+        s, u = _next_uniform(s)
+        if u * (n - i) < need:
+            bag[k] = i
+            k += 1
+            need -= 1
+            if need == 0:
+                break
+
 
 # ------------------------------------------------------------------------------ loss helpers
+
+
+@njit(cache=True, nogil=True)
+def _sum(v):
+    """Sum of a vector in index order."""
+    s = 0.0
+    for i in range(v.shape[0]):
+        s += v[i]
+    return s
 
 
 @njit(cache=True, nogil=True)
@@ -80,15 +274,9 @@ def softmax(v, out):
 
 
 @njit(cache=True, nogil=True)
-def row_loss(loss, g, c, T):
-    """Training loss of one observation for the loss code (MH: mean over the m pairs)."""
+def _mh_row_loss(g, c):
+    """AdaBoost.MH loss of one observation: the mean of ``exp(-Y_j g_j)`` over the m pairs."""
     m = g.shape[0]
-    if loss == LOSS_COH:
-        return mc_coh_loss(g, c, T)
-    elif loss == LOSS_LOGIT:
-        return mc_lmult(g, c)
-    elif loss == LOSS_EXP:
-        return math.exp(-g[c])
     s = 0.0
     for j in range(m):
         s += math.exp(g[j] if j != c else -g[j])
@@ -96,8 +284,21 @@ def row_loss(loss, g, c, T):
 
 
 @njit(cache=True, nogil=True)
-def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
-    """Products ``GZ = w z`` (n, m) and weights ``Wt = w`` (n, m) of one round.
+def row_loss(kind, g, c, T):
+    """Training loss of one observation for the method code ``kind`` (MH: mean over the m
+    pairs)."""
+    if kind == BOOST_COH:
+        return mc_coh_loss(g, c, T)
+    elif kind == BOOST_LOGIT:
+        return mc_lmult(g, c)
+    elif kind == BOOST_EXP:
+        return math.exp(-g[c])
+    return _mh_row_loss(g, c)
+
+
+def working_response(kind, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
+    """Products ``GZ = w z`` (n, m) and weights ``Wt = w`` (n, m) of one round (for checks;
+    the fit computes them in its compiled loop).
 
     ``sw`` are observation weights (multiplying both). Returns the weighted mean training
     loss at the current margins ``G`` (for AdaBoost.MH the mean of ``exp(-Y F)`` over the
@@ -105,91 +306,132 @@ def working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt):
     multinomial responses use ``beta_j = 1/m`` (Algorithm 1, step 1); the returned loss is
     always the loss at ``G``.
     """
-    return _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ.T, Wt.T, np.empty(G.shape[0]))
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    sw = np.ascontiguousarray(sw, dtype=np.float64)
+    n, m = G.shape
+    gz, wt, lrow = np.empty((m, n)), np.empty((m, n)), np.empty(n)
+    if kind == BOOST_COH or kind == BOOST_LOGIT:
+        uniform = bool(first and init_uniform)
+        ls = _responses_newton(kind == BOOST_COH, G, y, sw, float(T), uniform, float(w_floor), gz, wt, lrow)
+    elif kind == BOOST_EXP:
+        ls = _responses_exp(G, y, sw, gz, wt, lrow)
+    else:
+        ls = _responses_mh(G, y, sw, gz, wt, lrow)
+    GZ[:] = gz.T
+    Wt[:] = wt.T
+    return ls
 
 
 @njit(cache=True, nogil=True)
-def _row_response(loss, g, c, swi, T, uniform, w_floor, b, GZ, Wt, i):
-    """Working response of row ``i`` (margins ``g``, class ``c``, weight ``swi``) for codes
-    0-2 into ``GZ[:, i]``, ``Wt[:, i]``; returns the row's weighted loss (``b`` scratch)."""
-    m = g.shape[0]
-    if loss == LOSS_EXP:
-        wi = math.exp(-g[c]) * swi
+def _responses_newton(coh, G, y, sw, T, uniform, w_floor, GZ, Wt, Lrow):
+    """Working responses of the coherence (``coh``) or multinomial loss at the margins ``G``
+    into ``GZ[j, i] = w z``, ``Wt[j, i] = w`` (class-major (m, n), so that each class tree
+    reads its responses contiguously), every row's weighted loss into ``Lrow``; returns the
+    weighted mean loss. ``uniform``: ``beta_j = 1/m`` (the loss is still the loss at ``G``)."""
+    n, m = G.shape
+    swt = _sum(sw)
+    b = np.empty(m)
+    tz = T if coh else 1.0
+    ls = 0.0
+    for i in range(n):
+        c = y[i]
+        swi = sw[i]
+        gc = G[i, c]
+        # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
+        # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
+        mx = -np.inf
+        jm = 0
+        for j in range(m):
+            if coh:
+                e = 0.0 if j == c else (1.0 + G[i, j] - gc) / T
+            else:
+                e = G[i, j] - gc
+            b[j] = e
+            if e > mx:
+                mx = e
+                jm = j
+        s_ex = 0.0
+        for j in range(m):
+            if j == jm:
+                b[j] = 1.0  # exp(0)
+            else:
+                b[j] = math.exp(b[j] - mx)
+                s_ex += b[j]
+        s = 1.0 + s_ex
+        li = swi * tz * (mx + math.log1p(s_ex))
+        if uniform:
+            for j in range(m):
+                b[j] = 1.0 / m
+        else:
+            for j in range(m):
+                b[j] /= s
+        for j in range(m):
+            wij = b[j] * (1.0 - b[j])
+            if wij < w_floor:
+                wij = w_floor
+            GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - b[j])
+            Wt[j, i] = wij * swi
+        Lrow[i] = li
+        ls += li
+    return ls / swt
+
+
+@njit(cache=True, nogil=True)
+def _responses_exp(G, y, sw, GZ, Wt, Lrow):
+    """:func:`_responses_newton` for GentleBoost.E: ``w = exp(-g_c)``, ``z = I - 1/m``."""
+    n, m = G.shape
+    swt = _sum(sw)
+    ls = 0.0
+    for i in range(n):
+        c = y[i]
+        wi = math.exp(-G[i, c]) * sw[i]
         for j in range(m):
             GZ[j, i] = wi * ((1.0 if j == c else 0.0) - 1.0 / m)
             Wt[j, i] = wi
-        return wi
-    tz = T if loss == LOSS_COH else 1.0
-    gc = g[c]
-    # b <- unnormalised weights exp(e_j - mx) (eq (5) / softmax); the loss is
-    # tz (mx + log1p(sum over j != argmax)), accurate also for tiny losses
-    mx = -np.inf
-    jm = 0
-    for j in range(m):
-        if loss == LOSS_COH:
-            e = 0.0 if j == c else (1.0 + g[j] - gc) / T
-        else:
-            e = g[j] - gc
-        b[j] = e
-        if e > mx:
-            mx = e
-            jm = j
-    s_ex = 0.0
-    for j in range(m):
-        if j == jm:
-            b[j] = 1.0  # exp(0)
-        else:
-            b[j] = math.exp(b[j] - mx)
-            s_ex += b[j]
-    s = 1.0 + s_ex
-    li = swi * tz * (mx + math.log1p(s_ex))
-    if uniform:
-        for j in range(m):
-            b[j] = 1.0 / m
-    else:
-        for j in range(m):
-            b[j] /= s
-    for j in range(m):
-        wij = b[j] * (1.0 - b[j])
-        if wij < w_floor:
-            wij = w_floor
-        GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - b[j])
-        Wt[j, i] = wij * swi
-    return li
+        Lrow[i] = wi
+        ls += wi
+    return ls / swt
 
 
 @njit(cache=True, nogil=True)
-def _err_finite(G, y, sw):
-    """Weighted count of rows whose largest margin (first on ties) is not their class, and
-    whether every margin is finite."""
+def _responses_mh(G, y, sw, GZ, Wt, Lrow):
+    """:func:`_responses_newton` for AdaBoost.MH: ``Wt = D`` normalised to sum 1, ``GZ = Y D``;
+    ``Lrow[i] = sum_j exp(-Y_ij F_ij) sw_i / m`` (before the normalisation of ``D``)."""
     n, m = G.shape
-    err = 0.0
-    finite = True
+    swt = _sum(sw)
+    ls = 0.0
     for i in range(n):
-        am = 0
+        c = y[i]
+        li = 0.0
         for j in range(m):
-            if not math.isfinite(G[i, j]):
-                finite = False
-            if j > 0 and G[i, j] > G[i, am]:
-                am = j
-        if am != y[i]:
-            err += sw[i]
-    return err, finite
+            yy = 1.0 if j == c else -1.0
+            Wt[j, i] = math.exp(-yy * G[i, j]) * sw[i]
+            ls += Wt[j, i]
+            li += Wt[j, i]
+        Lrow[i] = li / m
+    for i in range(n):
+        c = y[i]
+        for j in range(m):
+            Wt[j, i] /= ls
+            GZ[j, i] = Wt[j, i] if j == c else -Wt[j, i]
+    ls /= m
+    return ls / swt
 
 
 @njit(cache=True, nogil=True)
-def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
-    """:func:`_trial` for the coherence and multinomial losses (codes 0 and 1) in one fused
-    pass per row, with the arithmetic of :func:`_increment` and :func:`_row_response` in the
-    same order (so the results are identical to the last bit, only without the per-row calls
-    and row views)."""
+def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
+    """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred increments of the tree outputs
+    ``fac R``, R class-major (m, n)) with the working responses of the coherence (``coh``) or
+    multinomial loss at ``Gt`` and the error count, in one pass over the rows (the arithmetic
+    of :func:`_increment` and :func:`_responses_newton`, in the same order).
+
+    Returns (weighted mean loss at ``Gt``, weighted error count, all margins finite).
+    """
     n, m = Gc.shape
     r = np.empty(m)
     b = np.empty(m)
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
-    coh = loss == LOSS_COH
+    swt = _sum(sw)
     t_one = T == 1.0  # x / 1.0 == x exactly: skip the divisions
     tz = T if coh else 1.0
     cen = (m - 1.0) / m
@@ -203,19 +445,22 @@ def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
             r[j] = rj
             mr += rj
         mr /= m
+        # argmax (first on ties), error count and the largest exponent as selects, not
+        # branches: which class wins is unpredictable from row to row
         am = 0
+        vam = -np.inf
         for j in range(m):
             v = Gc[i, j] + tstep * (cen * (r[j] - mr))
             Gt[i, j] = v
             b[j] = v
             if not math.isfinite(v):
                 finite = False
-            if j > 0 and v > b[am]:
-                am = j
+            better = v > vam or j == 0
+            am = j if better else am
+            vam = v if better else vam
         c = y[i]
         swi = sw[i]
-        if am != c:
-            err += swi
+        err += swi if am != c else 0.0
         gc = b[c]
         mx = -np.inf
         jm = 0
@@ -225,9 +470,9 @@ def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
             else:
                 e = b[j] - gc
             b[j] = e
-            if e > mx:
-                mx = e
-                jm = j
+            up = e > mx
+            mx = e if up else mx
+            jm = j if up else jm
         s_ex = 0.0
         for j in range(m):
             if j == jm:
@@ -242,38 +487,26 @@ def _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
         for j in range(m):
             bj = b[j] / s
             wij = bj * (1.0 - bj)
-            if wij < w_floor:
-                wij = w_floor
+            wij = w_floor if wij < w_floor else wij
             GZ[j, i] = swi * tz * ((1.0 if j == c else 0.0) - bj)
             Wt[j, i] = wij * swi
     return ls / swt, err, finite
 
 
 @njit(cache=True, nogil=True)
-def _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow):
-    """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred or added increments of the
-    tree outputs ``fac R``, R class-major (m, n)) with the working responses at ``Gt`` and
-    the error count, in one pass over the rows.
-
-    Returns (weighted mean loss at ``Gt`` as :func:`working_response`, weighted error count,
-    all margins finite). AdaBoost.MH normalises its weights over all rows, so for it the
-    responses take a second pass.
-    """
+def _trial_margins(added, Gc, R, fac, tstep, y, sw, Gt):
+    """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred, or with ``added`` the added,
+    increments of the tree outputs ``fac R``, R class-major (m, n)); returns (weighted error
+    count, all margins finite)."""
     n, m = Gc.shape
     r = np.empty(m)
     inc = np.empty(m)
-    b = np.empty(m)
-    mh = loss == LOSS_MH or loss == LOSS_MH_DISCRETE
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
-    ls = 0.0
     err = 0.0
     finite = True
     for i in range(n):
         for j in range(m):
             r[j] = fac * R[j, i]
-        _increment(loss, r, m, inc)
+        _increment(added, r, m, inc)
         am = 0
         for j in range(m):
             v = Gc[i, j] + tstep * inc[j]
@@ -284,56 +517,14 @@ def _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt,
                 am = j
         if am != y[i]:
             err += sw[i]
-        if not mh:
-            li = _row_response(loss, Gt[i], y[i], sw[i], T, False, w_floor, b, GZ, Wt, i)
-            Lrow[i] = li
-            ls += li
-    if mh:
-        return _working_response(loss, Gt, y, sw, T, False, init_uniform, w_floor, GZ, Wt, Lrow), err, finite
-    return ls / swt, err, finite
+    return err, finite
 
 
 @njit(cache=True, nogil=True)
-def _working_response(loss, G, y, sw, T, first, init_uniform, w_floor, GZ, Wt, Lrow):
-    """:func:`working_response` with the outputs class-major, ``GZ[j, i]`` and ``Wt[j, i]``
-    (m, n) (so that each class tree reads its responses contiguously), also writing every
-    row's weighted loss into ``Lrow`` (n,) (AdaBoost.MH: ``sum_j exp(-Y_ij F_ij) sw_i / m``,
-    before the normalisation of ``D``)."""
-    n, m = G.shape
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
-    b = np.empty(m)
-    ls = 0.0
-    if loss != LOSS_MH and loss != LOSS_MH_DISCRETE:
-        uniform = first and init_uniform
-        for i in range(n):
-            li = _row_response(loss, G[i], y[i], sw[i], T, uniform, w_floor, b, GZ, Wt, i)
-            Lrow[i] = li
-            ls += li
-    else:
-        for i in range(n):
-            c = y[i]
-            li = 0.0
-            for j in range(m):
-                yy = 1.0 if j == c else -1.0
-                Wt[j, i] = math.exp(-yy * G[i, j]) * sw[i]
-                ls += Wt[j, i]
-                li += Wt[j, i]
-            Lrow[i] = li / m
-        for i in range(n):
-            c = y[i]
-            for j in range(m):
-                Wt[j, i] /= ls
-                GZ[j, i] = Wt[j, i] if j == c else -Wt[j, i]
-        ls /= m
-    return ls / swt
-
-
-@njit(cache=True, nogil=True)
-def _increment(loss, r, m, out):
-    """The margin increment of a round from the class-tree outputs ``r`` (centred or added)."""
-    if loss == LOSS_MH or loss == LOSS_MH_DISCRETE:
+def _increment(added, r, m, out):
+    """The margin increment of a round from the class-tree outputs ``r``: centred, or as they
+    are (``added``, AdaBoost.MH)."""
+    if added:
         for j in range(m):
             out[j] = r[j]
         return
@@ -358,34 +549,313 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
         r[j] = value[h, j, node]
 
 
+@njit(cache=True, nogil=True)
+def _copy_into(dst, src):
+    """``dst[:, :] = src`` for two arrays of one shape (a loop: no broadcasting checks)."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = src[i, j]
+
+
 # ------------------------------------------------------------------------------ fitting
 
 
-@njit(cache=True, nogil=True)
-def _draw_bag(n, ns, bag):
-    """``ns`` of the ``n`` row indices, uniformly without replacement, in increasing order
-    (selection sampling, Knuth's Algorithm S) into ``bag[:ns]``."""
-    need = ns
-    k = 0
-    for i in range(n):
-        if np.random.random() * (n - i) < need:
-            bag[k] = i
-            k += 1
-            need -= 1
-            if need == 0:
-                break
+def _make_fit(KIND, BAG, VAL):
+    """The compiled fitting loop of the method code ``KIND``, with row subsamples (``BAG``)
+    and validation rows (``VAL``) or without (plain ints and bools: the closure captures
+    nothing else, so numba's cache key is stable across processes)."""
+    NEWTON = KIND == BOOST_COH or KIND == BOOST_LOGIT
+
+    @njit(cache=True, nogil=True)
+    def boost_fit(data, spec, draws, trees, state):
+        """Run up to ``H`` rounds of boosting on binned training data (see the named tuples
+        for the inputs). Returns (n_rounds, finite, best): rounds run; False if the margins
+        became non-finite (the fit stops at the last finite round); the round (1-based) with
+        the smallest validation loss (``n_rounds`` without validation rows)."""
+        codes = data.codes
+        n_bins = data.n_bins
+        thresholds = data.thresholds
+        y = data.y
+        sw = data.sw
+        Xv = data.Xv
+        yv = data.yv
+        swv = data.swv
+        m = spec.m
+        Ts = spec.Ts
+        H = Ts.shape[0]
+        w_floor = spec.w_floor
+        lam = spec.lam
+        ns = spec.n_sub
+        feat = trees.feat
+        sbin = trees.sbin
+        shi = trees.shi
+        left = trees.left
+        right = trees.right
+        thr = trees.thr
+        value = trees.value
+        n_nodes = trees.n_nodes
+        G = state.G
+        Gv = state.Gv
+        hist = state.hist
+        n, p = codes.shape
+        nv = Xv.shape[0]
+        max_nodes = feat.shape[2]
+        # typed bools (not literals, which would compile twins of the helpers they are passed to)
+        coh = KIND == BOOST_COH
+        added = KIND == BOOST_MH or KIND == BOOST_MH_DISCRETE
+        # class-major responses: the tree of class j reads GZ[j] and Wt[j] in place
+        GZ = np.empty((m, n))
+        Wt = np.empty((m, n))
+        Lrow = np.empty(n)
+        rows = np.empty(n, np.int32)
+        buf = np.empty(n, np.int32)
+        start = np.empty(max_nodes, np.int64)
+        end = np.empty(max_nodes, np.int64)
+        depth = np.empty(max_nodes, np.int64)
+        node_tot = np.zeros((max_nodes, 3))
+        R = np.empty((m, n))
+        r = np.empty(m)
+        inc = np.empty(m)
+        fperm = np.arange(p)
+        use_bag = BAG
+        if use_bag != (ns < n) or VAL != (nv > 0):
+            raise ValueError("boost_fit: compiled for other subsample or validation settings")
+        # the root histogram straight from the row index when every row grows the tree
+        direct_root = spec.min_leaf == 1 and not use_bag
+        bag = np.arange(n)
+        eps_mh = 1.0 / (n * m)
+        swt = _sum(sw)
+        swvt = _sum(swv)
+        best = 0
+        best_v = np.inf
+        since = 0
+        lfull = 0.0
+        # current and trial margins; an accepted trial becomes current by swapping the buffers
+        Gc = G
+        Gt = np.empty((n, m))
+        swapped = False
+        for h in range(H):
+            T = Ts[h]
+            lam_t = lam * T if coh else lam
+            if h == 0 or Ts[h] != Ts[h - 1]:
+                # responses and loss at the current margins (later rounds reuse those computed
+                # at the accepted trial of the step control; annealing: at this round's rho)
+                if NEWTON:
+                    uniform = h == 0 and spec.init_uniform
+                    lt = _responses_newton(coh, Gc, y, sw, T, uniform, w_floor, GZ, Wt, Lrow)
+                elif KIND == BOOST_EXP:
+                    lt = _responses_exp(Gc, y, sw, GZ, Wt, Lrow)
+                else:
+                    lt = _responses_mh(Gc, y, sw, GZ, Wt, Lrow)
+                lfull = swt * lt
+            base = lfull
+            if use_bag:
+                _draw_bag(draws.bag_keys[h], n, ns, bag)
+                base = 0.0
+                for k in range(ns):
+                    base += Lrow[bag[k]]
+            rsum = 0.0  # discrete AdaBoost.MH: weighted agreement sum D Y h
+            for j in range(m):
+                if draws.permute:
+                    _permute(draws.tree_keys[h, j], fperm)
+                w = Wt[j]
+                gz = GZ[j]
+                if direct_root:
+                    build_root_hist(codes, gz, w, hist)  # (the grower then sets ``rows`` itself)
+                else:
+                    for k in range(ns):
+                        rows[k] = bag[k]
+                nn = grow_boost_tree(
+                    codes,
+                    data.codes_t,
+                    n_bins,
+                    gz,
+                    w,
+                    rows,
+                    ns,
+                    spec.max_leaves,
+                    spec.min_leaf,
+                    spec.max_depth,
+                    hist,
+                    buf,
+                    feat[h, j],
+                    sbin[h, j],
+                    shi[h, j],
+                    left[h, j],
+                    right[h, j],
+                    start,
+                    end,
+                    depth,
+                    node_tot,
+                    fperm,
+                    direct_root,
+                    lam_t,
+                )
+                n_nodes[h, j] = nn
+                for t in range(nn):
+                    if left[h, j, t] >= 0:
+                        value[h, j, t] = 0.0
+                        f = feat[h, j, t]
+                        thr[h, j, t] = 0.5 * (thresholds[f, sbin[h, j, t]] + thresholds[f, shi[h, j, t]])
+                        continue
+                    Gs = node_tot[t, 0]
+                    Ws = node_tot[t, 1]
+                    if KIND == BOOST_MH:
+                        wp = 0.5 * (Ws + Gs)
+                        wm = 0.5 * (Ws - Gs)
+                        if wp < 0.0:
+                            wp = 0.0
+                        if wm < 0.0:
+                            wm = 0.0
+                        v = 0.5 * math.log((wp + eps_mh) / (wm + eps_mh))
+                    elif KIND == BOOST_MH_DISCRETE:
+                        v = 1.0 if Gs > 0.0 else (-1.0 if Gs < 0.0 else 0.0)
+                        rsum += abs(Gs)
+                    else:
+                        v = Gs / (Ws + lam_t) if Ws > 0.0 else 0.0
+                        if v > spec.max_delta:
+                            v = spec.max_delta
+                        elif v < -spec.max_delta:
+                            v = -spec.max_delta
+                    value[h, j, t] = v
+                    if not use_bag:
+                        for ii in range(start[t], end[t]):
+                            R[j, rows[ii]] = v
+                if use_bag:
+                    # every row (drawn or not) through the tree, on the training bins
+                    for i in range(n):
+                        t = 0
+                        while left[h, j, t] >= 0:
+                            if codes[i, feat[h, j, t]] <= sbin[h, j, t]:
+                                t = left[h, j, t]
+                            else:
+                                t = right[h, j, t]
+                        R[j, i] = value[h, j, t]
+            fac = spec.shrinkage
+            if KIND == BOOST_MH_DISCRETE:
+                if use_bag:
+                    # the agreement of the drawn rows, relative to their share of D
+                    wb = 0.0
+                    for k in range(ns):
+                        for j in range(m):
+                            wb += Wt[j, bag[k]]
+                    if wb > 0.0:
+                        rsum /= wb
+                if rsum > 1.0:
+                    rsum = 1.0
+                fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
+            # the step control: trial margins G + t D (D the round's increments); their working
+            # responses (for the next round) come with the loss, so an accepted full step costs
+            # one pass, as the unguarded algorithm does
+            tstep = 1.0
+            k = 0
+            while True:
+                if NEWTON:
+                    lt, err, finite = _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow)
+                else:
+                    err, finite = _trial_margins(added, Gc, R, fac, tstep, y, sw, Gt)
+                    if KIND == BOOST_EXP:
+                        lt = _responses_exp(Gt, y, sw, GZ, Wt, Lrow)
+                    else:
+                        lt = _responses_mh(Gt, y, sw, GZ, Wt, Lrow)
+                lfull = swt * lt
+                lnew = lfull
+                if use_bag:
+                    lnew = 0.0
+                    for kk in range(ns):
+                        lnew += Lrow[bag[kk]]
+                if lnew <= base + _RTOL_LOSS * abs(base) or tstep == 0.0:
+                    break
+                if k >= _MAX_HALVINGS:
+                    # no decrease above rounding level: the loss is at its minimum; a trial
+                    # with step 0 gives the responses, loss and error at the current margins
+                    tstep = 0.0
+                    continue
+                tstep *= 0.5
+                k += 1
+            state.step_scale[h] = tstep
+            fac *= tstep
+            for j in range(m):
+                for t in range(n_nodes[h, j]):
+                    if left[h, j, t] < 0:
+                        value[h, j, t] *= fac
+            if tstep > 0.0:
+                Gc, Gt = Gt, Gc
+                swapped = not swapped
+            if not finite:
+                if swapped:
+                    _copy_into(G, Gc)
+                return h, False, max(best, 1) if h > 0 else 0
+            state.train_loss[h] = lfull / swt
+            state.train_err[h] = err / swt
+            if VAL:
+                lv = 0.0
+                for i in range(nv):
+                    _predict_round(Xv, i, h, m, feat, thr, left, right, value, r)
+                    _increment(added, r, m, inc)
+                    g = Gv[i]
+                    for j in range(m):
+                        g[j] += inc[j]
+                    c = yv[i]
+                    if KIND == BOOST_COH:
+                        li = mc_coh_loss(g, c, T)
+                    elif KIND == BOOST_LOGIT:
+                        li = mc_lmult(g, c)
+                    elif KIND == BOOST_EXP:
+                        li = math.exp(-g[c])
+                    else:
+                        li = _mh_row_loss(g, c)
+                    lv += swv[i] * li
+                lv /= swvt
+                state.val_loss[h] = lv
+                if lv < best_v - spec.es_tol:
+                    since = 0
+                else:
+                    since += 1
+                if lv < best_v:
+                    best_v = lv
+                    best = h + 1
+                if spec.n_iter_no_change > 0 and since >= spec.n_iter_no_change:
+                    if swapped:
+                        _copy_into(G, Gc)
+                    return h + 1, True, best
+            else:
+                best = h + 1
+        if swapped:
+            _copy_into(G, Gc)
+        return H, True, best
+
+    return boost_fit
 
 
-@njit(cache=True, nogil=True)
-def boost_fit(
+_FITTERS: dict = {}
+
+
+def boost_fitter(kind, subsample, validation):
+    """The compiled fitting loop of method code ``kind`` with (``subsample``) or without row
+    subsamples and with (``validation``) or without validation rows (made once per process and
+    settings; a fit compiles only the code its settings reach)."""
+    key = (int(kind), bool(subsample), bool(validation))
+    if key[0] not in BOOST_CODES:
+        raise ValueError(f"unknown boosting method code {kind}; expected one of {BOOST_CODES}")
+    fit = _FITTERS.get(key)
+    if fit is None:
+        fit = _FITTERS[key] = _make_fit(*key)
+    return fit
+
+
+def fit_boost(
+    kind,
     codes,
     n_bins,
     thresholds,
     y,
     sw,
-    m,
-    H,
-    loss,
+    Xv,
+    yv,
+    swv,
+    g0,
+    *,
     Ts,
     shrinkage,
     max_delta,
@@ -394,351 +864,141 @@ def boost_fit(
     max_depth,
     w_floor,
     init_uniform,
-    seed,
-    hist,
-    Xv,
-    yv,
-    swv,
+    lam,
+    subsample,
     n_iter_no_change,
     es_tol,
-    feat,
-    sbin,
-    shi,
-    thr,
-    left,
-    right,
-    value,
-    n_nodes,
-    step_scale,
-    train_err,
-    train_loss,
-    val_loss,
-    G,
-    Gv,
-    lam=0.0,
-    subsample=1.0,
+    rng,
+    permute,
 ):
-    """Run up to ``H`` rounds of boosting on binned training data.
+    """Allocate the outputs, run :func:`boost_fitter` ``(kind)`` and return ``(n_rounds, finite,
+    best, trees, state)`` (:class:`BoostTrees`, :class:`BoostState` with the full ``H`` rounds).
 
-    Parameters
-    ----------
-    codes : (n, p) binned features; n_bins : (p,) bins per feature; thresholds : (p, nb - 1)
-        bin edges of :func:`cohstats.solvers.trees.grow.make_bins`
-    y : (n,) int64 class codes 0..m-1; sw : (n,) observation weights
-    loss : method code (module docstring); Ts : (H,) temperature of each round
-    shrinkage : leaf values are multiplied by this factor
-    max_delta : cap on the absolute Newton leaf values (codes 0-2), applied before shrinkage
-    max_leaves, min_leaf, max_depth : tree growth limits
-    w_floor : floor of the Newton weights ``beta (1 - beta)``
-    init_uniform : first round with ``beta = 1/m`` (Algorithm 1, step 1) instead of eq (5)
-    seed : seed of the feature search order of every tree (ties between equally good splits
-        go to the first feature in that order) and of the row subsamples; ``seed < 0``:
-        natural order (smallest index), subsamples drawn with seed 0
-    hist : histogram workspace (slots, p, max_bin, ``hist_width(1, min_leaf)``) of
-        :func:`cohstats.solvers.trees.grow.grow_tree`
-    Xv, yv, swv : raw validation rows (nv, p), their classes and weights (nv may be 0)
-    n_iter_no_change, es_tol : stop when the weighted validation loss has not fallen below
-        ``best - es_tol`` for this many rounds (``n_iter_no_change <= 0`` or ``nv == 0``:
-        never)
-    feat, sbin, shi, left, right : (H, m, max_nodes) int64 outputs (``shi``: end of the empty
-        bin gap above the split bin, see :func:`grow_tree`); thr, value : (H, m, max_nodes)
-        raw-scale thresholds and leaf values (shrinkage and step size included)
-    n_nodes : (H, m) int64 output; step_scale : (H,) the accepted step size of each round
-    train_err, train_loss, val_loss : (H,) outputs after each round (weighted means)
-    G, Gv : (n, m), (nv, m) in/out, the margin vectors of the training and validation rows
-        (start at the initial margins)
-    lam : L2 penalty on the leaf values of codes 0-2 (the penalised Newton step
-        ``sum g / (sum h + lam)`` of XGBoost and LightGBM, with ``g``, ``h`` the gradient
-        and Hessian of the loss; for the coherence loss ``h = beta (1 - beta) / rho``, so
-        the tree sees ``rho lam`` beside its weights ``beta (1 - beta)``)
-    subsample : share of the rows that grow each round's trees (Friedman's stochastic
-        gradient boosting): ``round(subsample n)`` rows drawn without replacement every
-        round; the leaf values come from those rows, the margins of all rows are updated,
-        and the step control uses the loss of the drawn rows (for which the round's trees
-        are a descent direction). 1: every row, every round.
-
-    Returns
-    -------
-    (n_rounds, finite, best) : rounds run; False if the margins became non-finite (the fit
-    stops at the last finite round); the round (1-based) with the smallest validation loss
-    (``n_rounds`` without validation rows).
+    ``codes, n_bins, thresholds`` come from :func:`cohstats.solvers.trees.grow.make_bins`;
+    ``g0`` (m,) are the initial margins of every row; ``rng`` (a numpy Generator) draws the
+    random keys; ``permute``: random feature search order per tree (else natural order);
+    ``subsample``: share of the rows drawn every round (``round(subsample n)``, at least 1).
+    The other arguments are the fields of :class:`BoostSpec`.
     """
     n, p = codes.shape
-    nv = Xv.shape[0]
-    max_nodes = feat.shape[2]
-    # class-major responses: the tree of class j reads GZ[j] and Wt[j] in place
-    GZ = np.empty((m, n))
-    Wt = np.empty((m, n))
-    Lrow = np.empty(n)
-    rows = np.empty(n, np.int64)
-    buf = np.empty(n, np.int64)
-    start = np.empty(max_nodes, np.int64)
-    end = np.empty(max_nodes, np.int64)
-    depth = np.empty(max_nodes, np.int64)
-    node_tot = np.zeros((max_nodes, 3))
-    R = np.empty((m, n))
-    r = np.empty(m)
-    inc = np.empty(m)
-    direct_root = min_leaf == 1
-    fperm = np.arange(p)
-    if seed >= 0:
-        np.random.seed(seed)
-    ns = int(subsample * n + 0.5)
-    if ns < 1:
-        ns = 1
-    if ns > n:
-        ns = n
-    use_bag = ns < n
-    bag = np.arange(n)
-    if use_bag and seed < 0:
-        np.random.seed(0)
-    eps_mh = 1.0 / (n * m)
-    swt = 0.0
-    for i in range(n):
-        swt += sw[i]
-    swvt = 0.0
-    for i in range(nv):
-        swvt += swv[i]
-    best = 0
-    best_v = np.inf
-    since = 0
-    lfull = 0.0
-    # current and trial margins; an accepted trial becomes current by swapping the buffers
-    Gc = G
-    Gt = np.empty((n, m))
-    swapped = False
-    for h in range(H):
-        T = Ts[h]
-        lam_t = lam * T if loss == LOSS_COH else lam
-        if h == 0 or Ts[h] != Ts[h - 1]:
-            # responses and loss at the current margins (later rounds reuse those computed
-            # at the accepted trial of the step control; annealing: at this round's rho)
-            lfull = swt * _working_response(loss, Gc, y, sw, T, h == 0, init_uniform, w_floor, GZ, Wt, Lrow)
-        base = lfull
-        if use_bag:
-            _draw_bag(n, ns, bag)
-            base = 0.0
-            for k in range(ns):
-                base += Lrow[bag[k]]
-        rsum = 0.0  # discrete AdaBoost.MH: weighted agreement sum D Y h
-        for j in range(m):
-            if seed >= 0:
-                fperm = np.random.permutation(p)
-            w = Wt[j]
-            gz = GZ[j].reshape((n, 1))
-            for k in range(ns):
-                rows[k] = bag[k]
-            if direct_root:
-                # the root histogram straight from the row index when every row grows the tree
-                # (same sums in the same order as through ``rows``)
-                if use_bag:
-                    _build_hist(codes, rows, 0, ns, gz, w, hist, 0, False)
-                else:
-                    build_root_hist(codes, GZ[j], w, hist)
-            nn = grow_tree(
-                codes,
-                n_bins,
-                gz,
-                w,
-                rows,
-                ns,
-                max_leaves,
-                min_leaf,
-                max_depth,
-                True,
-                hist,
-                buf,
-                feat[h, j],
-                sbin[h, j],
-                shi[h, j],
-                left[h, j],
-                right[h, j],
-                start,
-                end,
-                depth,
-                node_tot,
-                fperm,
-                direct_root,
-                lam_t,
-            )
-            n_nodes[h, j] = nn
-            for t in range(nn):
-                if left[h, j, t] >= 0:
-                    value[h, j, t] = 0.0
-                    f = feat[h, j, t]
-                    thr[h, j, t] = 0.5 * (thresholds[f, sbin[h, j, t]] + thresholds[f, shi[h, j, t]])
-                    continue
-                Gs = node_tot[t, 0]
-                Ws = node_tot[t, 1]
-                if loss == LOSS_MH:
-                    wp = 0.5 * (Ws + Gs)
-                    wm = 0.5 * (Ws - Gs)
-                    if wp < 0.0:
-                        wp = 0.0
-                    if wm < 0.0:
-                        wm = 0.0
-                    v = 0.5 * math.log((wp + eps_mh) / (wm + eps_mh))
-                elif loss == LOSS_MH_DISCRETE:
-                    v = 1.0 if Gs > 0.0 else (-1.0 if Gs < 0.0 else 0.0)
-                    rsum += abs(Gs)
-                else:
-                    v = Gs / (Ws + lam_t) if Ws > 0.0 else 0.0
-                    if v > max_delta:
-                        v = max_delta
-                    elif v < -max_delta:
-                        v = -max_delta
-                value[h, j, t] = v
-                if not use_bag:
-                    for ii in range(start[t], end[t]):
-                        R[j, rows[ii]] = v
-            if use_bag:
-                # every row (drawn or not) through the tree, on the training bins
-                for i in range(n):
-                    t = 0
-                    while left[h, j, t] >= 0:
-                        if codes[i, feat[h, j, t]] <= sbin[h, j, t]:
-                            t = left[h, j, t]
-                        else:
-                            t = right[h, j, t]
-                    R[j, i] = value[h, j, t]
-        fac = shrinkage
-        if loss == LOSS_MH_DISCRETE:
-            if use_bag:
-                # the agreement of the drawn rows, relative to their share of D
-                wb = 0.0
-                for k in range(ns):
-                    for j in range(m):
-                        wb += Wt[j, bag[k]]
-                if wb > 0.0:
-                    rsum /= wb
-            if rsum > 1.0:
-                rsum = 1.0
-            fac *= 0.5 * math.log((0.5 * (1.0 + rsum) + eps_mh) / (0.5 * (1.0 - rsum) + eps_mh))
-        # the step control: trial margins G + t D (D the round's increments); their working
-        # responses (for the next round) come with the loss, so an accepted full step costs
-        # one pass, as the unguarded algorithm does
-        tstep = 1.0
-        k = 0
-        while True:
-            if loss == LOSS_COH or loss == LOSS_LOGIT:
-                lt, err, finite = _trial_newton(loss, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow)
-            else:
-                lt, err, finite = _trial(loss, Gc, R, fac, tstep, y, sw, T, init_uniform, w_floor, Gt, GZ, Wt, Lrow)
-            lfull = swt * lt
-            lnew = lfull
-            if use_bag:
-                lnew = 0.0
-                for kk in range(ns):
-                    lnew += Lrow[bag[kk]]
-            if lnew <= base + _RTOL_LOSS * abs(base):
-                break
-            if k >= _MAX_HALVINGS:
-                # no decrease above rounding level: the loss is at its minimum
-                tstep = 0.0
-                lfull = swt * _working_response(loss, Gc, y, sw, T, False, init_uniform, w_floor, GZ, Wt, Lrow)
-                err, finite = _err_finite(Gc, y, sw)
-                break
-            tstep *= 0.5
-            k += 1
-        step_scale[h] = tstep
-        fac *= tstep
-        for j in range(m):
-            for t in range(n_nodes[h, j]):
-                if left[h, j, t] < 0:
-                    value[h, j, t] *= fac
-        if tstep > 0.0:
-            Gc, Gt = Gt, Gc
-            swapped = not swapped
-        if not finite:
-            if swapped:
-                G[:, :] = Gc
-            return h, False, max(best, 1) if h > 0 else 0
-        train_loss[h] = lfull / swt
-        train_err[h] = err / swt
-        if nv > 0:
-            lv = 0.0
-            for i in range(nv):
-                _predict_round(Xv, i, h, m, feat, thr, left, right, value, r)
-                _increment(loss, r, m, inc)
-                for j in range(m):
-                    Gv[i, j] += inc[j]
-                lv += swv[i] * row_loss(loss, Gv[i], yv[i], T)
-            lv /= swvt
-            val_loss[h] = lv
-            if lv < best_v - es_tol:
-                since = 0
-            else:
-                since += 1
-            if lv < best_v:
-                best_v = lv
-                best = h + 1
-            if n_iter_no_change > 0 and since >= n_iter_no_change:
-                if swapped:
-                    G[:, :] = Gc
-                return h + 1, True, best
-        else:
-            best = h + 1
-    if swapped:
-        G[:, :] = Gc
-    return H, True, best
+    if n >= 2**31:
+        raise ValueError(f"boosting takes fewer than 2**31 training rows; got {n}")
+    m = int(g0.shape[0])
+    Ts = np.ascontiguousarray(Ts, dtype=np.float64)
+    H = Ts.shape[0]
+    mn = 2 * int(max_leaves) - 1
+    ns = min(max(int(subsample * n + 0.5), 1), n)
+    codes = np.ascontiguousarray(codes)
+    data = BoostData(
+        codes,
+        np.ascontiguousarray(codes.T),
+        np.ascontiguousarray(n_bins, dtype=np.int64),
+        np.ascontiguousarray(thresholds, dtype=np.float64),
+        np.ascontiguousarray(y, dtype=np.int64),
+        np.ascontiguousarray(sw, dtype=np.float64),
+        np.ascontiguousarray(Xv, dtype=np.float64).reshape(-1, p),
+        np.ascontiguousarray(yv, dtype=np.int64),
+        np.ascontiguousarray(swv, dtype=np.float64),
+    )
+    spec = BoostSpec(
+        m,
+        Ts,
+        float(shrinkage),
+        float(max_delta),
+        int(max_leaves),
+        int(min_leaf),
+        int(max_depth),
+        float(w_floor),
+        bool(init_uniform),
+        float(lam),
+        int(ns),
+        int(n_iter_no_change),
+        float(es_tol),
+    )
+    tree_keys, bag_keys = draw_keys(rng, H, m)
+    draws = BoostDraws(bool(permute), tree_keys, bag_keys)
+    trees = BoostTrees(
+        *(np.full((H, m, mn), -1, np.int64) for _ in range(5)),
+        np.full((H, m, mn), np.nan),
+        np.zeros((H, m, mn)),
+        np.zeros((H, m), np.int64),
+    )
+    g0 = np.asarray(g0, dtype=np.float64)
+    state = BoostState(
+        np.tile(g0, (n, 1)),
+        np.tile(g0, (data.Xv.shape[0], 1)),
+        np.full(H, np.nan),
+        np.full(H, np.nan),
+        np.full(H, np.nan),
+        np.full(H, np.nan),
+        np.zeros((_n_slots(max_leaves, max_depth, True), p, int(n_bins.max()), hist_width(1, min_leaf))),
+    )
+    fit = boost_fitter(kind, ns < n, data.Xv.shape[0] > 0)
+    rounds, finite, best = fit(data, spec, draws, trees, state)
+    return int(rounds), bool(finite), int(best), trees, state
 
 
 # ------------------------------------------------------------------------------ prediction
 
 
 @njit(cache=True, nogil=True)
-def boost_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
+def boost_decision(X, n_rounds, m, kind, feat, thr, left, right, value, g0):
     """Margin vectors g(x) (n, m) after ``n_rounds`` rounds for raw ``X`` from the initial
     margins ``g0`` (m,)."""
     n = X.shape[0]
+    added = kind == BOOST_MH or kind == BOOST_MH_DISCRETE
     G = np.empty((n, m))
     r = np.empty(m)
     inc = np.empty(m)
     for i in range(n):
-        G[i] = g0
+        for j in range(m):
+            G[i, j] = g0[j]
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
-            _increment(loss, r, m, inc)
+            _increment(added, r, m, inc)
             for j in range(m):
                 G[i, j] += inc[j]
     return G
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_decision(X, n_rounds, m, loss, feat, thr, left, right, value, g0):
+def boost_staged_decision(X, n_rounds, m, kind, feat, thr, left, right, value, g0):
     """Margins after every round: array (n_rounds, n, m)."""
     n = X.shape[0]
+    added = kind == BOOST_MH or kind == BOOST_MH_DISCRETE
     out = np.empty((n_rounds, n, m))
     g = np.empty(m)
     r = np.empty(m)
     inc = np.empty(m)
     for i in range(n):
-        g[:] = g0
+        for j in range(m):
+            g[j] = g0[j]
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
-            _increment(loss, r, m, inc)
+            _increment(added, r, m, inc)
             for j in range(m):
                 g[j] += inc[j]
-            out[h, i] = g
+                out[h, i, j] = g[j]
     return out
 
 
 @njit(cache=True, nogil=True)
-def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, value, g0):
+def boost_staged_error(X, y, sw, n_rounds, m, kind, Ts, feat, thr, left, right, value, g0):
     """Weighted error rate and mean loss (with the round's temperature) after every round."""
     n = X.shape[0]
+    added = kind == BOOST_MH or kind == BOOST_MH_DISCRETE
     err = np.zeros(n_rounds)
     ls = np.zeros(n_rounds)
     g = np.empty(m)
     r = np.empty(m)
     inc = np.empty(m)
-    swt = 0.0
+    swt = _sum(sw)
     for i in range(n):
-        swt += sw[i]
-        g[:] = g0
+        for j in range(m):
+            g[j] = g0[j]
         for h in range(n_rounds):
             _predict_round(X, i, h, m, feat, thr, left, right, value, r)
-            _increment(loss, r, m, inc)
+            _increment(added, r, m, inc)
             for j in range(m):
                 g[j] += inc[j]
             am = 0
@@ -747,20 +1007,20 @@ def boost_staged_error(X, y, sw, n_rounds, m, loss, Ts, feat, thr, left, right, 
                     am = j
             if am != y[i]:
                 err[h] += sw[i]
-            ls[h] += sw[i] * row_loss(loss, g, y[i], Ts[h])
+            ls[h] += sw[i] * row_loss(kind, g, y[i], Ts[h])
     return err / swt, ls / swt
 
 
 @njit(cache=True, nogil=True)
-def margins_to_proba(G, loss, T):
+def margins_to_proba(G, kind, T):
     """Class probabilities from margins: eq (8) for the coherence loss, softmax for the
     multinomial and exponential losses, normalised expit(2 F_j) for AdaBoost.MH."""
     n, m = G.shape
     P = np.empty((n, m))
     for i in range(n):
-        if loss == LOSS_COH:
+        if kind == BOOST_COH:
             mc_coh_prob(G[i], T, P[i])
-        elif loss == LOSS_MH or loss == LOSS_MH_DISCRETE:
+        elif kind == BOOST_MH or kind == BOOST_MH_DISCRETE:
             s = 0.0
             for j in range(m):
                 v = 2.0 * G[i, j]

@@ -99,16 +99,29 @@ def make_bins(X, max_bins=255, sample_weight=None):
         if sw.shape != (n,) or np.any(~np.isfinite(sw)) or np.any(sw < 0):
             raise ValueError("sample_weight must be n finite non-negative numbers")
     pos = sw > 0 if np.any(sw > 0) else np.ones(n, bool)
+    # unit weights (the common case): distinct values and their counts from one sort, without
+    # the inverse index (the same values and counts as np.unique and np.bincount give)
+    unit = bool(np.all(sw[pos] == 1.0))
     for f in range(p):
         col = X[:, f]
         if not np.all(np.isfinite(col)):
             raise ValueError(f"column {f} of X has missing or infinite values")
-        u, inv = np.unique(col[pos], return_inverse=True)
+        if unit:
+            sv = np.sort(col[pos])
+            new = np.empty(sv.size, bool)
+            new[:1] = True
+            np.not_equal(sv[1:], sv[:-1], out=new[1:])
+            u = sv[new]
+        else:
+            u, inv = np.unique(col[pos], return_inverse=True)
         if u.size <= max_bins:
             cuts = 0.5 * (u[:-1] + u[1:])
         else:
             # equal-weight cuts at midpoints between distinct values
-            cnt = np.bincount(inv, weights=sw[pos], minlength=u.size)
+            if unit:
+                cnt = np.diff(np.append(np.flatnonzero(new), sv.size)).astype(np.float64)
+            else:
+                cnt = np.bincount(inv, weights=sw[pos], minlength=u.size)
             cum = np.cumsum(cnt)
             targets = cum[-1] * np.arange(1, max_bins) / max_bins
             idx = np.unique(np.searchsorted(cum, targets, side="left"))
@@ -117,8 +130,38 @@ def make_bins(X, max_bins=255, sample_weight=None):
         cuts = np.unique(cuts)
         thr[f, : cuts.size] = cuts
         nb[f] = cuts.size + 1
-        codes[:, f] = np.searchsorted(cuts, col, side="left")
+        codes[:, f] = _count_below(cuts, col)
     return codes, thr, nb
+
+
+def _count_below(cuts, x):
+    """``np.searchsorted(cuts, x, side="left")`` (how many cuts lie below each ``x``) for sorted
+    finite ``cuts`` and finite ``x``.
+
+    On long columns the binary search's unpredictable branches cost most of the binning
+    time, so the cuts' range is divided into ``4 len(cuts)`` equal buckets: each ``x`` starts
+    at the count below the edge one bucket under its own (a bucket of slack for rounding) and
+    advances over the few cuts in between in vectorised steps. Falls back on the binary search
+    when a stretch of three buckets holds more than 8 cuts (strongly uneven cuts).
+    """
+    k = cuts.size
+    if k < 32 or x.size < 8192:
+        return np.searchsorted(cuts, x, side="left")
+    lo, hi = float(cuts[0]), float(cuts[-1])
+    nbk = 4 * k
+    width = (hi - lo) / nbk
+    if not width > 1e-9 * max(abs(lo), abs(hi)):
+        return np.searchsorted(cuts, x, side="left")
+    # F[j + 1] = number of cuts below the edge lo + j width, j = -1..nbk+1
+    F = np.searchsorted(cuts, lo + width * np.arange(-1, nbk + 2), side="left")
+    steps = int((F[3:] - F[:-3]).max())  # cuts from one bucket below to one above
+    if steps > 8:
+        return np.searchsorted(cuts, x, side="left")
+    idx = F[np.clip(np.floor((x - lo) / width), 0, nbk - 1).astype(np.intp)]
+    ext = np.append(cuts, np.inf)
+    for _ in range(steps):
+        idx += ext[idx] < x
+    return idx
 
 
 def apply_bins(X, thresholds, n_bins, dtype=np.uint8):
@@ -197,6 +240,17 @@ def build_root_hist(codes, gz, w, hist):
 
 
 @njit(cache=True, nogil=True)
+def _subtract_hist(hist, slot, other):
+    """``hist[slot] -= hist[other]`` (a loop: array arithmetic would compile shape checks)."""
+    a = hist[slot]
+    b = hist[other]
+    for f in range(a.shape[0]):
+        for bb in range(a.shape[1]):
+            for k in range(a.shape[2]):
+                a[f, bb, k] -= b[f, bb, k]
+
+
+@njit(cache=True, nogil=True)
 def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     """Best split of the node (``cnt`` rows) whose histogram is in ``slot``.
 
@@ -260,6 +314,100 @@ def _best_split(hist, slot, n_bins, K, min_leaf, tot, cnt, counts, fperm, lam):
     return best_gain, best_f, best_b
 
 
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _queue(n_slots):
+    """Empty queue of pending leaves: ``pend[q] = (node, feature, bin, slot)``, their gains, and
+    the stack of free histogram slots (all free; slot 0 on top)."""
+    pend = np.empty((n_slots, 4), np.int64)
+    gains = np.empty(n_slots)
+    free = np.empty(n_slots, np.int64)
+    for s in range(n_slots):
+        free[s] = n_slots - 1 - s
+    return pend, gains, free
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _pop(pend, gains, n_pend, best_first):
+    """Remove and return ``(node, feature, bin, slot)`` of the next leaf to split: the largest
+    gain (the earliest created among ties), or depth first the last one queued; the order of
+    the rest is kept."""
+    q = n_pend - 1
+    if best_first:
+        q = 0
+        for r in range(1, n_pend):
+            if gains[r] > gains[q] + TIE_RTOL * abs(gains[q]):
+                q = r
+    node = pend[q, 0]
+    f = pend[q, 1]
+    b = pend[q, 2]
+    slot = pend[q, 3]
+    for r in range(q, n_pend - 1):
+        for k in range(4):
+            pend[r, k] = pend[r + 1, k]
+        gains[r] = gains[r + 1]
+    return node, f, b, slot
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _push(pend, gains, n_pend, node, g, f, b, slot):
+    pend[n_pend, 0] = node
+    pend[n_pend, 1] = f
+    pend[n_pend, 2] = b
+    pend[n_pend, 3] = slot
+    gains[n_pend] = g
+
+
+@njit(cache=True, nogil=True)
+def _partition(rows, buf, s, e, col, b, identity):
+    """Stable partition of ``rows[s:e]`` into the rows with ``col[i] <= b`` and the others;
+    returns the size of the first part. ``identity``: the rows are ``s..e-1`` (not read)."""
+    nl = 0
+    nr = 0
+    # branch-free (the side is unpredictable): write both, advance one; position s + nl <= ii
+    # has already been read
+    if identity:
+        for i in range(s, e):
+            go = np.int64(col[i] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
+    else:
+        for ii in range(s, e):
+            i = rows[ii]
+            go = np.int64(col[i] <= b)
+            rows[s + nl] = i
+            buf[nr] = i
+            nl += go
+            nr += 1 - go
+    for r in range(nr):
+        rows[s + nl + r] = buf[r]
+    return nl
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _open_node(c, s, e, dep, feat, split_bin, split_hi, left, right, start, end, depth):
+    """Node ``c`` as a leaf owning ``rows[s:e]`` at depth ``dep``."""
+    feat[c] = -1
+    split_bin[c] = -1
+    split_hi[c] = -1
+    left[c] = -1
+    right[c] = -1
+    start[c] = s
+    end[c] = e
+    depth[c] = dep
+
+
+@njit(cache=True, nogil=True, inline="always")  # (small: no call, no literal twins)
+def _gap_end(hist, slot, f, b, nbf, wcol):
+    """Last bin of the empty gap above bin ``b`` of feature ``f`` in the histogram ``slot``
+    (``wcol``: its weight column)."""
+    hi = b
+    while hi + 1 < nbf - 1 and hist[slot, f, hi + 1, wcol] == 0.0:
+        hi += 1
+    return hi
+
+
 @njit(cache=True, nogil=True)
 def grow_tree(
     codes,
@@ -308,8 +456,9 @@ def grow_tree(
     fperm : (p,) int64, the order in which features are searched; among tied gains the first
         feature in this order wins (identity: the smallest index; boosting draws a random
         order per tree from ``random_state``, as scikit-learn's trees do)
-    root_ready : the caller has already put the root histogram in ``hist[0]`` (boosting
-        builds the root histograms of all classes in one pass; needs ``min_leaf == 1``)
+    root_ready : the caller has already put the root histogram in ``hist[0]`` (with
+        :func:`build_root_hist`, straight from the rows without the index; needs
+        ``min_leaf == 1``)
     lam : L2 penalty on the leaf values (boosting's ``lambda_l2``): splits maximise the
         decrease of ``sum_leaves -G^2 / (W + lam)``, whose leaf values are ``G / (W + lam)``
         (0: least squares)
@@ -321,129 +470,277 @@ def grow_tree(
     K = gz.shape[1]
     n_slots = hist.shape[0]
     max_nodes = feat.shape[0]
-    # pending leaves: node, gain, feature, bin, slot
-    pend_node = np.empty(n_slots, np.int64)
-    pend_gain = np.empty(n_slots)
-    pend_f = np.empty(n_slots, np.int64)
-    pend_b = np.empty(n_slots, np.int64)
-    pend_slot = np.empty(n_slots, np.int64)
-    free = np.empty(n_slots, np.int64)
-    for s in range(n_slots):
-        free[s] = n_slots - 1 - s
-    n_free = n_slots
+    pend, gains, free = _queue(n_slots)
+    n_free = n_slots - 1
     n_pend = 0
-
-    n_free -= 1
     s0 = free[n_free]
     counts = min_leaf > 1
     if hist.shape[3] != K + 1 + int(counts):
         raise ValueError("grow_tree: hist must have hist_width(K, min_leaf) columns")
+    _open_node(0, 0, n_rows, 0, feat, split_bin, split_hi, left, right, start, end, depth)
     if not (root_ready and s0 == 0 and not counts):
-        _build_hist(codes, rows, 0, n_rows, gz, w, hist, s0, counts)
-    feat[0] = -1
-    split_bin[0] = -1
-    split_hi[0] = -1
-    left[0] = -1
-    right[0] = -1
-    start[0] = 0
-    end[0] = n_rows
-    depth[0] = 0
+        # (start[0], not the constant 0: a constant would compile a second specialisation)
+        _build_hist(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
     g, f, b = _best_split(hist, s0, n_bins, K, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
     n_nodes = 1
     n_leaves = 1
     if g > 0.0 and max_depth > 0 and max_leaves > 1:
-        pend_node[0] = 0
-        pend_gain[0] = g
-        pend_f[0] = f
-        pend_b[0] = b
-        pend_slot[0] = s0
-        n_pend = 1
+        _push(pend, gains, n_pend, 0, g, f, b, s0)
+        n_pend += 1
     else:
-        free[n_free] = s0
         n_free += 1
 
     while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
-        # choose a pending leaf
-        if best_first:
-            q = 0
-            for r in range(1, n_pend):
-                if pend_gain[r] > pend_gain[q] + TIE_RTOL * abs(pend_gain[q]):
-                    q = r
-        else:
-            q = n_pend - 1
-        node = pend_node[q]
-        f = pend_f[q]
-        b = pend_b[q]
-        slot = pend_slot[q]
-        # remove q (keep order of the rest: matters for depth-first)
-        for r in range(q, n_pend - 1):
-            pend_node[r] = pend_node[r + 1]
-            pend_gain[r] = pend_gain[r + 1]
-            pend_f[r] = pend_f[r + 1]
-            pend_b[r] = pend_b[r + 1]
-            pend_slot[r] = pend_slot[r + 1]
+        node, f, b, slot = _pop(pend, gains, n_pend, best_first)
         n_pend -= 1
-        # stable partition of the node's rows
         s = start[node]
         e = end[node]
-        nl = 0
-        nr = 0
-        for ii in range(s, e):
-            # branch-free (the side is unpredictable): write both, advance one; position
-            # s + nl <= ii has already been read
-            i = rows[ii]
-            go = np.int64(codes[i, f] <= b)
-            rows[s + nl] = i
-            buf[nr] = i
-            nl += go
-            nr += 1 - go
-        for r in range(nr):
-            rows[s + nl + r] = buf[r]
+        nl = _partition(rows, buf, s, e, codes[:, f], b, False)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
         feat[node] = f
         split_bin[node] = b
-        # last bin of the empty gap above b in this node (histogram still the node's own)
-        hi = b
-        while hi + 1 < n_bins[f] - 1 and hist[slot, f, hi + 1, K] == 0.0:
-            hi += 1
-        split_hi[node] = hi
+        # (histogram still the node's own)
+        split_hi[node] = _gap_end(hist, slot, f, b, n_bins[f], K)
         left[node] = lc
         right[node] = rc
-        for c in (lc, rc):
-            feat[c] = -1
-            split_bin[c] = -1
-            split_hi[c] = -1
-            left[c] = -1
-            right[c] = -1
-            depth[c] = depth[node] + 1
-        start[lc] = s
-        end[lc] = s + nl
-        start[rc] = s + nl
-        end[rc] = e
+        _open_node(lc, s, s + nl, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        _open_node(rc, s + nl, e, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
         # histograms: smaller child built, larger by subtraction in the parent's slot
         n_free -= 1
         snew = free[n_free]
-        small = lc if nl <= nr else rc  # histogram the smaller child, subtract for the other
+        small = lc if nl <= e - s - nl else rc
         _build_hist(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
-        hist[slot] -= hist[snew]
-        slot_of_small = snew
-        slot_of_large = slot
+        _subtract_hist(hist, slot, snew)
         for c in (lc, rc):
-            sc = slot_of_small if c == small else slot_of_large
+            sc = snew if c == small else slot
             g, f2, b2 = _best_split(hist, sc, n_bins, K, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
             if g > 0.0 and depth[c] < max_depth:
-                pend_node[n_pend] = c
-                pend_gain[n_pend] = g
-                pend_f[n_pend] = f2
-                pend_b[n_pend] = b2
-                pend_slot[n_pend] = sc
+                _push(pend, gains, n_pend, c, g, f2, b2, sc)
                 n_pend += 1
             else:
                 free[n_free] = sc
                 n_free += 1
+    return n_nodes
+
+
+@njit(cache=True, nogil=True)
+def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
+    """:func:`_build_hist` for one response ``gz`` (n,): ``hist[slot, f, b] = (sum gz, sum w[,
+    count])`` over ``rows[start:end]`` (the same sums in the same order)."""
+    p = codes.shape[1]
+    h = hist[slot]
+    h[:] = 0.0
+    if counts:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+                h[f, bb, 2] += 1.0
+    else:
+        for ii in range(start, end):
+            i = rows[ii]
+            g0 = gz[i]
+            wi = w[i]
+            for f in range(p):
+                bb = codes[i, f]
+                h[f, bb, 0] += g0
+                h[f, bb, 1] += wi
+
+
+@njit(cache=True, nogil=True)
+def _best_split1(hist, slot, n_bins, min_leaf, tot, cnt, counts, fperm, lam):
+    """:func:`_best_split` for one response (``K = 1``; the same arithmetic)."""
+    h = hist[slot]
+    p = h.shape[0]
+    t0 = 0.0
+    t1 = 0.0
+    for b in range(n_bins[0]):
+        t0 += h[0, b, 0]
+        t1 += h[0, b, 1]
+    tot[0] = t0
+    tot[1] = t1
+    tot[2] = cnt
+    W = t1
+    C = cnt
+    best_gain = -1.0
+    best_f = -1
+    best_b = -1
+    if C < 2 * min_leaf or W <= 0.0:
+        return best_gain, best_f, best_b
+    parent = t0 * t0 / (W + lam)
+    tol = GAIN_RTOL * parent
+    for fi in range(p):
+        f = fperm[fi]
+        GL = 0.0
+        WL = 0.0
+        CL = 0.0
+        for b in range(n_bins[f] - 1):
+            GL += h[f, b, 0]
+            WL += h[f, b, 1]
+            if counts:
+                CL += h[f, b, 2]
+                if CL < min_leaf:
+                    continue
+                if C - CL < min_leaf:
+                    break
+            WR = W - WL
+            if WL <= 0.0 or WR <= 0.0:
+                continue
+            gr = t0 - GL
+            gain = GL * GL / (WL + lam) + gr * gr / (WR + lam) - parent
+            if gain > best_gain + TIE_RTOL * abs(best_gain):
+                best_gain = gain
+                best_f = f
+                best_b = b
+    if best_gain <= tol:
+        return -1.0, -1, -1
+    return best_gain, best_f, best_b
+
+
+@njit(cache=True, nogil=True)
+def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot_large):
+    """Totals ``(sum gz, sum w)`` of a split's smaller child (``rows[start:end]``) and of the
+    larger one (the parent's histogram in ``slot`` minus the smaller's), summed over the bins
+    of feature 0 as :func:`_best_split1` sums them; ``hist[slot]`` is left unchanged."""
+    sg = np.zeros(nb0)
+    sv = np.zeros(nb0)
+    for ii in range(start, end):
+        i = rows[ii]
+        bb = codes[i, 0]
+        sg[bb] += gz[i]
+        sv[bb] += w[i]
+    h = hist[slot]
+    a0 = 0.0
+    a1 = 0.0
+    b0 = 0.0
+    b1 = 0.0
+    for b in range(nb0):
+        a0 += sg[b]
+        a1 += sv[b]
+        b0 += h[0, b, 0] - sg[b]
+        b1 += h[0, b, 1] - sv[b]
+    tot_small[0] = a0
+    tot_small[1] = a1
+    tot_large[0] = b0
+    tot_large[1] = b1
+
+
+@njit(cache=True, nogil=True)
+def grow_boost_tree(
+    codes,
+    codes_t,
+    n_bins,
+    gz,
+    w,
+    rows,
+    n_rows,
+    max_leaves,
+    min_leaf,
+    max_depth,
+    hist,
+    buf,
+    feat,
+    split_bin,
+    split_hi,
+    left,
+    right,
+    start,
+    end,
+    depth,
+    node_tot,
+    fperm,
+    root_ready,
+    lam,
+):
+    """:func:`grow_tree` best first for one response ``gz`` (n,) (boosting's class trees): the
+    same tree, from ``K = 1`` histograms and split search; ``codes_t`` (p, n) are the bins
+    feature-major (the partitions read one feature of many rows); ``hist`` has
+    ``hist_width(1, min_leaf)`` columns. With ``root_ready`` (the root histogram of every row
+    in ``hist[0]``) ``rows`` is not read: the rows are ``0..n_rows-1``."""
+    n_slots = hist.shape[0]
+    max_nodes = feat.shape[0]
+    pend, gains, free = _queue(n_slots)
+    n_free = n_slots - 1
+    n_pend = 0
+    s0 = free[n_free]
+    counts = min_leaf > 1
+    if hist.shape[3] != 2 + int(counts):
+        raise ValueError("grow_boost_tree: hist must have hist_width(1, min_leaf) columns")
+    _open_node(0, 0, n_rows, 0, feat, split_bin, split_hi, left, right, start, end, depth)
+    if not (root_ready and s0 == 0 and not counts):
+        _build_hist1(codes, rows, start[0], n_rows, gz, w, hist, s0, counts)
+    g, f, b = _best_split1(hist, s0, n_bins, min_leaf, node_tot[0], n_rows, counts, fperm, lam)
+    n_nodes = 1
+    n_leaves = 1
+    if g > 0.0 and max_depth > 0 and max_leaves > 1:
+        _push(pend, gains, n_pend, 0, g, f, b, s0)
+        n_pend += 1
+    else:
+        n_free += 1
+
+    while n_pend > 0 and n_leaves < max_leaves and n_nodes + 2 <= max_nodes:
+        node, f, b, slot = _pop(pend, gains, n_pend, max_leaves > 0)
+        n_pend -= 1
+        s = start[node]
+        e = end[node]
+        nl = _partition(rows, buf, s, e, codes_t[f], b, node == 0 and root_ready)
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        n_leaves += 1
+        feat[node] = f
+        split_bin[node] = b
+        split_hi[node] = _gap_end(hist, slot, f, b, n_bins[f], 1)
+        left[node] = lc
+        right[node] = rc
+        _open_node(lc, s, s + nl, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        _open_node(rc, s + nl, e, depth[node] + 1, feat, split_bin, split_hi, left, right, start, end, depth)
+        small = lc if nl <= e - s - nl else rc
+        if n_leaves == max_leaves or depth[lc] >= max_depth:
+            # neither child will be split: only their totals are needed, which the split
+            # search sums over the first feature's bins -- the same sums from that feature alone
+            _leaf_totals(
+                codes,
+                rows,
+                start[small],
+                end[small],
+                gz,
+                w,
+                hist,
+                slot,
+                n_bins[0],
+                node_tot[small],
+                node_tot[lc + rc - small],
+            )
+            node_tot[lc, 2] = end[lc] - start[lc]
+            node_tot[rc, 2] = end[rc] - start[rc]
+            free[n_free] = slot
+            n_free += 1
+            continue
+        # histograms: smaller child built, larger by subtraction in the parent's slot
+        n_free -= 1
+        snew = free[n_free]
+        _build_hist1(codes, rows, start[small], end[small], gz, w, hist, snew, counts)
+        _subtract_hist(hist, slot, snew)
+        for c in (lc, rc):
+            sc = snew if c == small else slot
+            g, f2, b2 = _best_split1(hist, sc, n_bins, min_leaf, node_tot[c], end[c] - start[c], counts, fperm, lam)
+            if g > 0.0 and depth[c] < max_depth:
+                _push(pend, gains, n_pend, c, g, f2, b2, sc)
+                n_pend += 1
+            else:
+                free[n_free] = sc
+                n_free += 1
+    if root_ready and n_nodes == 1:
+        for i in range(n_rows):
+            rows[i] = i
     return n_nodes
 
 
@@ -534,6 +831,8 @@ def _grow(codes, n_bins, gz, w, rows, max_leaves, min_leaf, max_depth, best_firs
         nd["depth"],
         nd["node_tot"],
         np.arange(codes.shape[1], dtype=np.int64),
+        False,
+        0.0,
     )
     out = {k: v[:nn].copy() for k, v in nd.items()}
     out["rows"] = r[: len(rows)].copy()
