@@ -285,7 +285,42 @@ def _newton_dir(hess, grad, delta, A, rhs):
         rhs[j] = -grad[j]
     A[K, K] = 0.0
     rhs[K] = 0.0
-    return np.linalg.solve(A, rhs)[:K]
+    _gauss_solve(A, rhs)
+    return rhs[:K].copy()
+
+
+@njit(cache=True, nogil=True)
+def _gauss_solve(A, b):
+    """Solve ``A x = b`` in place (``b`` receives ``x``; ``A`` is overwritten) by Gaussian
+    elimination with partial pivoting: a small dense system, without a LAPACK call to compile."""
+    m = b.shape[0]
+    for c in range(m):
+        piv = c
+        best = abs(A[c, c])
+        for r in range(c + 1, m):
+            if abs(A[r, c]) > best:
+                best = abs(A[r, c])
+                piv = r
+        if piv != c:
+            for k in range(m):
+                t = A[c, k]
+                A[c, k] = A[piv, k]
+                A[piv, k] = t
+            t = b[c]
+            b[c] = b[piv]
+            b[piv] = t
+        d = A[c, c]
+        for r in range(c + 1, m):
+            f = A[r, c] / d
+            if f != 0.0:
+                for k in range(c, m):
+                    A[r, k] -= f * A[c, k]
+                b[r] -= f * b[c]
+    for c in range(m - 1, -1, -1):
+        t = b[c]
+        for k in range(c + 1, m):
+            t -= A[c, k] * b[k]
+        b[c] = t / A[c, c]
 
 
 @njit(cache=True, nogil=True)
@@ -307,6 +342,7 @@ def _minimize_pop_risk(P, T, tol, max_iter):
     hess = np.empty((K, K))
     A = np.zeros((K + 1, K + 1))
     rhs = np.zeros(K + 1)
+    gnew = np.empty(K)
     converged = False
     it = 0
     r = _pop_risk_grad_hess(g, P, T, beta, grad, hess)
@@ -350,7 +386,8 @@ def _minimize_pop_risk(P, T, tol, max_iter):
                 slope *= radius / dn
             step = 1.0
             for half in range(60):
-                gnew = g + step * d
+                for j in range(K):
+                    gnew[j] = g[j] + step * d[j]
                 rnew = _pop_risk(gnew, P, T)
                 if rnew <= r + 1e-4 * step * slope + 4e-16 * abs(r):
                     accepted = True
@@ -368,8 +405,12 @@ def _minimize_pop_risk(P, T, tol, max_iter):
             break
         if not accepted:
             break  # stalled: reported as not converged
-        mu = gnew.sum() / K  # re-centre to remove drift from rounding
-        g = gnew - mu
+        mu = 0.0
+        for j in range(K):
+            mu += gnew[j]
+        mu /= K  # re-centre to remove drift from rounding
+        for j in range(K):
+            g[j] = gnew[j] - mu
         r = _pop_risk_grad_hess(g, P, T, beta, grad, hess)
     return g, it, converged
 
