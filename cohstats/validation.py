@@ -421,7 +421,7 @@ def check_s(where: str, s, what: str = "the fitted sequence"):
 TRANSPARENT_CODES: set = set()
 
 #: per-thread state of a fit running in a worker thread (the caller's formula context)
-FIT_THREAD = threading.local()
+from .stopflag import FIT_THREAD, stop_flag  # noqa: E402, F401 - the fit's thread state lives there
 
 
 class FitInterrupted(KeyboardInterrupt):
@@ -436,12 +436,16 @@ def stop_requested() -> bool:
 
 
 def _stop_worker(t: threading.Thread, stop: threading.Event) -> None:
-    """Ask the worker ``t`` to stop: the flag for loops that check it, and an asynchronous
-    ``FitInterrupted`` that CPython raises at the thread's next Python instruction (a numba
-    solver call in progress finishes first: compiled code cannot be entered)."""
+    """Ask the worker ``t`` to stop: the flag for loops that check it (also the array of
+    :func:`stop_flag` that compiled solvers poll), and an asynchronous ``FitInterrupted`` that
+    CPython raises at the thread's next Python instruction (a numba solver call in progress
+    finishes first unless it polls the flag)."""
     import ctypes
 
     stop.set()
+    flag = getattr(stop, "flag", None)
+    if flag is not None:
+        flag[0] = 1
     if t.is_alive() and t.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(FitInterrupted))
 

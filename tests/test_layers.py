@@ -53,7 +53,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "cohstats"
 
 LAYERS = (
-    ("base", ("cohstats", "cohstats.exceptions", "cohstats._numba_cache")),
+    ("base", ("cohstats", "cohstats.exceptions", "cohstats._numba_cache", "cohstats.stopflag")),
     (
         "ground",
         (

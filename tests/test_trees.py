@@ -279,7 +279,8 @@ def test_threshold_in_the_middle_of_the_node_gap():
 def test_boosting_grower_equals_the_general_grower(seed):
     """The one-response grower of boosting (feature-major partitions, totals of the last split
     from one feature) builds the same trees, bit for bit, as the general grower with K = 1."""
-    from cohstats.solvers.trees.grow import _n_slots, build_root_hist, grow_boost_tree, grow_tree, hist_width
+    from cohstats.solvers.trees.grow import _n_slots, build_root_hist, grow_tree, hist_width
+    from cohstats.solvers.trees.grow_boost import grow_boost_tree
 
     rng = np.random.default_rng(seed)
     n, p = 400, 4
@@ -370,7 +371,7 @@ def test_unit_weight_bins_equal_the_weighted_path():
 
 @pytest.mark.parametrize("dist", ["normal", "uniform", "exponential", "cauchy", "rounded", "offset"])
 def test_bucketed_bin_search_equals_binary_search(dist):
-    from cohstats.solvers.trees.grow import _count_below
+    from cohstats.solvers.trees.bins import _count_below
 
     rng = np.random.default_rng(7)
     n = 30_000

@@ -115,6 +115,7 @@ from cohstats.solvers.cd.state import (
     upd_of,
 )
 from cohstats.solvers.result import SolverResult
+from cohstats.stopflag import stop_flag
 
 __all__ = [
     "cd_path",
@@ -148,7 +149,7 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
     pf = pen0.pf
     code, p1, Lb = loss.code, loss.p1, loss.Lb
     lambdas, alpha, tol, max_iter = spec.lambdas, spec.alpha, spec.tol, spec.max_iter
-    exact_kkt, cont = spec.exact_kkt, spec.cont
+    exact_kkt, cont, stop = spec.exact_kkt, spec.cont, spec.stop
     p = Xt.shape[0]
     nlam = lambdas.shape[0]
     Bs = np.zeros((nlam, G, p))
@@ -205,6 +206,8 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
             gref[j] = _gnorm(Gst, j)
     lam_prev = -1.0
     for k in range(nlam):
+        if stop[0] != 0:  # the caller interrupted the fit
+            break
         lam = lambdas[k]
         pen = Penalty(pf, lam * alpha, lam * (1.0 - alpha), pen0.use_P, pen0.P, pen0.Pshift)
         l1 = pen.l1
@@ -352,6 +355,7 @@ def run_path(data, loss, pen, spec, G):
     ``info`` holds the per-``lambda`` arrays ``n_iter`` and ``converged``, ``kkt`` (largest KKT
     violation, NaN without ``spec.exact_kkt``) and the scalar ``null_objective``.
     """
+    spec = spec._replace(stop=stop_flag())
     rec = _path_core(kind_of(loss.code), upd_of(spec.mode), data, loss, pen, spec, G)
     return SolverResult(
         coef=rec.coef,

@@ -287,6 +287,10 @@ class PathSpec(NamedTuple):
         Compute every coordinate's gradient after each ``lambda`` to report the KKT violation.
     cont : (ncont,) float64
         Values of the second loss parameter solved first at every ``lambda`` (continuation).
+    stop : (1,) int64
+        Polled before every ``lambda``: the path stops when another thread sets it to nonzero
+        (Ctrl-C on a fit; :func:`cohstats.validation.stop_flag`). The values not reached are
+        recorded as zero and not converged.
     """
 
     lambdas: np.ndarray
@@ -296,6 +300,7 @@ class PathSpec(NamedTuple):
     max_iter: int
     exact_kkt: bool
     cont: np.ndarray
+    stop: np.ndarray = np.zeros(1, dtype=np.int64)
 
 
 class PathRecord(NamedTuple):
