@@ -39,7 +39,7 @@ are *watched*: the next lists are drawn from them alone (their violations recomp
 stopping rule is unchanged (maximal KKT violation below ``tol`` on a full recomputation), so the
 solution is the same to the tolerance.
 
-Block visits (the default from ``N`` visits on, ``n_block = 9``, :func:`_block_visit`): a listed
+Block visits (the default from ``N`` visits on, ``n_block = 9``, :mod:`.smo_lambda_block`): a listed
 point is visited together with the ``n_block - 1`` points with a free multiplier most correlated with
 it (largest ``|K(x_i, x_q)|`` in its kernel row, found among the free points of the last exact
 pass and kept per point until positions move or ``N`` visits pass). The block's multipliers take
@@ -93,7 +93,8 @@ from cohstats.solvers.svm.smo_lambda_kkt import (
     kkt_violations,
     objectives,
 )
-from cohstats.solvers.svm.smo_lambda_lazy import smo_lambda_lazy_chunk
+from cohstats.solvers.svm.smo_lambda_block import block_scratch
+from cohstats.solvers.svm.smo_lambda_lazy import LazyOptions, run_lazy_chunk, smo_lambda_lazy_chunk
 from cohstats.solvers.svm.smo_lambda_select import _select_top
 
 __all__ = [
@@ -423,7 +424,7 @@ def solve_lambda_svm(
     n_block : points per block visit of the lazy kernel loop (default 9; 1 = single-point
         visits): a visited point and the ``n_block - 1`` points with a free multiplier most
         correlated with it (largest ``|K(x_i, x_q)|`` in its row) are optimised together on their
-        kernel block (:func:`_block_visit`), then ``F`` is refreshed once per moved point.
+        kernel block (:mod:`.smo_lambda_block`), then ``F`` is refreshed once per moved point.
     block_rho : inside a block, steps continue while the block's maximal violation is at least
         ``block_rho`` times the list threshold (default 0.5; never below ``tol``).
     block_start : visits before block visits begin (default ``N``: the first pass over the data
@@ -526,6 +527,26 @@ def solve_lambda_svm(
         B = np.where(y[:, None] == np.arange(L), alpha, -alpha)
         W = np.ascontiguousarray((B - B.mean(axis=1, keepdims=True)).T @ X)
     state = LambdaState(alpha, Ft, S, pv, yp, Cp, Kp, counter, pos_of, ev_bound, snap, sstate)
+    lazy_opt = LazyOptions(
+        margin,
+        float(tol),
+        eps,
+        int(inner_max),
+        bool(shrinking),
+        int(shrink_every),
+        float(shrink_rho),
+        int(shrink_min),
+        n_select,
+        float(rho),
+        float(rho_watch),
+        float(watch_drop),
+        float(block_rho),
+        float(block_kmin),
+        int(block_start),
+        bool(block_class),
+        bool(block_fuse),
+        bool(block_keep),
+    )
     if chunk is None:
         chunk = 2000 if time_limit is not None else max_iter
     status = "max_iter"
@@ -540,30 +561,9 @@ def solve_lambda_svm(
                 state, kr, margin, float(tol), eps, budget, int(inner_max), bool(shrinking), shrink_every
             )
         else:
-            st, _ = smo_lambda_lazy_chunk(
-                state,
-                kr,
-                margin,
-                float(tol),
-                eps,
-                budget,
-                int(inner_max),
-                bool(shrinking),
-                shrink_every,
-                n_select,
-                float(rho),
-                float(rho_watch),
-                float(watch_drop),
-                float(shrink_rho),
-                int(shrink_min),
-                int(n_block),
-                float(block_rho),
-                int(block_start),
-                float(block_kmin),
-                bool(block_class),
-                bool(block_fuse),
-                bool(block_keep),
-            )
+            # fresh block scratch per call: partner lists are kept within one call
+            bs = block_scratch(N, L, int(n_block), kr.rows.dtype)
+            st, _ = run_lazy_chunk(state, kr, bs, lazy_opt, budget)
         if st == 1:
             status = "converged"
             break

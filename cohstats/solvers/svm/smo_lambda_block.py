@@ -2,11 +2,18 @@
 
 A listed point and the points with a free multiplier most correlated with it are optimised
 together on their kernel block by exact single-variable steps, then ``F`` is refreshed once per
-moved point (see :mod:`cohstats.solvers.svm.smo_lambda`, "Block visits").
+moved point (see :mod:`cohstats.solvers.svm.smo_lambda`, "Block visits"). A visit is three
+jitted pieces called in turn by the lazy loop: :func:`_block_setup` (partners, the block's kernel
+and local copies of its state), :func:`_block_steps` (the exact steps, on the block's copies
+only) and :func:`_block_refresh` (``F`` over the active points); their scratch is one
+:class:`BlockScratch`.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 from numba import njit
 
 from cohstats.solvers.svm.rows import get_row, row_slot
@@ -33,69 +40,82 @@ def _flat_max(V, n):
     return max(max(m0, m1), max(m2, m3))
 
 
+class BlockScratch(NamedTuple):
+    """Scratch of the block visits of the lazy loop (``nbk`` points per block, ``L`` classes).
+
+    The block: ``P`` (nbk,) the positions of its points (``P[0]`` the visited point), ``Pk``
+    (nbk,) the ``|K|`` of the partners found (decreasing), ``Kl`` (nbk, nbk) the kernel among
+    them; per point and class ``Fl`` the centred decision values, ``D`` the changes of
+    ``alpha_ij y_ij``, ``Al`` the multipliers and ``Sl`` the status bits (all (nbk, L)); ``Vl``
+    (nbk L,) the violations (point-major); per point ``yl``, ``Cl``, ``Gl`` the label, bound and
+    curvature ``K_ii (1 - 1/L)``; ``slots``, ``idx`` (nbk,) refresh scratch. Kept across visits:
+    ``PC`` (N, nbk) the partner list of each position (its length in ``PC[q, 0]``), valid while
+    ``PCs[q]`` equals the caller's stamp, and ``PK`` (N, nbk, nbk) the kernel among that block, in
+    the cached rows' dtype (bitwise the rows' values).
+    """
+
+    P: np.ndarray
+    Pk: np.ndarray
+    Kl: np.ndarray
+    Fl: np.ndarray
+    D: np.ndarray
+    Al: np.ndarray
+    Sl: np.ndarray
+    Vl: np.ndarray
+    yl: np.ndarray
+    Cl: np.ndarray
+    Gl: np.ndarray
+    slots: np.ndarray
+    idx: np.ndarray
+    PC: np.ndarray
+    PCs: np.ndarray
+    PK: np.ndarray
+
+
+def block_scratch(N, L, n_block, row_dtype):
+    """A :class:`BlockScratch` for blocks of ``n_block`` points (the partner cache only with
+    ``n_block > 1``)."""
+    nbk = max(1, n_block)
+    nq = N if nbk > 1 else 1
+    return BlockScratch(
+        np.empty(nbk, dtype=np.int64),
+        np.empty(nbk),
+        np.zeros((nbk, nbk)),
+        np.zeros((nbk, L)),
+        np.zeros((nbk, L)),
+        np.zeros((nbk, L)),
+        np.zeros((nbk, L), dtype=np.uint8),
+        np.zeros(nbk * L),
+        np.zeros(nbk, dtype=np.int64),
+        np.zeros(nbk),
+        np.zeros(nbk),
+        np.empty(nbk, dtype=np.int64),
+        np.empty(nbk, dtype=np.int64),
+        np.zeros((nq, nbk), dtype=np.int64),
+        np.full(nq, -1, dtype=np.int64),
+        np.zeros((nq, nbk, nbk), dtype=row_dtype),
+    )
+
+
 @njit(cache=True, nogil=True)
-def _block_visit(
-    st,
-    kr,
-    i,
-    Fi,
-    n_act,
-    FR,
-    nfr,
-    margin,
-    tol,
-    thr_in,
-    eps,
-    nbk,
-    P,
-    Pk,
-    Fl,
-    Kl,
-    D,
-    stalled,
-    PC,
-    PCs,
-    stamp,
-    kmin0,
-    slots,
-    idx,
-    fuse,
-    PK,
-    Sl,
-    Al,
-    Vl,
-    yl,
-    Cl,
-    Gl,
-    keep=True,
-):
-    """Point ``i`` and its most correlated partners, optimised together (a block visit).
+def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
+    """Form the block of point ``i`` (a block visit, first piece); returns its size ``nb``.
 
     Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier in
-    the class of ``i``'s largest violation, or in any class)
-    with the largest ``|K(x_i, x_q)|``, read from ``i``'s kernel row. Exact single-variable steps
-    on the block's multipliers (largest violation of the block first; at least one step, then
-    while the block's maximal violation is at least ``thr_in``; at most ``8 |block|``) on the
-    block's decision values ``Fl``, kept exact with the block's kernel ``Kl`` read from the cached
-    rows; then ``F_j += d_j K(x_a, .)`` over the active points for every moved point ``a`` and
-    changed class ``j``. A pair of highly correlated multipliers is moved along the direction in
-    which their joint curvature is small, which single-variable visits reach only by many
-    alternating steps (the second-order working-set idea of libsvm, without its equality
-    constraint). ``Fi`` holds ``i``'s centred decision values. The partners of position ``i`` are
-    kept in ``PC[i]`` (their number in ``PC[i, 0]``) and reused while ``PCs[i] == stamp`` (the
-    caller changes ``stamp`` when positions move and, to follow the free set, every ``N`` visits).
-    Partners need ``|K(x_i, x_q)| >= kmin0``. The off-diagonal kernel entries among the block are
-    kept with the partners, ``PK[i, a, b] = K(x_P[a], x_P[b])`` (``PK`` has the cached rows'
-    dtype, so the entries are bitwise the rows' values), so that a block whose partners are reused
-    reads neither the rows nor scattered entries of them (``keep=False``: read again every time);
-    a new block reads its kernel from the rows of its first ``|block| - 1`` points, one triangle,
-    mirrored (the kernel rows are bitwise symmetric; ``counter[11]`` counts the blocks whose
-    kernel was kept). With ``fuse`` and a cache holding the whole block, the refresh adds up to four rows
-    per pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass per row); ``slots``, ``idx``
-    and ``Sl``, ``Al``, ``Vl``, ``yl``, ``Cl``, ``Gl`` (the block's status bits, multipliers,
-    violations, labels, bounds and curvatures) are scratch. Returns the number of moved points (each
-    one kernel row and one refresh); ``stalled[0] >= 0`` when the first step could not move."""
-    alpha, Ft, S, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.y, st.Cb, st.Kdiag, st.counter
+    the class of ``i``'s largest violation, or in any class) with the largest
+    ``|K(x_i, x_q)|``, read from ``i``'s kernel row, and ``|K(x_i, x_q)| >= kmin0``. The partners
+    of position ``i`` are kept in ``bs.PC[i]`` and reused while ``bs.PCs[i] == stamp`` (the
+    caller changes ``stamp`` when positions move and, to follow the free set, every ``N``
+    visits), together with the kernel among the block, ``bs.PK[i]``, so that a block whose
+    partners are reused reads neither the rows nor scattered entries of them (``keep=False``:
+    read again every time; ``counter[11]`` counts the blocks whose kernel was kept); a new block
+    reads its kernel from the rows of its first ``nb - 1`` points, one triangle, mirrored (the
+    kernel rows are bitwise symmetric). ``Fi`` holds ``i``'s centred decision values; the
+    others are centred here. The block's multipliers, status bits, labels, bounds, curvatures
+    and violations are copied into ``bs``.
+    """
+    Ft, S, alpha, y, Cb, Kdiag, counter = st.Ft, st.S, st.alpha, st.y, st.Cb, st.Kdiag, st.counter
+    P, Pk, PC, PCs, PK, Kl, Fl, D = bs.P, bs.Pk, bs.PC, bs.PCs, bs.PK, bs.Kl, bs.Fl, bs.D
     perm = kr.perm
     L = Ft.shape[0]
     inv_L = 1.0 / L
@@ -111,26 +131,24 @@ def _block_visit(
     else:
         PCs[i] = stamp
     # the nbk - 1 largest |K(x_i, x_q)| over the free points (a short sorted buffer)
-    kmin = -1.0
     if c > 0 and nfr > 0:
         r0 = get_row(kr, perm[i])
-    else:
-        r0 = kr.rows[0]  # not read
-    for k in range(nfr if c > 0 else 0):
-        q = FR[k]
-        a = abs(r0[q])
-        if q == i or a < kmin0 or (m == c and a <= kmin):
-            continue
-        t = m if m < c else c - 1
-        while t > 0 and Pk[t - 1] < a:
-            Pk[t] = Pk[t - 1]
-            P[t + 1] = P[t]
-            t -= 1
-        Pk[t] = a
-        P[t + 1] = q
-        if m < c:
-            m += 1
-        kmin = Pk[m - 1]
+        kmin = -1.0
+        for k in range(nfr):
+            q = FR[k]
+            a = abs(r0[q])
+            if q == i or a < kmin0 or (m == c and a <= kmin):
+                continue
+            t = m if m < c else c - 1
+            while t > 0 and Pk[t - 1] < a:
+                Pk[t] = Pk[t - 1]
+                P[t + 1] = P[t]
+                t -= 1
+            Pk[t] = a
+            P[t + 1] = q
+            if m < c:
+                m += 1
+            kmin = Pk[m - 1]
     if c > 0:
         PC[i, 0] = m
         for t in range(m):
@@ -174,21 +192,37 @@ def _block_visit(
     # the block's multipliers, status bits, bounds and curvatures copied next to its decision
     # values (the steps then touch only these and write the multipliers through), and the
     # violations of its multipliers, kept in Vl (flat, point-major) after every step
-    n = nb * L
-    Ff = Fl.reshape(Fl.size)
-    Sf = Sl.reshape(Sl.size)
+    Sl, Al, Vl = bs.Sl, bs.Al, bs.Vl
     for a in range(nb):
         q = P[a]
-        yl[a] = y[q]
-        Cl[a] = Cb[q]
-        Gl[a] = Kdiag[q] * (1.0 - inv_L)
+        bs.yl[a] = y[q]
+        bs.Cl[a] = Cb[q]
+        bs.Gl[a] = Kdiag[q] * (1.0 - inv_L)
         for j in range(L):
             Sl[a, j] = S[j, q]
             Al[a, j] = alpha[q, j]
-    for e in range(n):
-        Vl[e] = _viol_s(Ff[e], Sf[e], margin)
+            Vl[a * L + j] = _viol_s(Fl[a, j], Sl[a, j], margin)
+    return nb
+
+
+@njit(cache=True, nogil=True)
+def _block_steps(st, bs, nb, margin, thr_in, eps):
+    """Exact single-variable steps on the multipliers of the block formed by
+    :func:`_block_setup` (a block visit, second piece): largest violation of the block first; at
+    least one step, then while the block's maximal violation is at least ``thr_in``; at most
+    ``8 nb``. The steps move the block's decision values ``bs.Fl`` (kept exact with the block's
+    kernel ``bs.Kl``), accumulate the changes of ``alpha_ij y_ij`` in ``bs.D`` and write the
+    multipliers and status bits through to ``st``. A pair of highly correlated multipliers is
+    moved along the direction in which their joint curvature is small, which single-variable
+    visits reach only by many alternating steps (the second-order working-set idea of libsvm,
+    without its equality constraint). Returns the block index of the point whose first step
+    could not move (a floating-point stall), or -1."""
+    alpha, S, counter = st.alpha, st.S, st.counter
+    P, Kl, Fl, D, Al, Sl, Vl, yl, Cl, Gl = bs.P, bs.Kl, bs.Fl, bs.D, bs.Al, bs.Sl, bs.Vl, bs.yl, bs.Cl, bs.Gl
+    L = Fl.shape[1]
+    inv_L = 1.0 / L
+    n = nb * L
     ns = 0
-    stalled[0] = -1
     max_in = 8 * nb
     while ns < max_in:
         # the largest violation of the block and its first (point, class) in point-major order:
@@ -219,9 +253,7 @@ def _block_visit(
             an = Ci
         d = an - a0
         if d == 0.0:
-            if ns == 0:
-                stalled[0] = ab
-            break
+            return ab if ns == 0 else -1
         Al[ab, jb] = an
         alpha[q, jb] = an
         sn = _status(an, yi == jb, Ci, eps)
@@ -238,8 +270,21 @@ def _block_visit(
             for jj in range(L):
                 f = Fl[b, jj] - sh
                 Fl[b, jj] = f + kb if jj == jb else f
-        for e in range(n):
-            Vl[e] = _viol_s(Ff[e], Sf[e], margin)
+                Vl[b * L + jj] = _viol_s(Fl[b, jj], Sl[b, jj], margin)
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _block_refresh(st, kr, bs, nb, n_act, fuse):
+    """``F_j += D[a, j] K(x_P[a], .)`` over the active points for every moved point ``a`` of the
+    block and changed class ``j`` (a block visit, last piece); returns the number of moved
+    points (each one kernel row and one refresh). With ``fuse`` and a cache holding the whole
+    block, up to four rows are added per pass over ``F_j`` (:func:`_axpy4`, the rounding of one
+    pass per row)."""
+    Ft, counter = st.Ft, st.counter
+    P, D, slots, idx = bs.P, bs.D, bs.slots, bs.idx
+    perm = kr.perm
+    L = Ft.shape[0]
     nm = 0
     if kr.rows.shape[0] <= nb or not fuse:
         for a in range(nb):

@@ -143,7 +143,7 @@ def _swap(p, q, st, perm):
     pos_of[perm[q]] = q
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
     point behind the active block (replaying the swaps on the row cache) and record the event

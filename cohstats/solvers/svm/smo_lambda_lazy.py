@@ -6,11 +6,13 @@ the algorithm and :func:`cohstats.solvers.svm.smo_lambda.solve_lambda_svm` for t
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from cohstats.solvers.svm.rows import get_row
-from cohstats.solvers.svm.smo_lambda_block import _block_visit
+from cohstats.solvers.svm.smo_lambda_block import _block_refresh, _block_setup, _block_steps
 from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _count_shrinkable, _point_steps, _rebuild, _shrink_event, _viol_s
 from cohstats.solvers.svm.smo_lambda_select import (
     _fold,
@@ -22,31 +24,119 @@ from cohstats.solvers.svm.smo_lambda_select import (
 )
 
 
+class LazyOptions(NamedTuple):
+    """Options of :func:`smo_lambda_lazy_chunk` (types fixed: one compiled specialisation).
+
+    ``margin``, ``tol``, ``eps`` (float): the margin, KKT tolerance and bound resolution;
+    ``inner_max`` (int) steps per single-point visit; ``shrinking`` (bool), ``shrink_every``
+    (int), ``shrink_rho`` (float), ``shrink_min`` (int): the shrinking schedule; ``k_sel`` (int),
+    ``rho``, ``rho_watch``, ``watch_drop`` (float): the lists and watched points; ``block_rho``,
+    ``block_kmin`` (float), ``block_start`` (int), ``block_class``, ``block_fuse``,
+    ``block_keep`` (bool): the block visits (see
+    :func:`cohstats.solvers.svm.smo_lambda.solve_lambda_svm` for each).
+    """
+
+    margin: float
+    tol: float
+    eps: float
+    inner_max: int
+    shrinking: bool
+    shrink_every: int
+    shrink_rho: float
+    shrink_min: int
+    k_sel: int
+    rho: float
+    rho_watch: float
+    watch_drop: float
+    block_rho: float
+    block_kmin: float
+    block_start: int
+    block_class: bool
+    block_fuse: bool
+    block_keep: bool
+
+
+class LazyWork(NamedTuple):
+    """Work arrays of :func:`smo_lambda_lazy_chunk`, kept across its events within one chunk.
+
+    ``delta``, ``Fi`` (L,) a visit's changes and decision values; ``mc`` (N,) fold scratch;
+    ``stall`` (N,) the move count at which a point could not move (skipped until something else
+    moves); ``lst`` the current list; ``W`` (N,) the watched positions, ``wc``/``wv`` their
+    selection scratch; ``FR`` (N,) and ``FRc`` (L, N) / ``nfrc`` (L,) the points with a free
+    multiplier (any class / per class); ``swa``/``swb`` (N,) the swaps of a shrink event;
+    ``ints`` = [moves, visits of this chunk, resume after a shrink event]; ``flts`` = [maximal
+    violation of the last exact pass, shrinking threshold].
+    """
+
+    delta: np.ndarray
+    Fi: np.ndarray
+    mc: np.ndarray
+    stall: np.ndarray
+    lst: np.ndarray
+    W: np.ndarray
+    wc: np.ndarray
+    wv: np.ndarray
+    FR: np.ndarray
+    FRc: np.ndarray
+    nfrc: np.ndarray
+    swa: np.ndarray
+    swb: np.ndarray
+    ints: np.ndarray
+    flts: np.ndarray
+
+
+def lazy_work(N, L, k_sel, block_class):
+    """A fresh :class:`LazyWork` (no moves, no visits)."""
+    return LazyWork(
+        np.zeros(L),
+        np.zeros(L),
+        np.zeros(N),
+        np.full(N, -1, dtype=np.int64),
+        np.empty(max(k_sel, 1), dtype=np.int64),
+        np.empty(N, dtype=np.int64),
+        np.empty(N, dtype=np.int64),
+        np.empty(N),
+        np.empty(N, dtype=np.int64),
+        np.empty((L if block_class else 1, N), dtype=np.int64),
+        np.zeros(L, dtype=np.int64),
+        np.empty(N, dtype=np.int64),
+        np.empty(N, dtype=np.int64),
+        np.zeros(3, dtype=np.int64),
+        np.zeros(2),
+    )
+
+
+def run_lazy_chunk(st, kr, bs, opt, max_steps):
+    """At most ``max_steps`` visits of the lazy loop (:func:`smo_lambda_lazy_chunk`) with its
+    events: the exact rebuild of the shrunk points when the active ones have converged, and the
+    shrink events (when the events are used up, the shrunk points are rebuilt exactly and become
+    active again first). Returns ``(status, max_violation)`` as
+    :func:`~cohstats.solvers.svm.smo_lambda.smo_lambda_chunk`. (A Python function: the events
+    are rare, and outside the jitted loop they are not compiled, and optimised, into it.)"""
+    N, L = st.alpha.shape
+    wk = lazy_work(N, L, opt.k_sel, opt.block_class)
+    sstate, counter = st.sstate, st.counter
+    ints = wk.ints
+    while True:
+        code, bv = smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps)
+        ints[2] = 0
+        if code < 2:
+            return code, bv
+        if code == 2 or sstate[1] >= st.snap.shape[0]:
+            _rebuild(st, kr, opt.margin, sstate[1], sstate[0])
+            sstate[0] = N
+            sstate[1] = 0
+            counter[3] += 1
+            if code == 2:
+                sstate[2] = counter[0]
+        if code == 3:
+            _shrink_event(st, kr, sstate[0], wk.swa, wk.swb, opt.margin, wk.flts[1])
+            ints[2] = 1
+        ints[0] += 1  # stall marks refer to positions: forget them
+
+
 @njit(cache=True, nogil=True)
-def smo_lambda_lazy_chunk(
-    st,
-    kr,
-    margin,
-    tol,
-    eps,
-    max_steps,
-    inner_max,
-    shrinking,
-    shrink_every,
-    k_sel,
-    rho,
-    rho_watch,
-    watch_drop,
-    shrink_rho=0.5,
-    shrink_min=4,
-    n_block=1,
-    block_rho=0.5,
-    block_start=0,
-    block_kmin=0.0,
-    block_class=True,
-    block_fuse=True,
-    block_keep=True,
-):
+def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
     After each exact recomputation of the per-point violations (``_fold``, one O(N L) pass) the
@@ -70,55 +160,43 @@ def smo_lambda_lazy_chunk(
     otherwise a full fold follows. With ``rho_watch <= rho * watch_drop`` every point that the
     full fold could have listed at that threshold is watched. Only the visiting order differs from
     full folds every time; every step is the same exact step.
+
+    ``st`` is the :class:`~cohstats.solvers.svm.smo_lambda.LambdaState`, ``kr`` the row provider,
+    ``bs`` the block scratch (:func:`~cohstats.solvers.svm.smo_lambda_block.block_scratch`; its
+    block size is the ``n_block`` of the driver), ``wk`` the :class:`LazyWork`, ``opt`` the
+    :class:`LazyOptions` and ``max_steps`` the visit budget.
+
+    The rare events leave the loop, so that they are not compiled into it: returns
+    ``(code, bv)`` with ``bv`` the maximal violation of the last exact pass and ``code`` 1
+    (converged), 0 (budget used up), 2 (converged on the active points: the shrunk points are to
+    be rebuilt and the loop entered again) or 3 (a shrink event at threshold ``wk.flts[1]`` is
+    due; the loop is entered again with ``wk.ints[2] = 1`` and lists from that pass). The visits
+    and the last changes of the loop state are kept in ``wk.ints``. :func:`run_lazy_chunk` runs
+    the loop with its events.
     """
+    margin, tol, eps, inner_max, k_sel = opt.margin, opt.tol, opt.eps, opt.inner_max, opt.k_sel
+    shrinking, shrink_every, shrink_rho, shrink_min = opt.shrinking, opt.shrink_every, opt.shrink_rho, opt.shrink_min
+    rho, rho_watch, watch_drop = opt.rho, opt.rho_watch, opt.watch_drop
+    block_rho, block_kmin, block_start = opt.block_rho, opt.block_kmin, opt.block_start
+    block_class, block_fuse, block_keep = opt.block_class, opt.block_fuse, opt.block_keep
     alpha, Ft, S, pv, y, Cb, Kdiag, counter = st.alpha, st.Ft, st.S, st.pv, st.y, st.Cb, st.Kdiag, st.counter
     snap, sstate = st.snap, st.sstate
     perm = kr.perm
     N, L = alpha.shape
-    delta = np.zeros(L)
-    Fi = np.zeros(L)
-    swa = np.empty(N, dtype=np.int64)
-    swb = np.empty(N, dtype=np.int64)
-    mc = np.zeros(N)
-    stall = np.full(N, -1, dtype=np.int64)
-    lst = np.empty(max(k_sel, 1), dtype=np.int64)
+    delta, Fi, mc, stall, lst, W, wc, wv = wk.delta, wk.Fi, wk.mc, wk.stall, wk.lst, wk.W, wk.wc, wk.wv
+    FR, FRc, nfrc = wk.FR, wk.FRc, wk.nfrc
     inv_L = 1.0 / L
-    moves = np.int64(0)  # typed ints: a literal 0 passed on compiles the callee once more
+    moves = wk.ints[0]
+    steps = wk.ints[1]
+    resume = wk.ints[2] != 0  # entered after a shrink event: the list follows the fold before it
     vthr = tol
-    steps = 0
     nl = 0
     pos = 0
     max_events = snap.shape[0]
-    W = np.empty(N, dtype=np.int64)
-    wc = np.empty(N, dtype=np.int64)
-    wv = np.empty(N)
     nw = np.int64(0)
     bv_full = 0.0
-    nbk = max(1, n_block)
-    P = np.empty(nbk, dtype=np.int64)
-    Pk = np.empty(nbk)
-    Fl = np.zeros((nbk, L))
-    Kl = np.zeros((nbk, nbk))
-    D = np.zeros((nbk, L))
-    stalled = np.zeros(1, dtype=np.int64)
-    FR = np.empty(N, dtype=np.int64)
+    nbk = bs.P.shape[0]  # points per block (1: single-point visits only)
     nfr = 0
-    slots = np.empty(nbk, dtype=np.int64)
-    idx = np.empty(nbk, dtype=np.int64)
-    FRc = np.empty((L if block_class else 1, N), dtype=np.int64)
-    nfrc = np.zeros(L, dtype=np.int64)
-    # partner lists per position, valid while no shrink event or rebuild moved the positions and
-    # for at most N visits (the free set changes slowly)
-    PC = np.zeros((N if nbk > 1 else 1, nbk), dtype=np.int64)
-    PCs = np.full(N if nbk > 1 else 1, -1, dtype=np.int64)
-    # the kernel among each position's block, kept with its partners (the rows' dtype: bitwise)
-    PK = np.zeros((N if nbk > 1 else 1, nbk, nbk), dtype=kr.rows.dtype)
-    Sl = np.zeros((nbk, L), dtype=np.uint8)
-    Al = np.zeros((nbk, L))
-    Vl = np.zeros(nbk * L)
-    yl = np.zeros(nbk, dtype=np.int64)
-    Cl = np.zeros(nbk)
-    Gl = np.zeros(nbk)
     while True:
         n_act = sstate[0]
         if pos >= nl and nw > 0 and steps < max_steps:
@@ -138,37 +216,33 @@ def smo_lambda_lazy_chunk(
                     continue
             nw = 0
         if pos >= nl:
-            bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
-            counter[7] += n_act
-            if bv < tol:
-                if n_act < N:
-                    _rebuild(st, kr, margin, sstate[1], n_act)
-                    sstate[0] = N
-                    sstate[1] = 0
-                    sstate[2] = counter[0]
-                    counter[3] += 1
-                    moves += 1
-                    continue
-                return 1, bv
-            if steps >= max_steps:
-                return 0, bv
-            # ---- shrinking (libsvm style, per point), right after an exact fold: points at a bound
-            # with KKT slack above shrink_rho * bv; an event only when it leaves out at least one
-            # active point in shrink_min; when the events are used up, the shrunk points are
-            # rebuilt exactly and become active again first
-            if shrinking and max_events > 0 and counter[0] - sstate[2] >= shrink_every:
-                sthr = max(tol, shrink_rho * bv)
-                ns = _count_shrinkable(Ft, S, n_act, margin, sthr)
-                if ns > 0 and ns * shrink_min >= n_act:
-                    if sstate[1] >= max_events:
-                        _rebuild(st, kr, margin, sstate[1], n_act)
-                        sstate[0] = N
-                        sstate[1] = 0
-                        counter[3] += 1
-                        n_act = N
-                    n_act = _shrink_event(st, kr, n_act, swa, swb, margin, sthr)
-                    moves += 1  # stall marks refer to positions: forget them
-                else:
+            if resume:
+                bv = wk.flts[0]
+                resume = False
+            else:
+                bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
+                counter[7] += n_act
+                if bv < tol:
+                    wk.ints[0] = moves
+                    wk.ints[1] = steps
+                    wk.flts[0] = bv
+                    return (2 if n_act < N else 1), bv  # 2: rebuild the shrunk points, then go on
+                if steps >= max_steps:
+                    wk.ints[0] = moves
+                    wk.ints[1] = steps
+                    return 0, bv
+                # ---- shrinking (libsvm style, per point), right after an exact fold: points at a
+                # bound with KKT slack above shrink_rho * bv; an event only when it leaves out at
+                # least one active point in shrink_min (the event itself: run_lazy_chunk)
+                if shrinking and max_events > 0 and counter[0] - sstate[2] >= shrink_every:
+                    sthr = max(tol, shrink_rho * bv)
+                    ns = _count_shrinkable(Ft, S, n_act, margin, sthr)
+                    if ns > 0 and ns * shrink_min >= n_act:
+                        wk.ints[0] = moves
+                        wk.ints[1] = steps
+                        wk.flts[0] = bv
+                        wk.flts[1] = sthr
+                        return 3, bv
                     sstate[2] = counter[0]
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
@@ -238,44 +312,12 @@ def smo_lambda_lazy_chunk(
                 FRu = FRc[jb]
                 nfru = nfrc[jb]
                 stamp = stamp * L + jb
-            nm = _block_visit(
-                st,
-                kr,
-                i,
-                Fi,
-                n_act,
-                FRu,
-                nfru,
-                margin,
-                tol,
-                thr_in,
-                eps,
-                cap,
-                P,
-                Pk,
-                Fl,
-                Kl,
-                D,
-                stalled,
-                PC,
-                PCs,
-                stamp,
-                block_kmin,
-                slots,
-                idx,
-                block_fuse,
-                PK,
-                Sl,
-                Al,
-                Vl,
-                yl,
-                Cl,
-                Gl,
-                block_keep,
-            )
+            nb = _block_setup(st, kr, bs, i, Fi, FRu, nfru, margin, cap, stamp, block_kmin, block_keep)
+            stalled = _block_steps(st, bs, nb, margin, thr_in, eps)
+            nm = _block_refresh(st, kr, bs, nb, n_act, block_fuse)
             if nm == 0:
-                if stalled[0] >= 0:
-                    stall[P[stalled[0]]] = moves
+                if stalled >= 0:
+                    stall[bs.P[stalled]] = moves
                 continue
             moves += 1
             steps += nm
@@ -292,4 +334,4 @@ def smo_lambda_lazy_chunk(
         for j in range(L):
             if delta[j] != 0.0:
                 _axpy(Ft[j, :n_act], row[:n_act], delta[j])
-    return 0, 0.0
+    return 0, 0.0  # not reached
