@@ -2,10 +2,10 @@
 
 A listed point and the points with a free multiplier most correlated with it are optimised
 together on their kernel block by exact single-variable steps, then ``F`` is refreshed once per
-moved point (see :mod:`cohstats.solvers.svm.smo_lambda`, "Block visits"). A visit is three
-jitted pieces called in turn by the lazy loop: :func:`_block_setup` (partners, the block's kernel
-and local copies of its state), :func:`_block_steps` (the exact steps, on the block's copies
-only) and :func:`_block_refresh` (``F`` over the active points); their scratch is one
+moved point (see :mod:`cohstats.solvers.svm.smo_lambda`, "Block visits"). A visit
+(:func:`_block_visit`) is three pieces: :func:`_block_setup` (partners, the block's kernel and
+local copies of its state), :func:`_block_steps` (the exact steps, on the block's copies only)
+and :func:`_block_refresh` (``F`` over the active points); their scratch is one
 :class:`BlockScratch`.
 """
 
@@ -97,7 +97,7 @@ def block_scratch(N, L, n_block, row_dtype):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
     """Form the block of point ``i`` (a block visit, first piece); returns its size ``nb``.
 
@@ -205,7 +205,7 @@ def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
     return nb
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _block_steps(st, bs, nb, margin, thr_in, eps):
     """Exact single-variable steps on the multipliers of the block formed by
     :func:`_block_setup` (a block visit, second piece): largest violation of the block first; at
@@ -274,7 +274,7 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _block_refresh(st, kr, bs, nb, n_act, fuse):
     """``F_j += D[a, j] K(x_P[a], .)`` over the active points for every moved point ``a`` of the
     block and changed class ``j`` (a block visit, last piece); returns the number of moved
@@ -351,3 +351,13 @@ def _block_refresh(st, kr, bs, nb, n_act, fuse):
                 _axpy(Fj, rows[slots[a0], :n_act], D[a0, j])
                 t += 1
     return nm
+
+
+@njit(cache=True, nogil=True)
+def _block_visit(st, kr, bs, i, Fi, FR, nfr, n_act, margin, thr_in, eps, nbk, stamp, kmin0, fuse, keep):
+    """A block visit of point ``i``: :func:`_block_setup`, :func:`_block_steps` and
+    :func:`_block_refresh` (inlined: one call per visit). Returns ``(moved points, block index
+    of a point whose first step could not move or -1)``."""
+    nb = _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep)
+    stalled = _block_steps(st, bs, nb, margin, thr_in, eps)
+    return _block_refresh(st, kr, bs, nb, n_act, fuse), stalled

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from cohstats.solvers.svm.rows import get_row
-from cohstats.solvers.svm.smo_lambda_block import _block_refresh, _block_setup, _block_steps
+from cohstats.solvers.svm.smo_lambda_block import _block_visit
 from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _count_shrinkable, _point_steps, _rebuild, _shrink_event, _viol_s
 from cohstats.solvers.svm.smo_lambda_select import (
     _fold,
@@ -312,9 +312,9 @@ def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
                 FRu = FRc[jb]
                 nfru = nfrc[jb]
                 stamp = stamp * L + jb
-            nb = _block_setup(st, kr, bs, i, Fi, FRu, nfru, margin, cap, stamp, block_kmin, block_keep)
-            stalled = _block_steps(st, bs, nb, margin, thr_in, eps)
-            nm = _block_refresh(st, kr, bs, nb, n_act, block_fuse)
+            nm, stalled = _block_visit(
+                st, kr, bs, i, Fi, FRu, nfru, n_act, margin, thr_in, eps, cap, stamp, block_kmin, block_fuse, block_keep
+            )
             if nm == 0:
                 if stalled >= 0:
                     stall[bs.P[stalled]] = moves
