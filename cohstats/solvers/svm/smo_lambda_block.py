@@ -222,6 +222,8 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
     L = Fl.shape[1]
     inv_L = 1.0 / L
     n = nb * L
+    Ff = Fl.reshape(Fl.size)
+    Sf = Sl.reshape(Sl.size)
     ns = 0
     max_in = 8 * nb
     while ns < max_in:
@@ -270,7 +272,8 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
             for jj in range(L):
                 f = Fl[b, jj] - sh
                 Fl[b, jj] = f + kb if jj == jb else f
-                Vl[b * L + jj] = _viol_s(Fl[b, jj], Sl[b, jj], margin)
+        for e in range(n):
+            Vl[e] = _viol_s(Ff[e], Sf[e], margin)
     return -1
 
 
