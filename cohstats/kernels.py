@@ -527,8 +527,7 @@ def gram_symmetric(code, X, kpar, dtype=np.float64):
     bitwise the one built row by row; with ``dtype=np.float32`` each entry is rounded once from
     its float64 value. The matrix is allocated by numpy, which asks the operating system for
     transparent huge pages on large arrays: fewer page faults while it is filled and fewer TLB
-    misses when a solver reads its rows in place (timings in the repository's
-    ``benchmarks/README.md``).
+    misses when a solver reads its rows in place (measured; benchmarks/log.csv).
     """
     if code not in (KERNEL_LINEAR, KERNEL_RBF, KERNEL_POLY, KERNEL_COMPACT):
         raise ValueError(f"gram_symmetric needs a numba kernel code; got {code!r}")

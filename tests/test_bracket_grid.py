@@ -130,7 +130,7 @@ def test_secant_start_carries_the_exact_gradient_and_bound_parts():
 
     from cohstats.solvers.svm.smo import _start_gradient
     from cohstats.solvers.svm.smo import smo_solve
-    from cohstats.solvers.svm.svmpath import _secant_start
+    from cohstats.solvers.svm.svmpath_grid import _secant_start
 
     X, y = _wsl1(150, 11)
     gamma = 0.8

@@ -1,10 +1,10 @@
-"""The lambda-SVM's list selection (solvers/svm/smo_lambda.py): the hand-written order statistic
+"""The lambda-SVM's list selection (solvers/svm/smo_lambda_select.py): the hand-written order statistic
 and stable order against numpy's np.partition and np.argsort(kind="mergesort")."""
 
 import numpy as np
 import pytest
 
-from cohstats.solvers.svm.smo_lambda import _kth_smallest, _order_desc_stable, _rank_candidates
+from cohstats.solvers.svm.smo_lambda_select import _kth_smallest, _order_desc_stable, _rank_candidates
 
 
 def _values(rng, n, kind):

@@ -120,7 +120,7 @@ def test_two_half_paths_equal_the_single_path():
 
 
 def test_repair_equality_restores_the_constraint_inside_the_box():
-    from cohstats.solvers.svm.svmpath import _repair_equality
+    from cohstats.solvers.svm.svmpath_grid import _repair_equality
 
     rng = np.random.default_rng(3)
     for _ in range(200):

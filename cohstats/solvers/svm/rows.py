@@ -95,9 +95,9 @@ def _empty32(n_slots, n):
 def _empty_rows(n_slots, n, f32, huge_pages=False):
     """The cache's row storage: allocated by numba's allocator, or with ``huge_pages`` by numpy
     (which asks the kernel for transparent huge pages on arrays of 4 MB and more). Which is
-    faster depends on the solver's access pattern (measured: the lambda-SVM's float32 cache,
-    filled through a scratch row, gains with huge pages; SMO's float64 rows, computed in place,
-    lose), see the repository's ``benchmarks/README.md``."""
+    faster depends on the solver's access pattern: the lambda-SVM's float32 cache, filled
+    through a scratch row, gains with huge pages; SMO's float64 rows, computed in place, lose
+    (measured; benchmarks/log.csv)."""
     if huge_pages:
         return np.empty((n_slots, n), dtype=np.float32 if f32 else np.float64)
     return _empty32(n_slots, n) if f32 else _empty64(n_slots, n)
