@@ -49,6 +49,10 @@ class Design:
     intercept : whether the model has an intercept (False after ``- 1`` / ``+ 0``).
     n_dropped : rows removed before fitting; ``dropped`` says why (reason -> count).
     row_labels : index labels (of the caller's data) of the rows used.
+    na_action : how rows with missing values were handled (:data:`cohstats.formula.NA_ACTIONS`).
+    na_padding : under ``na_action="exclude"``, ``(labels, kept)``: the index labels of the rows
+        considered (after ``subset``) and which of them were fitted, so that ``predict()`` pads
+        the training predictions back to those rows; None otherwise.
     rhs, frame : the formula's right-hand side and the data columns (rows used) the formulaic
         ``spec`` was built on; :mod:`cohstats.persist` rebuilds ``spec`` from them on load.
 
@@ -78,6 +82,8 @@ class Design:
     weights_given: bool = False
     rhs: str | None = None  # right-hand side as given to formulaic (after ``.`` expansion)
     frame: Any = field(default=None, repr=False, compare=False)  # the data columns ``spec`` was built on
+    na_action: str = "omit"
+    na_padding: Any = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -134,6 +140,7 @@ class Design:
         d.weights = np.ascontiguousarray(self.weights[rows])
         if self.row_labels is not None:
             d.row_labels = np.asarray(self.row_labels)[rows]
+        d.na_padding = None  # the padding belongs to the full training rows
         return d
 
     def replace(self, X=None, y=None, weights=None) -> "Design":
@@ -159,6 +166,7 @@ class Design:
                 )
         if n != self.nobs:
             d.row_labels = None
+            d.na_padding = None
         return d
 
     # ------------------------------------------------------------------ coding
@@ -182,6 +190,35 @@ class Design:
         return codes
 
     # ------------------------------------------------------------------ new data
+    def complete_rows(self, newdata):
+        """Under ``na_action="exclude"``: the boolean mask of the rows of ``newdata`` with every
+        value the model needs, or None when all rows are complete (or under another
+        ``na_action``, where :meth:`new_X` refuses incomplete rows by column and rows)."""
+        if self.na_action != "exclude" or newdata is None:
+            return None
+        if self.spec is None:
+            if isinstance(newdata, pd.DataFrame) and all(c in newdata.columns for c in self.xnames):
+                vals = newdata[self.xnames]
+            else:
+                vals = newdata
+            try:
+                X = np.asarray(vals, dtype=np.float64)
+            except (TypeError, ValueError):
+                return None  # new_X says what is wrong
+            if X.ndim == 1:
+                X = X[None, :]
+            if X.ndim != 2:
+                return None
+            keep = ~np.isnan(X).any(axis=1)
+        else:
+            if isinstance(newdata, dict):
+                newdata = pd.DataFrame(newdata)
+            if not isinstance(newdata, pd.DataFrame):
+                return None
+            cols = [v for v in self.variables if v in newdata.columns]
+            keep = ~newdata[cols].isna().any(axis=1).to_numpy() if cols else np.ones(len(newdata), dtype=bool)
+        return None if keep.all() else keep
+
     def new_X(self, newdata) -> np.ndarray:
         """Rebuild the design matrix for ``newdata`` exactly as in training.
 

@@ -11,8 +11,14 @@ Conventions:
   ``design.intercept`` is ``False`` and categorical predictors get full-rank coding.
 * Two classes are coded ``-1 / +1`` (float64), the second level in ``classes`` being ``+1``
   (R's convention for ``glm``). ``K > 2`` classes are coded ``0..K-1`` (int64).
-* Rows with missing predictor values are dropped (``na_action="omit"``) and counted, or raise
-  (``na_action="raise"``). Missing *response* values always raise: a class is never guessed.
+* Missing values follow ``na_action``, R's vocabulary (:data:`NA_ACTIONS`): ``"omit"`` (the
+  default) drops the rows with a missing response or a missing value in any predictor the formula
+  uses, and counts them by reason in ``design.dropped`` (shown by ``summary()``); ``"exclude"``
+  drops them the same way but ``predict`` pads its output back with missing rows, as R's
+  ``na.exclude`` (the training rows for ``predict()``, the incomplete rows of ``newdata`` for
+  ``predict(newdata)``); ``"fail"`` refuses them, naming the column and the rows. ``"raise"``,
+  the name of earlier releases, is a deprecated alias of ``"fail"``. A missing response is
+  dropped, never guessed.
 * ``new_X(newdata)`` rebuilds the training columns exactly and refuses unseen factor levels
   and missing columns, where formulaic alone would silently map an unseen level to the
   reference level.
@@ -27,12 +33,45 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from cohstats.validation import Options
 from cohstats.design import Design, _check_weights, _fmt_list, _rows_desc, _strings_as_objects, _to_float_matrix
 
 __all__ = ["Design", "build_design", "NA_ACTIONS"]
 
-#: The values of ``na_action`` every fit function accepts.
-NA_ACTIONS = ("omit", "raise")
+#: The values of ``na_action`` every fit function accepts (R's ``na.omit``, ``na.exclude``,
+#: ``na.fail``); ``"raise"`` is still taken as a deprecated alias of ``"fail"``.
+NA_ACTIONS = ("omit", "exclude", "fail")
+
+
+class NAAction(Options):
+    """The ``na_action`` argument of every fit function: one of :data:`NA_ACTIONS` (the
+    deprecated ``"raise"`` is accepted too, and not listed)."""
+
+    def __init__(self):
+        Options.__init__(self, *NA_ACTIONS)
+
+    def ok(self, v):
+        return (isinstance(v, str) and v == "raise") or Options.ok(self, v)
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self))
+
+
+def check_na_action(na_action) -> str:
+    """``na_action`` as one of :data:`NA_ACTIONS`; ``"raise"`` warns (FutureWarning) and is ``"fail"``."""
+    if isinstance(na_action, str) and na_action == "raise":
+        warnings.warn(
+            "na_action='raise' is deprecated; use na_action='fail' (R's na.fail), which it now means",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return "fail"
+    if not (isinstance(na_action, str) and na_action in NA_ACTIONS):
+        raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
+    return na_action
 
 _DOT = re.compile(r"(?<![\w.\]\)])\.(?![\w.(])")
 
@@ -129,14 +168,27 @@ def _code_response(y: pd.Series, classes) -> np.ndarray:
     return codes
 
 
-def _check_response_na(y: pd.Series, name: str, labels) -> None:
+def _response_na(y: pd.Series, name: str, labels, na_action: str) -> np.ndarray:
+    """Rows whose response is missing; under ``"fail"`` they are refused, by column and rows."""
     na = y.isna().to_numpy()
-    if na.any():
+    if na.any() and na_action == "fail":
         rows = _rows_desc(np.asarray(labels)[na])
         raise ValueError(
             f"response {name!r} has {int(na.sum())} missing value(s) (rows {rows}); "
-            "drop or impute them first -- cohstats never guesses a class"
+            "drop or impute them, or use na_action='omit' to drop those rows -- cohstats never guesses a class"
         )
+    return na
+
+
+def _na_reasons(resp_na, pred_na, yname, cols) -> dict:
+    """Counts of the rows dropped for missing values, by reason (a row counts once, response first)."""
+    out = {}
+    if resp_na.any():
+        out[f"missing response ({yname})"] = int(resp_na.sum())
+    rest = pred_na & ~resp_na
+    if rest.any():
+        out["missing predictor values (" + ", ".join(map(str, cols)) + ")"] = int(rest.sum())
+    return out
 
 
 def build_design(
@@ -164,8 +216,11 @@ def build_design(
     subset : boolean mask, integer positions, or a query string evaluated with
         ``DataFrame.query`` -- rows to use.
     weights : observation weights: array of length ``len(data)`` or the name of a column.
-    na_action : ``"omit"`` drops rows with missing predictor values (counted in
-        ``design.dropped``); ``"raise"`` refuses them.
+    na_action : ``"omit"`` drops the rows with a missing response or a missing value of a
+        predictor the formula uses (counted by reason in ``design.dropped``); ``"exclude"``
+        drops them too and has ``predict`` pad its output back with missing rows (R's
+        ``na.exclude``); ``"fail"`` refuses them, naming the column and the rows (``"raise"``:
+        its deprecated name).
     context : names for transforms in the formula (default: the caller's frame is not
         searched; public fit functions capture their caller's context once).
     max_classes : reject responses with more classes (e.g. 2 for binary-only methods).
@@ -180,8 +235,7 @@ def build_design(
     >>> d.xnames
     ['x1', 'C(g)[T.b]']
     """
-    if na_action not in NA_ACTIONS:
-        raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
+    na_action = check_na_action(na_action)
     if isinstance(formula, Design):
         d = formula
         if subset is not None:
@@ -328,23 +382,28 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     lab = labels[keep]
     if w_all is not None:
         w_all = w_all[keep]
-    _check_response_na(df[yname], yname, lab)
-    # missing predictors
+    resp_na = _response_na(df[yname], yname, lab, na_action)
+    pred_na = np.zeros(len(df), dtype=bool)
+    cols = []
     if variables:
         na = df[list(variables)].isna()
-        rows_na = na.any(axis=1).to_numpy()
-        if rows_na.any():
-            cols = [c for c in variables if na[c].any()]
-            if na_action == "raise":
-                raise ValueError(
-                    f"predictor column(s) {_fmt_list(cols)} have missing values in "
-                    f"{int(rows_na.sum())} row(s) (rows {_rows_desc(lab[rows_na])}); "
-                    "use na_action='omit' to drop them"
-                )
-            dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(rows_na.sum())
-            df, lab = df[~rows_na], lab[~rows_na]
-            if w_all is not None:
-                w_all = w_all[~rows_na]
+        pred_na = na.any(axis=1).to_numpy()
+        cols = [c for c in variables if na[c].any()]
+        if pred_na.any() and na_action == "fail":
+            raise ValueError(
+                f"predictor column(s) {_fmt_list(cols)} have missing values in "
+                f"{int(pred_na.sum())} row(s) (rows {_rows_desc(lab[pred_na])}); "
+                "use na_action='omit' to drop them"
+            )
+    drop = resp_na | pred_na
+    na_padding = None
+    if drop.any():
+        dropped.update(_na_reasons(resp_na, pred_na, yname, cols))
+        if na_action == "exclude":
+            na_padding = (lab.copy(), ~drop)
+        df, lab = df[~drop], lab[~drop]
+        if w_all is not None:
+            w_all = w_all[~drop]
     if len(df) == 0:
         raise ValueError(
             "no rows left after dropping rows with missing values"
@@ -422,6 +481,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         weights_given=weights is not None,
         rhs=rhs,
         frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])],
+        na_action=na_action,
+        na_padding=na_padding,
     )
 
 
@@ -554,19 +615,23 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
             w_all = w_all[keep]
     else:
         Xa = np.array(Xa, dtype=np.float64, order="C")  # the design never aliases the caller's array
-    _check_response_na(yser, yname, row_labels)
+    resp_na = _response_na(yser, yname, row_labels, na_action)
     nan_rows = np.isnan(Xa).any(axis=1)
-    if nan_rows.any():
-        cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))]
-        if na_action == "raise":
-            raise ValueError(
-                f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s); "
-                "use na_action='omit' to drop them"
-            )
-        dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(nan_rows.sum())
-        Xa, yser, row_labels = Xa[~nan_rows], yser[~nan_rows].reset_index(drop=True), row_labels[~nan_rows]
+    cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))] if nan_rows.any() else []
+    if nan_rows.any() and na_action == "fail":
+        raise ValueError(
+            f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s) "
+            f"(rows {_rows_desc(row_labels[nan_rows])}); use na_action='omit' to drop them"
+        )
+    drop = resp_na | nan_rows
+    na_padding = None
+    if drop.any():
+        dropped.update(_na_reasons(resp_na, nan_rows, yname, cols))
+        if na_action == "exclude":
+            na_padding = (np.asarray(row_labels).copy(), ~drop)
+        Xa, yser, row_labels = Xa[~drop], yser[~drop].reset_index(drop=True), row_labels[~drop]
         if w_all is not None:
-            w_all = w_all[~nan_rows]
+            w_all = w_all[~drop]
     if Xa.shape[0] == 0:
         raise ValueError("no rows left after dropping rows with missing values")
     inf = ~np.isfinite(Xa)
@@ -589,6 +654,8 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         dropped={k: v for k, v in dropped.items() if v},
         row_labels=row_labels,
         weights_given=weights is not None,
+        na_action=na_action,
+        na_padding=na_padding,
     )
 
 

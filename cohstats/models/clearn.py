@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from cohstats.formula import build_design, capture_context
+from cohstats.formula import NAAction, build_design, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel
 from cohstats.losses.binary import get_loss
 from cohstats.losses.scalar import closs_kappa
@@ -70,7 +70,7 @@ _PARAMS = {
     "coef0": Real(),
     "delta": Real(0.0, closed="neither"),
     "standardize": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
     "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1),
     "mode": NoneOr(Options("irls", "mm", "exact")),

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.exceptions import CalibrationWarning, ConvergenceWarning
-from cohstats.formula import build_design, capture_context, refuse_no_intercept
+from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.scaling import column_scaling
@@ -112,7 +112,7 @@ _PARAMS = {
     "time_limit": NoneOr(Real(0.0, closed="neither")),
     "cache_size": Real(0.0, closed="neither"),
     "shrinking": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
     "warn_calibration": Bool(),
 }
 _DECLARED = FitSpec(
