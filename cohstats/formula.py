@@ -201,6 +201,7 @@ def build_design(
     na_action: str = "omit",
     context: dict | None = None,
     max_classes: int | None = None,
+    offset=None,
 ) -> Design:
     """Build a :class:`Design` from a formula and data, or from a matrix and labels.
 
@@ -221,6 +222,12 @@ def build_design(
         drops them too and has ``predict`` pad its output back with missing rows (R's
         ``na.exclude``); ``"fail"`` refuses them, naming the column and the rows (``"raise"``:
         its deprecated name).
+    offset : known offsets added to the link, ``f(x) = offset + b + x'beta`` (R's ``offset``): an
+        array with one value per row of ``data`` (or of ``X``), or the name of a column. An
+        ``offset(col)`` term on the right-hand side of a formula does the same (the column is not
+        a predictor; several terms add up). A missing offset is a missing value (``na_action``).
+        The design keeps the offsets of its rows in ``design.offset`` and their columns in
+        ``design.offset_cols``, read from ``newdata`` at prediction.
     context : names for transforms in the formula (default: the caller's frame is not
         searched; public fit functions capture their caller's context once).
     max_classes : reject responses with more classes (e.g. 2 for binary-only methods).
@@ -242,13 +249,15 @@ def build_design(
             d = d.take(_subset_positions(subset, d.nobs, None))
         if weights is not None:
             d = d.replace(weights=weights)
+        if offset is not None:
+            raise TypeError("give offset= when the design is built, not with a Design")
         if max_classes is not None and d.n_classes > max_classes:
             raise ValueError(f"this method handles at most {max_classes} classes; the response has {d.n_classes}")
         return d
     if isinstance(formula, str):
         if y is not None:
             raise TypeError("give the response in the formula (y ~ ...), not as y=")
-        design = _design_from_formula(formula, data, subset, weights, na_action, context)
+        design = _design_from_formula(formula, data, subset, weights, na_action, context, offset)
     else:
         if np.ndim(formula) == 0 and not isinstance(formula, pd.DataFrame):
             raise TypeError(
@@ -260,7 +269,11 @@ def build_design(
             raise TypeError("matrix input takes the labels once: build_design(X, y) or build_design(X, y=y)")
         if labels is None:
             raise TypeError("matrix input needs the labels: build_design(X, y)")
-        design = _design_from_arrays(formula, labels, subset, weights, na_action)
+        if isinstance(offset, str):
+            raise TypeError("offset= names a column only with formula input; give matrix input an array")
+        design = _design_from_arrays(formula, labels, subset, weights, na_action, offset=offset)
+        if offset is not None:
+            design.offset_given = True
     if max_classes is not None and design.n_classes > max_classes:
         raise ValueError(
             f"this method handles at most {max_classes} classes; response {design.yname!r} has "
@@ -319,7 +332,44 @@ def _split_formula(formula: str):
     return m.group(1) or m.group(2), rhs
 
 
-def _design_from_formula(formula, data, subset, weights, na_action, context) -> Design:
+_OFFSET_TERM = re.compile(r"offset\(\s*(`[^`]+`|[A-Za-z_][A-Za-z0-9_.]*)\s*\)")
+
+
+def _split_offset(rhs: str, formula: str):
+    """The right-hand side without its ``offset(col)`` terms, and the columns they name."""
+    cols = []
+    while True:
+        m = _OFFSET_TERM.search(rhs)
+        if m is None:
+            break
+        before, after = rhs[: m.start()].rstrip(), rhs[m.end() :].lstrip()
+        if (before and before[-1] != "+") or (after and after[0] not in "+-"):
+            raise ValueError(
+                f"offset(...) must be a term of its own, added to the others, in {formula!r} (e.g. 'y ~ x1 + offset(o)')"
+            )
+        cols.append(m.group(1).strip("`"))
+        rhs = (before[:-1].rstrip() if before else "") + (" " + after if before else after.lstrip("+ "))
+    rhs = rhs.strip()
+    if not rhs or rhs[0] == "-":
+        rhs = ("1 " + rhs).strip()
+    return rhs, tuple(cols)
+
+
+def _offset_values(frame: pd.DataFrame, cols, labels) -> np.ndarray:
+    """The sum of the offset columns as float64 (missing values as NaN)."""
+    out = np.zeros(len(frame))
+    for c in cols:
+        try:
+            out = out + pd.to_numeric(frame[c]).to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise TypeError(f"offset column {c!r} must be numeric; got dtype {frame[c].dtype}") from None
+    bad = np.isinf(out)
+    if bad.any():
+        raise ValueError(f"offset column(s) {_fmt_list(cols)} have infinite values in rows {_rows_desc(np.asarray(labels)[bad])}")
+    return out
+
+
+def _design_from_formula(formula, data, subset, weights, na_action, context, offset=None) -> Design:
     from formulaic import Formula, model_matrix
 
     if data is None:
@@ -330,16 +380,29 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     _check_unique_columns(data.columns, "data")
     yname, rhs = _split_formula(formula)
+    rhs, offset_cols = _split_offset(rhs, formula)
+    if isinstance(offset, str):
+        offset_cols, offset = offset_cols + (offset,), None
+    for c in offset_cols:
+        if c not in data.columns:
+            raise ValueError(f"offset column {c!r} is not a column of data; columns: {_fmt_list(data.columns)}")
     if yname not in data.columns:
         raise ValueError(f"response {yname!r} is not a column of data; columns: {_fmt_list(data.columns)}")
     wcol = weights if isinstance(weights, str) else None
     if wcol is not None and wcol not in data.columns:
         raise ValueError(f"weights column {wcol!r} is not a column of data")
-    fast = _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action)
+    off_all = None
+    if offset_cols or offset is not None:
+        off_all = _offset_values(data, offset_cols, data.index.to_numpy())
+        if offset is not None:
+            off_all = off_all + _offset_array(offset, len(data))
+    fast = _fast_dot_design(formula, rhs, data, yname, (wcol, *offset_cols), subset, weights, na_action, off_all)
     if fast is not None:
+        fast.offset_cols = offset_cols
+        fast.offset_given = offset is not None
         return fast
     if _DOT.search(rhs):
-        others = [c for c in data.columns if c != yname and c != wcol]
+        others = [c for c in data.columns if c != yname and c != wcol and c not in offset_cols]
         if not others:
             raise ValueError("'y ~ .' needs at least one predictor column besides the response")
         rhs = _DOT.sub("(" + " + ".join(_quote(str(c)) for c in others) + ")", rhs)
@@ -382,6 +445,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     lab = labels[keep]
     if w_all is not None:
         w_all = w_all[keep]
+    if off_all is not None:
+        off_all = off_all[keep]
     resp_na = _response_na(df[yname], yname, lab, na_action)
     pred_na = np.zeros(len(df), dtype=bool)
     cols = []
@@ -389,7 +454,11 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         na = df[list(variables)].isna()
         pred_na = na.any(axis=1).to_numpy()
         cols = [c for c in variables if na[c].any()]
-        if pred_na.any() and na_action == "fail":
+    if off_all is not None and np.isnan(off_all).any():
+        pred_na = pred_na | np.isnan(off_all)
+        cols = cols + ["offset"]
+    if pred_na.any():
+        if na_action == "fail":
             raise ValueError(
                 f"predictor column(s) {_fmt_list(cols)} have missing values in "
                 f"{int(pred_na.sum())} row(s) (rows {_rows_desc(lab[pred_na])}); "
@@ -404,6 +473,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         df, lab = df[~drop], lab[~drop]
         if w_all is not None:
             w_all = w_all[~drop]
+        if off_all is not None:
+            off_all = off_all[~drop]
     if len(df) == 0:
         raise ValueError(
             "no rows left after dropping rows with missing values"
@@ -483,7 +554,22 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])],
         na_action=na_action,
         na_padding=na_padding,
+        offset=off_all,
+        offset_cols=offset_cols,
+        offset_given=offset is not None,
     )
+
+
+def _offset_array(offset, n) -> np.ndarray:
+    try:
+        o = np.asarray(offset, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("offset must be numeric: an array with one value per row, or a column name") from None
+    if o.ndim != 1 or o.shape[0] != n:
+        raise ValueError(f"offset must have one value per row of the data ({n}); got shape {o.shape}")
+    if np.isinf(o).any():
+        raise ValueError(f"offset has infinite values at positions {_rows_desc(np.flatnonzero(np.isinf(o)))}")
+    return o
 
 
 def _formula_columns(rhs: str, columns) -> list:
@@ -516,13 +602,14 @@ def _formula_columns(rhs: str, columns) -> list:
     return [c for c in columns if c in used]
 
 
-def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):
+def _fast_dot_design(formula, rhs, data, yname, skip, subset, weights, na_action, offset=None):
     """``y ~ .`` (or ``y ~ . - 1``) on all-numeric predictors: the design is the columns
     themselves, so skip formulaic's per-column machinery (seconds for thousands of genes)."""
     compact = rhs.replace(" ", "")
     if compact not in (".", ".-1", ".+0", "0+.", "-1+."):
         return None
-    others = [c for c in data.columns if c != yname and c != wcol]
+    wcol = skip[0]
+    others = [c for c in data.columns if c != yname and c not in skip]
     if not others or not all(isinstance(c, str) for c in others):
         return None
     cols = data[others]
@@ -531,7 +618,7 @@ def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action
     if isinstance(subset, str):
         subset = _subset_positions(subset, len(data), data.reset_index(drop=True))
     w = data[wcol].to_numpy() if wcol is not None else weights
-    d = _design_from_arrays(cols, data[yname], subset, w, na_action)
+    d = _design_from_arrays(cols, data[yname], subset, w, na_action, offset=offset)
     d.formula = formula
     d.yname = yname
     d.intercept = compact in (".",)
@@ -572,7 +659,7 @@ def _response_series(labels) -> pd.Series:
     return pd.Series(arr)
 
 
-def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
+def _design_from_arrays(X, labels, subset, weights, na_action, offset=None) -> Design:
     if isinstance(X, pd.DataFrame):
         _check_unique_columns(X.columns, "X")
         nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
@@ -607,17 +694,23 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     w_all = None if weights is None else np.asarray(weights)
     if w_all is not None and (w_all.ndim != 1 or w_all.shape[0] != n0):
         raise ValueError(f"weights must have one value per row of X ({n0}); got shape {w_all.shape}")
+    off = None if offset is None else _offset_array(offset, n0)
     if subset is not None:
         keep = _subset_positions(subset, n0, None)
         dropped["not in subset"] = n0 - len(keep)
         Xa, yser, row_labels = Xa[keep], yser.iloc[keep].reset_index(drop=True), row_labels[keep]
         if w_all is not None:
             w_all = w_all[keep]
+        if off is not None:
+            off = off[keep]
     else:
         Xa = np.array(Xa, dtype=np.float64, order="C")  # the design never aliases the caller's array
     resp_na = _response_na(yser, yname, row_labels, na_action)
     nan_rows = np.isnan(Xa).any(axis=1)
     cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))] if nan_rows.any() else []
+    if off is not None and np.isnan(off).any():
+        nan_rows = nan_rows | np.isnan(off)
+        cols = cols + ["offset"]
     if nan_rows.any() and na_action == "fail":
         raise ValueError(
             f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s) "
@@ -632,6 +725,8 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         Xa, yser, row_labels = Xa[~drop], yser[~drop].reset_index(drop=True), row_labels[~drop]
         if w_all is not None:
             w_all = w_all[~drop]
+        if off is not None:
+            off = off[~drop]
     if Xa.shape[0] == 0:
         raise ValueError("no rows left after dropping rows with missing values")
     inf = ~np.isfinite(Xa)
@@ -656,7 +751,17 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         weights_given=weights is not None,
         na_action=na_action,
         na_padding=na_padding,
+        offset=off,
     )
+
+
+def refuse_offset(design: Design, fn: str) -> None:
+    """Refuse an offset (``offset(col)`` or ``offset=``) for a fit that cannot add one to its link."""
+    if getattr(design, "offset", None) is not None:
+        raise ValueError(
+            f"{fn} does not take an offset: offsets (offset(col) in the formula or offset=) are "
+            "supported by clearn for two classes (linear and kernel expansions)"
+        )
 
 
 def capture_context(level: int = 1) -> dict:

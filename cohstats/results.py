@@ -419,7 +419,7 @@ class Fit(FitBase):
             return (f > 0).astype(np.int64)
         return np.argmax(f, axis=1)
 
-    def predict(self, newdata=None, type: str = "class", s=None, **options):
+    def predict(self, newdata=None, type: str = "class", s=None, offset=None, **options):
         """Predict for ``newdata`` (default: the training data).
 
         Parameters
@@ -433,6 +433,8 @@ class Fit(FitBase):
             ``"lambda.min"`` / ``"lambda.1se"`` on the fits of a ``cv()`` result; a sequence
             of values gives one block of columns per value (:mod:`cohstats.svalues`). A fit
             that is not a path refuses any other value than the one it was fitted at.
+        offset : for a fit given ``offset=`` as an array, the offsets of the rows of ``newdata``
+            (offsets from ``offset(col)`` terms are read from ``newdata``'s columns).
         **options : options of the probability method (``type="prob"`` only), e.g.
             ``method="platt"``; each fit lists them in its docstring. Unknown options raise.
         """
@@ -441,7 +443,7 @@ class Fit(FitBase):
         if type == "response":
             type = "prob"
         if is_sequence(s):
-            return per_s(self.predict, s, newdata=newdata, type=type, **options)
+            return per_s(self.predict, s, newdata=newdata, type=type, offset=offset, **options)
         s = self._check_s(s)
         if options:
             check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
@@ -457,6 +459,19 @@ class Fit(FitBase):
         else:
             X = self._X(_rows_of(newdata, keep)) if newdata is not None else self._X(None)
         sk = {} if s is None else {"s": s}
+        if getattr(self.design, "offset", None) is not None:
+            rows = newdata if keep is None or newdata is None else _rows_of(newdata, keep)
+            off = self.design.new_offset(rows, offset if offset is None or keep is None else np.asarray(offset)[keep])
+            f = np.asarray(self._decision(X, **sk), dtype=float) + off  # f(x) = offset + b + x'beta
+            if type == "link":
+                return pd.Series(_pad(f, keep), index=idx, name="link")
+            if type == "prob":
+                p = np.asarray(self._link_to_prob(f), dtype=float)
+                return pd.DataFrame(_pad(np.column_stack([1.0 - p, p]), keep), index=idx, columns=self.classes)
+            labels = _pad(np.asarray(self.classes, dtype=object)[(f > 0).astype(np.int64)], keep)
+            return pd.Series(labels, index=idx, name=self.design.yname)
+        if offset is not None:
+            raise ValueError("offset= was given to predict, but the model was fitted without an offset")
         if type == "link":
             f = _pad(np.asarray(self._decision(X, **sk), dtype=float), keep)
             if f.ndim == 1:

@@ -431,6 +431,9 @@ def lum(
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
+    from cohstats.formula import refuse_offset
+
+    refuse_offset(design, "lum")
     from cohstats.formula import refuse_no_intercept
 
     refuse_no_intercept(design, "lum", "fits decision values with an intercept (and refits g0 + g1 f)")
