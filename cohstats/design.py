@@ -218,7 +218,9 @@ class Design:
                 raise ValueError(f"offset must hold {n} finite values, one per row of newdata; got shape {o.shape}")
             out += o
         elif offset is not None:
-            raise ValueError(f"this fit reads its offset from column(s) {_fmt_list(self.offset_cols)} of newdata, not offset=")
+            raise ValueError(
+                f"this fit reads its offset from column(s) {_fmt_list(self.offset_cols)} of newdata, not offset="
+            )
         return out
 
     # ------------------------------------------------------------------ coding

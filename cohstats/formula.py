@@ -73,6 +73,7 @@ def check_na_action(na_action) -> str:
         raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
     return na_action
 
+
 _DOT = re.compile(r"(?<![\w.\]\)])\.(?![\w.(])")
 
 
@@ -345,7 +346,8 @@ def _split_offset(rhs: str, formula: str):
         before, after = rhs[: m.start()].rstrip(), rhs[m.end() :].lstrip()
         if (before and before[-1] != "+") or (after and after[0] not in "+-"):
             raise ValueError(
-                f"offset(...) must be a term of its own, added to the others, in {formula!r} (e.g. 'y ~ x1 + offset(o)')"
+                f"offset(...) must be a term of its own, added to the others, in {formula!r} "
+                "(e.g. 'y ~ x1 + offset(o)')"
             )
         cols.append(m.group(1).strip("`"))
         rhs = (before[:-1].rstrip() if before else "") + (" " + after if before else after.lstrip("+ "))
@@ -365,7 +367,9 @@ def _offset_values(frame: pd.DataFrame, cols, labels) -> np.ndarray:
             raise TypeError(f"offset column {c!r} must be numeric; got dtype {frame[c].dtype}") from None
     bad = np.isinf(out)
     if bad.any():
-        raise ValueError(f"offset column(s) {_fmt_list(cols)} have infinite values in rows {_rows_desc(np.asarray(labels)[bad])}")
+        raise ValueError(
+            f"offset column(s) {_fmt_list(cols)} have infinite values in rows {_rows_desc(np.asarray(labels)[bad])}"
+        )
     return out
 
 

@@ -35,11 +35,15 @@ def test_offset_term_equals_statsmodels_glm_and_predicts_with_new_offsets(df, tm
     np.testing.assert_allclose(fit.coef_at().to_numpy(), ref.params.to_numpy(), atol=2e-6)
     new = df.iloc[:7].assign(o=np.linspace(-2, 2, 7))
     Xn = sm.add_constant(new[["x1", "x2"]], has_constant="add")
-    np.testing.assert_allclose(fit.predict(new, type="link"), ref.predict(Xn, offset=new["o"], which="linear"), atol=2e-6)
+    np.testing.assert_allclose(
+        fit.predict(new, type="link"), ref.predict(Xn, offset=new["o"], which="linear"), atol=2e-6
+    )
     np.testing.assert_allclose(fit.predict(new, type="prob")["b"], ref.predict(Xn, offset=new["o"]), atol=1e-6)
     arg = cs.clearn("y ~ x1 + x2", df, offset=df["o"].to_numpy(), **KW)
     np.testing.assert_array_equal(arg.coef_at(), fit.coef_at())
-    np.testing.assert_array_equal(arg.predict(new, type="link", offset=new["o"].to_numpy()), fit.predict(new, type="link"))
+    np.testing.assert_array_equal(
+        arg.predict(new, type="link", offset=new["o"].to_numpy()), fit.predict(new, type="link")
+    )
     with pytest.raises(ValueError, match="needs their offsets"):
         arg.predict(new)
     byname = cs.clearn("y ~ x1 + x2", df, offset="o", **KW)

@@ -223,7 +223,9 @@ def clearn(
             f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function V, loss='V'); got {u!r}"
         )
     # a Design passes through build_design (subset/weights applied, no re-parsing)
-    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, offset=offset)
+    design = build_design(
+        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, offset=offset
+    )
     n, p = design.nobs, design.p
     off = design.offset
     if off is not None and (design.n_classes > 2 or kernel_approx is not None):
