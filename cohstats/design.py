@@ -49,6 +49,14 @@ class Design:
     intercept : whether the model has an intercept (False after ``- 1`` / ``+ 0``).
     n_dropped : rows removed before fitting; ``dropped`` says why (reason -> count).
     row_labels : index labels (of the caller's data) of the rows used.
+    na_action : how rows with missing values were handled (:data:`cohstats.formula.NA_ACTIONS`).
+    na_padding : under ``na_action="exclude"``, ``(labels, kept)``: the index labels of the rows
+        considered (after ``subset``) and which of them were fitted, so that ``predict()`` pads
+        the training predictions back to those rows; None otherwise.
+    offset, offset_cols, offset_given : the offsets of the rows (added to the link; None when
+        there are none), the data columns they were read from (``offset(col)`` terms or
+        ``offset="col"``) and whether an array was given (``offset=``), which prediction on new
+        data then needs again.
     rhs, frame : the formula's right-hand side and the data columns (rows used) the formulaic
         ``spec`` was built on; :mod:`cohstats.persist` rebuilds ``spec`` from them on load.
 
@@ -78,6 +86,11 @@ class Design:
     weights_given: bool = False
     rhs: str | None = None  # right-hand side as given to formulaic (after ``.`` expansion)
     frame: Any = field(default=None, repr=False, compare=False)  # the data columns ``spec`` was built on
+    na_action: str = "omit"
+    na_padding: Any = field(default=None, repr=False, compare=False)
+    offset: Any = None  # (n,) float64 offsets of the rows, or None
+    offset_cols: tuple = ()  # data columns summed into the offset (read from newdata at prediction)
+    offset_given: bool = False  # an offset= array was given (prediction on new data needs offset=)
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -134,6 +147,9 @@ class Design:
         d.weights = np.ascontiguousarray(self.weights[rows])
         if self.row_labels is not None:
             d.row_labels = np.asarray(self.row_labels)[rows]
+        d.na_padding = None  # the padding belongs to the full training rows
+        if self.offset is not None:
+            d.offset = np.ascontiguousarray(self.offset[rows])
         return d
 
     def replace(self, X=None, y=None, weights=None) -> "Design":
@@ -158,8 +174,54 @@ class Design:
                     f"replacement has {n} rows of X but {d.y.shape[0]} responses and {d.weights.shape[0]} weights"
                 )
         if n != self.nobs:
+            if self.offset is not None:
+                raise ValueError("a design with an offset cannot take a replacement with another number of rows")
             d.row_labels = None
+            d.na_padding = None
         return d
+
+    def new_offset(self, newdata, offset=None):
+        """Offsets of the rows of ``newdata`` (None when the model has none): the sum of its
+        ``offset_cols`` plus ``offset`` (an array, required when the fit was given ``offset=``
+        as an array; 0 for the training data's own rows is never assumed)."""
+        if self.offset is None:
+            if offset is not None:
+                raise ValueError("offset= was given to predict, but the model was fitted without an offset")
+            return None
+        if newdata is None:
+            if offset is not None:
+                raise ValueError("offset= at predict goes with newdata; the training rows keep their own offsets")
+            return self.offset
+        n = len(newdata) if isinstance(newdata, (pd.DataFrame, dict)) else np.atleast_2d(np.asarray(newdata)).shape[0]
+        if isinstance(newdata, dict):
+            newdata = pd.DataFrame(newdata)
+        out = np.zeros(n)
+        for c in self.offset_cols:
+            if not isinstance(newdata, pd.DataFrame) or c not in newdata.columns:
+                raise ValueError(f"newdata lacks the offset column {c!r} of the formula {self.formula!r}")
+            col = pd.to_numeric(newdata[c]).to_numpy(dtype=np.float64, na_value=np.nan)
+            if np.isnan(col).any():
+                na = np.isnan(col)
+                raise ValueError(
+                    f"newdata column {c!r} (an offset) has {int(na.sum())} missing value(s) "
+                    f"(rows {_rows_desc(newdata.index[na])}); predictions need complete rows"
+                )
+            out += col
+        if self.offset_given:
+            if offset is None:
+                raise ValueError(
+                    "this fit was given offset= as an array, so predicting new data needs their offsets: "
+                    "predict(newdata, offset=...)"
+                )
+            o = np.asarray(offset, dtype=np.float64)
+            if o.shape != (n,) or not np.all(np.isfinite(o)):
+                raise ValueError(f"offset must hold {n} finite values, one per row of newdata; got shape {o.shape}")
+            out += o
+        elif offset is not None:
+            raise ValueError(
+                f"this fit reads its offset from column(s) {_fmt_list(self.offset_cols)} of newdata, not offset="
+            )
+        return out
 
     # ------------------------------------------------------------------ coding
     def code_y(self, labels) -> np.ndarray:
@@ -182,6 +244,35 @@ class Design:
         return codes
 
     # ------------------------------------------------------------------ new data
+    def complete_rows(self, newdata):
+        """Under ``na_action="exclude"``: the boolean mask of the rows of ``newdata`` with every
+        value the model needs, or None when all rows are complete (or under another
+        ``na_action``, where :meth:`new_X` refuses incomplete rows by column and rows)."""
+        if self.na_action != "exclude" or newdata is None:
+            return None
+        if self.spec is None:
+            if isinstance(newdata, pd.DataFrame) and all(c in newdata.columns for c in self.xnames):
+                vals = newdata[self.xnames]
+            else:
+                vals = newdata
+            try:
+                X = np.asarray(vals, dtype=np.float64)
+            except (TypeError, ValueError):
+                return None  # new_X says what is wrong
+            if X.ndim == 1:
+                X = X[None, :]
+            if X.ndim != 2:
+                return None
+            keep = ~np.isnan(X).any(axis=1)
+        else:
+            if isinstance(newdata, dict):
+                newdata = pd.DataFrame(newdata)
+            if not isinstance(newdata, pd.DataFrame):
+                return None
+            cols = [v for v in (*self.variables, *self.offset_cols) if v in newdata.columns]
+            keep = ~newdata[cols].isna().any(axis=1).to_numpy() if cols else np.ones(len(newdata), dtype=bool)
+        return None if keep.all() else keep
+
     def new_X(self, newdata) -> np.ndarray:
         """Rebuild the design matrix for ``newdata`` exactly as in training.
 

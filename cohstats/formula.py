@@ -11,8 +11,14 @@ Conventions:
   ``design.intercept`` is ``False`` and categorical predictors get full-rank coding.
 * Two classes are coded ``-1 / +1`` (float64), the second level in ``classes`` being ``+1``
   (R's convention for ``glm``). ``K > 2`` classes are coded ``0..K-1`` (int64).
-* Rows with missing predictor values are dropped (``na_action="omit"``) and counted, or raise
-  (``na_action="raise"``). Missing *response* values always raise: a class is never guessed.
+* Missing values follow ``na_action``, R's vocabulary (:data:`NA_ACTIONS`): ``"omit"`` (the
+  default) drops the rows with a missing response or a missing value in any predictor the formula
+  uses, and counts them by reason in ``design.dropped`` (shown by ``summary()``); ``"exclude"``
+  drops them the same way but ``predict`` pads its output back with missing rows, as R's
+  ``na.exclude`` (the training rows for ``predict()``, the incomplete rows of ``newdata`` for
+  ``predict(newdata)``); ``"fail"`` refuses them, naming the column and the rows. ``"raise"``,
+  the name of earlier releases, is a deprecated alias of ``"fail"``. A missing response is
+  dropped, never guessed.
 * ``new_X(newdata)`` rebuilds the training columns exactly and refuses unseen factor levels
   and missing columns, where formulaic alone would silently map an unseen level to the
   reference level.
@@ -27,12 +33,46 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from cohstats.validation import Options
 from cohstats.design import Design, _check_weights, _fmt_list, _rows_desc, _strings_as_objects, _to_float_matrix
 
 __all__ = ["Design", "build_design", "NA_ACTIONS"]
 
-#: The values of ``na_action`` every fit function accepts.
-NA_ACTIONS = ("omit", "raise")
+#: The values of ``na_action`` every fit function accepts (R's ``na.omit``, ``na.exclude``,
+#: ``na.fail``); ``"raise"`` is still taken as a deprecated alias of ``"fail"``.
+NA_ACTIONS = ("omit", "exclude", "fail")
+
+
+class NAAction(Options):
+    """The ``na_action`` argument of every fit function: one of :data:`NA_ACTIONS` (the
+    deprecated ``"raise"`` is accepted too, and not listed)."""
+
+    def __init__(self):
+        Options.__init__(self, *NA_ACTIONS)
+
+    def ok(self, v):
+        return (isinstance(v, str) and v == "raise") or Options.ok(self, v)
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self))
+
+
+def check_na_action(na_action) -> str:
+    """``na_action`` as one of :data:`NA_ACTIONS`; ``"raise"`` warns (FutureWarning) and is ``"fail"``."""
+    if isinstance(na_action, str) and na_action == "raise":
+        warnings.warn(
+            "na_action='raise' is deprecated; use na_action='fail' (R's na.fail), which it now means",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return "fail"
+    if not (isinstance(na_action, str) and na_action in NA_ACTIONS):
+        raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
+    return na_action
+
 
 _DOT = re.compile(r"(?<![\w.\]\)])\.(?![\w.(])")
 
@@ -129,14 +169,27 @@ def _code_response(y: pd.Series, classes) -> np.ndarray:
     return codes
 
 
-def _check_response_na(y: pd.Series, name: str, labels) -> None:
+def _response_na(y: pd.Series, name: str, labels, na_action: str) -> np.ndarray:
+    """Rows whose response is missing; under ``"fail"`` they are refused, by column and rows."""
     na = y.isna().to_numpy()
-    if na.any():
+    if na.any() and na_action == "fail":
         rows = _rows_desc(np.asarray(labels)[na])
         raise ValueError(
             f"response {name!r} has {int(na.sum())} missing value(s) (rows {rows}); "
-            "drop or impute them first -- cohstats never guesses a class"
+            "drop or impute them, or use na_action='omit' to drop those rows -- cohstats never guesses a class"
         )
+    return na
+
+
+def _na_reasons(resp_na, pred_na, yname, cols) -> dict:
+    """Counts of the rows dropped for missing values, by reason (a row counts once, response first)."""
+    out = {}
+    if resp_na.any():
+        out[f"missing response ({yname})"] = int(resp_na.sum())
+    rest = pred_na & ~resp_na
+    if rest.any():
+        out["missing predictor values (" + ", ".join(map(str, cols)) + ")"] = int(rest.sum())
+    return out
 
 
 def build_design(
@@ -149,6 +202,7 @@ def build_design(
     na_action: str = "omit",
     context: dict | None = None,
     max_classes: int | None = None,
+    offset=None,
 ) -> Design:
     """Build a :class:`Design` from a formula and data, or from a matrix and labels.
 
@@ -164,8 +218,17 @@ def build_design(
     subset : boolean mask, integer positions, or a query string evaluated with
         ``DataFrame.query`` -- rows to use.
     weights : observation weights: array of length ``len(data)`` or the name of a column.
-    na_action : ``"omit"`` drops rows with missing predictor values (counted in
-        ``design.dropped``); ``"raise"`` refuses them.
+    na_action : ``"omit"`` drops the rows with a missing response or a missing value of a
+        predictor the formula uses (counted by reason in ``design.dropped``); ``"exclude"``
+        drops them too and has ``predict`` pad its output back with missing rows (R's
+        ``na.exclude``); ``"fail"`` refuses them, naming the column and the rows (``"raise"``:
+        its deprecated name).
+    offset : known offsets added to the link, ``f(x) = offset + b + x'beta`` (R's ``offset``): an
+        array with one value per row of ``data`` (or of ``X``), or the name of a column. An
+        ``offset(col)`` term on the right-hand side of a formula does the same (the column is not
+        a predictor; several terms add up). A missing offset is a missing value (``na_action``).
+        The design keeps the offsets of its rows in ``design.offset`` and their columns in
+        ``design.offset_cols``, read from ``newdata`` at prediction.
     context : names for transforms in the formula (default: the caller's frame is not
         searched; public fit functions capture their caller's context once).
     max_classes : reject responses with more classes (e.g. 2 for binary-only methods).
@@ -180,21 +243,22 @@ def build_design(
     >>> d.xnames
     ['x1', 'C(g)[T.b]']
     """
-    if na_action not in NA_ACTIONS:
-        raise ValueError(f"na_action must be one of {', '.join(map(repr, NA_ACTIONS))}; got {na_action!r}")
+    na_action = check_na_action(na_action)
     if isinstance(formula, Design):
         d = formula
         if subset is not None:
             d = d.take(_subset_positions(subset, d.nobs, None))
         if weights is not None:
             d = d.replace(weights=weights)
+        if offset is not None:
+            raise TypeError("give offset= when the design is built, not with a Design")
         if max_classes is not None and d.n_classes > max_classes:
             raise ValueError(f"this method handles at most {max_classes} classes; the response has {d.n_classes}")
         return d
     if isinstance(formula, str):
         if y is not None:
             raise TypeError("give the response in the formula (y ~ ...), not as y=")
-        design = _design_from_formula(formula, data, subset, weights, na_action, context)
+        design = _design_from_formula(formula, data, subset, weights, na_action, context, offset)
     else:
         if np.ndim(formula) == 0 and not isinstance(formula, pd.DataFrame):
             raise TypeError(
@@ -206,7 +270,11 @@ def build_design(
             raise TypeError("matrix input takes the labels once: build_design(X, y) or build_design(X, y=y)")
         if labels is None:
             raise TypeError("matrix input needs the labels: build_design(X, y)")
-        design = _design_from_arrays(formula, labels, subset, weights, na_action)
+        if isinstance(offset, str):
+            raise TypeError("offset= names a column only with formula input; give matrix input an array")
+        design = _design_from_arrays(formula, labels, subset, weights, na_action, offset=offset)
+        if offset is not None:
+            design.offset_given = True
     if max_classes is not None and design.n_classes > max_classes:
         raise ValueError(
             f"this method handles at most {max_classes} classes; response {design.yname!r} has "
@@ -265,7 +333,47 @@ def _split_formula(formula: str):
     return m.group(1) or m.group(2), rhs
 
 
-def _design_from_formula(formula, data, subset, weights, na_action, context) -> Design:
+_OFFSET_TERM = re.compile(r"offset\(\s*(`[^`]+`|[A-Za-z_][A-Za-z0-9_.]*)\s*\)")
+
+
+def _split_offset(rhs: str, formula: str):
+    """The right-hand side without its ``offset(col)`` terms, and the columns they name."""
+    cols = []
+    while True:
+        m = _OFFSET_TERM.search(rhs)
+        if m is None:
+            break
+        before, after = rhs[: m.start()].rstrip(), rhs[m.end() :].lstrip()
+        if (before and before[-1] != "+") or (after and after[0] not in "+-"):
+            raise ValueError(
+                f"offset(...) must be a term of its own, added to the others, in {formula!r} "
+                "(e.g. 'y ~ x1 + offset(o)')"
+            )
+        cols.append(m.group(1).strip("`"))
+        rhs = (before[:-1].rstrip() if before else "") + (" " + after if before else after.lstrip("+ "))
+    rhs = rhs.strip()
+    if not rhs or rhs[0] == "-":
+        rhs = ("1 " + rhs).strip()
+    return rhs, tuple(cols)
+
+
+def _offset_values(frame: pd.DataFrame, cols, labels) -> np.ndarray:
+    """The sum of the offset columns as float64 (missing values as NaN)."""
+    out = np.zeros(len(frame))
+    for c in cols:
+        try:
+            out = out + pd.to_numeric(frame[c]).to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise TypeError(f"offset column {c!r} must be numeric; got dtype {frame[c].dtype}") from None
+    bad = np.isinf(out)
+    if bad.any():
+        raise ValueError(
+            f"offset column(s) {_fmt_list(cols)} have infinite values in rows {_rows_desc(np.asarray(labels)[bad])}"
+        )
+    return out
+
+
+def _design_from_formula(formula, data, subset, weights, na_action, context, offset=None) -> Design:
     from formulaic import Formula, model_matrix
 
     if data is None:
@@ -276,16 +384,29 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         raise TypeError(f"data must be a pandas DataFrame; got {type(data).__name__}")
     _check_unique_columns(data.columns, "data")
     yname, rhs = _split_formula(formula)
+    rhs, offset_cols = _split_offset(rhs, formula)
+    if isinstance(offset, str):
+        offset_cols, offset = offset_cols + (offset,), None
+    for c in offset_cols:
+        if c not in data.columns:
+            raise ValueError(f"offset column {c!r} is not a column of data; columns: {_fmt_list(data.columns)}")
     if yname not in data.columns:
         raise ValueError(f"response {yname!r} is not a column of data; columns: {_fmt_list(data.columns)}")
     wcol = weights if isinstance(weights, str) else None
     if wcol is not None and wcol not in data.columns:
         raise ValueError(f"weights column {wcol!r} is not a column of data")
-    fast = _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action)
+    off_all = None
+    if offset_cols or offset is not None:
+        off_all = _offset_values(data, offset_cols, data.index.to_numpy())
+        if offset is not None:
+            off_all = off_all + _offset_array(offset, len(data))
+    fast = _fast_dot_design(formula, rhs, data, yname, (wcol, *offset_cols), subset, weights, na_action, off_all)
     if fast is not None:
+        fast.offset_cols = offset_cols
+        fast.offset_given = offset is not None
         return fast
     if _DOT.search(rhs):
-        others = [c for c in data.columns if c != yname and c != wcol]
+        others = [c for c in data.columns if c != yname and c != wcol and c not in offset_cols]
         if not others:
             raise ValueError("'y ~ .' needs at least one predictor column besides the response")
         rhs = _DOT.sub("(" + " + ".join(_quote(str(c)) for c in others) + ")", rhs)
@@ -328,23 +449,36 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
     lab = labels[keep]
     if w_all is not None:
         w_all = w_all[keep]
-    _check_response_na(df[yname], yname, lab)
-    # missing predictors
+    if off_all is not None:
+        off_all = off_all[keep]
+    resp_na = _response_na(df[yname], yname, lab, na_action)
+    pred_na = np.zeros(len(df), dtype=bool)
+    cols = []
     if variables:
         na = df[list(variables)].isna()
-        rows_na = na.any(axis=1).to_numpy()
-        if rows_na.any():
-            cols = [c for c in variables if na[c].any()]
-            if na_action == "raise":
-                raise ValueError(
-                    f"predictor column(s) {_fmt_list(cols)} have missing values in "
-                    f"{int(rows_na.sum())} row(s) (rows {_rows_desc(lab[rows_na])}); "
-                    "use na_action='omit' to drop them"
-                )
-            dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(rows_na.sum())
-            df, lab = df[~rows_na], lab[~rows_na]
-            if w_all is not None:
-                w_all = w_all[~rows_na]
+        pred_na = na.any(axis=1).to_numpy()
+        cols = [c for c in variables if na[c].any()]
+    if off_all is not None and np.isnan(off_all).any():
+        pred_na = pred_na | np.isnan(off_all)
+        cols = cols + ["offset"]
+    if pred_na.any():
+        if na_action == "fail":
+            raise ValueError(
+                f"predictor column(s) {_fmt_list(cols)} have missing values in "
+                f"{int(pred_na.sum())} row(s) (rows {_rows_desc(lab[pred_na])}); "
+                "use na_action='omit' to drop them"
+            )
+    drop = resp_na | pred_na
+    na_padding = None
+    if drop.any():
+        dropped.update(_na_reasons(resp_na, pred_na, yname, cols))
+        if na_action == "exclude":
+            na_padding = (lab.copy(), ~drop)
+        df, lab = df[~drop], lab[~drop]
+        if w_all is not None:
+            w_all = w_all[~drop]
+        if off_all is not None:
+            off_all = off_all[~drop]
     if len(df) == 0:
         raise ValueError(
             "no rows left after dropping rows with missing values"
@@ -422,7 +556,24 @@ def _design_from_formula(formula, data, subset, weights, na_action, context) -> 
         weights_given=weights is not None,
         rhs=rhs,
         frame=dfr[_formula_columns(rhs, [c for c in dfr.columns if c != yname])],
+        na_action=na_action,
+        na_padding=na_padding,
+        offset=off_all,
+        offset_cols=offset_cols,
+        offset_given=offset is not None,
     )
+
+
+def _offset_array(offset, n) -> np.ndarray:
+    try:
+        o = np.asarray(offset, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("offset must be numeric: an array with one value per row, or a column name") from None
+    if o.ndim != 1 or o.shape[0] != n:
+        raise ValueError(f"offset must have one value per row of the data ({n}); got shape {o.shape}")
+    if np.isinf(o).any():
+        raise ValueError(f"offset has infinite values at positions {_rows_desc(np.flatnonzero(np.isinf(o)))}")
+    return o
 
 
 def _formula_columns(rhs: str, columns) -> list:
@@ -455,13 +606,14 @@ def _formula_columns(rhs: str, columns) -> list:
     return [c for c in columns if c in used]
 
 
-def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action):
+def _fast_dot_design(formula, rhs, data, yname, skip, subset, weights, na_action, offset=None):
     """``y ~ .`` (or ``y ~ . - 1``) on all-numeric predictors: the design is the columns
     themselves, so skip formulaic's per-column machinery (seconds for thousands of genes)."""
     compact = rhs.replace(" ", "")
     if compact not in (".", ".-1", ".+0", "0+.", "-1+."):
         return None
-    others = [c for c in data.columns if c != yname and c != wcol]
+    wcol = skip[0]
+    others = [c for c in data.columns if c != yname and c not in skip]
     if not others or not all(isinstance(c, str) for c in others):
         return None
     cols = data[others]
@@ -470,7 +622,7 @@ def _fast_dot_design(formula, rhs, data, yname, wcol, subset, weights, na_action
     if isinstance(subset, str):
         subset = _subset_positions(subset, len(data), data.reset_index(drop=True))
     w = data[wcol].to_numpy() if wcol is not None else weights
-    d = _design_from_arrays(cols, data[yname], subset, w, na_action)
+    d = _design_from_arrays(cols, data[yname], subset, w, na_action, offset=offset)
     d.formula = formula
     d.yname = yname
     d.intercept = compact in (".",)
@@ -511,7 +663,7 @@ def _response_series(labels) -> pd.Series:
     return pd.Series(arr)
 
 
-def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
+def _design_from_arrays(X, labels, subset, weights, na_action, offset=None) -> Design:
     if isinstance(X, pd.DataFrame):
         _check_unique_columns(X.columns, "X")
         nonnum = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
@@ -546,27 +698,39 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
     w_all = None if weights is None else np.asarray(weights)
     if w_all is not None and (w_all.ndim != 1 or w_all.shape[0] != n0):
         raise ValueError(f"weights must have one value per row of X ({n0}); got shape {w_all.shape}")
+    off = None if offset is None else _offset_array(offset, n0)
     if subset is not None:
         keep = _subset_positions(subset, n0, None)
         dropped["not in subset"] = n0 - len(keep)
         Xa, yser, row_labels = Xa[keep], yser.iloc[keep].reset_index(drop=True), row_labels[keep]
         if w_all is not None:
             w_all = w_all[keep]
+        if off is not None:
+            off = off[keep]
     else:
         Xa = np.array(Xa, dtype=np.float64, order="C")  # the design never aliases the caller's array
-    _check_response_na(yser, yname, row_labels)
+    resp_na = _response_na(yser, yname, row_labels, na_action)
     nan_rows = np.isnan(Xa).any(axis=1)
-    if nan_rows.any():
-        cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))]
-        if na_action == "raise":
-            raise ValueError(
-                f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s); "
-                "use na_action='omit' to drop them"
-            )
-        dropped["missing predictor values (" + ", ".join(cols) + ")"] = int(nan_rows.sum())
-        Xa, yser, row_labels = Xa[~nan_rows], yser[~nan_rows].reset_index(drop=True), row_labels[~nan_rows]
+    cols = [xnames[j] for j in np.flatnonzero(np.isnan(Xa).any(axis=0))] if nan_rows.any() else []
+    if off is not None and np.isnan(off).any():
+        nan_rows = nan_rows | np.isnan(off)
+        cols = cols + ["offset"]
+    if nan_rows.any() and na_action == "fail":
+        raise ValueError(
+            f"X column(s) {_fmt_list(cols)} have missing values in {int(nan_rows.sum())} row(s) "
+            f"(rows {_rows_desc(row_labels[nan_rows])}); use na_action='omit' to drop them"
+        )
+    drop = resp_na | nan_rows
+    na_padding = None
+    if drop.any():
+        dropped.update(_na_reasons(resp_na, nan_rows, yname, cols))
+        if na_action == "exclude":
+            na_padding = (np.asarray(row_labels).copy(), ~drop)
+        Xa, yser, row_labels = Xa[~drop], yser[~drop].reset_index(drop=True), row_labels[~drop]
         if w_all is not None:
-            w_all = w_all[~nan_rows]
+            w_all = w_all[~drop]
+        if off is not None:
+            off = off[~drop]
     if Xa.shape[0] == 0:
         raise ValueError("no rows left after dropping rows with missing values")
     inf = ~np.isfinite(Xa)
@@ -589,7 +753,19 @@ def _design_from_arrays(X, labels, subset, weights, na_action) -> Design:
         dropped={k: v for k, v in dropped.items() if v},
         row_labels=row_labels,
         weights_given=weights is not None,
+        na_action=na_action,
+        na_padding=na_padding,
+        offset=off,
     )
+
+
+def refuse_offset(design: Design, fn: str) -> None:
+    """Refuse an offset (``offset(col)`` or ``offset=``) for a fit that cannot add one to its link."""
+    if getattr(design, "offset", None) is not None:
+        raise ValueError(
+            f"{fn} does not take an offset: offsets (offset(col) in the formula or offset=) are "
+            "supported by clearn for two classes (linear and kernel expansions)"
+        )
 
 
 def capture_context(level: int = 1) -> dict:

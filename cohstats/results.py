@@ -77,6 +77,26 @@ class PathFrame(pd.DataFrame):
         return plot_path(self, columns=columns, ax=ax, label=label, ylabel=ylabel, n_labels=n_labels, **kwargs)
 
 
+def _rows_of(newdata, keep: np.ndarray):
+    """The rows ``keep`` (a boolean mask) of new data: a DataFrame, a mapping of columns or an array."""
+    if isinstance(newdata, dict):
+        newdata = pd.DataFrame(newdata)
+    if isinstance(newdata, (pd.DataFrame, pd.Series)):
+        return newdata.iloc[np.flatnonzero(keep)]
+    X = np.asarray(newdata)
+    return (X[None, :] if X.ndim == 1 else X)[keep]
+
+
+def _pad(values: np.ndarray, keep) -> np.ndarray:
+    """Predictions for the kept rows spread back over all rows (``na_action="exclude"``): NaN in
+    the other rows (an object array of class labels gets NaN too, pandas' missing label)."""
+    if keep is None:
+        return values
+    out = np.full((keep.shape[0],) + values.shape[1:], np.nan, dtype=object if values.dtype == object else float)
+    out[keep] = values
+    return out
+
+
 def interpolate_path(lambdas: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
     """Values (first axis = sequence) at ``s``, linear between neighbouring fitted values.
 
@@ -399,7 +419,7 @@ class Fit(FitBase):
             return (f > 0).astype(np.int64)
         return np.argmax(f, axis=1)
 
-    def predict(self, newdata=None, type: str = "class", s=None, **options):
+    def predict(self, newdata=None, type: str = "class", s=None, offset=None, **options):
         """Predict for ``newdata`` (default: the training data).
 
         Parameters
@@ -413,6 +433,8 @@ class Fit(FitBase):
             ``"lambda.min"`` / ``"lambda.1se"`` on the fits of a ``cv()`` result; a sequence
             of values gives one block of columns per value (:mod:`cohstats.svalues`). A fit
             that is not a path refuses any other value than the one it was fitted at.
+        offset : for a fit given ``offset=`` as an array, the offsets of the rows of ``newdata``
+            (offsets from ``offset(col)`` terms are read from ``newdata``'s columns).
         **options : options of the probability method (``type="prob"`` only), e.g.
             ``method="platt"``; each fit lists them in its docstring. Unknown options raise.
         """
@@ -421,7 +443,7 @@ class Fit(FitBase):
         if type == "response":
             type = "prob"
         if is_sequence(s):
-            return per_s(self.predict, s, newdata=newdata, type=type, **options)
+            return per_s(self.predict, s, newdata=newdata, type=type, offset=offset, **options)
         s = self._check_s(s)
         if options:
             check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
@@ -430,11 +452,28 @@ class Fit(FitBase):
                     f"{self.__class__.__name__}.predict(type={type!r}) takes no options; "
                     f"got {sorted(options)} (they belong to type='prob')"
                 )
-        X = self._X(newdata)
+        keep, idx = self._rows_kept(newdata)
+        if keep is None:
+            X = self._X(newdata)
+            idx = self._index(newdata, X.shape[0])
+        else:
+            X = self._X(_rows_of(newdata, keep)) if newdata is not None else self._X(None)
         sk = {} if s is None else {"s": s}
-        idx = self._index(newdata, X.shape[0])
+        if getattr(self.design, "offset", None) is not None:
+            rows = newdata if keep is None or newdata is None else _rows_of(newdata, keep)
+            off = self.design.new_offset(rows, offset if offset is None or keep is None else np.asarray(offset)[keep])
+            f = np.asarray(self._decision(X, **sk), dtype=float) + off  # f(x) = offset + b + x'beta
+            if type == "link":
+                return pd.Series(_pad(f, keep), index=idx, name="link")
+            if type == "prob":
+                p = np.asarray(self._link_to_prob(f), dtype=float)
+                return pd.DataFrame(_pad(np.column_stack([1.0 - p, p]), keep), index=idx, columns=self.classes)
+            labels = _pad(np.asarray(self.classes, dtype=object)[(f > 0).astype(np.int64)], keep)
+            return pd.Series(labels, index=idx, name=self.design.yname)
+        if offset is not None:
+            raise ValueError("offset= was given to predict, but the model was fitted without an offset")
         if type == "link":
-            f = np.asarray(self._decision(X, **sk))
+            f = _pad(np.asarray(self._decision(X, **sk), dtype=float), keep)
             if f.ndim == 1:
                 return pd.Series(f, index=idx, name="link")
             return pd.DataFrame(f, index=idx, columns=self._link_columns(f.shape[1]))
@@ -442,9 +481,28 @@ class Fit(FitBase):
             p = np.asarray(self._proba(X, **sk, **options), dtype=float)
             if p.ndim == 1:
                 p = np.column_stack([1.0 - p, p])
-            return pd.DataFrame(p, index=idx, columns=self.classes)
+            return pd.DataFrame(_pad(p, keep), index=idx, columns=self.classes)
         codes = np.asarray(self._classify(X, **sk))
-        return pd.Series(np.asarray(self.classes, dtype=object)[codes], index=idx, name=self.design.yname)
+        labels = _pad(np.asarray(self.classes, dtype=object)[codes], keep)
+        return pd.Series(labels, index=idx, name=self.design.yname)
+
+    def _rows_kept(self, newdata):
+        """Under ``na_action="exclude"``: (which output rows get predictions, the full index), or
+        (None, None) when every row is predicted. For the training data (``newdata=None``) the
+        rows dropped for missing values come back as missing rows, in the data's order."""
+        d = self.design
+        if getattr(d, "na_action", "omit") != "exclude":
+            return None, None
+        if newdata is None:
+            pad = getattr(d, "na_padding", None)
+            if pad is None or int(np.count_nonzero(pad[1])) != d.nobs:
+                return None, None
+            return np.asarray(pad[1], dtype=bool), pd.Index(pad[0])
+        keep = d.complete_rows(newdata)
+        if keep is None:
+            return None, None
+        n = keep.shape[0]
+        return keep, (newdata.index if isinstance(newdata, (pd.DataFrame, pd.Series)) else pd.RangeIndex(n))
 
     def _link_columns(self, k: int) -> list:
         """Column names of multi-column decision values (classes; pairs for one-vs-one)."""

@@ -74,8 +74,11 @@ def test_missing_predictors_are_dropped_and_counted(df):
     assert d.nobs == len(df) - 2 and d.n_dropped == 2
     assert "x1" in next(iter(d.dropped))
     assert 2 not in list(d.row_labels) and 5 not in list(d.row_labels)
-    with pytest.raises(ValueError, match="x1.*missing"):
-        build_design("y ~ x1 + x2", df, na_action="raise")
+    with pytest.raises(ValueError, match=r"'x1' have missing values in 2 row\(s\) \(rows 2, 5\)"):
+        build_design("y ~ x1 + x2", df, na_action="fail")
+    with pytest.warns(FutureWarning, match="na_action='raise' is deprecated"):
+        with pytest.raises(ValueError, match="x1.*missing"):
+            build_design("y ~ x1 + x2", df, na_action="raise")
 
 
 def test_duplicate_index_labels_drop_the_right_rows(df):
@@ -150,7 +153,12 @@ def test_one_class_response(df):
 def test_missing_response(df):
     df.loc[[4, 7], "y"] = None
     with pytest.raises(ValueError, match=r"response 'y' has 2 missing value.*rows 4, 7"):
-        build_design("y ~ x1", df)
+        build_design("y ~ x1", df, na_action="fail")
+    d = build_design("y ~ x1", df)  # omit: the rows are dropped and counted
+    assert d.nobs == len(df) - 2 and d.dropped == {"missing response (y)": 2}
+    assert 4 not in list(d.row_labels) and 7 not in list(d.row_labels)
+    dm = build_design(df[["x1"]], df["y"])  # matrix input alike
+    assert dm.nobs == len(df) - 2 and dm.dropped == {"missing response (y)": 2}
 
 
 def test_non_finite_predictor(df):

@@ -132,7 +132,7 @@ CASES = [
     Case("two rows", "any", ("row", "observation", "class", "fold", "n=", "too few", "nfolds")),
     Case("NaN predictor rows", data=_nan),
     Case(
-        "NaN predictor, na_action=raise", "error", ("x1", "missing", "na_action"), data=_nan, kw=dict(na_action="raise")
+        "NaN predictor, na_action=fail", "error", ("x1", "missing", "na_action"), data=_nan, kw=dict(na_action="fail")
     ),
     Case("inf predictor", "error", ("x1", "infinite", "inf"), data=_with(x1=np.where(np.arange(N) == 4, np.inf, X1))),
     Case("1e300 predictor", "any", ("x1", "overflow", "scale", "finite", "large"), data=_with(x1=X1 * 1e300)),

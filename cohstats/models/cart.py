@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from cohstats.formula import build_design, capture_context, refuse_no_intercept
+from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.trees import grow as _t
 from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
@@ -87,7 +87,7 @@ _PARAMS = {
     "max_depth": Integer(1),
     "max_bins": Integer(2, 65535),
     "standardize": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
 }
 # leaf frequencies can be exactly 0 or 1, so the default CV measure is the error rate (rpart's)
 _DECLARED = FitSpec("cart", multiclass=True, probabilities=True, default_measure="class")
@@ -201,6 +201,7 @@ def _cart(
     if rule not in ("min", "1se"):
         raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
+    refuse_offset(d, "cart")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")
     X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
     n = len(y)

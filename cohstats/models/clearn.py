@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from cohstats.formula import build_design, capture_context
+from cohstats.formula import NAAction, build_design, capture_context, refuse_offset
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel
 from cohstats.losses.binary import get_loss
 from cohstats.losses.scalar import closs_kappa
@@ -34,6 +34,7 @@ from cohstats.solvers.cd.kernel import (
 from cohstats.solvers.cd.multi import cd_multi_path, multi_lambda_max
 from cohstats.tuning.shared import check_lent, rows_only_kernel
 from cohstats.validation import (
+    Anything,
     AnyOf,
     Bool,
     Callable,
@@ -70,7 +71,8 @@ _PARAMS = {
     "coef0": Real(),
     "delta": Real(0.0, closed="neither"),
     "standardize": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
+    "offset": Anything(),
     "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1),
     "mode": NoneOr(Options("irls", "mm", "exact")),
@@ -102,6 +104,7 @@ def clearn(
     weights=None,
     subset=None,
     na_action: str = "omit",
+    offset=None,
     penalty_factor=None,
     tol: float = 1e-7,
     max_iter: int = 10000,
@@ -161,6 +164,10 @@ def clearn(
         :func:`~cohstats.tuning.tune` compute one kernel matrix for all their fits (see
         :func:`~cohstats.tuning.cv`, Notes).
     weights, subset, na_action : as :func:`cohstats.formula.build_design`.
+    offset : known offsets added to the link, ``f(x) = offset + b + x'beta`` (R's ``offset``):
+        an array with one value per row of ``data``, or a column name; ``offset(col)`` in the
+        formula does the same. Two classes only (linear and kernel expansions); predictions on
+        new data read the offset from its columns (or take ``predict(newdata, offset=...)``).
     penalty_factor : per-predictor penalty factors (linear expansions; 0 = unpenalised).
     tol, max_iter : convergence threshold (relative to the null objective) and maximum
         coordinate passes per ``lambda``.
@@ -216,8 +223,13 @@ def clearn(
             f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function V, loss='V'); got {u!r}"
         )
     # a Design passes through build_design (subset/weights applied, no re-parsing)
-    design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
+    design = build_design(
+        formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, offset=offset
+    )
     n, p = design.nobs, design.p
+    off = design.offset
+    if off is not None and (design.n_classes > 2 or kernel_approx is not None):
+        refuse_offset(design, "clearn with more than two classes or kernel_approx")
     K = design.n_classes
     if K < 2:
         raise ValueError("clearn needs a response with at least two classes")
@@ -297,7 +309,7 @@ def clearn(
             )
         else:
             gmax = kernel_gamma_max(
-                pk, design.y, None, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept
+                pk, design.y, None, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept, offset=off
             )
         path_lam = _sequence(
             lam if lam_given else None, gmax, nlambda, 1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p
@@ -328,6 +340,7 @@ def clearn(
                 alpha,
                 mode=mode,
                 intercept=intercept,
+                offset=off,
                 **kw,
             )
         del pk
@@ -379,6 +392,7 @@ def clearn(
             standardize=standardize_fit,
             penalty_factor=penalty_factor,
             intercept=intercept,
+            offset=off,
         )
         path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
         b0, B, info = cd_path(
@@ -394,6 +408,7 @@ def clearn(
             penalty_factor=penalty_factor,
             intercept=intercept,
             mode=mode,
+            offset=off,
             **kw,
         )
         keep = _keep(path_lam, lam if lam_given else None)

@@ -227,7 +227,8 @@ class CLearnFit(Fit):
                 for Fi in F.reshape(-1, *F.shape[-2:])
             ]
             return np.array(out).reshape(F.shape[:-2])
-        z = np.asarray(F) * d.y
+        F = np.asarray(F) if d.offset is None else np.asarray(F) + d.offset  # f = offset + b + x'beta
+        z = F * d.y
         return np.mean(w * self._lossobj.value(z), axis=-1)
 
     def _train_error(self, F):
@@ -236,6 +237,8 @@ class CLearnFit(Fit):
         if self.n_classes > 2:
             pred = np.argmax(F, axis=-1)
             return np.mean(pred != d.y, axis=-1)
+        if d.offset is not None:
+            F = F + d.offset
         return np.mean(np.where(F > 0, 1.0, -1.0) != d.y, axis=-1)
 
     def path(self) -> PathFrame:

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from cohstats.formula import Design, build_design, capture_context, refuse_no_intercept
+from cohstats.formula import Design, NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
 from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.trees import boost as _b
@@ -56,7 +56,7 @@ _PARAMS = {
     "n_iter_no_change": NoneOr(Integer(1)),
     "tol": Real(0.0),
     "standardize": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
 }
 _GBOOST_C = FitSpec("gboost_c", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
 _GBOOST = FitSpec("gboost", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
@@ -546,6 +546,7 @@ def _gboost(
     if init not in ("zero", "prior"):
         raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
+    refuse_offset(d, "gboost")
     refuse_no_intercept(d, "gboost_c", "boosts trees from a constant margin (init), which has no intercept to remove")
     call = dict(loss=loss, rho=rho, n_trees=n_trees, nodes=nodes, shrinkage=shrinkage)
     if anneal is not None:

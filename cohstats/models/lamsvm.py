@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.exceptions import CalibrationWarning, ConvergenceWarning
-from cohstats.formula import build_design, capture_context, refuse_no_intercept
+from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
 from cohstats.kernels import KERNEL_CALLABLE, make_kernel, resolve_gamma
 from cohstats.losses.lamsvm import is_calibrated
 from cohstats.scaling import column_scaling
@@ -112,7 +112,7 @@ _PARAMS = {
     "time_limit": NoneOr(Real(0.0, closed="neither")),
     "cache_size": Real(0.0, closed="neither"),
     "shrinking": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
     "warn_calibration": Bool(),
 }
 _DECLARED = FitSpec(
@@ -306,6 +306,7 @@ def lamsvm(
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
+    refuse_offset(design, "lamsvm")
     refuse_no_intercept(design, "lamsvm", "always fits unpenalised offsets (the intercepts b_k)")
     K = design.n_classes
     if K < 2:

@@ -46,6 +46,7 @@ from cohstats.validation import (
     fit_function,
     public_signature,
 )
+from cohstats.formula import NAAction
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
 from cohstats.models.lum_result import _interp_weights  # noqa: F401 - kept importable from here
@@ -224,7 +225,7 @@ _PARAMS = {
     "degree": Integer(1),
     "coef0": Real(),
     "standardize": Bool(),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
     "refit_on": Options("train", "validation"),
     "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1),
@@ -430,6 +431,9 @@ def lum(
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
     design = _to_design(formula, data, weights, subset, na_action, _context)
+    from cohstats.formula import refuse_offset
+
+    refuse_offset(design, "lum")
     from cohstats.formula import refuse_no_intercept
 
     refuse_no_intercept(design, "lum", "fits decision values with an intercept (and refits g0 + g1 f)")

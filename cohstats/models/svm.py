@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from cohstats.exceptions import ConvergenceWarning
-from cohstats.formula import capture_context
+from cohstats.formula import NAAction, capture_context
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR
 from cohstats.probability import (
     bracket_grid,
@@ -69,7 +69,7 @@ _PARAMS = {
     "max_iter": NoneOr(Integer(1)),
     "prob_method": NoneOr(Options(*_METHODS)),
     "path_method": Options("exact", "warm", "auto"),
-    "na_action": Options("omit", "raise"),
+    "na_action": NAAction(),
 }
 # probabilities of an SVM are a calibration of its decision values: cross-validate the
 # classification error by default

@@ -75,6 +75,9 @@ def _prepare(
             formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=maxk
         )
     )
+    from cohstats.formula import refuse_offset
+
+    refuse_offset(design, "svm and psi_learn")
     if isinstance(formula, Design):
         if weights is not None or subset is not None:
             design = build_design(design, weights=weights, subset=subset, max_classes=maxk)
