@@ -64,3 +64,15 @@ def test_fits_without_offsets_refuse_them(fn, df):
 def test_offset_must_be_a_term_of_its_own(df):
     with pytest.raises(ValueError, match="a term of its own"):
         cs.clearn("y ~ x1:offset(o)", df)
+
+
+def test_tuners_refuse_an_offset_rather_than_score_without_it():
+    import cohstats as cs
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"x1": rng.normal(size=60), "o": rng.normal(size=60)})
+    df["y"] = np.where(df.x1 + df.o + rng.normal(size=60) > 0, "a", "b")
+    with pytest.raises(NotImplementedError, match="offset"):
+        cs.cv(cs.clearn, "y ~ x1 + offset(o)", data=df)
+    with pytest.raises(NotImplementedError, match="offset"):
+        cs.cv(cs.clearn, "y ~ x1", data=df, offset=df.o.to_numpy())
