@@ -128,8 +128,8 @@ def equal_error(
     runs at ``C s`` and ``tol s`` with ``s = margin_scale(K, margin)`` (half the smallest gap
     ``f_y - max_j f_j`` of a point without loss; the λ-SVM at ``(C s, tol s)`` is the λ-SVM
     with both margins divided by ``s`` at ``(C, tol)``, decision values divided by ``s``).
-    ``scale="box"``: lamsvm gets the same numbers as libsvm in [RH]'s units, as sessions 6-7
-    compared -- ``s`` times tighter in libsvm's units.
+    ``scale="box"``: lamsvm gets the same numbers as libsvm in [RH]'s units, as the earliest
+    logged comparisons did -- ``s`` times tighter in libsvm's units.
 
     Tolerances: libsvm stops when the maximal violating pair's gap is below ``tol``; lamsvm when
     the largest single-multiplier KKT violation ([RH] eq. 24-26) is below its ``tol``. Both are
@@ -595,7 +595,7 @@ def main(argv=None):
     e_lin = float(np.mean(lin.predict(Xte) != yte))
     rows.append(("LinearSVC crammer_singer, C=1", t_lin, e_lin, None))
 
-    # margin 18 = 2 (K - 1) was lamsvm's default before session 8; C = 10 matches libsvm's test error
+    # margin 18 = 2 (K - 1) was lamsvm's earlier default; C = 10 matches libsvm's test error
     settings = [
         ("rbf", 1.0, 1.0),
         ("rbf", 1.0, 9.0),

@@ -2,7 +2,7 @@
 with known posteriors, and the effect of standardize= on raw breast-cancer data.
 
 Run: ``python benchmarks/bench_svm_multiclass.py [--reps 10] [--quick]``. Results are recorded
-in ``benchmarks/README.md``.
+in ``benchmarks/log.csv``.
 """
 
 from __future__ import annotations

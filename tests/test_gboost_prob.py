@@ -9,7 +9,7 @@ with the number of steps, and the temperature ``rho`` from ``RHO_GRID``, chosen 
 (``tune(gboost_c, grid={"rho": RHO_GRID})``). The error is the mean |p_hat - p| against the true
 probabilities on 5000 fresh rows; "best step" is that error at the best step in hindsight.
 
-Why rho is tuned (measured in benchmarks/README.md): at the paper's rho = 1 the coherence loss
+Why rho is tuned (measured in benchmarks/log.csv): at the paper's rho = 1 the coherence loss
 is a smoothed hinge, a proper but less efficient scoring rule than the likelihood -- its error
 is a few per cent above MulLogitBoost's also at the best step in hindsight, so the gap is the
 loss's, not the step choice's. As rho grows the coherence loss of ``g`` tends to the multinomial
@@ -118,7 +118,7 @@ def test_rho_1_is_less_accurate_than_the_likelihood_at_the_best_step(fast):
 
 
 def test_tuned_gboost_c_no_worse_than_logitboost(fast):
-    # single draws scatter: over ten draws (benchmarks/README.md) the ratio of the tuned
+    # single draws scatter: over ten draws (benchmarks/log.csv) the ratio of the tuned
     # GentleBoost.C's error to MulLogitBoost's ranged 0.96-1.04, so a draw asserts only 5 %;
     # the slow test asserts the mean paired difference against its standard error
     assert (fast["tuned"] <= 1.05 * fast["logit"]).all(), fast[["tuned", "logit", "tuned_rho"]]

@@ -34,7 +34,7 @@ _LOSSES = {
 }
 _RHO_MIN = 1e-3
 # temperatures to choose from by cross-validation when the probabilities matter (see the
-# gboost_c docstring; measurements in benchmarks/README.md, #18)
+# gboost_c docstring; measurements in benchmarks/log.csv, #18)
 RHO_GRID = (1.0, 2.0, 4.0, 8.0)
 DEFAULT_SHRINKAGE = 0.1
 

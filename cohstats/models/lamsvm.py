@@ -38,7 +38,7 @@ __all__ = ["lamsvm", "LamSVMFit", "default_margin", "margin_scale", "Calibration
 
 
 #: the default cost on libsvm's scale (``C = DEFAULT_COST * margin_scale(K, margin)``), chosen by
-#: measurement against ``SVC(C=1)`` (benchmarks/README.md, λ-SVM defaults on libsvm's scale)
+#: measurement against ``SVC(C=1)`` (benchmarks/log.csv, λ-SVM defaults on libsvm's scale)
 DEFAULT_COST = 2.0
 #: the default KKT tolerance in libsvm's units (``tol = DEFAULT_TOL * margin_scale(K, margin)``)
 DEFAULT_TOL = 5e-3
@@ -193,7 +193,7 @@ def lamsvm(
         one such value per margin). Chosen by measurement: with cost 1 on libsvm's scale the
         test error on Satimage was about 1 percentage point above ``SVC(C=1)``'s; with 2 it is
         at or below ``SVC(C=1)``'s on Pendigits, Satimage and Optdigits
-        (``benchmarks/README.md``). With
+        (``benchmarks/log.csv``). With
         observation weights the box bound of row ``i`` is ``C w_i`` (weights are not normalised,
         as scikit-learn's ``sample_weight`` for ``SVC``). A sequence fits a path over
         ``C`` (increasing; each fit starts from the previous multipliers; ``path_var = "C"``).
@@ -231,7 +231,7 @@ def lamsvm(
         at every margin (0.2275 for ten classes at the default margin; with a sequence of
         margins one value per margin). On Pendigits, Satimage and Optdigits the test errors at
         5e-3 and at libsvm's default 1e-3 were within 0.05 percentage points with half the SMO
-        visits (``benchmarks/README.md``). (Earlier versions defaulted to ``tol = 5e-2``.)
+        visits (``benchmarks/log.csv``). (Earlier versions defaulted to ``tol = 5e-2``.)
     eps : float, default 1e-6
         Resolution deciding when a multiplier is at a bound.
     max_iter : int, optional

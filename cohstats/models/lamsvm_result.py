@@ -19,7 +19,7 @@ from cohstats.losses.lamsvm import is_calibrated
 from cohstats.results import Fit, PathFrame, Summary, interpolate_path
 from cohstats.models.lamsvm_prob import PROB_METHODS, ProbCalibration, _fit_calibration, _full_F
 
-#: the default, chosen by measurement (benchmarks/README.md, lamsvm probabilities)
+#: the default, chosen by measurement (benchmarks/log.csv, lamsvm probabilities)
 DEFAULT_PROB_METHOD = "multinomial"
 
 
@@ -34,7 +34,7 @@ def default_margin(n_classes: int) -> float:
     drops), which the default ``C`` of :func:`lamsvm` provides: it grows with the margin (see
     :func:`margin_scale`). At equal cost and tolerance on libsvm's scale, ``10 (K - 1)`` needed
     about half the SMO visits of ``2 (K - 1)`` on Pendigits, Satimage and Optdigits with equal
-    or lower test error; larger margins gained little more (``benchmarks/README.md``).
+    or lower test error; larger margins gained little more (``benchmarks/log.csv``).
 
     Examples
     --------

@@ -141,11 +141,11 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
         # IRLS coordinate steps with the engine's KKT gate reach the optimum of exact coordinate
         # minimisation about 100x faster for soft and intermediate LUMs; for hard LUMs (c >= 100)
         # the engine's quadratic models use majorising curvatures (solvers/cd/lum_hard.py), which
-        # are fast at every tolerance where exact minimisation stalls (benchmarks/README.md,
-        # "Hard LUM (session 8)"); the hinge limit c = inf has no curvature and stays exact. The
+        # are fast at every tolerance where exact minimisation stalls (bench_lum rows of
+        # benchmarks/log.csv); the hinge limit c = inf has no curvature and stays exact. The
         # pure ridge at c >= 1000 (finite a, c; positive penalty factors) is solved in the dual by
         # coordinate ascent (solvers/cd/lum_dual.py), where single coordinates do not zigzag
-        # along the hinge valley (benchmarks/README.md, "Ridge LUM at c >= 1000 (session 9)")
+        # along the hinge valley (bench_lum rows of benchmarks/log.csv)
         hard_ridge = alpha == 0.0 and c_eng >= _HARD_C
         pf_pos = penalty_factor is None or bool(np.all(np.asarray(penalty_factor, dtype=float) > 0.0))
         if hard_ridge and math.isfinite(c_eng) and math.isfinite(a) and pf_pos:

@@ -146,7 +146,7 @@ def svm(
         original scale. Default True, as e1071's ``svm(scale=TRUE)``: a Gaussian kernel on raw
         predictors is dominated by the columns with the largest units (on the raw
         breast-cancer data the 10-fold CV error at the other defaults is 8 % unscaled and
-        2.5 % scaled; ``benchmarks/README.md``).
+        2.5 % scaled; ``benchmarks/log.csv``).
     pi : None (default: libsvm's C-SVM), a class weight in ``[0, 1]`` (``S(+1) = 1 - pi``,
         ``S(-1) = pi``, [WSL] eq. 3; ``SVC(C=C, class_weight={+1: 1 - pi, -1: pi})`` solves the
         same problem; binary responses only), or ``"path"``: follow the exact pi path over
@@ -170,7 +170,7 @@ def svm(
         the two previous solutions, where the path is close to linear in pi, else the neighbour's
         solution clipped to the new box; accurate to ``tol``) or ``"auto"`` (default: exact up
         to n = 300, warm above, where the warm grid is the faster of the two; the measurements
-        are in the repository's ``benchmarks/README.md``).
+        are in the repository's ``benchmarks/log.csv``).
     n_jobs : threads for the bracketing grid: 2 (or -1) computes its lower and upper halves
         concurrently. Default one thread.
     kernel_approx : None (default: the exact kernel, by SMO) or ``"nystroem"`` / ``"rff"``: replace

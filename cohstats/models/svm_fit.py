@@ -328,7 +328,7 @@ def _fit_ovo(
     # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
     # built-in kernels are computed row by row inside each pair's SMO (LRU cache of
     # cache_size MB, as libsvm's one-vs-one): SMO touches few rows, so the whole kernel
-    # matrix up front was slower (benchmarks/README.md).
+    # matrix up front was slower (benchmarks/log.csv).
     Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
     fits, pairs, idx = [], [], []
     for i in range(K):

@@ -30,7 +30,7 @@ def small_lapack(order: int, small: int | None = None):
     """Context for the dense factorisation of a system of ``order`` unknowns: one BLAS thread
     when ``order <= small`` (default :data:`SMALL_SYSTEM`), the caller's setting otherwise. A
     multi-threaded LU of a small matrix gains nothing on an idle machine and its threads spin
-    when the cores are busy (measured in benchmarks/README.md)."""
+    when the cores are busy (measured in benchmarks/log.csv)."""
     global _CONTROLLER
     if order > (SMALL_SYSTEM if small is None else small):
         return contextlib.nullcontext()
