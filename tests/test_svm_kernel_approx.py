@@ -73,7 +73,9 @@ def test_no_intercept_with_a_constant_feature_is_liblinears_model():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lin = LinearSVC(loss="hinge", C=C, fit_intercept=True, intercept_scaling=B, tol=1e-12, max_iter=10**6)
+        lin = LinearSVC(
+            loss="hinge", C=C, fit_intercept=True, intercept_scaling=B, tol=1e-12, max_iter=10**6, random_state=0
+        )
         lin.fit(Phi, y)
     w_lin = np.concatenate([lin.coef_[0], [lin.intercept_[0] / B]])
     ours = primal(res.coef)
