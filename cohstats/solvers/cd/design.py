@@ -247,7 +247,7 @@ def _lambda_max_std(data, loss, pen, mode, alpha, G=1):
     group = loss.code == LOSS_MCOH or loss.code == LOSS_ALUM
     data = data._replace(sw=float(w.sum()))
     ctl = Control(1e-16 if group else 1e-12, 100000)
-    kind = kind_of(loss.code)
+    kind = kind_of(loss.code, loss.p2)
     ws = _null_fit(kind, upd_of(mode), data, loss, pen, ctl, G)
     _resid_any(kind, data, loss, ws)
     R = ws.R

@@ -572,7 +572,7 @@ def _ridge_newton_path(pk, y, code, p1, p2, gam, tol, max_iter, warn, mode):
     loss = make_loss(code, p1, p2)
     data = make_data(pk.Xt, y, w, pk.xv, pk.excl, intercept)._replace(sw=float(w.sum()))
     pen0 = _kernel_penalty(pk)
-    ws = _null_fit(kind_of(code), upd_of(mode), data, loss, pen0, Control(1e-14, 1000), 1)
+    ws = _null_fit(kind_of(code, p2), upd_of(mode), data, loss, pen0, Control(1e-14, 1000), 1)
     b = float(ws.b[0])
     obj0 = _objective(data, loss, pen0, ws.F[0], ws.B[0], ws.PB[0])
     beta = np.zeros(n)

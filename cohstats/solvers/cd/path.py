@@ -356,7 +356,7 @@ def run_path(data, loss, pen, spec, G):
     violation, NaN without ``spec.exact_kkt``) and the scalar ``null_objective``.
     """
     spec = spec._replace(stop=stop_flag())
-    rec = _path_core(kind_of(loss.code), upd_of(spec.mode), data, loss, pen, spec, G)
+    rec = _path_core(kind_of(loss.code, loss.p2), upd_of(spec.mode), data, loss, pen, spec, G)
     return SolverResult(
         coef=rec.coef,
         dual=None,

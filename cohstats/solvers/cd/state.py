@@ -38,21 +38,27 @@ from cohstats.losses.scalar import LOSS_ALUM, LOSS_LUM, LOSS_MCOH, loss_curv_bou
 #: like) for the other kinds, so each kind compiles into its own specialisation of the one
 #: driver, holding only its own code: a binary fit compiles no grouped passes, and so on.
 KIND_BIN = 1  #: binary problem with a scalar margin loss (linear or kernel expansion)
-KIND_LUM = 2  #: binary problem with the LUM loss (adds the joint Newton steps of the hard LUM)
+KIND_LUM = 2  #: binary problem with a LUM loss of ``c > 10``: continuation in ``c`` and the joint
+#: Newton steps of the hard LUM (a softer LUM is a plain binary problem)
 KIND_MCOH = 3  #: grouped problem of the multicategory coherence loss ([ZJLY])
 KIND_ALUM = 4  #: grouped problem of the angle-based LUM (Zhang & Liu 2014)
 
 
-def kind_of(code):
-    """The problem kind of a loss code of :mod:`cohstats.losses.scalar`, as the tuple the jitted
-    solvers take (its length is :data:`KIND_BIN`, :data:`KIND_LUM`,
-    :data:`KIND_MCOH` or :data:`KIND_ALUM`)."""
+#: LUMs with ``c`` above this are solved with continuation in ``c`` (and, from ``c = 100``, the
+#: hard LUM's joint steps): :data:`KIND_LUM`
+LUM_KIND_C = 10.0
+
+
+def kind_of(code, p2=0.0):
+    """The problem kind of a loss code of :mod:`cohstats.losses.scalar` with second parameter
+    ``p2``, as the tuple the jitted solvers take (its length is :data:`KIND_BIN`,
+    :data:`KIND_LUM`, :data:`KIND_MCOH` or :data:`KIND_ALUM`)."""
     code = int(code)
     if code == LOSS_MCOH:
         n = KIND_MCOH
     elif code == LOSS_ALUM:
         n = KIND_ALUM
-    elif code == LOSS_LUM:
+    elif code == LOSS_LUM and float(p2) > LUM_KIND_C:
         n = KIND_LUM
     else:
         n = KIND_BIN
