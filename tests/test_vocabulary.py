@@ -35,12 +35,7 @@ CASES = [
     ("psi_learn", BIN, dict(kernel=None, lambda_=0.05)),
     ("lamsvm", MULTI, dict(kernel=None)),
     ("cart", MULTI, dict(nfolds=3, random_state=0)),
-    pytest.param(
-        "gboost_c",
-        MULTI,
-        dict(n_trees=3, nodes=2),
-        marks=pytest.mark.xfail(strict=True, reason="models/gboost.py still calls the count 'n'"),
-    ),
+    ("gboost_c", MULTI, dict(n_trees=3, nodes=2)),
 ]
 
 

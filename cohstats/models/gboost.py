@@ -1083,7 +1083,7 @@ class GBoostFit(Fit):
             "method": self.label,
             "loss": self.loss,
             "classes": self.n_classes,
-            "n": self.nobs,
+            "observations": self.nobs,
             "rows dropped (missing values)": int(self.design.n_dropped),
             "predictors": self.design.p,
             "steps fitted (n_trees)": H,
