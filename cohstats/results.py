@@ -97,27 +97,43 @@ def _pad(values: np.ndarray, keep) -> np.ndarray:
     return out
 
 
-def interpolate_path(lambdas: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
-    """Values (first axis = sequence) at ``s``, linear between neighbouring fitted values.
+def path_weights(lambdas, s: float) -> tuple[int, int, float]:
+    """The one path interpolation: indices ``(k0, k1)`` into ``lambdas`` (any order) of the
+    neighbouring fitted values above and below ``s``, and the weight ``t`` such that the value
+    at ``s`` is ``(1 - t) v[k0] + t v[k1]`` (linear in the penalty); outside the fitted range
+    the nearest end (glmnet's ``predict(s=)``).
 
-    As glmnet's ``predict(s=)``: values outside the fitted range take the nearest end.
+    Examples
+    --------
+    >>> path_weights([1.0, 0.5, 0.1], 0.3)
+    (1, 2, 0.5)
     """
-    lam = np.asarray(lambdas, dtype=float)
-    vals = np.asarray(values)
+    lam = np.asarray(lambdas, dtype=float).ravel()
     s = float(s)
     if lam.size == 1:
-        return vals[0]
-    order = np.argsort(lam)
-    ls, vs = lam[order], vals[order]
-    if s <= ls[0]:
-        return vs[0]
-    if s >= ls[-1]:
-        return vs[-1]
-    k = int(np.searchsorted(ls, s))
-    if ls[k] == s:
-        return vs[k]
-    t = (s - ls[k - 1]) / (ls[k] - ls[k - 1])
-    return (1 - t) * vs[k - 1] + t * vs[k]
+        return 0, 0, 0.0
+    order = np.argsort(-lam, kind="stable")  # decreasing penalties
+    ls = lam[order]
+    if s >= ls[0]:
+        return int(order[0]), int(order[0]), 0.0
+    if s <= ls[-1]:
+        return int(order[-1]), int(order[-1]), 0.0
+    k1 = int(np.searchsorted(-ls, -s, side="left"))  # first position with a penalty <= s
+    if ls[k1] == s:
+        return int(order[k1]), int(order[k1]), 0.0
+    k0 = k1 - 1
+    t = (ls[k0] - s) / (ls[k0] - ls[k1])
+    return int(order[k0]), int(order[k1]), float(t)
+
+
+def interpolate_path(lambdas: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
+    """Values (first axis = sequence) at ``s``, linear between neighbouring fitted values
+    (:func:`path_weights`; outside the fitted range the nearest end, as glmnet's ``predict(s=)``)."""
+    vals = np.asarray(values)
+    k0, k1, t = path_weights(lambdas, s)
+    if k0 == k1:
+        return vals[k0]
+    return (1 - t) * vals[k0] + t * vals[k1]
 
 
 # ============================================================================ Fit

@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from cohstats.results import Fit
 from cohstats.models.lum_refit import _convergence_warning, _warn_separable_path, lum_refit_angle
 from cohstats.models.lum_result import (
     _HARD_C,
     _check_lambda,
-    _fit_base,
     _interp_weights,
     _kkt_gate,
     _new_xy,
@@ -140,7 +140,7 @@ def _lum_angle(
     return fit
 
 
-class LumMultiFit(_fit_base()):
+class LumMultiFit(Fit):
     """Result of :func:`lum` for K > 2 classes: the angle-based multicategory LUM path.
 
     The model is ``f(x) = b + B'x`` in ``R^{K-1}`` with class ``k`` (``classes[k]``) at the
@@ -191,7 +191,7 @@ class LumMultiFit(_fit_base()):
         from cohstats.losses.angle import simplex_vertices
 
         self = cls.__new__(cls)
-        _fit_base().__init__(self, design, call=call)
+        Fit.__init__(self, design, call=call)
         self.a, self.c, self.alpha = float(a), float(c), float(alpha)
         self.lambda_ = self._checked_lambda(lambdas)
         K = design.n_classes

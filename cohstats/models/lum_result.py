@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.losses.binary import lum_link
+from cohstats.results import Fit, path_weights
 from cohstats.tuning.shared import cross_kernel
 from cohstats.models.lum_refit import _warn_separable_path, lum_refit, refit_coef_table
 
@@ -79,31 +80,11 @@ def _kkt_gate(info: dict, tol: float) -> None:
 
 
 # --------------------------------------------------------------------------- result
-def _interp_weights(lambdas, s):
-    """Indices (k0, k1) and weight t such that coef(s) = (1-t) coef[k0] + t coef[k1].
-
-    ``lambdas`` is decreasing; ``s`` outside the fitted range is clamped to its ends.
-    """
-    nl = lambdas.size
-    if nl == 1 or s >= lambdas[0]:
-        return 0, 0, 0.0
-    if s <= lambdas[-1]:
-        return nl - 1, nl - 1, 0.0
-    k1 = int(np.searchsorted(-lambdas, -s, side="left"))  # first index with lambda <= s
-    if lambdas[k1] == s:
-        return k1, k1, 0.0
-    k0 = k1 - 1
-    t = (lambdas[k0] - s) / (lambdas[k0] - lambdas[k1])
-    return k0, k1, float(t)
+#: the one path interpolation of :mod:`cohstats.results` (kept under its old name here)
+_interp_weights = path_weights
 
 
-def _fit_base():
-    from cohstats.results import Fit
-
-    return Fit
-
-
-class LumFit(_fit_base()):
+class LumFit(Fit):
     """Result of :func:`lum`: a LUM path with refitted-LUM probabilities.
 
     Attributes
@@ -206,7 +187,7 @@ class LumFit(_fit_base()):
 
     @staticmethod
     def _init_base(self, design, call):
-        _fit_base().__init__(self, design, call=call)
+        Fit.__init__(self, design, call=call)
 
     # ----------------------------------------------------------------- selection
     @property
