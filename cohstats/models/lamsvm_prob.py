@@ -12,6 +12,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from cohstats.coupling import pairwise_coupling
+
 
 #: probability calibrations offered by ``predict(type="prob", method=...)``
 PROB_METHODS = ("multinomial", "coupling")
@@ -137,27 +139,12 @@ def _platt_pair(d, pos, w):
 
 
 def couple_pairwise(R):
-    """Class probabilities from pairwise probabilities (Wu, Lin & Weng 2004, method 2; libsvm).
+    """Class probabilities from pairwise probabilities (Wu, Lin & Weng 2004, method 2; libsvm):
+    :func:`cohstats.coupling.pairwise_coupling` without clipping the pairwise values.
 
     ``R`` is (n, K, K) with ``R[:, a, b] = P(a | a or b)`` (``R[:, b, a] = 1 - R[:, a, b]``).
-    Minimises ``sum_a sum_{b != a} (R_ba p_a - R_ab p_b)^2`` subject to ``sum p = 1``; the
-    solution of the equality-constrained problem is non-negative (their Theorem), solved here
-    directly from its (K + 1) x (K + 1) linear system.
     """
-    n, K, _ = R.shape
-    Q = -R.transpose(0, 2, 1) * R
-    off = ~np.eye(K, dtype=bool)
-    diag = np.where(off[None], R.transpose(0, 2, 1) ** 2, 0.0).sum(axis=2)
-    Q[:, np.arange(K), np.arange(K)] = diag
-    A = np.zeros((n, K + 1, K + 1))
-    A[:, :K, :K] = Q
-    A[:, :K, K] = 1.0
-    A[:, K, :K] = 1.0
-    rhs = np.zeros((n, K + 1))
-    rhs[:, K] = 1.0
-    p = np.linalg.solve(A, rhs[..., None])[..., 0][:, :K]
-    p = np.clip(p, 0.0, None)
-    return p / p.sum(axis=1, keepdims=True)
+    return pairwise_coupling(R, min_prob=0.0)
 
 
 class ProbCalibration:
