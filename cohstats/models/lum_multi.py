@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from cohstats.results import Fit
+from cohstats.results import Fit, interpolate_path
 from cohstats.models.lum_refit import _convergence_warning, _warn_separable_path, lum_refit_angle
 from cohstats.models.lum_result import (
     _HARD_C,
@@ -239,10 +239,7 @@ class LumMultiFit(Fit):
 
     def _simplex_at(self, s=None):
         s = self._s if s is None else float(s)
-        k0, k1, t = _interp_weights(self.lambda_, s)
-        B = (1 - t) * self._B_path[k0] + t * self._B_path[k1]
-        b = (1 - t) * self._b_path[k0] + t * self._b_path[k1]
-        return B, b
+        return interpolate_path(self.lambda_, self._B_path, s), interpolate_path(self.lambda_, self._b_path, s)
 
     def _coef_at(self, s=None):
         B, b = self._simplex_at(s)

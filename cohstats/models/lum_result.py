@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.losses.binary import lum_link
-from cohstats.results import Fit, path_weights
+from cohstats.results import Fit, interpolate_path, path_weights
 from cohstats.tuning.shared import cross_kernel
 from cohstats.models.lum_refit import _warn_separable_path, lum_refit, refit_coef_table
 
@@ -215,10 +215,9 @@ class LumFit(Fit):
 
     def _coef_at(self, s=None):
         s = self._s if s is None else float(s)
-        k0, k1, t = _interp_weights(self.lambda_, s)
-        b0 = (1 - t) * self._intercepts[k0] + t * self._intercepts[k1]
-        b = (1 - t) * self._coefs[k0] + t * self._coefs[k1]
-        return b, float(b0)
+        return interpolate_path(self.lambda_, self._coefs, s), float(
+            interpolate_path(self.lambda_, self._intercepts, s)
+        )
 
     # ----------------------------------------------------------------- decision values
     def _basis(self, X):
