@@ -284,16 +284,10 @@ def test_lazy_names_going_up_are_only_the_listed_ones():
             assert "_LAZY_UP" not in path.read_text(encoding="utf-8"), mod
 
 
-#: modules still over the size limit (to be split by topic; the list may only shrink)
-LONG_MODULES = {
-    "cohstats.datasets.simulations",
-}
 MAX_LINES = 800
 
 
 def test_modules_stay_under_the_size_limit():
     sizes = {mod: len(path.read_text(encoding="utf-8").splitlines()) for mod, (path, _) in MODULES.items()}
-    too_long = sorted(f"{m} ({n} lines)" for m, n in sizes.items() if n > MAX_LINES and m not in LONG_MODULES)
+    too_long = sorted(f"{m} ({n} lines)" for m, n in sizes.items() if n > MAX_LINES)
     assert not too_long, f"split these modules by topic (at most {MAX_LINES} lines): {too_long}"
-    fixed = sorted(m for m in LONG_MODULES if m not in sizes or sizes[m] <= MAX_LINES)
-    assert not fixed, f"remove from LONG_MODULES: {fixed}"
