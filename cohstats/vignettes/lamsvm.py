@@ -19,38 +19,16 @@ with a reduced grid and 3-fold CV, then fits the chosen model on the whole train
 ``C = 10^0..10^7`` and ``gamma_k = 10^-3..10^3`` followed by a finer second-stage grid around the
 optimum, 5 partitions).
 
-Measurements behind the quick protocol (Pendigits, first partition, seed 0; 2026-11-24, a shared
-2-core Linux machine; [RH]'s values in brackets). At the quick CV's choice ``C = 1e4``, ``gamma_k =
-0.01``, a final fit on the 2 000 CV rows gives 0.91 % at margins -10000, 0.1, 1 and 9 and 0.73 % at
-100; the same fit on the whole training part (9 893 rows, a few seconds) gives 0.36 % at all five
-[0.36, 0.44, 0.36, 0.35, 0.27] (``refit_all=False`` keeps the subsample fit; with it, these five
-cells were 5-8 SE above the paper). At margins 1000 and 10000 ours stays at 0.36 % against [RH]'s
-0.76 and 0.82 %, and with the paper's own choices there (``C = 1e7``, ``gamma_k = 0.43`` and ``C =
-3e5``, ``gamma_k = 1``) at 0.36 % and 0.27 %. On three partitions (seeds 0, 1000, 2000) margin
-10000 gives 0.27, 0.46, 0.36 % at ``(3e5, 1)`` (the same at a 10x looser KKT tolerance, 0.5) and
-0.36, 0.55, 0.36 % at ``(1e4, 0.01)``, against 0.36, 0.46, 0.18 % for margin 1 at the paper's
-``(8e6, 0.026)``. A KKT tolerance scaled with the margin (``tol = 0.05 * margin``) leaves partition
-0 unchanged at margins 100, 1000 and 10000 (0.36, 0.36, 0.27 %). What does give [RH]'s level is a
-cost too small for the decision values to reach the margin: on partition 0 at margin 10000,
-``gamma_k = 1``, the median true-class decision value of the training rows is 4 567 at ``C = 1e3``
-(46 % of the rows reach half the margin) and 10 000, the margin itself, at ``C = 1e4`` (all rows
-reach half of it). On the three partitions (errors in %): margin 10000, ``gamma_k = 1``: ``C =
-1e3`` gives 0.82, 1.00, 0.73 (mean 0.85 [0.82]), ``C = 1e4`` and ``1e5`` give 0.27, 0.46, 0.36, ``C
-= 1..100`` gives 0.91-1.27; margin 1000, ``gamma_k = 0.43``: ``C = 100`` gives 1.09, 1.09, 0.82
-(mean 1.00 [0.76]), ``C >= 1e3`` gives 0.36, 0.55, 0.46; margin 9, ``gamma_k = 0.0215``: only ``C =
-1`` rises (1.09, 1.18, 1.00), ``C >= 10`` gives 0.36, 0.46, 0.18. So the error rises once ``C``
-falls below about a tenth of the margin, and [RH]'s large-margin errors are our errors in that
-regime; at [RH]'s printed costs (``3e5`` and ``1e7``, 30 and 1e4 times the margin) ours is out of
-it. The paper's effective cost would have to be at least 300 times (margin 10000) and 1e5 times
-(margin 1000) below its printed value for this to be the cause (the text defines ``C`` only as the
-dual's box ``0 <= alpha <= C``, and its code is not available offline); our quick protocol picks
-the cost by cross-validation and stays out of that regime. The flattened kernel formula of the
-paper's text also reads as ``exp(-M gamma_k ||x - x'||^2)`` (with the same ``D``); with that width
-and the paper's ``(C, gamma_k)``, margins 1, 100, 1000, 10000 give 0.46, 0.36, 0.64, 0.64 % on
-partition 0 and 0.36 % at all four on partition 1000, so that reading does not settle it either. On
-Abalone the whole part (3 759 rows) changes the error by at most 0.5 points. Figure 4's
-single-point problem needs roughly 40-60 times more SMO iterations for a 100 times larger ``C``
-(measured), hence its smaller ``C``.
+Options of :func:`run`: ``n_train`` (the training rows the cross-validation of Table 2 runs on),
+``refit_all`` (default ``True``: the final fit at the chosen ``(C, gamma_k)`` uses every training
+row of the partition, as [RH]'s; ``False`` keeps the fit on the cross-validation rows) and
+``time_limit`` (seconds per fit, as [RH]'s limit). Figure 4 uses ``C = 100`` (quick) or ``1e4``
+(full) instead of [RH]'s ``1e6``: in the single-point problem the multipliers end at the box
+bound and the number of SMO iterations grows with ``C``. The report (``lamsvm.md`` in ``out``)
+holds the three parts; every compared cell of Table 2 goes to ``lamsvm_comparisons.csv`` (the
+data sets not available offline as not computed), and the fidelity table
+(:mod:`cohstats.vignettes.fidelity`) gives the measured cause of each cell that stays outside two
+standard errors of the paper (``fidelity_notes.json``).
 """
 
 from __future__ import annotations
@@ -63,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 DEFAULT_REPS = 1
-#: the paragraphs of the module docstring the report prints (the description; the measured
-#: numbers of the last paragraph are not this run's and stay out of the report)
+#: the paragraphs of the module docstring the report prints (the description; the last
+#: paragraph, on the options and the evidence, stays out of the report)
 _REPORT_PARAGRAPHS = slice(1, 4)
 FULL_REPS = 5
 

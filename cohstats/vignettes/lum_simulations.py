@@ -23,35 +23,21 @@ sample as in the paper; the refit on the validation sample is shown as an extra 
 ridge-penalised logistic regression on the same grid, chosen the same way.
 
 Validation ties (``ties=``). With 100 validation points several ``lambda`` often tie; ties go
-to the larger ``lambda`` by default, ``ties="smaller"`` gives the other rule. Measured
-2026-11-24 (10 replications, seed 0, test sets of 5,000, both rules from the same fits, LUM
-MAE against [LZW] Tables 1-2 with the paper's SE and ours over the 10 replications):
-
-* Example 5.2 (the paper's generator): ties to the larger ``lambda`` give LUM MAEs 0.030 below
-  the paper on average (-0.048 .. +0.013), 35 of 35 cells within 2 SE; ties to the smaller
-  give 0.074 below (-0.103 .. -0.051), 16 of 35 within 2 SE. Test errors: 0.117 (larger)
-  against 0.113 (smaller), averaged over all (a, c).
-* Example 5.1 (reconstructed mixture, pattern only): ties to the larger ``lambda`` send some
-  fits to the top of the grid, ``lambda = 100``, where the LUM is nearly constant and
-  ``p-hat`` is about 1/2 (2.3 % of the fits, in 3 of the 10 replications); ties to the
-  smaller never do.
-
-The default keeps ties to the larger ``lambda``, the rule under which the paper's Table 2 is
-reproduced; each report counts the fits that chose ``lambda = 100``.
-
-PLR on Example 5.2 (measured 2026-11-25, this module's seeds, test sets of 10,000): the default
-two replications give test errors 0.138 and 0.159 (mean 0.149 against the paper's 0.1242,
-SE 0.0005 over 1,000). The PLR alone over 40 replications gives 0.115 (SD 0.016, as the paper's
-0.0005 x sqrt(1000) = 0.016) with ties to the larger ``lambda`` and 0.110 with ties to the
-smaller (Bayes rule 0.087 on the same test sets): the two-replication value is noise, and ours
-lies below (better than) the paper. At fixed ``lambda`` the mean over the 40 replications is
-0.109 for ``lambda <= 1e-3``, 0.114 at 1e-2, 0.121 at 3.2e-2, 0.127 at 5.6e-2 and 0.138 at
-1e-1: the paper's 0.124 is our PLR at ``lambda`` of about 0.03-0.06, more penalty than the
-validation error picks.
+to the larger ``lambda`` by default, the rule under which the paper's Table 2 (Example 5.2, the
+paper's own generator) is reproduced; ``ties="smaller"`` gives the other rule. On Example 5.1
+ties to the larger ``lambda`` can send a fit to the top of the grid, ``lambda = 100``, where the
+LUM is nearly constant and ``p-hat`` is about 1/2; each report counts the fits that chose it.
 
 Example 5.1's mixture parameters are missing from the paper; ``make_lum51`` reconstructs a
 mixture with the published Bayes error, so the report compares that example with [LZW]
 Table 1 only in its pattern (and the fidelity table marks its cells as stand-ins).
+
+The report (``lum_simulations.md`` in ``out``, with ``lum_replications.csv``: one row per
+replication, setting, ``a`` and ``c``) sets ours beside the paper's tables and figures; every
+compared cell goes to ``lum_simulations_comparisons.csv``, and the fidelity table
+(:mod:`cohstats.vignettes.fidelity`) gives the measured cause of each cell that stays outside
+two standard errors of the paper (``fidelity_notes.json``; the measurements are in
+``vignettes/results/lzw/``).
 
 ``python -m cohstats.vignettes lum_simulations --reps 20`` or ``python vignettes/lum_simulations.py``.
 """
@@ -484,8 +470,8 @@ def run(
         5.3-5.5, ``a in {1, 1000}`` and the two extreme settings each (``s`` 0.2/1.5,
         ``d`` 10 or 15/400); real data: ``max(reps, 3)`` splits instead of 10.
         ``quick=False`` is the full protocol.
-    ties : ``"larger"`` or ``"smaller"``: where validation-error ties in ``lambda`` go (see
-        the module docstring for the measurement behind the default).
+    ties : ``"larger"`` or ``"smaller"``: where validation-error ties in ``lambda`` go (the
+        module docstring gives the reason for the default).
     """
     from cohstats.datasets import reference
     from cohstats.models.lum import LUM_LAMBDA_GRID

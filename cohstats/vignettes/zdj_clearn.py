@@ -23,127 +23,42 @@ Data available offline, and what stands in for what:
   see below) and **leukemia** (Golub et al., 72 x 3571 after Dudoit et al.'s pre-selection,
   log10 scale) are the real data sets; 16 and 20 training points.
 
-Protocol choices and the measurements behind them (quick protocol, partitions with seeds
-0-2, mean test error in %, the ranges over the three methods; measured 2026-11-24 on a
-2-core Linux machine with this module's :func:`replications`; the paper's numbers in
-brackets):
+References: [ZDJ] Zhang, Dai & Jordan (2012), *Coherence functions with applications in
+large-margin classification methods*, JMLR 13; Alon et al. (1999, PNAS) for colon; Golub et al.
+(1999, Science) and Dudoit, Fridlyand & Speed (2002, JASA) for leukemia; Chapelle, Schölkopf &
+Zien (2006, *Semi-Supervised Learning*) for g241c/d.
 
-* **Scaling of the gene expressions** (``standardize=``). Standardising each gene with the
-  means and standard deviations of 16-20 training points injects noise. Leukemia, ties to the
-  smaller ``gamma``: linear 10.9-12.2 standardised, 6.4-7.1 not [3.2-4.4]; Gaussian 9.6-15.4
-  standardised, 3.9-7.7 not [2.6-2.8]. Colon (as distributed): linear 20.3-23.2 standardised,
-  23.2-23.9 not [12.3-14.6]; Gaussian 34.8-36.2 standardised, 13.0 not [13.9-14.8]. The
-  default (``"auto"``) leaves the gene expressions and the pixels on their own scale and
-  standardises g241c/d; ``standardize=True`` standardises every set.
-* **CV ties** (``ties=``). With 11-24 training points many ``gamma`` values tie at the
-  smallest CV error; sending ties to the larger ``gamma`` picks the most regularised of them,
-  often a nearly empty model. Leukemia unstandardised: linear 6.4-7.1 (ties to the smaller)
-  against 9.0-10.3 (to the larger), Gaussian 3.9-7.7 against 4.5-10.3; standardised, the
-  larger-gamma rule gives 16.0-18.6 and 10.3-26.3. The default sends ties to the smaller
-  ``gamma``; the report shows both rules (same CV curves).
-* **Colon preprocessing** (``colon=``). The shipped colon file holds Alon's intensities as
-  distributed; microarray intensities are customarily log-transformed and each array
-  standardised across its genes (Dudoit et al.'s preprocessing, whose log10 step the shipped
-  leukemia file already has). Partitions 0-4, mean test error (%) of the three methods, ties to
-  the smaller ``gamma``, linear / Gaussian [12.3-14.6 / 13.9-14.8]: as distributed 27.0-27.4 /
-  16.5-17.8; log2 16.1-17.8 / 26.5-27.0; log10 of the intensities clipped to [100, 16000] (the
-  leukemia file's thresholds) 17.4-22.2 / 23.0-24.4; log10 and each array standardised
-  15.2-17.0 / 16.5-20.0; the arrays standardised without the logarithm 19.6-22.6 / 14.8-15.7
-  (partition sd 4-10 points throughout). log10 with each array standardised is the one
-  reading with both expansions within the partition spread of the paper's level: the logarithm
-  brings the linear expansion there, the array standardisation keeps the Gaussian one there.
-  The logarithm alone spoils the Gaussian kernel because on the log scale an array's overall
-  brightness is an additive offset on all 2,000 genes: the offsets between arrays carry 30 % of
-  the mean squared distance between two arrays on the log2 scale (11 % as distributed), and
-  standardising each array removes them. The default is ``"log10_arrays"``; ``"none"``,
-  ``"log2"``, ``"log10"`` and ``"arrays"`` give the other readings. The same array
-  standardisation on leukemia (already log10) moves its rows by at most 0.8 points (linear
-  5.8-6.5, Gaussian 5.4-6.5 against 5.8-6.5 and 5.4-7.3), so the leukemia file is used as
-  shipped.
-  On the 20 partitions of the full protocol (measured 2026-11-25, the paper's 6 x 50 grid,
-  ties to the smaller ``gamma``; ``vignettes/results/zdj/``), linear /
-  Gaussian: ``"log10_arrays"`` 16.6-17.8 / 19.1-20.3, ``"none"`` 26.5-27.1 / 19.6-20.2,
-  ``"log2"`` 17.5-18.3 / 22.8-23.6, ``"log10"`` 16.9-18.6 / 22.8-23.6, ``"arrays"`` (each array
-  standardised, no logarithm) 18.6-20.5 / 17.2-18.9; partition sd 5.5-7.9 points for every
-  reading. The default stays: it is the lowest linear reading, and no reading brings either
-  expansion to the paper's level.
-* **Training size** (colon 16 of 62, leukemia 20 of 72, [ZDJ] Table 4). The paper's colon and
-  leukemia levels are not what these training sizes give on the vignette's 20 stratified
-  partitions, whatever the classifier: scikit-learn's linear SVM, L2 logistic regression,
-  Gaussian SVM (``sigma`` = the mean pairwise distance) and nearest centroid, each at its best
-  fixed ``C`` (1e-3 to 1e3) chosen in hindsight on the test sets, err 17.9-18.7 % on colon
-  (log10, arrays standardised; no classifier under any of the five readings goes below 15.6)
-  against [ZDJ]'s 12.3-14.8, and 13.4-14.4 with 31 training points (half the data). On
-  leukemia the Gaussian SVM errs 4.04 % at 20 training points (1.67 % at 36) against [ZDJ]'s
-  Gaussian rows 2.55-2.80; the linear SVM and logistic regression give 2.9-3.0 %, at or below
-  the paper's linear 3.2-4.4. The paper's partition spreads (colon 1.5-2.8, leukemia Gaussian
-  0.92-0.96 points) are also below those of these classifiers at these sizes (colon 4.0-5.9,
-  leukemia Gaussian SVM 3.3).
-* **One fixed data set** (g241c, g241d). [ZDJ] partitions one draw of 1,500 points (Chapelle
-  et al.'s file) 20 times; the vignette draws a fresh set per partition. Ten fixed draws
-  (``random_state = 100 + d``), each partitioned ten times as the vignette partitions (quick
-  grid; measured 2026-11-25): the means over a draw's partitions spread with a between-draw sd
-  of 1.0 point (g241c, linear HHSVM: draw means 23.1-26.4; Gaussian C-learning: 18.0-21.4) and
-  1.2 (g241d, Gaussian HHSVM: 19.4-23.6), close to the binomial ``sqrt(p (1 - p) / 1500)`` of
-  1.0-1.1. A mean over the partitions of one data set carries this uncertainty, which its
-  ``sd / sqrt(20)`` (0.25-0.48 in the paper) leaves out.
-* **Solvers against an independent fit.** On partition 0 of g241c, g241d, colon (linear and
-  Gaussian) and leukemia (Gaussian), at the ``(omega, gamma)`` each method's CV selects, the
-  objective our solver reaches agrees with scipy's L-BFGS-B on the same objective (losses
-  written from their definitions) to within 1e-6 relative, the test decision values to within
-  0.004, and the test errors are equal except one of 1,350 points (g241d RLRM).
-* **HHSVM on g241d, Gaussian kernel** ([ZDJ] Table 6: 25.89, against 22.34 for RLRM and 20.37 for
-  C-learning). Ours is level with our other two losses and with the paper's C-learning, whatever
-  HHSVM's ``delta``: partitions 0-4, ``delta`` = 2 (default), 0.5, 0.1 give 20.9, 21.0, 21.1 (ties
-  to the smaller ``gamma``) and 20.9, 20.9, 21.4 (ties to the larger), and ``delta`` = 5 and 20
-  give the same 20.9 as ``delta`` = 2 (linear: 25.0 for all three); our RLRM and C-learning give
-  20.4-20.5 on the same partitions. [ZDJ] takes HHSVM and RLRM from Wang et al. (2007) and Friedman
-  et al. (2010, glmnet) and says its own kernel penalty (eq. 14) differs from the conventional one;
-  the conventional elastic net on the kernel columns as linear features
-  (``competitor_kernel="columns"``) gives, partitions 0-4, HHSVM / RLRM / C-learning 21.9 / 20.8 /
-  20.9 on the raw columns and 23.1 / 21.6 / 21.4 on standardised columns (glmnet's default) [25.9 /
-  22.3 / 20.4]. That reading moves g241d towards the paper but g241c away from it: 24.9 / 22.6 /
-  22.6 on standardised columns [21.4 / 21.6 / 21.6; ours 22.1 / 21.5 / 21.4], so it stays an
-  option. Stopping the coordinate descent early (3 or 10 passes) gives 20.5 and 21.0. The lasso end
-  of the elastic net (``omega = 1`` only) does give the paper's level on g241d, HHSVM 26.7 (RLRM
-  26.6; ``omega = 0.9``: 23.4 and 21.2), but the same restriction puts HHSVM at 27.8 on g241c
-  [21.4], 23.9 on colon [14.3] and 10.0 on leukemia [2.8], so it is not the paper's protocol either
-  (with ``omega`` in {0.1, 0.5, 1} CV picks 0.1 or 0.5 on every partition, and at ``omega = 1`` the
-  best ``gamma`` of the g241d path in hindsight errs 27.1-27.5 for all three losses). Neither
-  ``delta``, the tie rule, the penalty's form, the columns' scaling, early stopping nor ``omega``
-  reproduces the paper's HHSVM level on g241d, which is 3.5 points above the paper's own RLRM there
-  while the three losses lie within 1 point of each other on g241c. Measured 2026-11-25 (same
-  partitions 0-4, Gaussian expansion, HHSVM / RLRM / C-learning, ties to the smaller ``gamma``):
-  g241d without standardising the inputs 20.4 / 20.2 / 20.1; the end of the ``gamma`` path at
-  1e-2, 5e-2 and 1e-1 of ``gamma_max`` 20.5-20.7 / 20.4-20.5 / 20.4-20.7 (g241c 21.4-21.5 /
-  20.6-21.0 / 20.7-21.3); ``gamma`` and ``omega`` chosen by the held-out loss (the huberized
-  hinge for HHSVM, the logistic loss for RLRM, as cv.glmnet's deviance and the loss criterion
-  of HHSVM software choose by default) instead of misclassification 21.8 / 20.9 (g241c 22.4 /
-  21.4; by misclassification the same code gives the vignette's 20.9 / 20.5 and 22.2 / 21.5);
-  a kernel three times wider 21.1 / 20.6 / 20.5 (HHSVM with a kernel 10 and 30 times wider: 20.9
-  and 22.8, g241c 23.8 and 22.7); the ridge end of the elastic net alone
-  (``omega = 0``, the doubly regularised HHSVM with no l1 part) 20.6 / 21.0 / 21.1 (g241c 20.6 /
-  20.5 / 20.6); ``sigma^2`` (not ``sigma``) equal to the mean
-  distance, a kernel 22 times narrower, 50 % for every loss on g241d and g241c. The paper's
-  HHSVM row also cannot be a few failed partitions on top of its C-learning level: its mean
-  lies 5.5 points above C-learning's with a spread of 2.15 against 1.20, and a mixture of
-  C-learning's level with a fraction ``f`` of partitions ``d`` points higher needs ``f d = 5.5``
-  and ``f (1 - f) d^2 = 2.15^2 - 1.20^2``, i.e. ``f = 0.9``: the whole row is shifted. No
-  reading of the protocol we found shifts HHSVM alone; its cause is not found.
-* **End of the gamma path** (``replications(..., lambda_min_ratio=)``, default 1e-3). glmnet's
-  default for ``n < p``, 1e-2, leaves the linear g241c/d rows within 1.2 points (g241c 25.4,
-  24.1, 23.2 for HHSVM, RLRM, C-learning against 25.4, 24.4, 24.3 at 1e-3 [22.3, 21.4, 21.3]).
-  The linear g241c level is set by two of the five partitions (errors 25-30 %), on which CV
-  picks weakly penalised or sparse (``omega = 0.5``) fits.
-* **The quick grid** (3 omegas x 30 ``gamma``) against the paper's 6 x 50 (``quick=False``),
-  partitions 0-4 of g241c, g241d, colon and leukemia, both expansions: the mean errors move by
-  at most 1.0 point (colon Gaussian C-learning 1.7); the linear g241c row stays at 25.3 / 24.5 /
-  24.4 and the leukemia cells at 6.9 (linear HHSVM) and 6.5 (Gaussian C-learning).
-* **Leukemia** (52 test points, one error = 1.9 points). Linear HHSVM errs on exactly 3 test
-  points in four of the five partitions and on 5 in the fifth (5.8 and 9.6 %), a spread (sd
-  1.7) below the paper's 2.3 that makes its z strict; Gaussian C-learning errs on 1-6 points
-  per partition (1.9-11.5 %). Neither the grid (above) nor the array standardisation (see the
-  colon item) brings either to the paper's 4.1 and 2.6 %.
+Options of :func:`run` and the reasons for their defaults:
+
+* ``standardize`` (default ``"auto"``): g241c/d are standardised; the pixels and the gene
+  expressions keep their own scale, because standardising each of them with the means and
+  standard deviations of 11-24 training points adds noise (near-constant pixels blow up).
+  ``True`` / ``False`` standardise every set / none.
+* ``ties`` (default ``"smaller"``): where ties in the CV error along the ``gamma`` path go. With
+  11-24 training points many ``gamma`` values tie at the smallest CV error, and the largest of
+  them is often a nearly empty model. The report shows both rules (they come from the same CV
+  curves); ``ties`` picks the one compared with the paper.
+* ``colon`` (default ``"log10_arrays"``): the preprocessing of Alon's colon intensities, one of
+  :data:`COLON_TRANSFORMS`. Microarray intensities are customarily log-transformed and each
+  array standardised across its genes (Dudoit et al.'s preprocessing, whose log10 step the
+  shipped leukemia file already has, so that file is used as shipped). The logarithm serves the
+  linear expansion; standardising each array removes its overall brightness, which on the log
+  scale is an additive offset on all 2,000 genes and would otherwise dominate the Gaussian
+  kernel's distances. ``"none"``, ``"log2"``, ``"log10"`` and ``"arrays"`` give the other readings.
+* ``competitor_kernel`` (default ``"penalty"``): HHSVM and RLRM enter the Gaussian expansion
+  with C-learning's penalty ([ZDJ] eq. 14); ``"columns"`` fits the conventional elastic net on
+  the standardised kernel columns, as glmnet fits a design matrix.
+* ``quick`` (default ``True``): ``omega`` in {0.1, 0.5, 1} and 30 ``gamma`` values;
+  ``quick=False`` is the paper's 6 x 50 grid. :func:`replications` also sets the end of the
+  ``gamma`` path (``lambda_min_ratio``, default ``1e-3 gamma_max``) and the expansions run.
+
+The report (``zdj_clearn.md`` in ``out``, with ``zdj_clearn_partitions.csv`` and
+``zdj_figure3_traces.csv``) sets ours beside [ZDJ] Tables 5 and 6 under both tie rules, lists
+the selected tuning parameters and draws [ZDJ] Figure 3 (the objective along the
+coordinate-descent passes); every compared cell goes to ``zdj_clearn_comparisons.csv``. The
+fidelity table (:mod:`cohstats.vignettes.fidelity`) gives the measured cause of each cell that
+stays outside two standard errors of the paper (``fidelity_notes.json``; the measurements are in
+``vignettes/results/zdj/``).
 """
 
 from __future__ import annotations
@@ -595,15 +510,15 @@ def run(
     quick : omega in {0.1, 0.5, 1} and 30 gamma values instead of the paper's 6 omegas x 50.
     only : optional list of data set names (for a partial run).
     standardize : ``"auto"`` (default: g241c/d standardised, pixels and genes on their own
-        scale), ``True`` (every set) or ``False`` (none). See the module docstring for the
-        measurements behind the default.
+        scale), ``True`` (every set) or ``False`` (none). The module docstring gives the reason
+        for the default.
     ties : ``"smaller"`` (default) or ``"larger"``: where CV-error ties in ``gamma`` go. The
         report shows both (they come from the same CV curves); ``ties`` picks the one compared
         with the paper.
     colon : preprocessing of the colon intensities, one of :data:`COLON_TRANSFORMS`: ``"log10_arrays"``
         (default: log10, then each array standardised across its genes), ``"none"`` (as
         distributed), ``"log2"``, ``"log10"`` or ``"arrays"`` (each array standardised, no
-        logarithm). See the module docstring for the measurements behind the default.
+        logarithm). The module docstring gives the reason for the default.
     competitor_kernel : ``"penalty"`` (default: HHSVM and RLRM in the Gaussian expansion with
         C-learning's penalty, [ZDJ] eq. 14) or ``"columns"`` (the conventional elastic net on the
         standardised kernel columns, :func:`kernel_columns`).

@@ -26,85 +26,39 @@ i.e. e1071 costs ``C = 1/lambda_WSL`` in ``[1e-3, 1e3]``); ``"spec"`` takes the 
 tuned; it is tuned here by 10-fold CV misclassification over the same grid
 (``svm_convention``, default ``lambda_convention``).
 
-Measurements behind these choices (quick grid, training samples with seeds ``1000 r``,
-``r = 0..9``, the CV-tuned SVM of this vignette; measured 2026-11-24 on a 2-core Linux machine;
-[ZDJ]'s values in brackets):
+Options of :func:`run` and the reasons for their defaults:
 
-* **Grid of the CV-tuned SVM.** Read as ``lambda`` itself the grid stops at ``lambda = 1e-3``
-  (``C = 10``), and on Data 2 the CV picks one of its two smallest values in 10 of 10 samples
-  (the bottom, 1e-3, in 5): the SVM is cut off by the grid. Test error 0.074 [0.065], Sollich
-  GKL_c 0.207 [0.155], Platt 0.152 [0.163]; the training EKL of [ZDJ] eq. (13) sends ``rho`` to
-  its lower bound and 9 of 10 samples give an infinite GKL_c for Ours for SVM. With the e1071
-  reading the CV choices spread over ``lambda`` 1e-5 to 3e-3 (the bottom, 1e-5, once): test error 0.065 [0.065],
-  Sollich 0.165, Platt 0.160. Data 1 hardly moves (Platt 0.545 -> 0.548, Sollich 0.549 ->
-  0.553, error 0.233 -> 0.234). ``svm_convention="spec"`` keeps the other reading.
-* **rho of Ours for SVM** (``rho_rule``). With 0/1 targets (eq. 13) the training EKL falls
-  all the way to the lower end ``rho = 1e-3`` of the search whenever no training point has
-  ``y f < -1``; the link then returns probabilities of exactly 0 or 1 beyond ``|f| > 1`` and
-  GKL_c is infinite. On Data 2 (e1071 grid) this happens in 5 of 10 samples (``rho`` <= 0.0063;
-  mean GKL_c of the other five 0.180). Fitting ``rho`` against Platt's smoothed targets
-  ``(N_+ + 1)/(N_+ + 2)`` and ``1/(N_- + 2)`` (our choice, the default ``"smoothed"``) keeps every
-  sample finite with ``rho`` in [0.19, 1.12] ([ZDJ] Figure 2: [0.108, 1.317]) and a mean
-  GKL_c of 0.213; the test-optimal ``rho`` gives 0.176 [0.142], so on Data 2 the SVM's outputs,
-  not ``rho``, hold Ours for SVM above the paper. On Data 1 the two rules agree (0.600 and
-  0.596; test-optimal ``rho`` 0.587 [0.558]): the CV-tuned SVM puts many training outputs at
-  ``|f| = 1``, where the link with ``u = 1`` cannot separate ``p = 0.8`` from the margin.
-  ``rho_rule="training"`` gives eq. (13) as printed; the report shows both. Nor is it the
-  SVM's ``lambda``: with ``rho`` fitted (smoothed rule) on the SVM at each fixed ``lambda`` of
-  the quick grid, the best mean GKL_c over the 10 samples is 0.581 (``lambda = 1e-3``) on Data 1
-  and 0.192 (``lambda = 3e-5``) on Data 2.
-* **Sollich on Data 2** (40 replications, measured 2026-11-25,
-  ``vignettes/results/zdj/data2_sollich_tuning/zdj_data2_sollich_by_lambda.py``). Sollich's
-  probability is a fixed function of the SVM output, so the SVM's ``lambda`` sets its level:
-  10-fold CV misclassification picks ``lambda >= 1e-3`` in 10 of the 40 replications (2 of
-  replications 0-9, 8 of 10-39), where Sollich's GKL_c averages 0.197 (1e-3), 0.229 (3.2e-3)
-  and 0.262 (1e-2), while the test error hardly differs; at the best fixed ``lambda`` of the
-  grid the 40 replications give 0.157 (3.2e-5) and 0.158 (1e-4) [0.155], and the CV choice
-  0.179. scikit-learn's ``SVC`` at the same cost (``C = 1/(2 n lambda)``, the weighted SVM at
-  ``pi = 1/2``) and width gives the same decision values (within 0.013) and the same 0.179.
-* **Platt on Data 1** is below (better than) [ZDJ]'s 0.582 and [WSL]'s tuned 0.569. Platt's
-  sigmoid on our SVM at fixed ``lambda``: 0.544 (1e-2), 0.544 (3e-3), 0.546 (1e-3), 0.553
-  (3e-4), 0.565 (1e-4), 0.582 (3e-5), 0.609 (1e-5); the CV choice gives 0.548 with a spread of
-  0.012 per sample against the paper's 0.035. The paper's levels are those of ``C = 100`` to
-  ``300``, fits that chase the flipped labels. e1071's default input scaling (the kernel on
-  standardised inputs with ``sigma`` from the unscaled ones) gives 0.550, also below.
-* **Platt's sigmoid.** [ZDJ] fits Platt's ``A, B`` on the training data, and the Platt column
-  does so. Tuned Platt is cited from [WSL] and now fits its sigmoid as the [WSL] vignette does,
-  on 5-fold cross-validated decision values (libsvm's method, which e1071 uses; the
-  measurements are in :mod:`cohstats.vignettes.wsl_probability`); it formerly used the training
-  values. Same 10 samples, training -> cross-validated sigmoid: Tuned Platt 0.546 -> 0.551
-  [0.569] on Data 1 and 0.152 -> 0.146 [0.153] on Data 2; the Platt column would give 0.548 ->
-  0.547 [0.582] and 0.160 -> 0.158 [0.163]. Which decision values the sigmoid is fitted on does
-  not explain Data 1's Platt cells.
-* **The SVM on Data 1.** Mean test error over the same 10 samples at the best fixed ``lambda``
-  of the quick grid in hindsight: Gaussian SVM (median width) 0.234, twice and four times that
-  width 0.242 and 0.241, linear SVM 0.232; the Bayes rule gives 0.200 on the same test sets and
-  the CV-tuned SVM 0.234 ([ZDJ]'s SVM 0.219, C-learning 0.214). No ``lambda`` or width of our
-  SVM reaches [ZDJ]'s level on these samples, so the Data 1 gaps of Ours for SVM (its GKL_c and
-  its error, which is the SVM's) and of C-learning lie in the level of the SVM on our samples,
-  not in the link or the tuning.
-* **PLR** is below (better than) [WSL]'s values that [ZDJ] cites. On the same 10 samples, Data 2's
-  error 0.075: the GKL-tuned PLR errs 0.061 with and without standardised inputs (the Bayes rule
-  0.058 on the same test sets); at fixed ``lambda`` our PLR errs 0.078 (1e-1), 0.069 (3e-2), 0.066
-  (1e-2) and 0.061-0.064 from 3e-3 down, so [WSL]'s level is that of ``lambda`` = 3e-2 to 1e-1 and
-  ours that of ``lambda`` <= 3e-3. Data 1's GKL_c shows the same: the GKL-tuned PLR gives 0.562
-  (0.5625 unstandardised), fixed ``lambda`` <= 3e-2 gives 0.560-0.562, and [WSL]'s 0.579 is reached
-  only near ``lambda = 1e-1`` (0.575; 0.609 at 3e-1); the true ``p`` gives 0.500. [WSL] average PLR
-  over the 66 of 100 replications whose probabilities are not degenerate (none of ours are), which
-  may favour heavy penalties; that selection cannot be reproduced from the text.
-* **C-learning's kernel.** ``sigma`` is the median distance between the classes of the unscaled
-  inputs, so the kernel is computed on the unscaled inputs (``standardize=False``); the vignette
-  formerly let :func:`cohstats.clearn` standardise them first, which narrows the kernel on Data 1
-  (coordinate sd 0.5) and widens it on Data 2. Same seeds, before -> after: GKL_c 0.564 -> 0.563
-  [0.549] and 0.131 -> 0.132 [0.134], test error 0.237 -> 0.240 [0.214] and 0.062 -> 0.062
-  [0.061]. On Data 1 the gap is not the choice of ``lambda``: the best ``lambda`` of the
-  selected path in hindsight gives GKL_c 0.555 and test error 0.231 (10 samples), and CV by
-  misclassification instead of cross-entropy gives 0.585 and 0.245.
+* ``lambda_convention`` (default ``"e1071"``) and ``svm_convention`` (default: the same): how
+  the penalty grid is read, as above. Read as ``lambda`` itself (``"spec"``), the grid of the
+  CV-tuned SVM stops at ``lambda = 1e-3`` (``C = 10``), and on Data 2 the CV then picks one of
+  its two smallest values: the end of the grid, not the data, would set that SVM.
+* ``rho_rule`` (default ``"smoothed"``): how Ours for SVM fits ``rho`` on the training
+  decision values. With the 0/1 targets of [ZDJ] eq. (13) (``"training"``) the training EKL
+  decreases all the way to the lower end ``rho = 1e-3`` of the search whenever no training
+  point has ``y f < -1``; the link then returns probabilities of exactly 0 or 1 beyond
+  ``|f| > 1`` and GKL_c is infinite. ``"smoothed"`` fits ``rho`` against Platt's smoothed
+  targets ``(N_+ + 1)/(N_+ + 2)`` and ``1/(N_- + 2)`` (:func:`coherence_rho_smoothed`), which
+  keeps it away from that end. The report shows both rules on the same SVMs.
+* ``tuned_platt`` (default ``"cv"``): Tuned Platt is cited from [WSL], so its sigmoid is fitted
+  as :mod:`cohstats.vignettes.wsl_probability` reads [WSL], on 5-fold cross-validated decision
+  values (libsvm's method, which e1071 uses); ``"training"`` fits it on the training decision
+  values, as the Platt column does ([ZDJ] section 2).
+
+C-learning's Gaussian kernel is computed on the unscaled inputs (``standardize=False``), the
+inputs its width (the median distance between the classes) is measured on.
 
 Also Figure 2: the fitted ``rho`` per replication (the paper reports ranges
 [0.3402, 0.8773] for Data 1 and [0.1077, 1.3166] for Data 2). ``quick=True`` (default): a
 13-value penalty grid, ``D = 4``, C-learning ``alpha in {0.1, 0.5, 1}`` with 30 path values;
 ``--full``: the 61-value grid, ``D = 10``, ``alpha in {0.1, 0.3, 0.5, 0.7, 0.9, 1}``.
+
+The report (``zdj_svm_probability.md`` in ``out``, with ``zdj_svm_probability_raw.csv``, one
+row per replication and method) sets ours beside [ZDJ] Tables 2 and 3, draws Figure 2 and the
+calibration of every method; an infinite GKL_c marks a degenerate estimate, counted and left out
+of the averages. Every compared cell goes to ``zdj_svm_probability_comparisons.csv``; the
+fidelity table (:mod:`cohstats.vignettes.fidelity`) gives the measured cause of each cell that
+stays outside two standard errors of the paper (``fidelity_notes.json``; the measurements are in
+``vignettes/results/zdj/``).
 """
 
 from __future__ import annotations
@@ -327,8 +281,7 @@ def run(
     ``lambda_convention``: ``"e1071"`` (default, ``lambda = lambda_WSL / n``) or ``"spec"``
     (the grid read as ``lambda`` itself); see the module docstring.
     ``svm_convention``: the same choice for the grid of the CV-tuned SVM behind Platt, Sollich
-    and Ours for SVM (default: ``lambda_convention``; ``"spec"`` is this vignette's earlier
-    reading, whose grid stops at ``lambda = 1e-3``).
+    and Ours for SVM (default: ``lambda_convention``; with ``"spec"`` the grid stops at ``lambda = 1e-3``).
     ``rho_rule``: ``"smoothed"`` (default; ``rho`` against Platt's smoothed targets,
     :func:`coherence_rho_smoothed`) or ``"training"`` ([ZDJ] eq. 13 with 0/1 targets,
     ``SVMFit.rho_``). The report shows both; the chosen one is compared with the paper.
@@ -403,7 +356,7 @@ def run(
     raw = pd.DataFrame([x for rr, _, _ in res for x in rr])
     rhos = pd.DataFrame([e for _, e, _ in res])
     recs = [x for _, _, rc in res for x in rc]
-    # D33: an infinite GKL_c marks a degenerate estimate (p_hat in {0, 1} contradicting p);
+    # an infinite GKL_c marks a degenerate estimate (p_hat in {0, 1} contradicting p);
     # averages are over the non-degenerate replications, whose number is reported
     raw["degenerate"] = (~np.isfinite(raw["gkl"].to_numpy(dtype=float))).astype(int)
     cl = raw.replace([np.inf, -np.inf], np.nan)
