@@ -27,6 +27,7 @@ import math
 import numpy as np
 from scipy import integrate, stats
 
+from . import sim_benchmarks, sim_lamsvm, sim_lum, sim_wsl
 from .sim_benchmarks import (  # noqa: F401  (the constants and _waveform_bases stay importable from here)
     G241_DIM,
     G241C_DIRECTION,
@@ -59,28 +60,10 @@ from .sim_lum import (
 from .sim_wsl import _WSL2_SD, make_wsl1, make_wsl2, prob_wsl1, prob_wsl2
 
 __all__ = [
-    "make_wsl1",
-    "prob_wsl1",
-    "make_wsl2",
-    "prob_wsl2",
-    "make_lum51",
-    "prob_lum51",
-    "make_lum52",
-    "prob_lum52",
-    "make_lum53",
-    "prob_lum53",
-    "make_lum54",
-    "prob_lum54",
-    "make_lum55",
-    "prob_lum55",
-    "make_waveform",
-    "prob_waveform",
-    "make_g241c",
-    "prob_g241c",
-    "make_g241d",
-    "prob_g241d",
-    "make_lamsvm_single_point",
-    "prob_lamsvm_single_point",
+    *sim_wsl.__all__,
+    *sim_lum.__all__,
+    *sim_benchmarks.__all__,
+    *sim_lamsvm.__all__,
     "bayes_error",
     "PUBLISHED_BAYES_ERROR",
     "GENERATORS",
