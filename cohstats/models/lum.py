@@ -96,7 +96,11 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
 
     n, p = X.shape
     a_eff = max(alpha, 1e-3)
-    lmax = float(lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize, penalty_factor=penalty_factor))
+    # computed by the path driver of the update mode the path will use (see _fit_path)
+    mode = "irls" if math.isfinite(c) else None
+    lmax = float(
+        lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize, penalty_factor=penalty_factor, mode=mode)
+    )
     if not (np.isfinite(lmax) and lmax > 0):
         lmax = 1.0
     if lambda_min_ratio is None:

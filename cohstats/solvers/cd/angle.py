@@ -39,13 +39,12 @@ from cohstats.solvers.cd.design import (
     _check_lambdas,
     _check_pf,
     _check_tol,
-    _lambda_max_std,
     continuation_grid,
     standardize_design,
     xv_of,
 )
 from cohstats.solvers.cd.multi import _prep, grouped_output
-from cohstats.solvers.cd.path import run_path
+from cohstats.solvers.cd.path import _lambda_max_std, run_path
 from cohstats.solvers.cd.state import MODE_MM, PathSpec, make_data, make_loss, make_penalty
 
 __all__ = ["cd_angle_lum_path", "angle_lum_lambda_max"]

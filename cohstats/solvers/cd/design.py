@@ -1,5 +1,5 @@
 """The prepared problem of the coordinate-descent family: argument checks, glmnet-style
-weighted standardisation of the design, ``lambda_max`` and the default ``lambda`` sequence,
+weighted standardisation of the design, the default ``lambda`` sequence,
 the update-mode choice and LUM's continuation grid.
 """
 
@@ -26,7 +26,6 @@ from cohstats.losses.scalar import (
 )
 from cohstats.solvers.cd.kkt import _resid_any
 from cohstats.solvers.cd.scalar import _wsq
-from cohstats.solvers.cd.solve import _null_fit
 from cohstats.solvers.cd.state import (
     MODE_EXACT,
     MODE_IRLS,
@@ -198,33 +197,6 @@ def _check_alpha(alpha):
     return alpha
 
 
-def lambda_max(X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None, intercept=True, offset=None):
-    """Smallest ``lambda`` at which every penalised coefficient is zero.
-
-    ``lambda_max = max_j |(1/n) sum_i x_ij r_i| / (alpha pf_j)`` with ``r_i`` the negative
-    gradient at the intercept-only fit (plus the unpenalised coordinates) and ``x_ij`` the
-    standardised column. For ``alpha < 1e-3`` (including the pure ridge ``alpha = 0``, where no
-    finite value zeroes the coefficients) glmnet's convention is used: the value computed with
-    ``alpha = 1e-3``, a penalty at which the ridge fit is essentially the null model. ``offset``
-    (n,) is a known term added to the fits, as in :func:`cohstats.solvers.cd.path.cd_path`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from cohstats.solvers.cd.path import lambda_max
-    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
-    >>> round(lambda_max(X, y, None, 7, 0.0, 0.0, 1.0), 6)   # logistic: |mean(x_std * y/2)|
-    0.447214
-    """
-    loss_code, p1, p2 = _check_loss(loss_code, p1, p2)
-    X, y, w = _check_xyw(X, y, w)
-    alpha = _check_alpha(alpha)
-    pf = _check_pf(penalty_factor, X.shape[1])
-    Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
-    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept, offset=offset)
-    return _lambda_max_std(data, make_loss(loss_code, p1, p2), make_penalty(pf), default_mode(loss_code), alpha)
-
-
 @njit(cache=True, nogil=True)
 def _xv(Xt, w):
     p, n = Xt.shape
@@ -237,30 +209,6 @@ def _xv(Xt, w):
 def xv_of(Xt, w):
     """Weighted mean squares ``(1/n) sum_i w_i Xt[j, i]^2`` of the rows of a prepared design."""
     return _xv(np.ascontiguousarray(Xt), np.ascontiguousarray(w))
-
-
-def _lambda_max_std(data, loss, pen, mode, alpha, G=1):
-    """lambda_max on the prepared problem (see :func:`lambda_max`); grouped problems use the
-    Euclidean norm of each coordinate's G gradient entries."""
-    Xt, w, excl, pf = data.Xt, data.w, data.excl, pen.pf
-    n = w.shape[0]
-    group = loss.code == LOSS_MCOH or loss.code == LOSS_ALUM
-    data = data._replace(sw=float(w.sum()))
-    ctl = Control(1e-16 if group else 1e-12, 100000)
-    kind = kind_of(loss.code, loss.p2)
-    ws = _null_fit(kind, upd_of(mode), data, loss, pen, ctl, G)
-    _resid_any(kind, data, loss, ws)
-    R = ws.R
-    if G == 1:
-        g = np.abs(Xt @ R[0]) / n
-    else:
-        g = np.sqrt(((Xt @ R.T / n) ** 2).sum(axis=1))
-    a = max(alpha, 1e-3)
-    m = (pf > 0) & ~excl
-    if not np.any(m):
-        return math.inf
-    val = float(np.max(g[m] / (a * pf[m])))
-    return val if val > 0 else 1e-10
 
 
 def lambda_sequence(lam_max, nlambda=100, lambda_min_ratio=None, n=None, p=None):

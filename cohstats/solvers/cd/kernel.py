@@ -61,7 +61,6 @@ from cohstats.solvers.cd.design import (
     _check_loss,
     _check_tol,
     _check_xyw,
-    _lambda_max_std,
     _resolve_mode,
     _warn_conv,
     continuation_grid,
@@ -69,7 +68,7 @@ from cohstats.solvers.cd.design import (
     xv_of,
 )
 from cohstats.solvers.cd.multi import _check_margin, _check_T, _group_mode, grouped_output, _prep as _prep_multi
-from cohstats.solvers.cd.path import path_info, run_path
+from cohstats.solvers.cd.path import _lambda_max_std, path_info, run_path
 from cohstats.solvers.cd.ridge import SMALL_SYSTEM, _ridge_info, small_lapack
 from cohstats.solvers.cd.scalar import _objective
 from cohstats.solvers.cd.solve import _null_fit

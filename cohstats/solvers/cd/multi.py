@@ -60,12 +60,11 @@ from cohstats.solvers.cd.design import (
     _check_lambdas,
     _check_pf,
     _check_tol,
-    _lambda_max_std,
     _warn_conv,
     standardize_design,
     xv_of,
 )
-from cohstats.solvers.cd.path import path_info, run_path
+from cohstats.solvers.cd.path import _lambda_max_std, path_info, run_path
 from cohstats.solvers.cd.state import MODE_IRLS, MODE_MM, PathSpec, make_data, make_loss, make_penalty
 
 __all__ = ["cd_multi_path", "multi_lambda_max", "binary_equivalent"]

@@ -89,8 +89,8 @@ from cohstats.solvers.cd.design import (
     _xv,
     continuation_grid,
     default_mode,
-    lambda_max,
     lambda_sequence,
+    xv_of,
     standardize_design,
 )
 from cohstats.solvers.cd.scalar import _dot
@@ -161,10 +161,11 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
     # intercept-only (plus unpenalised coordinates) fit sets the scale of the tolerance
     pen = Penalty(pf, 0.0, 0.0, pen0.use_P, pen0.P, pen0.Pshift)
     # (its buffers serve the path: every one is written before it is read)
+    # (the same tight tolerance as for lambda_max, which is this driver run with no lambdas)
     if len(kind) > KIND_LUM:
         ws = _null_fit(kind, upd, data, loss, pen, Control(1e-16, 100000), G)
     else:
-        ws = _null_fit(kind, upd, data, loss, pen, Control(1e-3 * tol, max_iter), G)
+        ws = _null_fit(kind, upd, data, loss, pen, Control(1e-12, 100000), G)
     B, b, Gst = ws.B, ws.b, ws.Gst
     obj0 = _objective_any(kind, data, loss, pen, ws)
     thr = tol * max(obj0, 1e-10)
@@ -177,12 +178,15 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
     _resid_any(kind, data, loss, ws)
     _grad_into(data, pen, ws, outS)
     # lambda_max from the null fit's gradients (inS is all False: Gst holds every coordinate's)
-    lam_null = 0.0
+    gmax = -1.0  # stays -1 when no coordinate is penalised
     for j in range(p):
         if pf[j] > 0.0 and not excl[j]:
             v = _gnorm(Gst, j) / pf[j]
-            if v > lam_null:
-                lam_null = v
+            if v > gmax:
+                gmax = v
+    if nlam == 0:  # lambda_max alone (see _lambda_max_std)
+        return PathRecord(b0, Bs, n_iter, conv, objs, kkts, obj0, gmax)
+    lam_null = max(gmax, 0.0)
     lam_null = lam_null / alpha if alpha > 0.0 else math.inf
     at_null = True
     # Screened KKT check (identity penalty only, where the smooth gradient of a zero coordinate
@@ -287,7 +291,7 @@ def _path_core(kind, upd, data, loss, pen0, spec, G):
         objs[k] = _objective_any(kind, data, loss, pen, ws)
         kkts[k] = _kkt_violation(data, pen, ws) if exact_kkt else math.nan
         lam_prev = lam
-    return PathRecord(b0, Bs, n_iter, conv, objs, kkts, obj0)
+    return PathRecord(b0, Bs, n_iter, conv, objs, kkts, obj0, gmax)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -344,6 +348,53 @@ def _grad_screened(Xt, R, Gst, pf, l1, sel, excl, xnorm, gref, dref, drift):
                 s += g * g
             gref[j] = math.sqrt(s)
         dref[j] = drift
+
+
+def lambda_max(
+    X, y, w, loss_code, p1, p2, alpha, standardize=True, penalty_factor=None, intercept=True, offset=None, mode=None
+):
+    """Smallest ``lambda`` at which every penalised coefficient is zero.
+
+    ``lambda_max = max_j |(1/n) sum_i x_ij r_i| / (alpha pf_j)`` with ``r_i`` the negative
+    gradient at the intercept-only fit (plus the unpenalised coordinates) and ``x_ij`` the
+    standardised column. For ``alpha < 1e-3`` (including the pure ridge ``alpha = 0``, where no
+    finite value zeroes the coefficients) glmnet's convention is used: the value computed with
+    ``alpha = 1e-3``, a penalty at which the ridge fit is essentially the null model. ``offset``
+    (n,) is a known term added to the fits, as in :func:`cohstats.solvers.cd.path.cd_path`;
+    ``mode`` is the update mode of the path that follows (its compiled driver computes the value).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cohstats.solvers.cd.path import lambda_max
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([-1.0, -1.0, 1.0, 1.0])
+    >>> round(lambda_max(X, y, None, 7, 0.0, 0.0, 1.0), 6)   # logistic: |mean(x_std * y/2)|
+    0.447214
+    """
+    loss_code, p1, p2 = _check_loss(loss_code, p1, p2)
+    X, y, w = _check_xyw(X, y, w)
+    alpha = _check_alpha(alpha)
+    pf = _check_pf(penalty_factor, X.shape[1])
+    Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
+    data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept, offset=offset)
+    return _lambda_max_std(data, make_loss(loss_code, p1, p2), make_penalty(pf), _resolve_mode(mode, loss_code, p1, p2), alpha)
+
+
+def _lambda_max_std(data, loss, pen, mode, alpha, G=1):
+    """lambda_max on the prepared problem (see :func:`lambda_max`); grouped problems use the
+    Euclidean norm of each coordinate's G gradient entries.
+
+    It is the path driver run with no ``lambda``: the same compiled code and the same null fit
+    as the path of update mode ``mode`` that follows, so nothing else is compiled for it.
+    """
+    data = data._replace(sw=float(data.w.sum()))
+    spec = PathSpec(np.empty(0), 1.0, int(mode), 1e-7, 100000, False, np.empty(0), stop_flag())
+    rec = _path_core(kind_of(loss.code, loss.p2), upd_of(mode), data, loss, pen, spec, G)
+    gmax = float(rec.grad_max)
+    if gmax < 0.0:  # no penalised coordinate
+        return math.inf
+    val = gmax / max(alpha, 1e-3)
+    return val if val > 0 else 1e-10
 
 
 def run_path(data, loss, pen, spec, G):

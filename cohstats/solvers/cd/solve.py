@@ -271,9 +271,12 @@ def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
     return passes, False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _null_fit(kind, upd, data, loss, pen, ctl, G):
     """Fit with only the unpenalised coordinates (pf == 0) free, from zero coefficients.
+
+    Inlined into the path driver (its one jitted caller; a separate function would be compiled
+    a second time with everything it calls, measured 0.9-1.3 s CPU of a first fit).
 
     Returns a fresh :class:`~cohstats.solvers.cd.state.Work` (G coefficient rows) at that fit.
     """

@@ -324,6 +324,9 @@ class PathRecord(NamedTuple):
         Largest KKT violation (NaN without ``exact_kkt``).
     null_objective : float
         Objective of the intercept-only (plus unpenalised coordinates) fit.
+    grad_max : float
+        ``max_j ||grad_j|| / pf_j`` over the penalised coordinates at that fit (``lambda_max``
+        times ``alpha``); -1 when no coordinate is penalised.
     """
 
     intercept: np.ndarray
@@ -333,6 +336,7 @@ class PathRecord(NamedTuple):
     objective: np.ndarray
     kkt: np.ndarray
     null_objective: float
+    grad_max: float
 
 
 # --------------------------------------------------------------------------- constructors
