@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from cohstats._numba_cache import install as _install_numba_cache
+from cohstats._numba_cache import internal
 
 _install_numba_cache()  # before any jitted function is defined: hash-keyed numba cache
 
@@ -292,7 +293,7 @@ def exp_nonpos(out, x, kbuf):
 ROW_BLOCK = 512
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _add_features(d, c, ZT, lo, hi):
     """``d[t] += sum_k c[k] z_tk`` for ``lo <= t < hi`` (``ZT`` is the (p, m) transpose of Z),
     the terms added in the order of the features, four features per pass over the block (the
@@ -322,7 +323,7 @@ def _add_features(d, c, ZT, lo, hi):
         k += 1
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _sqdist_block(db, x, xx, ZT, zb, lo, hi):
     """``db[t] = ||x||^2 + ||z_t||^2 - 2 sum_k x_k z_tk`` for the block ``lo <= t < hi`` (``db`` and
     ``zb`` are the block's slices of the output and of the squared norms), the ``-2 x_k z_tk``

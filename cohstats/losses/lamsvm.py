@@ -23,6 +23,9 @@ import numbers
 
 import numpy as np
 from numba import njit
+
+from cohstats._numba_cache import internal
+
 from scipy.optimize import linprog
 from .multiclass import _P  # shared validation of class-probability vectors
 
@@ -169,7 +172,7 @@ def lamsvm_minimizer(P, margin):
 
 
 # --------------------------------------------------------------------------- exact minimiser set
-@njit(cache=True)
+@internal
 def _piece(P_l, m):
     """Breakpoints b1 <= b2 and slopes s0 < s1 < s2 of phi_l(t) = P_l[m - t]_+ + (1-P_l)[1 + t]_+."""
     s0 = -P_l

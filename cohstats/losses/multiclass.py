@@ -24,6 +24,9 @@ import numbers
 import numpy as np
 from numba import njit
 
+from cohstats._numba_cache import internal
+
+
 __all__ = [
     "mc_coh_loss",
     "mc_coh_loss_u",
@@ -239,7 +242,7 @@ def _prob_rows(G, T):
     return out
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _pop_risk_grad_hess(g, P, T, beta, grad, hess):
     """Population risk sum_c P_c C(g, c) with its gradient and Hessian (in place)."""
     K = g.shape[0]
@@ -263,7 +266,7 @@ def _pop_risk_grad_hess(g, P, T, beta, grad, hess):
     return r
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _pop_risk(g, P, T):
     r = 0.0
     for c in range(g.shape[0]):
@@ -272,7 +275,7 @@ def _pop_risk(g, P, T):
     return r
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _newton_dir(hess, grad, delta, A, rhs):
     """Solve the KKT system [[H + delta I, 1], [1', 0]] [d; nu] = [-grad; 0]."""
     K = grad.shape[0]
@@ -289,7 +292,7 @@ def _newton_dir(hess, grad, delta, A, rhs):
     return rhs[:K].copy()
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gauss_solve(A, b):
     """Solve ``A x = b`` in place (``b`` receives ``x``; ``A`` is overwritten) by Gaussian
     elimination with partial pivoting: a small dense system, without a LAPACK call to compile."""

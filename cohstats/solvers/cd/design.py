@@ -19,23 +19,15 @@ from cohstats.losses.scalar import (
     LOSS_HINGE,
     LOSS_LOGIT,
     LOSS_LUM,
-    LOSS_MCOH,
     LOSS_SQHINGE,
     LOSS_V,
     loss_curv_bound,
 )
-from cohstats.solvers.cd.kkt import _resid_any
 from cohstats.solvers.cd.scalar import _wsq
 from cohstats.solvers.cd.state import (
     MODE_EXACT,
     MODE_IRLS,
     MODE_MM,
-    Control,
-    kind_of,
-    make_data,
-    make_loss,
-    make_penalty,
-    upd_of,
 )
 
 _MODES = {"irls": MODE_IRLS, "mm": MODE_MM, "exact": MODE_EXACT}

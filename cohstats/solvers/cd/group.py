@@ -14,6 +14,8 @@ import math
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.losses.angle import simplex_vertices_nb
 from cohstats.losses.multiclass import mc_coh_beta_u, mc_coh_loss_u
 from cohstats.losses.scalar import lum_d1, lum_value
@@ -21,7 +23,7 @@ from cohstats.solvers.cd.scalar import _FM, _dot
 from cohstats.solvers.cd.state import KIND_ALUM
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gobjective(data, loss, pen, F, B, PB):
     """Objective of the grouped (K-class) problem: (s/n) sum w C(g_i, c_i) + group penalty
     (``C`` with the loss's margin ``u``)."""
@@ -39,7 +41,7 @@ def _gobjective(data, loss, pen, F, B, PB):
     return s + _gpenalty(pen, B, PB)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gresid(F, yc, w, T, sc, u, R):
     """R[k, i] = -s w_i dC/dg_k at g_i = F[:, i] (negative gradient) = s w_i (I[k = c_i] - beta^c_k)
     (``C`` with margin ``u``)."""
@@ -55,7 +57,7 @@ def _gresid(F, yc, w, T, sc, u, R):
         R[yc[i], i] += sc * w[i]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _aobjective(data, loss, pen, F, B, PB):
     """Objective of the angle-based LUM: (1/n) sum w V_{a,c}(<f_i, W_{y_i}>) + group penalty."""
     yc, w = data.yc, data.w
@@ -73,7 +75,7 @@ def _aobjective(data, loss, pen, F, B, PB):
     return s + _gpenalty(pen, B, PB)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _aresid(F, yc, w, a, c, R):
     """R[k, i] = -w_i V'(u_i) W_{y_i, k}, u_i = <f_i, W_{y_i}> (negative gradient, angle LUM)."""
     G, n = F.shape
@@ -118,7 +120,7 @@ def _block_kkt(pen, ws, j, v, cmv, bn):
     return viol
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
+@internal(fastmath=_FM)
 def _gpass(kind, idx, m, data, loss, pen, ws):
     """One majorise-minimise pass of the grouped problem over rows idx[:m], then the intercepts.
 
@@ -215,7 +217,7 @@ def _gpass(kind, idx, m, data, loss, pen, ws):
     return dmax, kk
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gpenalty(pen, B, PB):
     """Group elastic-net penalty of the grouped problem."""
     pf, l1, l2, use_P = pen.pf, pen.l1, pen.l2, pen.use_P
@@ -235,7 +237,7 @@ def _gpenalty(pen, B, PB):
     return tot
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _ghalve(ws, nw, use_P):
     """Move the grouped state (B, b, F, PB) halfway back to its saved copy in ``nw``."""
     B, b, F, PB = ws.B, ws.b, ws.F, ws.PB
@@ -251,7 +253,7 @@ def _ghalve(ws, nw, use_P):
                 PB[k, i] = 0.5 * (PB[k, i] + PB_old[k, i])
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gsave(ws, nw, use_P):
     """Save the grouped state (B, b, F, PB) into the *_old arrays of ``nw``."""
     nw.B_old[:, :] = ws.B
@@ -261,7 +263,7 @@ def _gsave(ws, nw, use_P):
         nw.PB_old[:, :] = ws.PB
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _grestore(ws, nw, use_P):
     """Restore the grouped state (B, b, F, PB) from its saved copy in ``nw``."""
     ws.B[:, :] = nw.B_old

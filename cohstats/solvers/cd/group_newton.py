@@ -10,11 +10,13 @@ import math
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.cd.group import _block_kkt
 from cohstats.solvers.cd.scalar import _FM, _dot
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gstate(F, yc, w, T, sc, u, R, Pi):
     """Loss, gradient and curvature state of the grouped problem at the fits F, in one pass.
 
@@ -53,7 +55,7 @@ def _gstate(F, yc, w, T, sc, u, R, Pi):
     return tot * sc / n
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _group_prox(lam, U, v, b, r, t, out):
     """Minimiser z of 1/2 (z - b)'S(z - b) - v'z + r/2 ||z||^2 + t ||z||_2, S = U diag(lam) U'.
 
@@ -127,7 +129,7 @@ def _mean(v):
     return m / v.shape[0]
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
+@internal(fastmath=_FM)
 def _gpass_newton(idx, m, data, loss, pen, ws, nw, fresh, outer):
     """One block coordinate pass over rows idx[:m] on the grouped proximal-Newton (IRLS) model.
 

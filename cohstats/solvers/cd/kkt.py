@@ -13,12 +13,14 @@ import math
 
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.cd.group import _aobjective, _aresid, _gobjective, _gresid
 from cohstats.solvers.cd.scalar import _dot, _neg_grad, _objective
 from cohstats.solvers.cd.state import KIND_ALUM, KIND_MCOH
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _objective_any(kind, data, loss, pen, ws):
     """Objective of a problem of kind ``kind`` at the state ``ws``."""
     if len(kind) == KIND_MCOH:
@@ -28,7 +30,7 @@ def _objective_any(kind, data, loss, pen, ws):
     return _objective(data, loss, pen, ws.F[0], ws.B[0], ws.PB[0])
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _resid_any(kind, data, loss, ws):
     """Negative loss gradient in the fits ``ws.F``, into ``ws.R`` (G, n)."""
     code, p1, p2 = loss.code, loss.p1, loss.p2
@@ -42,7 +44,7 @@ def _resid_any(kind, data, loss, ws):
         _neg_grad(code, p1, p2, y, w, F[0], R[0])
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _grad_into(data, pen, ws, sel):
     """Gst[k, j] = (1/n) sum_i x_ij R[k, i] - l2 pf_j (P B)_kj for j with sel[j]."""
     Xt = data.Xt
@@ -96,7 +98,7 @@ def _kkt_term(g, t, bj):
     return max(abs(g) - t, 0.0)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _kkt_j(Gst, B, j, t):
     """KKT violation of coordinate (group) j with l1 threshold t: the distance of the smooth
     residual Gst[:, j] from t times the subdifferential of ||B[:, j]||_2 (|.| when G = 1)."""
@@ -115,7 +117,7 @@ def _kkt_j(Gst, B, j, t):
     return math.sqrt(s)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _kkt_violation(data, pen, ws):
     """Largest KKT violation given the smooth residuals ``ws.Gst``."""
     excl = data.excl

@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.losses.scalar import lum_d2
 from cohstats.solvers.cd.scalar import _objective
 
@@ -34,7 +35,7 @@ LUM_MAJ_C = 100.0
 _NEWTON_FLOOR = 1e-6
 
 
-@njit(cache=True, nogil=True)
+@internal
 def lum_maj_weights(a, c, Lb, y, w, f, W):
     """Overwrite ``W`` with the majorising curvatures of the LUM at the fits ``f`` (see the
     module docstring); observations with ``w_i = 0`` get 0."""
@@ -55,7 +56,7 @@ def lum_maj_weights(a, c, Lb, y, w, f, W):
             W[i] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _chol_solve(H, g, m):
     """Solve ``H d = g`` for the symmetric positive definite leading ``m x m`` block of ``H``
     (Cholesky in place; ``H`` is overwritten). Returns ``(d, ok)``; ``ok`` False when a pivot is
@@ -87,7 +88,7 @@ def _chol_solve(H, g, m):
     return d, True
 
 
-@njit(cache=True, nogil=True)
+@internal
 def lum_newton_step(idx, m, data, loss, pen, ws, obj, bb):
     """One joint step over the active coordinates ``idx[:m]`` and the intercept of a hard LUM.
 

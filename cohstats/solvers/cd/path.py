@@ -76,6 +76,8 @@ import math
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.losses.scalar import loss_curv_bound
 from cohstats.solvers.cd.design import (
     _check_alpha,
@@ -304,7 +306,7 @@ def _record(Bk, bk, B, b):
             Bk[g, j] = B[g, j]
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@internal(fastmath=True)
 def _sqnorm(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -377,7 +379,9 @@ def lambda_max(
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     data = make_data(Xt, y, w, xv_of(Xt, w), excl, intercept, offset=offset)
-    return _lambda_max_std(data, make_loss(loss_code, p1, p2), make_penalty(pf), _resolve_mode(mode, loss_code, p1, p2), alpha)
+    return _lambda_max_std(
+        data, make_loss(loss_code, p1, p2), make_penalty(pf), _resolve_mode(mode, loss_code, p1, p2), alpha
+    )
 
 
 def _lambda_max_std(data, loss, pen, mode, alpha, G=1):

@@ -11,11 +11,13 @@ import math
 
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.losses.scalar import loss_d1, loss_d2, loss_value
 from cohstats.solvers.cd.state import UPD_IRLS, UPD_MM
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@internal(fastmath=True)
 def _dot(a, b):
     s = 0.0
     for i in range(a.shape[0]):
@@ -23,7 +25,7 @@ def _dot(a, b):
     return s
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@internal(fastmath=True)
 def _wsq(x, W):
     s = 0.0
     for i in range(x.shape[0]):
@@ -55,7 +57,7 @@ def _objective(data, loss, pen, f, beta, Pbeta):
     return s + _penalty(pen, beta, Pbeta)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _neg_grad(code, p1, p2, y, w, f, r):
     """r_i = -w_i d phi(y_i f)/df at f_i."""
     for i in range(y.shape[0]):
@@ -65,7 +67,7 @@ def _neg_grad(code, p1, p2, y, w, f, r):
             r[i] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _d_sum(code, p1, p2, y, w, f, x, delta):
     """(1/n) sum w_i y_i x_i phi'(y_i (f_i + x_i delta)) and (1/n) sum w_i x_i^2 phi''(.)."""
     n = y.shape[0]
@@ -80,7 +82,7 @@ def _d_sum(code, p1, p2, y, w, f, x, delta):
     return g / n, h / n
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _d1_sum(code, p1, p2, y, w, f, x, delta):
     """The first sum of :func:`_d_sum` alone."""
     n = y.shape[0]
@@ -92,7 +94,7 @@ def _d1_sum(code, p1, p2, y, w, f, x, delta):
     return g / n
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s):
     """Derivative and curvature of the 1-d objective of :func:`_solve_1d` at ``t`` (on the side
     of zero whose l1 subgradient is ``s``)."""
@@ -100,7 +102,7 @@ def _gh(code, p1, p2, y, w, f, x, bj, t, a2, c2, s):
     return g + a2 * t + c2 + s, h + a2
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     """Exact minimiser t of  (1/n) sum w_i phi(y_i (f_i + x_i (t - bj))) + a2/2 t^2 + c2 t + l1 |t|.
 
@@ -175,7 +177,7 @@ def _solve_1d(code, p1, p2, y, w, f, x, bj, l1, a2, c2):
     return t
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _penalty(pen, beta, Pbeta):
     """Elastic-net penalty of the binary problem."""
     pf, l1, l2, use_P = pen.pf, pen.l1, pen.l2, pen.use_P
@@ -191,7 +193,7 @@ def _penalty(pen, beta, Pbeta):
 _FM = {"reassoc", "contract", "nsz", "arcp"}  # reassociation for vectorised reductions only
 
 
-@njit(cache=True, nogil=True, fastmath=_FM)
+@internal(fastmath=_FM)
 def _cycle(upd, idx, m, data, loss, pen, ws, prof, dst):
     """One pass of the binary problem over coordinates idx[:m] in the update mode ``upd``
     (:func:`~cohstats.solvers.cd.state.upd_of`); returns max_j h_j (delta_j)^2.
@@ -280,7 +282,7 @@ def _cycle(upd, idx, m, data, loss, pen, ws, prof, dst):
     return dmax
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _intercept_step(upd, data, loss, ws):
     """Update the intercept of the binary problem (the fits ``ws.F[0]`` and, in IRLS mode, the
     working residual ``ws.E[0]`` follow); returns (delta, curvature-weighted change)."""

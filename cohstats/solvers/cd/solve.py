@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.losses.scalar import loss_eval_sum
 from cohstats.solvers.cd.group import _gobjective, _gpass, _gpenalty, _ghalve, _grestore, _gsave
 from cohstats.solvers.cd.group_newton import _gpass_newton, _gstate
@@ -38,7 +40,7 @@ from cohstats.solvers.cd.state import (
 _GN_INNER = 10
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _solve_set(kind, upd, data, loss, pen, ctl, inS, ws):
     """Minimise the objective over the coordinates with inS[j] (others fixed at their values).
 

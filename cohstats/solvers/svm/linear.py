@@ -60,6 +60,8 @@ import math
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.result import SolverResult
 
 __all__ = ["linear_svm_dcd"]
@@ -67,7 +69,7 @@ __all__ = ["linear_svm_dcd"]
 _MU_MAX = 1e12
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _next_random(state):
     """splitmix64 step: returns (new state, a 64-bit pseudo-random integer)."""
     state = (state + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -78,7 +80,7 @@ def _next_random(state):
     return state, z
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _dot_row(X, i, w):
     acc = 0.0
     for k in range(w.shape[0]):

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.extending import overload
 
+from cohstats._numba_cache import internal
 from cohstats.kernels import (
     KERNEL_CALLABLE,
     KERNEL_LINEAR,
@@ -168,7 +169,7 @@ def rows_provider(
     )
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _lru_unlink(link, s):
     p = link[0, s]
     q = link[1, s]
@@ -176,7 +177,7 @@ def _lru_unlink(link, s):
     link[0, q] = p
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _lru_push_front(link, s, sentinel):
     first = link[1, sentinel]
     link[1, sentinel] = s
@@ -261,7 +262,7 @@ def _ol_compute_row(kr, i, row):
     return impl
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _miss(kr, i):
     """Compute row ``i`` into the free slot, else the least recently used one; returns the slot."""
     state = kr.state

@@ -80,6 +80,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.kernels import KERNEL_CALLABLE, KERNEL_LINEAR
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, rows_provider
@@ -211,7 +213,7 @@ def smo_lambda_chunk(st, kr, margin, tol, eps, max_steps, inner_max, shrinking, 
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fold_linear(Ft, S, pv, W, X, margin, stall, moves):
     """``Ft[j, q] = <W_j, x_q>`` for all points and the per-point maximal violations."""
     L, p = W.shape

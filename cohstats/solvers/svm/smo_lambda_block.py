@@ -16,6 +16,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.svm.rows import get_row, row_slot
 from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _axpy2, _axpy4, _status, _viol_s
 
@@ -356,7 +358,7 @@ def _block_refresh(st, kr, bs, nb, n_act, fuse):
     return nm
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _block_visit(st, kr, bs, i, Fi, FR, nfr, n_act, margin, thr_in, eps, nbk, stamp, kmin0, fuse, keep):
     """A block visit of point ``i``: :func:`_block_setup`, :func:`_block_steps` and
     :func:`_block_refresh` (inlined: one call per visit). Returns ``(moved points, block index

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.svm.rows import get_row, permute_rows, row_slot
 
 # ---------------------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     return n_act
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _shrinkable(Ft, S, q, margin, thr):
     """Every multiplier of the point at position ``q`` sits at a bound with KKT slack > ``thr``."""
     L = Ft.shape[0]
@@ -194,7 +196,7 @@ def _shrinkable(Ft, S, q, margin, thr):
     return True
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _count_shrinkable(Ft, S, n_act, margin, thr):
     """Number of active points that :func:`_shrinkable` would shrink at threshold ``thr``."""
     c = 0
@@ -247,7 +249,7 @@ def _rebuild(st, kr, margin, n_events, n_act):
         pv[q] = _centre_point(Ft, S, q, margin, inv_L)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter):
     """Exact single-variable steps on the multipliers of point ``i`` (largest violation first;
     after the first, only while the violation exceeds ``tol``; at most ``inner_max``), sharing
@@ -295,14 +297,14 @@ def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps
     return moved
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _axpy(yv, xv, a):
     """``yv += a xv`` -- a separate function on contiguous slices so that LLVM vectorises it."""
     for q in range(yv.shape[0]):
         yv[q] += a * xv[q]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _axpy2(yv, x1, a1, x2, a2):
     """``yv += a1 x1``, then ``yv += a2 x2``, entry by entry (the rounding of two :func:`_axpy`)."""
     for q in range(yv.shape[0]):
@@ -310,7 +312,7 @@ def _axpy2(yv, x1, a1, x2, a2):
         yv[q] = f + a2 * x2[q]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _axpy4(yv, x1, a1, x2, a2, x3, a3, x4, a4):
     """Four :func:`_axpy` in one pass, in order, entry by entry (the same rounding)."""
     for q in range(yv.shape[0]):

@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.svm.smo_lambda_kkt import _centre_point, _viol_s
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _select_top(pv, n_act, B, tol, idx):
     """Positions of the (at most ``B``) largest ``pv >= tol`` among ``0..n_act-1``, largest first
     (ties: smaller position first). Returns their number.
@@ -158,7 +160,7 @@ def _rank_candidates(pv, cand, nc, B, idx, vals):
     return nc
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _select_top_sub(pv, W, nw, B, tol, idx, cand, vals):
     """As :func:`_select_top`, over the positions ``W[:nw]`` (increasing) only; ``cand`` (int)
     and ``vals`` (float) are scratch of length at least ``nw``. Returns the number listed."""
@@ -171,7 +173,7 @@ def _select_top_sub(pv, W, nw, B, tol, idx, cand, vals):
     return _rank_candidates(pv, cand, nc, B, idx, vals)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fold_watch(Ft, S, pv, W, nw, margin, stall, moves):
     """:func:`_fold` restricted to the positions ``W[:nw]``: centre their decision values,
     recompute their maximal violations exactly (stalled points count as 0) and drop from ``W``
@@ -194,7 +196,7 @@ def _fold_watch(Ft, S, pv, W, nw, margin, stall, moves):
     return bv, m
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
     """Centre the decision values of the active points, ``F[j, q] -= mean_j F[j, q]`` (between
     folds the lazy loop keeps ``F`` only up to a per-point shift common to all classes), and
@@ -227,7 +229,7 @@ def _fold(Ft, S, pv, mc, n_act, margin, stall, moves):
     return bv
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _free_points(S, n_act, FR):
     """Positions ``q < n_act`` with a free multiplier (strictly inside its box) written to ``FR``;
     returns their number."""
@@ -242,7 +244,7 @@ def _free_points(S, n_act, FR):
     return m
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _free_points_class(S, n_act, FRc, nfrc):
     """Per class ``j``: the positions ``q < n_act`` whose multiplier of class ``j`` is free, in
     ``FRc[j, :nfrc[j]]``."""

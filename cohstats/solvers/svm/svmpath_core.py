@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import get_row
 
@@ -26,12 +28,12 @@ FLAG_FALLBACK = 1
 FLAG_MAXEVENTS = 2
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _S(yi, wi, pi):
     return wi * (1.0 - pi) if yi > 0 else wi * pi
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _dS(yi, wi):
     return -wi if yi > 0 else wi
 
@@ -81,7 +83,7 @@ def invert_pivot(A):
     return inv, True
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _bordered(E, nE, y, kr):
     m = nE + 1
     Ks = np.zeros((m, m))
@@ -96,7 +98,7 @@ def _bordered(E, nE, y, kr):
     return Ks
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _mv(A, x):
     """``A @ x`` by plain loops: numba's ``@`` calls BLAS, whose threads cost far more than these
     small products on a busy machine (measured: up to 30 ms per call under load)."""
@@ -110,7 +112,7 @@ def _mv(A, x):
     return out
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _inv_add(Minv, u, c):
     """Inverse of ``[[M, u], [u', c]]`` from ``Minv``; ``ok`` False when the pivot vanishes."""
     m = Minv.shape[0]
@@ -134,7 +136,7 @@ def _inv_add(Minv, u, c):
     return out, True
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _inv_remove(P, k):
     """Inverse of a symmetric matrix with row/column ``k`` deleted, from its inverse ``P``."""
     m = P.shape[0]
@@ -154,7 +156,7 @@ def _inv_remove(P, k):
     return out, abs(pkk) > 0.0
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _enter_elbow(kr, k, status, f, y, w, sL):
     """Move point ``k`` into the elbow (``y_k f_k = 1``), taking it out of ``sL = sum_L w_i K(., x_i)``
     when it comes from ``L``."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+
+from cohstats._numba_cache import internal
 from cohstats.kernels import KERNEL_CALLABLE, gram_symmetric
 from cohstats.solvers.result import SolverResult
 from cohstats.solvers.svm.rows import get_row, kernel_diagonal, n_cache_rows, rows_provider
@@ -63,7 +65,7 @@ def _repair_equality(a, C, pos):
     return a
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _repair_greedy(a, C, pos, dist):
     """Restore ``sum_i y_i a_i = 0`` inside the box ``0 <= a <= C`` in place: the free
     multipliers first, in proportion to their room (as :func:`_repair_equality`); what they
@@ -110,7 +112,7 @@ def _repair_greedy(a, C, pos, dist):
         need -= mv
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _apply_moves(kr, y, pos, a_old, a, C, G, gbp, gbn, moved):
     """Update the gradient ``G`` and its class-split bound parts for the multipliers that moved
     from ``a_old`` to ``a`` (box ``0 <= a <= C``): four kernel rows per pass over ``G`` (the
@@ -148,7 +150,7 @@ def _apply_moves(kr, y, pos, a_old, a, C, G, gbp, gbn, moved):
             _update_gbar(gbp if pos[i] else gbn, y, a_old[i], a[i], 0.0, C[i], y[i], get_row(kr, i))
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _clip_start(kr, y, pos, a, G, gbp, gbn, C, Cn, rp, rn):
     """The neighbour's solution (box ``C``) clipped to the box ``Cn`` in place, gradient and
     class-split bound parts kept current: the class whose box shrinks keeps its multipliers
