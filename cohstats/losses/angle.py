@@ -144,6 +144,59 @@ def _risk(f, P, a, c, W):
     return r, g
 
 
+#: loss forms of the angle-based LUM, as the float the solvers carry (``Loss.u``)
+FORM_ANGLE = 0.0  #: ``V(<f, W_y>)`` ([ZL])
+FORM_PAIRWISE = 1.0  #: ``(1/(K-1)) sum_{j != y} V(kappa (u_y - u_j))`` ([Zh04]; the default)
+FORMS = {"angle": FORM_ANGLE, "pairwise": FORM_PAIRWISE}
+
+
+@njit(cache=True, nogil=True)
+def alum_obs_value(F, i, y, a, c, form, W):
+    """Loss of observation ``i`` (column ``i`` of the (K-1, n) fits ``F``) of class ``y`` for the
+    loss form ``form`` (:data:`FORM_ANGLE` or :data:`FORM_PAIRWISE`; module docstring)."""
+    G = F.shape[0]
+    uy = 0.0
+    for k in range(G):
+        uy += F[k, i] * W[y, k]
+    if form == FORM_ANGLE:
+        return lum_value(uy, a, c)
+    kap = G / (G + 1.0)
+    s = 0.0
+    for j in range(G + 1):
+        if j != y:
+            u = 0.0
+            for k in range(G):
+                u += F[k, i] * W[j, k]
+            s += lum_value(kap * (uy - u), a, c)
+    return s / G
+
+
+@njit(cache=True, nogil=True)
+def alum_obs_neg_grad(F, i, y, a, c, form, W, wi, R):
+    """``R[:, i] = -wi`` times the gradient in ``f`` of :func:`alum_obs_value`: ``V'(u_y) W_y``
+    (angle form) or ``(kappa/(K-1)) sum_{j != y} V'(kappa (u_y - u_j)) (W_y - W_j)`` (pairwise)."""
+    G = F.shape[0]
+    uy = 0.0
+    for k in range(G):
+        uy += F[k, i] * W[y, k]
+    if form == FORM_ANGLE:
+        d = -wi * lum_d1(uy, a, c)
+        for k in range(G):
+            R[k, i] = d * W[y, k]
+        return
+    kap = G / (G + 1.0)
+    for k in range(G):
+        R[k, i] = 0.0
+    for j in range(G + 1):
+        if j != y:
+            u = 0.0
+            for k in range(G):
+                u += F[k, i] * W[j, k]
+            d = -wi * kap * lum_d1(kap * (uy - u), a, c) / G
+            for k in range(G):
+                R[k, i] += d * (W[y, k] - W[j, k])
+
+
 def _ac(a, c, allow_inf_c=False):
     a = float(a)
     c = float(c)

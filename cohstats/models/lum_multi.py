@@ -47,6 +47,7 @@ def _lum_angle(
     refit_on,
     tol,
     max_iter,
+    form="pairwise",
 ):
     """The angle-based multicategory LUM for a response with K > 2 levels (see :func:`lum`)."""
     from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
@@ -75,7 +76,9 @@ def _lum_angle(
             raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
     if lambda_ is None:
         lmax = float(
-            angle_lum_lambda_max(X, y, w, a, c, max(alpha, 1e-3), K=K, standardize=standardize, penalty_factor=pf)
+            angle_lum_lambda_max(
+                X, y, w, a, c, max(alpha, 1e-3), K=K, form=form, standardize=standardize, penalty_factor=pf
+            )
         )
         if not (np.isfinite(lmax) and lmax > 0):
             lmax = 1.0
@@ -96,6 +99,7 @@ def _lum_angle(
         lambdas,
         alpha,
         K=K,
+        form=form,
         standardize=standardize,
         tol=tol,
         max_iter=max_iter,

@@ -51,6 +51,14 @@ from cohstats.solvers.cd.state import MODE_MM, PathSpec, make_data, make_loss, m
 __all__ = ["cd_angle_lum_path", "angle_lum_lambda_max"]
 
 
+def _check_form(form):
+    from cohstats.losses.angle import FORMS
+
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}; got form={form!r}")
+    return FORMS[form]
+
+
 def _check_ac(a, c):
     a = float(a)
     c = float(c)
@@ -64,7 +72,9 @@ def _check_ac(a, c):
     return a, c
 
 
-def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, penalty_factor=None, intercept=True):
+def angle_lum_lambda_max(
+    X, y, w, a, c, alpha, *, K=None, form="pairwise", standardize=True, penalty_factor=None, intercept=True
+):
     """Smallest ``lambda`` at which every penalised coefficient row is zero:
     ``max_j ||(1/n) sum_i x_ij r_i||_2 / (alpha pf_j)`` with ``r_i`` the negative gradient (in
     ``R^{K-1}``) at the intercept-only fit (``alpha`` replaced by 1e-3 when smaller, glmnet's
@@ -79,11 +89,12 @@ def angle_lum_lambda_max(X, y, w, a, c, alpha, *, K=None, standardize=True, pena
     """
     X, yc, w, K = _prep(X, y, w, K)
     a, c = _check_ac(a, c)
+    code = _check_form(form)
     alpha = _check_alpha(alpha)
     pf = _check_pf(penalty_factor, X.shape[1])
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     data = make_data(Xt, np.zeros(X.shape[0]), w, xv_of(Xt, w), excl, intercept, yc=yc)
-    return _lambda_max_std(data, make_loss(LOSS_ALUM, a, c), make_penalty(pf), MODE_MM, alpha, G=K - 1)
+    return _lambda_max_std(data, make_loss(LOSS_ALUM, a, c, code), make_penalty(pf), MODE_MM, alpha, G=K - 1)
 
 
 def cd_angle_lum_path(
@@ -96,6 +107,7 @@ def cd_angle_lum_path(
     alpha,
     *,
     K=None,
+    form="pairwise",
     standardize=True,
     tol=1e-7,
     max_iter=10000,
@@ -114,6 +126,7 @@ def cd_angle_lum_path(
     lambdas : penalties, best decreasing
     alpha : l1 (group-lasso) share in [0, 1]
     K : number of classes (default ``max(y) + 1``)
+    form : ``"pairwise"`` (default) or ``"angle"``, the loss (module docstring)
     standardize, tol, max_iter, penalty_factor, intercept : as :func:`cohstats.solvers.cd.path.cd_path`
 
     Returns
@@ -134,6 +147,7 @@ def cd_angle_lum_path(
     """
     X, yc, w, K = _prep(X, y, w, K)
     a, c = _check_ac(a, c)
+    code = _check_form(form)
     alpha = _check_alpha(alpha)
     lam = _check_lambdas(lambdas)
     tol, max_iter = _check_tol(tol, max_iter)
@@ -142,5 +156,5 @@ def cd_angle_lum_path(
     Xt, center, scale, excl = standardize_design(X, w, standardize, intercept)
     data = make_data(Xt, np.zeros(n), w, xv_of(Xt, w), excl, intercept, yc=yc)
     spec = PathSpec(lam, alpha, MODE_MM, tol, max_iter, True, continuation_grid(LOSS_ALUM, a, c, MODE_MM))
-    res = run_path(data, make_loss(LOSS_ALUM, a, c), make_penalty(pf), spec, K - 1)
+    res = run_path(data, make_loss(LOSS_ALUM, a, c, code), make_penalty(pf), spec, K - 1)
     return grouped_output(res, center, scale, intercept, lam, max_iter, warn)
