@@ -118,13 +118,9 @@ def _logw_rows(U, a, c, out):
 
 
 @njit(cache=True)
-def _loss_rows(F, y, a, c, W, out):
-    n = F.shape[0]
-    for i in range(n):
-        u = 0.0
-        for k in range(F.shape[1]):
-            u += F[i, k] * W[y[i], k]
-        out[i] = lum_value(u, a, c)
+def _loss_rows(Ft, y, a, c, form, W, out):
+    for i in range(Ft.shape[1]):
+        out[i] = alum_obs_value(Ft, i, y[i], a, c, form, W)
 
 
 @njit(cache=True)
@@ -197,6 +193,44 @@ def alum_obs_neg_grad(F, i, y, a, c, form, W, wi, R):
                 R[k, i] += d * (W[y, k] - W[j, k])
 
 
+@njit(cache=True)
+def _pair_proba_rows(U, a, c, out):
+    """Inverse link of the pairwise form, row by row: the stationary distribution of the
+    Markov chain with rates ``q_kj = |V'(kappa (u_k - u_j))|`` (module docstring), by the
+    elimination of Grassmann, Taksar & Heyman (1985), lowest margin first: every divisor is a
+    sum of rates towards higher margins, each 1, so nothing cancels and nothing divides by 0."""
+    n, K = U.shape
+    kap = (K - 1.0) / K
+    Q = np.empty((K, K))
+    pi = np.empty(K)
+    for i in range(n):
+        order = np.argsort(U[i])
+        for r in range(K):
+            for t in range(K):
+                Q[r, t] = 0.0 if r == t else -lum_d1(kap * (U[i, order[r]] - U[i, order[t]]), a, c)
+        for m in range(K - 1):
+            s = 0.0
+            for t in range(m + 1, K):
+                s += Q[m, t]
+            Q[m, m] = s
+            for r in range(m + 1, K):
+                q = Q[r, m]
+                if q != 0.0:
+                    for t in range(m + 1, K):
+                        if t != r:
+                            Q[r, t] += q * Q[m, t] / s
+        pi[K - 1] = 1.0
+        tot = 1.0
+        for m in range(K - 2, -1, -1):
+            v = 0.0
+            for r in range(m + 1, K):
+                v += pi[r] * Q[r, m]
+            pi[m] = v / Q[m, m]
+            tot += pi[m]
+        for m in range(K):
+            out[i, order[m]] = pi[m] / tot
+
+
 def _ac(a, c, allow_inf_c=False):
     a = float(a)
     c = float(c)
@@ -224,8 +258,17 @@ def angle_lum_margins(F):
     return F @ simplex_vertices(F.shape[1] + 1).T
 
 
-def angle_lum_loss(F, y, a=1000.0, c=0.0):
-    """Angle-based LUM loss ``V_{a,c}(<f_i, W_{y_i}>)`` per row; ``y`` class codes 0..K-1.
+def _form(form):
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}; got form={form!r}")
+    return form
+
+
+def angle_lum_loss(F, y, a=1000.0, c=0.0, form="pairwise"):
+    """Angle-based LUM loss per row (module docstring); ``y`` class codes 0..K-1.
+
+    ``form="pairwise"`` (default, the loss :func:`cohstats.lum` fits):
+    ``(1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))``; ``form="angle"``: ``V_{a,c}(u_y)``.
 
     Examples
     --------
@@ -242,12 +285,13 @@ def angle_lum_loss(F, y, a=1000.0, c=0.0):
     if y.shape[0] != F.shape[0] or y.min() < 0 or y.max() >= K:
         raise ValueError(f"y must hold {F.shape[0]} class codes in 0..{K - 1}")
     out = np.empty(F.shape[0])
-    _loss_rows(F, y, a, c, simplex_vertices(K), out)
+    _loss_rows(np.ascontiguousarray(F.T), y, a, c, FORMS[_form(form)], simplex_vertices(K), out)
     return out
 
 
 def angle_lum_log_weights(F, a=1000.0, c=0.0):
-    """``log(1/|V'(u_ij)|)`` for every row and class: the unnormalised log-probabilities."""
+    """``log(1/|V'(u_ij)|)`` for every row and class: the unnormalised log-probabilities of the
+    angle form (``p_j`` proportional to ``1/|V'(u_j)|``)."""
     F = _F(F)
     a, c = _ac(a, c)
     U = np.ascontiguousarray(angle_lum_margins(F))
@@ -256,12 +300,14 @@ def angle_lum_log_weights(F, a=1000.0, c=0.0):
     return out
 
 
-def angle_lum_proba(F, a=1000.0, c=0.0):
-    """Class probabilities from angle-based LUM decision values (module docstring).
+def angle_lum_proba(F, a=1000.0, c=0.0, form="pairwise"):
+    """Class probabilities from angle-based LUM decision values: the inverse link of the loss
+    ``form`` (module docstring).
 
-    ``p_ij`` proportional to ``1/|V'(<f_i, W_j>)|``, normalised in log space (no overflow for
-    any ``a``, ``c`` or margin). Rows sum to one; for K = 2 the second column is [LZW]'s LUM
-    link of ``-f``.
+    Pairwise form: the stationary distribution of the K-state Markov chain with rates
+    ``|V'(kappa (u_k - u_j))|`` from ``k`` to ``j``, by a subtraction-free elimination (every
+    entry positive for finite margins; rows sum to one). Angle form: ``p_ij`` proportional to
+    ``1/|V'(<f_i, W_j>)|``, normalised in log space. For K = 2 both are [LZW]'s LUM link.
 
     Examples
     --------
@@ -270,18 +316,84 @@ def angle_lum_proba(F, a=1000.0, c=0.0):
     >>> bool(np.allclose(P[0], 1 / 3)), bool(np.allclose(P.sum(axis=1), 1.0))
     (True, True)
     """
+    if _form(form) == "pairwise":
+        F = _F(F)
+        a, c = _ac(a, c)
+        U = np.ascontiguousarray(angle_lum_margins(F))
+        out = np.empty_like(U)
+        _pair_proba_rows(U, a, c, out)
+        return out
     L = angle_lum_log_weights(F, a, c)
     L -= L.max(axis=1, keepdims=True)
     E = np.exp(L)
     return E / E.sum(axis=1, keepdims=True)
 
 
-def angle_lum_minimizer(P, a=1000.0, c=0.0):
-    """Closed-form population minimiser ``f*(p)`` in ``R^{K-1}`` for class probabilities ``P``.
+def _check_P(P):
+    P = np.asarray(P, dtype=np.float64)
+    one = P.ndim == 1
+    P = np.atleast_2d(P)
+    if P.shape[1] < 2 or np.any(~(P > 0)) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-10):
+        raise ValueError("P must hold positive class probabilities summing to one per row")
+    return P, one
 
-    ``P`` : (K,) or (n, K) with positive rows summing to one. See the module docstring; when
-    several classes share the smallest probability the minimiser is not unique and the one
-    that splits their (negative) total margin equally is returned.
+
+def _pair_risk_newton(p, a, c, W, tol=1e-13, max_iter=500):
+    """Minimiser of the pairwise population risk for one probability vector ``p``: Newton's
+    method in ``f`` with a backtracking line search (the risk is convex; a tiny Levenberg
+    shift keeps the step defined where ``c > 0`` leaves it flat)."""
+    f = np.zeros(W.shape[1])
+    r, g, H = _pair_risk(f, p, a, c, W, True)
+    for _ in range(max_iter):
+        if np.max(np.abs(g)) < tol:
+            break
+        d = np.linalg.solve(H + 1e-12 * (1.0 + np.trace(H)) * np.eye(H.shape[0]), -g)
+        dec = -float(g @ d)
+        if not dec > 0:
+            break
+        t = 1.0
+        for _ in range(60):
+            rn, gn, Hn = _pair_risk(f + t * d, p, a, c, W, True)
+            if rn <= r - 1e-4 * t * dec:
+                break
+            t *= 0.5
+        else:
+            break  # no decrease at float precision
+        f, r, g, H = f + t * d, rn, gn, Hn
+    return f
+
+
+def _pair_risk(f, p, a, c, W, hess=False):
+    """Pairwise population risk, its gradient and (optionally) Hessian in ``f``."""
+    from cohstats.losses.binary import get_loss
+
+    K = W.shape[0]
+    kap = (K - 1.0) / K
+    loss = get_loss("lum", a=a, c=c)
+    u = W @ f
+    T = kap * (u[:, None] - u[None, :])
+    off = ~np.eye(K, dtype=bool)
+    A0 = np.where(off, p[:, None] * loss.value(T), 0.0)
+    A1 = np.where(off, p[:, None] * loss.d1(T), 0.0)
+    r = A0.sum() / (K - 1)
+    gu = kap * (A1.sum(axis=1) - A1.sum(axis=0)) / (K - 1)
+    g = W.T @ gu
+    if not hess:
+        return float(r), g
+    A2 = np.where(off, p[:, None] * loss.d2(T), 0.0)
+    S = A2 + A2.T
+    Hu = kap * kap * (np.diag(S.sum(axis=1)) - S) / (K - 1)
+    return float(r), g, W.T @ Hu @ W
+
+
+def angle_lum_minimizer(P, a=1000.0, c=0.0, form="pairwise"):
+    """Population minimiser ``f*(p)`` in ``R^{K-1}`` for class probabilities ``P`` ((K,) or
+    (n, K), positive rows summing to one).
+
+    Pairwise form: a numerical minimisation of the convex risk (Newton's method; for ``c > 0``
+    the minimiser need not be unique and one of them is returned). Angle form: the closed form
+    of the module docstring (when several classes share the smallest probability, the minimiser
+    splitting their negative total margin equally).
 
     Examples
     --------
@@ -291,12 +403,12 @@ def angle_lum_minimizer(P, a=1000.0, c=0.0):
     True
     """
     a, c = _ac(a, c)
-    P = np.asarray(P, dtype=np.float64)
-    one = P.ndim == 1
-    P = np.atleast_2d(P)
-    if P.shape[1] < 2 or np.any(~(P > 0)) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-10):
-        raise ValueError("P must hold positive class probabilities summing to one per row")
+    P, one = _check_P(P)
     K = P.shape[1]
+    if _form(form) == "pairwise":
+        W = simplex_vertices(K)
+        Fs = np.array([_pair_risk_newton(p, a, c, W) for p in P])
+        return Fs[0] if one else Fs
     lr = np.log(P) - np.log(P.min(axis=1, keepdims=True))  # log(p_j / p_min) >= 0
     if math.isinf(a):
         U = (lr + c) / (1.0 + c)
@@ -311,12 +423,15 @@ def angle_lum_minimizer(P, a=1000.0, c=0.0):
     return Fs[0] if one else Fs
 
 
-def angle_lum_risk(f, P, a=1000.0, c=0.0):
-    """Population risk ``sum_j p_j V_{a,c}(<f, W_j>)`` and its gradient in ``f`` (K-1,)."""
+def angle_lum_risk(f, P, a=1000.0, c=0.0, form="pairwise"):
+    """Population risk ``sum_j p_j L(f, j)`` of the loss ``form`` and its gradient in ``f`` (K-1,)."""
     a, c = _ac(a, c, allow_inf_c=True)
     f = np.ascontiguousarray(f, dtype=np.float64).ravel()
     P = np.ascontiguousarray(P, dtype=np.float64).ravel()
     if P.shape[0] != f.shape[0] + 1:
         raise ValueError(f"P must have K = {f.shape[0] + 1} entries for f of length {f.shape[0]}")
-    r, g = _risk(f, P, a, c, simplex_vertices(P.shape[0]))
+    W = simplex_vertices(P.shape[0])
+    if _form(form) == "pairwise":
+        return _pair_risk(f, P, a, c, W)
+    r, g = _risk(f, P, a, c, W)
     return float(r), g

@@ -130,6 +130,7 @@ def _lum_angle(
         refit_on=refit_on,
         validation=validation,
         call=call,
+        form=form,
     )
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
@@ -169,6 +170,9 @@ class LumMultiFit(Fit):
 
     method = "lum"
     title = "Angle-based multicategory LUM"
+    #: the loss: ``"pairwise"`` for every fit made now; files saved before the pairwise loss
+    #: hold fits of the plain angle loss, which load with this class default
+    form = "angle"
     path_var = "lambda"
     path_arg = "lambda_"
     _predict_options = ("method",)
@@ -191,12 +195,14 @@ class LumMultiFit(Fit):
         refit_on,
         validation,
         call,
+        form="pairwise",
     ):
         from cohstats.losses.angle import simplex_vertices
 
         self = cls.__new__(cls)
         Fit.__init__(self, design, call=call)
         self.a, self.c, self.alpha = float(a), float(c), float(alpha)
+        self.form = str(form)
         self.lambda_ = self._checked_lambda(lambdas)
         K = design.n_classes
         self._W = simplex_vertices(K)
@@ -291,7 +297,7 @@ class LumMultiFit(Fit):
         key = (s, self.refit_on)
         if key not in self._refit_cache:
             Xr, yr, wr = self._refit_sample()
-            self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn)
+            self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn, form=self.form)
         return self._refit_cache[key]
 
     @property
@@ -313,9 +319,9 @@ class LumMultiFit(Fit):
             )
         f = self._f(self._X_checked(X), s)
         if method == "lum":
-            return angle_lum_proba(f, self.a, self.c)
+            return angle_lum_proba(f, self.a, self.c, form=self.form)
         r = self.refit(s)
-        return angle_lum_proba(r["g0"] + r["g1"] * f, self.a, 0.0)
+        return angle_lum_proba(r["g0"] + r["g1"] * f, self.a, 0.0, form=self.form)
 
     @staticmethod
     def _X_checked(X):
@@ -326,7 +332,7 @@ class LumMultiFit(Fit):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = np.stack([self._proba(X, s=float(v), method=method) for v in self.lambda_])
-        nsep = sum("separate the classes" in str(m.message) for m in caught)
+        nsep = sum("refit has no minimiser" in str(m.message) for m in caught)
         _warn_separable_path(nsep, self.lambda_.size)
         return out
 
@@ -386,6 +392,11 @@ class LumMultiFit(Fit):
             "c": self.c,
             "regime": self.regime,
             "coding": f"angle-based (simplex vertices in R^{self.n_classes - 1})",
+            "loss": (
+                "pairwise: mean over other classes j of V(kappa (u_y - u_j))"
+                if self.form == "pairwise"
+                else "angle: V(u_y) (Zhang & Liu 2014)"
+            ),
             "penalty": _penalty_name(self.alpha) + ", grouped by predictor",
             "n lambda fitted": int(self.lambda_.size),
             "observations": int(d.nobs),
@@ -410,12 +421,24 @@ class LumMultiFit(Fit):
             notes.append(
                 f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
                 f"f2 = g0 + {r['g1']:.4g} f"
-                + ("; first stage separates the sample (1e-6 ridge added)" if r["separable"] else "")
+                + (
+                    "; a shift and rescaling of f classifies every refit row correctly, so the "
+                    "unpenalised refit has no minimiser (1e-6 ridge added)"
+                    if r["separable"]
+                    else ""
+                )
             )
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.standardize:
             notes.append("penalty applied to standardised predictors; coefficients on the original scale")
+        if np.isclose(self._s, self.lambda_[-1], rtol=1e-9, atol=0) and "lambda_" not in self.call:
+            notes.append(
+                "s is the smallest lambda of the default sequence (lambda_max down to "
+                f"{self.lambda_[-1] / self.lambda_[0]:.2g} times it), the lightly penalised fit used "
+                "by default as for two classes; it was not chosen by validation "
+                "(cs.cv(cs.lum, ...) chooses lambda)"
+            )
         notes.append(
             f"probabilities: method={self.default_method!r} by default ("
             + (
