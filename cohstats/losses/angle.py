@@ -1,7 +1,7 @@
 """Angle-based multicategory large-margin losses (Zhang & Liu 2014) with the LUM loss of [LZW].
 
 Angle-based classification (C. Zhang and Y. Liu, *Multicategory angle-based large-margin
-classification*, Biometrika 101 (2014) 625-640) maps a K-class problem to a function
+classification*, Biometrika 101 (2014) 625-640; [ZL]) maps a K-class problem to a function
 ``f(x)`` in ``R^{K-1}`` and the K classes to the vertices ``W_1..W_K`` of a regular simplex
 centred at the origin:
 
@@ -9,32 +9,57 @@ centred at the origin:
     W_j = -(1 + sqrt(K)) / (K-1)^{3/2} 1 + sqrt(K/(K-1)) e_{j-1},   j = 2..K,
 
 unit vectors with ``sum_j W_j = 0`` and ``<W_j, W_k> = -1/(K-1)`` for ``j != k``. The class
-margins are ``u_j = <f, W_j>`` (they sum to zero), the loss of an observation of class ``y``
-is ``V(u_y)`` for a binary margin loss ``V`` and the prediction is ``argmax_j u_j`` (the vertex
-with the smallest angle to ``f``). For K = 2 the vertices are ``W = (1, -1)``: ``u_1 = f``,
-``u_2 = -f``, the binary margin problem with the first class coded ``+1``.
+margins are ``u_j = <f, W_j>`` (they sum to zero) and the prediction is ``argmax_j u_j`` (the
+vertex with the smallest angle to ``f``). For K = 2 the vertices are ``W = (1, -1)``:
+``u_1 = f``, ``u_2 = -f``, the binary margin problem with the first class coded ``+1``.
 
-Inverse link (derived here for the LUM loss ``V_{a,c}`` of [LZW]). The population risk
-``sum_j p_j V(<f, W_j>)`` is stationary where ``sum_j p_j V'(u_j) W_j = 0``; since the only
-linear relation among the vertices is ``sum_j W_j = 0``, ``p_j V'(u_j)`` is the same for every
-``j``, hence
+Two losses of an observation of class ``y`` are offered, for a binary margin loss ``V`` (here
+the LUM ``V_{a,c}``):
 
-    p_j = (1/|V'(u_j)|) / sum_k (1/|V'(u_k)|).
+* ``form="pairwise"`` (the loss :func:`cohstats.lum` fits): the pairwise-comparison loss of
+  T. Zhang (*Statistical analysis of some multi-category large margin classification methods*,
+  JMLR 5 (2004) 1225-1251; [Zh04]) on the angle-based margins,
 
-For the LUM, ``|V'(u)| = 1`` for ``u < c/(1+c)`` and ``(a / ((1+c) u - c + a))^{a+1}`` above, so
-``log(1/|V'(u)|) = (a+1) log1p(max((1+c) u - c, 0)/a)`` (``max((1+c) u - c, 0)`` for
-``a = inf``) and ``p = softmax`` of these values, computed in log space. At the population
-minimiser the common value ``p_j |V'(u_j)|`` equals ``min_j p_j`` (a smaller value would put
-every ``u_j`` above ``c/(1+c) >= 0``, contradicting ``sum_j u_j = 0``), which gives the
-closed form of :func:`angle_lum_minimizer`:
+      L(f, y) = (1/(K-1)) sum_{j != y} V(kappa (u_y - u_j)),   kappa = (K-1)/K.
+
+  It depends on the margins only through their differences, so a class far from the others
+  does not shift the comparison of two close classes (the plain angle loss below lets the sum
+  constraint of the margins couple them: on iris it misclassifies 20 % of the test rows). With
+  ``kappa = (K-1)/K`` the curvature of ``L`` in ``f`` is at most that of ``V``
+  (``sum_{j != y} (W_y - W_j)(W_y - W_j)' = K W_y W_y' + K/(K-1) I``), and at K = 2 ``L`` is
+  the binary LUM ``V(f)``. Fisher consistency (the order of the minimising margins is that
+  of the class probabilities) holds for every strictly decreasing differentiable ``V``, so for
+  the LUM with finite ``c``: if ``p_a > p_b`` and ``u_a < u_b``, swapping ``u_a`` and ``u_b``
+  changes the risk by ``(p_a - p_b)`` times a sum of differences ``V(s) - V(t)``, ``s > t``, all
+  negative, so it lowers the risk; and ``u_a = u_b`` would make the stationarity equations of
+  ``a`` and ``b`` (below) differ by ``(p_a - p_b)(sum_{j != a} q_aj + q_ab) != 0``.
+* ``form="angle"``: ``L(f, y) = V(u_y)`` ([ZL]).
+
+Inverse link of the pairwise form (derived here). The population risk
+``sum_y p_y L(f, y)`` is invariant to a common shift of the margins, so it is stationary
+where its derivative in every ``u_k`` vanishes:
+
+    p_k sum_{j != k} q_kj = sum_{j != k} p_j q_jk,   q_kj = |V'(kappa (u_k - u_j))| > 0,
+
+the balance equations of the K-state Markov chain with rates ``q_kj`` from ``k`` to ``j``.
+Every ``f`` therefore minimises the risk of exactly one ``p`` in the open simplex, the chain's
+stationary distribution, computed by the elimination of Grassmann, Taksar & Heyman (1985) in
+the order of increasing margin (every divisor is a sum of rates ``|V'(t)| = 1``, ``t <= 0``, so
+no subtraction and no division by a small number). At K = 2 it is [LZW]'s LUM link. The
+population minimiser for a given ``p`` has no closed form; :func:`angle_lum_minimizer`
+minimises the (convex) risk by Newton's method. For ``c > 0`` the rates are 1 for every pair
+within ``c/((1+c) kappa)`` of each other, so the link is flat there (many ``f``, one ``p``).
+
+Inverse link of the angle form. Stationarity ``sum_j p_j V'(u_j) W_j = 0`` and
+``sum_j W_j = 0`` being the vertices' only linear relation give ``p_j`` proportional to
+``1/|V'(u_j)|``; for the LUM ``log(1/|V'(u)|) = (a+1) log1p(max((1+c) u - c, 0)/a)``
+(``max((1+c) u - c, 0)`` for ``a = inf``), normalised in log space. At the minimiser the
+common value ``p_j |V'(u_j)|`` equals ``min_j p_j``, which gives the closed form
 
     u_j = (a ((p_j / p_min)^{1/(a+1)} - 1) + c) / (1 + c)   for every j but the least likely
     class, whose margin is minus the sum of the others.
 
-The inverse link therefore recovers ``p`` from the population minimiser for every finite
-``c``; for ``c > 0`` it is many-to-one (all margins below ``c/(1+c)`` map to the same
-weight), and with ``c = inf`` (the hinge) it does not exist. At K = 2 it is the binary LUM
-link of [LZW] (eq (8)).
+With ``c = inf`` (the hinge) neither link exists.
 """
 
 from __future__ import annotations

@@ -151,7 +151,8 @@ class LumMultiFit(Fit):
     The model is ``f(x) = b + B'x`` in ``R^{K-1}`` with class ``k`` (``classes[k]``) at the
     simplex vertex ``W_{k+1}`` (:func:`cohstats.losses.angle.simplex_vertices`); the class
     margins are ``u_k(x) = <f(x), W_{k+1}>`` (they sum to zero) and the predicted class is the
-    largest margin.
+    largest margin. The loss (``form``) is the pairwise comparison of the margins,
+    ``(1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))`` (:mod:`cohstats.losses.angle`).
 
     Attributes
     ----------
@@ -161,11 +162,12 @@ class LumMultiFit(Fit):
     intercept : Series by class, the intercepts of the class margins (``W b``).
     a, c, alpha : loss and penalty parameters; lambda_ : fitted sequence (decreasing); s :
         selected lambda; converged : engine diagnostic at ``s``; n_iter : solver passes over the
-        whole path (as every fit's).
+        whole path (as every fit's). form : ``"pairwise"`` (``"angle"``, ``V(u_y)``, for fits
+        saved before the pairwise loss).
 
     ``predict(type="link")`` gives the class margins; ``type="prob"`` the probabilities of the
-    fitted LUM's inverse link (``method="lum"``, the default for the soft LUM ``c = 0``) or of
-    the refitted LUM (``method="refit"``, the default for ``c > 0``); see :func:`lum`.
+    refitted LUM (``method="refit"``, the default, as for two classes) or of the fitted LUM's
+    inverse link (``method="lum"``); see :func:`lum`.
     """
 
     method = "lum"
@@ -302,9 +304,8 @@ class LumMultiFit(Fit):
 
     @property
     def default_method(self) -> str:
-        """The default probability method: ``"lum"`` (inverse link) for the soft LUM
-        (``c = 0``), ``"refit"`` (refitted LUM) for ``c > 0``."""
-        return "lum" if self.c == 0 else "refit"
+        """The default probability method: ``"refit"`` (the refitted LUM), as for two classes."""
+        return "refit"
 
     def _proba(self, X, s=None, method: str | None = None):
         from cohstats.losses.angle import angle_lum_proba
@@ -313,9 +314,8 @@ class LumMultiFit(Fit):
             method = self.default_method
         if method not in ("refit", "lum"):
             raise ValueError(
-                f"method must be 'lum' (the inverse link of the fitted LUM; default "
-                f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
-                f"method={method!r}"
+                f"method must be 'refit' (refitted LUM; the default) or 'lum' (the inverse "
+                f"link of the fitted LUM); got method={method!r}"
             )
         f = self._f(self._X_checked(X), s)
         if method == "lum":
@@ -440,14 +440,9 @@ class LumMultiFit(Fit):
                 "(cs.cv(cs.lum, ...) chooses lambda)"
             )
         notes.append(
-            f"probabilities: method={self.default_method!r} by default ("
-            + (
-                "the inverse link of the soft LUM"
-                if self.c == 0
-                else "c > 0: the inverse link is flat wherever several class margins lie below "
-                "c/(1+c), so the default refits with c = 0"
-            )
-            + ")"
+            "probabilities: method='refit' by default (the inverse link of the refitted LUM); "
+            "method='lum' gives the inverse link of the fitted LUM"
+            + (", flat wherever margins lie within c/((1+c) kappa) of each other" if self.c > 0 else "")
         )
         return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})", info, tables, notes)
 

@@ -1,20 +1,23 @@
-"""Angle-based multicategory LUM (Zhang & Liu 2014 with the LUM loss of [LZW]) along a
+"""Angle-based multicategory LUM (Zhang & Liu 2014 coding with the LUM loss of [LZW]) along a
 ``lambda`` path, with a grouped elastic net.
 
 Model: ``f(x) = b + B'x`` in ``R^{K-1}`` (``B`` is p x (K-1)), class margins
 ``u_j(x) = <f(x), W_j>`` with the simplex vertices ``W_j`` of :mod:`cohstats.losses.angle`, and
 the objective
 
-    (1/n) sum_i w_i V_{a,c}(<f(x_i), W_{y_i}>) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||_2^2 + alpha ||B_j||_2)
+    (1/n) sum_i w_i L(f(x_i), y_i) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||_2^2 + alpha ||B_j||_2)
 
-with ``B_j`` the row of predictor ``j`` (weights normalised to mean 1). The penalty is invariant
+with ``B_j`` the row of predictor ``j`` (weights normalised to mean 1) and ``L`` the loss of
+``form`` (:func:`cohstats.losses.angle.angle_lum_loss`): ``"pairwise"`` (default),
+``(1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))`` with ``kappa = (K-1)/K`` (T. Zhang's
+pairwise comparison, JMLR 2004), or ``"angle"``, ``V_{a,c}(u_y)``. The penalty is invariant
 under rotations of the simplex coordinates (``||B_j Q|| = ||B_j||`` for orthogonal ``Q``), so it
 does not depend on which regular simplex is used, and a predictor is in the model for all
 classes or for none (the grouping of multiclass :func:`cohstats.clearn`). The intercept
 ``b`` is unpenalised and unconstrained.
 
 Binary reduction. With K = 2 the vertices are ``(1, -1)``, ``B_j`` is a scalar, the group norm
-its absolute value and the loss ``V(y f)`` with the first class coded ``y = +1``: the K = 2 fit
+its absolute value and either loss is ``V(y f)`` with the first class coded ``y = +1``: the K = 2 fit
 at ``(lambda, alpha)`` is the binary LUM fit (:func:`cohstats.solvers.cd.path.cd_path`) at the
 same ``(lambda, alpha)`` with ``f`` negated.
 
@@ -22,7 +25,9 @@ Algorithm: block coordinate descent over predictors on the one path driver of
 :mod:`cohstats.solvers.cd.path` (loss code ``LOSS_ALUM``, groups of size K-1, strong rules,
 warm starts, KKT checks): each block step exactly minimises a majorisation of the objective
 with the curvature bound ``(a+1)(1+c)/a`` of the LUM loss (the Hessian of ``V(<f, W_y>)`` in
-``f`` is ``V'' W_y W_y'``, at most ``V''`` times the identity), so the objective never rises.
+``f`` is ``V'' W_y W_y'``, at most ``V''`` times the identity; that of the pairwise loss is at
+most ``V''`` times ``kappa^2 (K W_y W_y' + K/(K-1) I)/(K-1)``, whose largest eigenvalue is 1), so
+the objective never rises.
 For ``c > 10`` the problems ``c = 10, 100, ...`` are solved first at each ``lambda`` (each
 warm-starting the next).
 """
