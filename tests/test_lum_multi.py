@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 import cohstats as cs
 from cohstats.formula import build_design
 from cohstats.losses.angle import angle_lum_loss, angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
-from cohstats.losses.binary import lum_link, lum_minimizer
+from cohstats.losses.binary import lum_link, lum_loss, lum_minimizer
 from cohstats.models.lum import LumMultiFit, _lum_angle, lum_refit_angle
 from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
 
@@ -33,12 +33,22 @@ def _three_class(n, seed, p=3):
     return X, y
 
 
+def _pairwise_loss(F, y, a, c):
+    """The pairwise loss written out with the binary LUM (independent of the compiled code)."""
+    K = F.shape[1] + 1
+    U = F @ simplex_vertices(K).T
+    kap = (K - 1) / K
+    L = lum_loss(kap * (U[np.arange(len(y)), y][:, None] - U), a, c)
+    L[np.arange(len(y)), y] = 0.0
+    return L.sum(axis=1) / (K - 1)
+
+
 def _objective(theta, X, y, a, c, lam, alpha, K):
     p = X.shape[1]
     b, B = theta[: K - 1], theta[K - 1 :].reshape(p, K - 1)
     nrm = np.sqrt((B**2).sum(axis=1))
     pen = lam * np.sum((1 - alpha) / 2 * nrm**2 + alpha * nrm)
-    return float(np.mean(angle_lum_loss(X @ B + b, y, a, c)) + pen)
+    return float(np.mean(_pairwise_loss(X @ B + b, y, a, c)) + pen)
 
 
 # ============================================================================ geometry
@@ -181,7 +191,7 @@ def test_refit_is_the_scipy_minimiser_k3():
     W = simplex_vertices(3)
 
     def obj(t):
-        return float(np.mean(angle_lum_loss(t[:2] + t[2] * F1, y, 1000.0, 0.0)))
+        return float(np.mean(_pairwise_loss(t[:2] + t[2] * F1, y, 1000.0, 0.0)))
 
     ref = minimize(obj, np.r_[0.0, 0.0, 1.0], method="BFGS", options=dict(gtol=1e-12))
     assert r["objective"] == pytest.approx(ref.fun, rel=1e-9)
@@ -266,9 +276,11 @@ def test_iris_fit_with_class_named_columns():
         P2 = fit.predict(df, type="prob", method="refit")
     classes = ["setosa", "versicolor", "virginica"]
     assert isinstance(fit, LumMultiFit) and fit.converged
-    # c = 0: the default is the inverse link of the fitted LUM
+    # the default is the refitted LUM (as for two classes); method="lum" the fitted LUM's link
     F = df.iloc[:, :4].to_numpy() @ fit.coef_simplex.to_numpy()[1:] + fit.coef_simplex.to_numpy()[0]
-    np.testing.assert_allclose(P.to_numpy(), angle_lum_proba(F, 1000.0, 0.0), atol=1e-12)
+    np.testing.assert_allclose(P.to_numpy(), P2.to_numpy(), atol=0)
+    P3 = fit.predict(df, type="prob", method="lum")
+    np.testing.assert_allclose(P3.to_numpy(), angle_lum_proba(F, 1000.0, 0.0), atol=1e-12)
     for Q in (P, P2):
         assert list(Q.columns) == classes
         np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
