@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 
 import cohstats as cs
 from cohstats.formula import build_design
-from cohstats.losses.angle import angle_lum_loss, angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
+from cohstats.losses.angle import angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
 from cohstats.losses.binary import lum_link, lum_loss, lum_minimizer
 from cohstats.models.lum import LumMultiFit, _lum_angle, lum_refit_angle
 from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
@@ -216,23 +216,24 @@ _GRID = [
 ]
 
 
+@pytest.mark.parametrize("form", ["pairwise", "angle"])
 @pytest.mark.parametrize("a,c", [(1000.0, 0.0), (1.0, 0.0), (2.0, 1.0), (math.inf, 0.0), (0.5, 5.0)])
-def test_inverse_link_recovers_p_at_the_population_minimiser(a, c):
+def test_inverse_link_recovers_p_at_the_population_minimiser(a, c, form):
     for p in _GRID:
-        fstar = angle_lum_minimizer(p, a, c)
-        # the closed form is a minimiser of the population risk: scipy finds nothing lower
-        r0, g0 = angle_lum_risk(fstar, p, a, c)
+        fstar = angle_lum_minimizer(p, a, c, form)
+        # the minimiser (angle: closed form; pairwise: Newton) minimises the risk: scipy finds nothing lower
+        r0, g0 = angle_lum_risk(fstar, p, a, c, form)
         np.testing.assert_allclose(g0, 0.0, atol=1e-9)
         ref = minimize(
-            lambda f: angle_lum_risk(f, p, a, c)[0],
+            lambda f: angle_lum_risk(f, p, a, c, form)[0],
             np.zeros(p.size - 1),
-            jac=lambda f: angle_lum_risk(f, p, a, c)[1],
+            jac=lambda f: angle_lum_risk(f, p, a, c, form)[1],
             method="BFGS",
             options=dict(gtol=1e-12),
         )
         assert r0 <= ref.fun + 1e-12
         # and the inverse link maps it back to p
-        np.testing.assert_allclose(angle_lum_proba(fstar, a, c)[0], p, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(angle_lum_proba(fstar, a, c, form)[0], p, rtol=1e-9, atol=1e-12)
         if c == 0.0 and np.unique(p).size == p.size:  # unique minimiser: scipy's is f*
             np.testing.assert_allclose(ref.x, fstar, atol=1e-4)
 
@@ -240,9 +241,14 @@ def test_inverse_link_recovers_p_at_the_population_minimiser(a, c):
 def test_inverse_link_is_the_binary_lum_link_at_two_classes():
     f = np.linspace(-5, 5, 41)
     for a, c in [(1000.0, 0.0), (1.0, 1.0), (0.3, 2.0), (math.inf, 0.5)]:
-        P = angle_lum_proba(-f[:, None], a, c)  # class 2 is the vertex -1
-        np.testing.assert_allclose(P[:, 1], lum_link(f, a, c), rtol=1e-12, atol=1e-15)
-        np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c), rtol=1e-10)
+        for form in ("pairwise", "angle"):
+            P = angle_lum_proba(-f[:, None], a, c, form)  # class 2 is the vertex -1
+            np.testing.assert_allclose(P[:, 1], lum_link(f, a, c), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            angle_lum_minimizer([0.3, 0.7], a, c, "angle"), -lum_minimizer(0.7, a, c), rtol=1e-10
+        )
+        if c == 0.0:  # unique minimiser
+            np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c), rtol=1e-8)
 
 
 def test_inverse_link_is_stable_for_extreme_values():
