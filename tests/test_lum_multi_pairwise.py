@@ -1,20 +1,18 @@
 """The pairwise-comparison loss of the multicategory LUM: the compiled loss against the formula
 written out with the binary LUM, its inverse link and population minimiser against scipy
-minimising the population risk (written out independently), Fisher consistency, the plain angle
-form, and the iris target (a fixed stratified 70/30 split: test error at most 7 %).
+minimising the population risk (written out independently), Fisher consistency, the objective
+along a K = 5 path and the pairwise refit against scipy. (The iris target is tested in
+test_lum_multi.py.)
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-import cohstats as cs
 from cohstats.losses.angle import angle_lum_loss, angle_lum_minimizer, angle_lum_proba, simplex_vertices
 from cohstats.losses.binary import lum_loss
 from cohstats.models.lum import lum_refit_angle
@@ -95,16 +93,6 @@ def test_inverse_link_is_positive_and_stable_for_extreme_margins():
     assert np.all(np.argsort(P, axis=1) == np.argsort(U, axis=1))
 
 
-def _three_class(n, seed, p=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    eta = np.column_stack([X[:, 0], -X[:, 0] + X[:, 1], np.zeros(n)])
-    P = np.exp(eta - eta.max(1, keepdims=True))
-    P /= P.sum(1, keepdims=True)
-    y = (rng.random(n)[:, None] > P.cumsum(1)).sum(1)
-    return X, y
-
-
 def test_objective_never_rises_along_the_path_k5():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(120, 4))
@@ -132,49 +120,3 @@ def test_refit_pairwise_is_the_scipy_minimiser_k4():
     assert r["converged"] and not r["separable"]
     assert r["objective"] == pytest.approx(ref.fun, rel=1e-8)
     np.testing.assert_allclose(np.r_[r["g0"], r["g1"]], ref.x, atol=1e-4)
-
-
-# ============================================================================ iris
-def _iris_split():
-    pytest.importorskip("sklearn")
-    from sklearn.datasets import load_iris
-    from sklearn.model_selection import train_test_split
-
-    d = load_iris(as_frame=True)
-    df = d.frame.drop(columns="target")
-    df.columns = ["sl", "sw", "pl", "pw"]
-    df["y"] = pd.Categorical(np.asarray(d.target_names)[d.target])
-    return train_test_split(df, test_size=0.3, random_state=0, stratify=df["y"])
-
-
-def test_iris_defaults_classify_and_calibrate():
-    tr, te = _iris_split()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = cs.lum("y ~ sl + sw + pl + pw", tr)
-        P = fit.predict(te, type="prob").to_numpy()
-    y = te["y"].cat.codes.to_numpy()
-    err = float(np.mean(P.argmax(1) != y))
-    assert err <= 0.07  # the issue's target (this split: 0 errors in 45)
-    logloss = -float(np.mean(np.log(P[np.arange(y.size), y])))
-    assert logloss < 0.1  # scikit-learn's LogisticRegression() on this split: 0.16
-    assert fit.form == "pairwise"
-    # the plain angle loss, which only rewards the own-class margin, is what misclassified iris
-    b0, B, _ = cd_angle_lum_path(
-        tr.iloc[:, :4].to_numpy(), tr["y"].cat.codes.to_numpy(), None, 1000.0, 0.0, fit.lambda_, 0.0, form="angle"
-    )
-    U = (te.iloc[:, :4].to_numpy() @ B[-1] + b0[-1]) @ simplex_vertices(3).T
-    assert np.mean(U.argmax(1) != y) > 0.15
-
-
-def test_summary_says_how_s_was_chosen():
-    tr, _ = _iris_split()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = cs.lum("y ~ sl + sw + pl + pw", tr)
-    notes = " ".join(fit.summary().notes)
-    assert "not chosen by validation" in notes
-    assert "separates the sample" not in notes
-    assert "method='refit' by default" in notes
-    notes = " ".join(fit.select(fit.lambda_[10]).summary().notes)
-    assert "not chosen by validation" not in notes

@@ -314,15 +314,20 @@ def angle_lum_loss(F, y, a=1000.0, c=0.0, form="pairwise"):
     return out
 
 
-def angle_lum_log_weights(F, a=1000.0, c=0.0):
-    """``log(1/|V'(u_ij)|)`` for every row and class: the unnormalised log-probabilities of the
-    angle form (``p_j`` proportional to ``1/|V'(u_j)|``)."""
+def _by_margins(rows, F, a, c):
+    """``rows(U, a, c, out)`` applied to the class margins ``U`` of ``F``; returns ``out``."""
     F = _F(F)
     a, c = _ac(a, c)
     U = np.ascontiguousarray(angle_lum_margins(F))
     out = np.empty_like(U)
-    _logw_rows(U, a, c, out)
+    rows(U, a, c, out)
     return out
+
+
+def angle_lum_log_weights(F, a=1000.0, c=0.0):
+    """``log(1/|V'(u_ij)|)`` for every row and class: the unnormalised log-probabilities of the
+    angle form (``p_j`` proportional to ``1/|V'(u_j)|``)."""
+    return _by_margins(_logw_rows, F, a, c)
 
 
 def angle_lum_proba(F, a=1000.0, c=0.0, form="pairwise"):
@@ -342,12 +347,7 @@ def angle_lum_proba(F, a=1000.0, c=0.0, form="pairwise"):
     (True, True)
     """
     if _form(form) == "pairwise":
-        F = _F(F)
-        a, c = _ac(a, c)
-        U = np.ascontiguousarray(angle_lum_margins(F))
-        out = np.empty_like(U)
-        _pair_proba_rows(U, a, c, out)
-        return out
+        return _by_margins(_pair_proba_rows, F, a, c)
     L = angle_lum_log_weights(F, a, c)
     L -= L.max(axis=1, keepdims=True)
     E = np.exp(L)
