@@ -120,3 +120,16 @@ def test_refit_pairwise_is_the_scipy_minimiser_k4():
     assert r["converged"] and not r["separable"]
     assert r["objective"] == pytest.approx(ref.fun, rel=1e-8)
     np.testing.assert_allclose(np.r_[r["g0"], r["g1"]], ref.x, atol=1e-4)
+
+
+def test_saved_fit_keeps_its_loss(tmp_path):
+    import cohstats as cs
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, 2))
+    y = np.argmax(X @ rng.normal(size=(2, 3)) + rng.gumbel(size=(90, 3)), axis=1)
+    fit = cs.lum(X, y, lambda_=[0.1, 0.01])
+    fit.save(tmp_path / "fit.cs")
+    back = cs.load(tmp_path / "fit.cs")
+    assert back.form == "pairwise"
+    np.testing.assert_array_equal(back.predict(X, type="prob", method="lum"), fit.predict(X, type="prob", method="lum"))
