@@ -17,8 +17,8 @@ from scipy.optimize import minimize
 
 import cohstats as cs
 from cohstats.formula import build_design
-from cohstats.losses.angle import angle_lum_loss, angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
-from cohstats.losses.binary import lum_link, lum_minimizer
+from cohstats.losses.angle import angle_lum_minimizer, angle_lum_proba, angle_lum_risk, simplex_vertices
+from cohstats.losses.binary import lum_link, lum_loss, lum_minimizer
 from cohstats.models.lum import LumMultiFit, _lum_angle, lum_refit_angle
 from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
 
@@ -33,12 +33,22 @@ def _three_class(n, seed, p=3):
     return X, y
 
 
+def _pairwise_loss(F, y, a, c):
+    """The pairwise loss written out with the binary LUM (independent of the compiled code)."""
+    K = F.shape[1] + 1
+    U = F @ simplex_vertices(K).T
+    kap = (K - 1) / K
+    L = lum_loss(kap * (U[np.arange(len(y)), y][:, None] - U), a, c)
+    L[np.arange(len(y)), y] = 0.0
+    return L.sum(axis=1) / (K - 1)
+
+
 def _objective(theta, X, y, a, c, lam, alpha, K):
     p = X.shape[1]
     b, B = theta[: K - 1], theta[K - 1 :].reshape(p, K - 1)
     nrm = np.sqrt((B**2).sum(axis=1))
     pen = lam * np.sum((1 - alpha) / 2 * nrm**2 + alpha * nrm)
-    return float(np.mean(angle_lum_loss(X @ B + b, y, a, c)) + pen)
+    return float(np.mean(_pairwise_loss(X @ B + b, y, a, c)) + pen)
 
 
 # ============================================================================ geometry
@@ -181,7 +191,7 @@ def test_refit_is_the_scipy_minimiser_k3():
     W = simplex_vertices(3)
 
     def obj(t):
-        return float(np.mean(angle_lum_loss(t[:2] + t[2] * F1, y, 1000.0, 0.0)))
+        return float(np.mean(_pairwise_loss(t[:2] + t[2] * F1, y, 1000.0, 0.0)))
 
     ref = minimize(obj, np.r_[0.0, 0.0, 1.0], method="BFGS", options=dict(gtol=1e-12))
     assert r["objective"] == pytest.approx(ref.fun, rel=1e-9)
@@ -206,23 +216,24 @@ _GRID = [
 ]
 
 
+@pytest.mark.parametrize("form", ["pairwise", "angle"])
 @pytest.mark.parametrize("a,c", [(1000.0, 0.0), (1.0, 0.0), (2.0, 1.0), (math.inf, 0.0), (0.5, 5.0)])
-def test_inverse_link_recovers_p_at_the_population_minimiser(a, c):
+def test_inverse_link_recovers_p_at_the_population_minimiser(a, c, form):
     for p in _GRID:
-        fstar = angle_lum_minimizer(p, a, c)
-        # the closed form is a minimiser of the population risk: scipy finds nothing lower
-        r0, g0 = angle_lum_risk(fstar, p, a, c)
+        fstar = angle_lum_minimizer(p, a, c, form)
+        # the minimiser (angle: closed form; pairwise: Newton) minimises the risk: scipy finds nothing lower
+        r0, g0 = angle_lum_risk(fstar, p, a, c, form)
         np.testing.assert_allclose(g0, 0.0, atol=1e-9)
         ref = minimize(
-            lambda f: angle_lum_risk(f, p, a, c)[0],
+            lambda f: angle_lum_risk(f, p, a, c, form)[0],
             np.zeros(p.size - 1),
-            jac=lambda f: angle_lum_risk(f, p, a, c)[1],
+            jac=lambda f: angle_lum_risk(f, p, a, c, form)[1],
             method="BFGS",
             options=dict(gtol=1e-12),
         )
         assert r0 <= ref.fun + 1e-12
         # and the inverse link maps it back to p
-        np.testing.assert_allclose(angle_lum_proba(fstar, a, c)[0], p, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(angle_lum_proba(fstar, a, c, form)[0], p, rtol=1e-9, atol=1e-12)
         if c == 0.0 and np.unique(p).size == p.size:  # unique minimiser: scipy's is f*
             np.testing.assert_allclose(ref.x, fstar, atol=1e-4)
 
@@ -230,9 +241,14 @@ def test_inverse_link_recovers_p_at_the_population_minimiser(a, c):
 def test_inverse_link_is_the_binary_lum_link_at_two_classes():
     f = np.linspace(-5, 5, 41)
     for a, c in [(1000.0, 0.0), (1.0, 1.0), (0.3, 2.0), (math.inf, 0.5)]:
-        P = angle_lum_proba(-f[:, None], a, c)  # class 2 is the vertex -1
-        np.testing.assert_allclose(P[:, 1], lum_link(f, a, c), rtol=1e-12, atol=1e-15)
-        np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c), rtol=1e-10)
+        for form in ("pairwise", "angle"):
+            P = angle_lum_proba(-f[:, None], a, c, form)  # class 2 is the vertex -1
+            np.testing.assert_allclose(P[:, 1], lum_link(f, a, c), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            angle_lum_minimizer([0.3, 0.7], a, c, "angle"), -lum_minimizer(0.7, a, c), rtol=1e-10
+        )
+        if c == 0.0:  # unique minimiser
+            np.testing.assert_allclose(angle_lum_minimizer([0.3, 0.7], a, c), -lum_minimizer(0.7, a, c), rtol=1e-8)
 
 
 def test_inverse_link_is_stable_for_extreme_values():
@@ -266,9 +282,11 @@ def test_iris_fit_with_class_named_columns():
         P2 = fit.predict(df, type="prob", method="refit")
     classes = ["setosa", "versicolor", "virginica"]
     assert isinstance(fit, LumMultiFit) and fit.converged
-    # c = 0: the default is the inverse link of the fitted LUM
+    # the default is the refitted LUM (as for two classes); method="lum" the fitted LUM's link
     F = df.iloc[:, :4].to_numpy() @ fit.coef_simplex.to_numpy()[1:] + fit.coef_simplex.to_numpy()[0]
-    np.testing.assert_allclose(P.to_numpy(), angle_lum_proba(F, 1000.0, 0.0), atol=1e-12)
+    np.testing.assert_allclose(P.to_numpy(), P2.to_numpy(), atol=0)
+    P3 = fit.predict(df, type="prob", method="lum")
+    np.testing.assert_allclose(P3.to_numpy(), angle_lum_proba(F, 1000.0, 0.0), atol=1e-12)
     for Q in (P, P2):
         assert list(Q.columns) == classes
         np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
@@ -285,6 +303,49 @@ def test_iris_fit_with_class_named_columns():
     np.testing.assert_allclose(Bs[1:] @ fit.vertices.to_numpy().T, fit.coef.to_numpy(), atol=1e-12)
     # setosa is separated from the other two species at every lambda of the path
     assert (fit.predict(df)[df.Species == "setosa"] == "setosa").all()
+
+
+# ============================================================================ iris 70/30
+def _iris_split():
+    """The fixed stratified 70/30 split of iris (scikit-learn, random_state=0)."""
+    from sklearn.model_selection import train_test_split
+
+    df = _iris()
+    df.columns = ["sl", "sw", "pl", "pw", "y"]
+    return train_test_split(df, test_size=0.3, random_state=0, stratify=df["y"])
+
+
+def test_iris_defaults_classify_and_calibrate():
+    tr, te = _iris_split()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = cs.lum("y ~ sl + sw + pl + pw", tr)
+        P = fit.predict(te, type="prob").to_numpy()
+    y = te["y"].cat.codes.to_numpy()
+    err = float(np.mean(P.argmax(1) != y))
+    assert err <= 0.07  # the issue's target (this split: 0 errors in 45)
+    logloss = -float(np.mean(np.log(P[np.arange(y.size), y])))
+    assert logloss < 0.1  # scikit-learn's LogisticRegression() on this split: 0.16
+    assert fit.form == "pairwise"
+    # the plain angle loss, which only rewards the own-class margin, is what misclassified iris
+    b0, B, _ = cd_angle_lum_path(
+        tr.iloc[:, :4].to_numpy(), tr["y"].cat.codes.to_numpy(), None, 1000.0, 0.0, fit.lambda_, 0.0, form="angle"
+    )
+    U = (te.iloc[:, :4].to_numpy() @ B[-1] + b0[-1]) @ simplex_vertices(3).T
+    assert np.mean(U.argmax(1) != y) > 0.15
+
+
+def test_summary_says_how_s_was_chosen():
+    tr, _ = _iris_split()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = cs.lum("y ~ sl + sw + pl + pw", tr)
+    notes = " ".join(fit.summary().notes)
+    assert "not chosen by validation" in notes
+    assert "separates the sample" not in notes
+    assert "method='refit' by default" in notes
+    notes = " ".join(fit.select(fit.lambda_[10]).summary().notes)
+    assert "not chosen by validation" not in notes
 
 
 def test_penalty_is_rotation_invariant_and_grouped():

@@ -287,28 +287,32 @@ def lum(
     paper's ridge ``(lambda/2)||beta||^2``), or ``f(x) = b + sum_j beta_j K(x_j, x)`` and
     ``J = (lambda/2) beta'K beta`` for a kernel. The intercept is never penalised.
 
-    More than two classes (angle-based multicategory LUM; Zhang & Liu 2014): the K classes
-    are coded by the vertices ``W_1..W_K`` of a regular simplex in ``R^{K-1}`` (unit vectors
-    summing to zero, :func:`cohstats.losses.angle.simplex_vertices`; ``classes[k]`` is
-    ``W_{k+1}``), ``f(x) = b + B'x`` in ``R^{K-1}`` and the objective is
-    ``(1/n) sum_i w_i V_{a,c}(<f(x_i), W_{y_i}>) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||^2 +
+    More than two classes (angle-based multicategory LUM): the K classes are coded by the
+    vertices ``W_1..W_K`` of a regular simplex in ``R^{K-1}`` (C. Zhang and Y. Liu,
+    Biometrika 2014; unit vectors summing to zero,
+    :func:`cohstats.losses.angle.simplex_vertices`; ``classes[k]`` is ``W_{k+1}``),
+    ``f(x) = b + B'x`` in ``R^{K-1}``, the class margins are ``u_k = <f, W_k>`` and the objective
+    is ``(1/n) sum_i w_i L(f(x_i), y_i) + lambda sum_j pf_j ((1-alpha)/2 ||B_j||^2 +
     alpha ||B_j||)`` with ``B_j`` the row of predictor ``j`` (a grouped penalty, invariant under
-    rotations of the simplex, so a predictor enters for all classes at once). The predicted
-    class maximises the class margin ``u_k = <f, W_k>``; ``coef`` and ``intercept`` are those
-    of the class margins (terms x classes, rows summing to zero; ``fit.coef_simplex`` gives
-    ``B`` itself). With K = 2 the coding is ``W = (1, -1)`` and the model is the binary LUM.
+    rotations of the simplex, so a predictor enters for all classes at once). [LZW] define the
+    LUM for two classes only; the K-class loss used here is T. Zhang's pairwise comparison
+    (JMLR 2004) of the margins, ``L(f, y) = (1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))``
+    with ``kappa = (K-1)/K``: Fisher consistent, equal to the binary LUM at K = 2, and, as it
+    depends on margin differences only, not misled by one class lying far from the others (the
+    plain angle loss ``V(u_y)`` of Zhang & Liu is, and misclassifies a fifth of iris). The
+    predicted class maximises ``u_k``; ``coef`` and ``intercept`` are those of the class
+    margins (terms x classes, rows summing to zero; ``fit.coef_simplex`` gives ``B`` itself).
+    The default ``lambda`` sequence and the default ``s`` (its smallest value, a lightly
+    penalised fit) are those of two classes; choose ``lambda`` with :func:`cohstats.cv`.
     Linear expansion only; ``c`` must be finite, and for large ``c`` (100 and more) the block
     steps, majorised with the LUM's curvature bound ``(a+1)(1+c)/a``, converge slowly (raise
-    ``max_iter``; unconverged lambdas are reported by a warning). Probabilities: from the stationarity of the
-    population risk, ``sum_j p_j V'(u_j) W_j = 0``, and ``sum_j W_j = 0`` being the vertices'
-    only linear relation, ``p_j`` is proportional to ``1/|V'(u_j)|``
-    (:func:`cohstats.losses.angle.angle_lum_proba`, computed in log space). This inverse link
-    recovers ``p`` at the population minimiser for every finite ``c``; for ``c > 0`` it is
-    flat wherever several margins lie below ``c/(1+c)``, so, as for two classes, the soft LUM
-    (``c = 0``) is the one for probabilities. ``predict(type="prob", method=)``: ``"lum"``
-    (the inverse link; default for ``c = 0``, where it measured more accurate than the refit)
-    or ``"refit"`` (default for ``c > 0``: ``f2 = g0 + g1 f`` refitted with ``c = 0``,
-    :func:`lum_refit_angle`, the K-class form of [LZW] eq (9)). ``c="tuned"`` is for two
+    ``max_iter``; unconverged lambdas are reported by a warning). Probabilities
+    (``predict(type="prob", method=)``): ``"refit"`` (default, as for two classes:
+    ``f2 = g0 + g1 f`` refitted with ``c = 0``, :func:`lum_refit_angle`, the K-class form of
+    [LZW] eq (9)) or ``"lum"``, the inverse link of the fitted LUM: the ``p`` whose population
+    risk ``f`` minimises, the stationary distribution of a K-state Markov chain with rates
+    ``|V'(kappa (u_k - u_j))|`` (:func:`cohstats.losses.angle.angle_lum_proba`); for ``c > 0`` it
+    is flat wherever margins lie within ``c/((1+c) kappa)`` of each other. ``c="tuned"`` is for two
     classes; choose ``c`` for K > 2 with :func:`cohstats.tune`.
 
     Special cases: ``c = 0`` soft (``a -> inf``: the hinge/exponential hybrid, logistic link);

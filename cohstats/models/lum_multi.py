@@ -47,6 +47,7 @@ def _lum_angle(
     refit_on,
     tol,
     max_iter,
+    form="pairwise",
 ):
     """The angle-based multicategory LUM for a response with K > 2 levels (see :func:`lum`)."""
     from cohstats.solvers.cd.angle import angle_lum_lambda_max, cd_angle_lum_path
@@ -75,7 +76,9 @@ def _lum_angle(
             raise ValueError(f"penalty_factor must be {p} nonnegative finite numbers")
     if lambda_ is None:
         lmax = float(
-            angle_lum_lambda_max(X, y, w, a, c, max(alpha, 1e-3), K=K, standardize=standardize, penalty_factor=pf)
+            angle_lum_lambda_max(
+                X, y, w, a, c, max(alpha, 1e-3), K=K, form=form, standardize=standardize, penalty_factor=pf
+            )
         )
         if not (np.isfinite(lmax) and lmax > 0):
             lmax = 1.0
@@ -96,6 +99,7 @@ def _lum_angle(
         lambdas,
         alpha,
         K=K,
+        form=form,
         standardize=standardize,
         tol=tol,
         max_iter=max_iter,
@@ -126,6 +130,7 @@ def _lum_angle(
         refit_on=refit_on,
         validation=validation,
         call=call,
+        form=form,
     )
     if not np.all(fit._info_converged):
         bad = lambdas[~fit._info_converged]
@@ -146,7 +151,8 @@ class LumMultiFit(Fit):
     The model is ``f(x) = b + B'x`` in ``R^{K-1}`` with class ``k`` (``classes[k]``) at the
     simplex vertex ``W_{k+1}`` (:func:`cohstats.losses.angle.simplex_vertices`); the class
     margins are ``u_k(x) = <f(x), W_{k+1}>`` (they sum to zero) and the predicted class is the
-    largest margin.
+    largest margin. The loss (``form``) is the pairwise comparison of the margins,
+    ``(1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))`` (:mod:`cohstats.losses.angle`).
 
     Attributes
     ----------
@@ -156,15 +162,19 @@ class LumMultiFit(Fit):
     intercept : Series by class, the intercepts of the class margins (``W b``).
     a, c, alpha : loss and penalty parameters; lambda_ : fitted sequence (decreasing); s :
         selected lambda; converged : engine diagnostic at ``s``; n_iter : solver passes over the
-        whole path (as every fit's).
+        whole path (as every fit's). form : ``"pairwise"`` (``"angle"``, ``V(u_y)``, for fits
+        saved before the pairwise loss).
 
     ``predict(type="link")`` gives the class margins; ``type="prob"`` the probabilities of the
-    fitted LUM's inverse link (``method="lum"``, the default for the soft LUM ``c = 0``) or of
-    the refitted LUM (``method="refit"``, the default for ``c > 0``); see :func:`lum`.
+    refitted LUM (``method="refit"``, the default, as for two classes) or of the fitted LUM's
+    inverse link (``method="lum"``); see :func:`lum`.
     """
 
     method = "lum"
     title = "Angle-based multicategory LUM"
+    #: the loss: ``"pairwise"`` for every fit made now; files saved before the pairwise loss
+    #: hold fits of the plain angle loss, which load with this class default
+    form = "angle"
     path_var = "lambda"
     path_arg = "lambda_"
     _predict_options = ("method",)
@@ -187,12 +197,14 @@ class LumMultiFit(Fit):
         refit_on,
         validation,
         call,
+        form="pairwise",
     ):
         from cohstats.losses.angle import simplex_vertices
 
         self = cls.__new__(cls)
         Fit.__init__(self, design, call=call)
         self.a, self.c, self.alpha = float(a), float(c), float(alpha)
+        self.form = str(form)
         self.lambda_ = self._checked_lambda(lambdas)
         K = design.n_classes
         self._W = simplex_vertices(K)
@@ -287,14 +299,13 @@ class LumMultiFit(Fit):
         key = (s, self.refit_on)
         if key not in self._refit_cache:
             Xr, yr, wr = self._refit_sample()
-            self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn)
+            self._refit_cache[key] = lum_refit_angle(self._f(Xr, s), yr, self.a, wr, warn=warn, form=self.form)
         return self._refit_cache[key]
 
     @property
     def default_method(self) -> str:
-        """The default probability method: ``"lum"`` (inverse link) for the soft LUM
-        (``c = 0``), ``"refit"`` (refitted LUM) for ``c > 0``."""
-        return "lum" if self.c == 0 else "refit"
+        """The default probability method: ``"refit"`` (the refitted LUM), as for two classes."""
+        return "refit"
 
     def _proba(self, X, s=None, method: str | None = None):
         from cohstats.losses.angle import angle_lum_proba
@@ -303,15 +314,14 @@ class LumMultiFit(Fit):
             method = self.default_method
         if method not in ("refit", "lum"):
             raise ValueError(
-                f"method must be 'lum' (the inverse link of the fitted LUM; default "
-                f"for c = 0) or 'refit' (refitted LUM; default for c > 0); got "
-                f"method={method!r}"
+                f"method must be 'refit' (refitted LUM; the default) or 'lum' (the inverse "
+                f"link of the fitted LUM); got method={method!r}"
             )
         f = self._f(self._X_checked(X), s)
         if method == "lum":
-            return angle_lum_proba(f, self.a, self.c)
+            return angle_lum_proba(f, self.a, self.c, form=self.form)
         r = self.refit(s)
-        return angle_lum_proba(r["g0"] + r["g1"] * f, self.a, 0.0)
+        return angle_lum_proba(r["g0"] + r["g1"] * f, self.a, 0.0, form=self.form)
 
     @staticmethod
     def _X_checked(X):
@@ -322,7 +332,7 @@ class LumMultiFit(Fit):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = np.stack([self._proba(X, s=float(v), method=method) for v in self.lambda_])
-        nsep = sum("separate the classes" in str(m.message) for m in caught)
+        nsep = sum("refit has no minimiser" in str(m.message) for m in caught)
         _warn_separable_path(nsep, self.lambda_.size)
         return out
 
@@ -382,6 +392,11 @@ class LumMultiFit(Fit):
             "c": self.c,
             "regime": self.regime,
             "coding": f"angle-based (simplex vertices in R^{self.n_classes - 1})",
+            "loss": (
+                "pairwise: mean over other classes j of V(kappa (u_y - u_j))"
+                if self.form == "pairwise"
+                else "angle: V(u_y) (Zhang & Liu 2014)"
+            ),
             "penalty": _penalty_name(self.alpha) + ", grouped by predictor",
             "n lambda fitted": int(self.lambda_.size),
             "observations": int(d.nobs),
@@ -406,21 +421,28 @@ class LumMultiFit(Fit):
             notes.append(
                 f"refitted LUM (c = 0, a = {self.a:g}) on the {self.refit_on} sample: "
                 f"f2 = g0 + {r['g1']:.4g} f"
-                + ("; first stage separates the sample (1e-6 ridge added)" if r["separable"] else "")
+                + (
+                    "; a shift and rescaling of f classifies every refit row correctly, so the "
+                    "unpenalised refit has no minimiser (1e-6 ridge added)"
+                    if r["separable"]
+                    else ""
+                )
             )
         except Exception as exc:  # pragma: no cover - report, do not fail the summary
             notes.append(f"refit unavailable: {exc}")
         if self.standardize:
             notes.append("penalty applied to standardised predictors; coefficients on the original scale")
-        notes.append(
-            f"probabilities: method={self.default_method!r} by default ("
-            + (
-                "the inverse link of the soft LUM"
-                if self.c == 0
-                else "c > 0: the inverse link is flat wherever several class margins lie below "
-                "c/(1+c), so the default refits with c = 0"
+        if np.isclose(self._s, self.lambda_[-1], rtol=1e-9, atol=0) and "lambda_" not in self.call:
+            notes.append(
+                "s is the smallest lambda of the default sequence (lambda_max down to "
+                f"{self.lambda_[-1] / self.lambda_[0]:.2g} times it), the lightly penalised fit used "
+                "by default as for two classes; it was not chosen by validation "
+                "(cs.cv(cs.lum, ...) chooses lambda)"
             )
-            + ")"
+        notes.append(
+            "probabilities: method='refit' by default (the inverse link of the refitted LUM); "
+            "method='lum' gives the inverse link of the fitted LUM"
+            + (", flat wherever margins lie within c/((1+c) kappa) of each other" if self.c > 0 else "")
         )
         return Summary(f"Angle-based multicategory LUM (a = {self.a:g}, c = {self.c:g})", info, tables, notes)
 

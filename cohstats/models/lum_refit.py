@@ -202,19 +202,50 @@ def _angle_separable(Z, w) -> bool:
     return bool(-res.fun > 1e-9 * Zs.shape[0])
 
 
+def _angle_refit_rows(F1, y, w, form):
+    """The refit as a binary LUM problem on expanded rows: ``(Z, weights, margins)`` with
+    ``Z = [D, m]`` such that the refit margin of each row is ``<g0, D> + g1 m``: one row per
+    observation (``D = W_y``, ``m = <f1, W_y>``; angle form) or one per observation and other
+    class ``j`` (``D = kappa (W_y - W_j)``, ``m = kappa <f1, W_y - W_j>``, weight ``w / (K-1)``;
+    pairwise form)."""
+    from cohstats.losses.angle import simplex_vertices
+
+    n, km1 = F1.shape
+    K = km1 + 1
+    W = simplex_vertices(K)
+    if form == "angle":
+        D = W[y]
+        return D, w, np.einsum("ik,ik->i", F1, D)
+    kap = km1 / K
+    others = np.array([[j for j in range(K) if j != yi] for yi in y]).ravel()
+    rows = np.repeat(np.arange(n), km1)
+    D = kap * (W[y[rows]] - W[others])
+    return D, w[rows] / km1, np.einsum("ik,ik->i", F1[rows], D)
+
+
 def lum_refit_angle(
-    F1, y, a: float, weights=None, *, tol: float = 1e-10, max_iter: int = 200, warn: bool = True
+    F1,
+    y,
+    a: float,
+    weights=None,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    warn: bool = True,
+    form: str = "pairwise",
 ) -> dict:
     """Refitted angle-based LUM: ``f2 = g0 + g1 f1`` with ``c = 0`` and the same ``a``.
 
     The K-class analogue of [LZW] eq (9): ``g0`` in ``R^{K-1}`` (a shift of the simplex
     coordinates) and the scalar ``g1`` (a rescaling, which keeps the direction of ``f1`` and so
-    the angles that classify) minimise ``sum_i w_i V_{a,0}(<g0 + g1 f1_i, W_{y_i}>) / sum_i w_i``
-    without penalty, by Newton's method with backtracking. At K = 2 this is the refit of
-    :func:`lum_refit` (with ``g0`` negated: the first class is the vertex ``+1`` here). If the
-    minimum is not attained (a direction of ``(g0, g1)`` makes every refit margin non-decreasing,
-    decided by a linear programme), the penalty ``1e-6 (||g0||^2 + g1^2)/2`` is added and a
-    :class:`cohstats.ConvergenceWarning` is emitted.
+    the angles that classify) minimise ``sum_i w_i L_{a,0}(g0 + g1 f1_i, y_i) / sum_i w_i``
+    without penalty, ``L`` the loss of ``form`` (:func:`cohstats.losses.angle.angle_lum_loss`),
+    by Newton's method with backtracking. At K = 2 this is the refit of :func:`lum_refit`
+    (with ``g0`` negated: the first class is the vertex ``+1`` here). If the minimum is not
+    attained -- some shift and positive-or-zero rescaling of ``f1`` ranks every training
+    observation's own class weakly first (pairwise form; angle form: gives every observation a
+    nonnegative own-class margin), decided by a linear programme -- the penalty
+    ``1e-6 (||g0||^2 + g1^2)/2`` is added and a :class:`cohstats.ConvergenceWarning` is emitted.
 
     Parameters
     ----------
@@ -224,15 +255,17 @@ def lum_refit_angle(
     weights : (n,) nonnegative case weights or None.
     tol, max_iter : Newton tolerance (infinity norm of the gradient) and iteration limit.
     warn : emit the warnings.
+    form : ``"pairwise"`` (default; the loss of :func:`cohstats.lum`) or ``"angle"``.
 
     Returns
     -------
     dict with ``g0`` ((K-1,) array), ``g1``, ``converged``, ``n_iter``, ``objective``,
     ``separable``.
     """
-    from cohstats.losses.angle import simplex_vertices
     from cohstats.losses.binary import get_loss
 
+    if form not in ("pairwise", "angle"):
+        raise ValueError(f"form must be 'pairwise' or 'angle'; got form={form!r}")
     F1 = np.atleast_2d(np.asarray(F1, dtype=np.float64))
     n, km1 = F1.shape
     K = km1 + 1
@@ -247,16 +280,20 @@ def lum_refit_angle(
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     if w.shape != (n,) or np.any(w < 0) or not np.all(np.isfinite(w)) or not w.sum() > 0:
         raise ValueError("weights must be nonnegative, finite, not all zero and one per row")
-    Wy = simplex_vertices(K)[y]
-    h = np.einsum("ik,ik->i", F1, Wy)  # first-stage margins <f1_i, W_{y_i}>
+    D, w, h = _angle_refit_rows(F1, y, w, form)  # h: first-stage margins of the rows
     sc = math.sqrt(float(np.sum(w * h * h) / w.sum())) if np.any(h != 0) else 1.0
-    Z = np.column_stack([Wy, h / sc])  # theta = (g0, g1 * sc)
+    Z = np.column_stack([D, h / sc])  # theta = (g0, g1 * sc)
     separable = _angle_separable(Z, w)
     ridge = np.r_[np.full(km1, 1e-6), 1e-6 / sc**2] if separable else np.zeros(K)
     if separable and warn:
+        what = (
+            "classifies every refit observation correctly"
+            if form == "pairwise"
+            else "gives every refit observation a nonnegative own-class margin"
+        )
         warnings.warn(
-            "refitted LUM: the first-stage decision values separate the classes, so the "
-            "unpenalised refit has no minimiser; added the penalty "
+            f"refitted LUM: a shift and rescaling of the first-stage decision values {what}, "
+            "so the unpenalised refit has no minimiser; added the penalty "
             "1e-6 (||g0||^2 + g1^2)/2 (probabilities will be close to 0/1). "
             "Use refit_on='validation' or a larger lambda_.",
             _convergence_warning(),

@@ -16,9 +16,8 @@ from numba import njit
 
 
 from cohstats._numba_cache import internal
-from cohstats.losses.angle import simplex_vertices_nb
+from cohstats.losses.angle import alum_obs_neg_grad, alum_obs_value, simplex_vertices_nb
 from cohstats.losses.multiclass import mc_coh_beta_u, mc_coh_loss_u
-from cohstats.losses.scalar import lum_d1, lum_value
 from cohstats.solvers.cd.scalar import _FM, _dot
 from cohstats.solvers.cd.state import KIND_ALUM
 
@@ -59,35 +58,28 @@ def _gresid(F, yc, w, T, sc, u, R):
 
 @internal
 def _aobjective(data, loss, pen, F, B, PB):
-    """Objective of the angle-based LUM: (1/n) sum w V_{a,c}(<f_i, W_{y_i}>) + group penalty."""
+    """Objective of the angle-based LUM: (1/n) sum w L(f_i, y_i) + group penalty, ``L`` the
+    loss of form ``loss.u`` (:func:`cohstats.losses.angle.alum_obs_value`)."""
     yc, w = data.yc, data.w
-    a, c = loss.p1, loss.p2
+    a, c, form = loss.p1, loss.p2, loss.u
     G, n = F.shape
     Wv = simplex_vertices_nb(G + 1)
     s = 0.0
     for i in range(n):
         if w[i] > 0.0:
-            u = 0.0
-            for k in range(G):
-                u += F[k, i] * Wv[yc[i], k]
-            s += w[i] * lum_value(u, a, c)
+            s += w[i] * alum_obs_value(F, i, yc[i], a, c, form, Wv)
     s /= n
     return s + _gpenalty(pen, B, PB)
 
 
 @internal
-def _aresid(F, yc, w, a, c, R):
-    """R[k, i] = -w_i V'(u_i) W_{y_i, k}, u_i = <f_i, W_{y_i}> (negative gradient, angle LUM)."""
+def _aresid(F, yc, w, a, c, form, R):
+    """R[:, i] = -w_i grad_f L(f_i, y_i) (negative gradient of the angle-based LUM of form ``form``)."""
     G, n = F.shape
     Wv = simplex_vertices_nb(G + 1)
     for i in range(n):
         if w[i] > 0.0:
-            u = 0.0
-            for k in range(G):
-                u += F[k, i] * Wv[yc[i], k]
-            d = -w[i] * lum_d1(u, a, c)
-            for k in range(G):
-                R[k, i] = d * Wv[yc[i], k]
+            alum_obs_neg_grad(F, i, yc[i], a, c, form, Wv, w[i], R)
         else:
             for k in range(G):
                 R[k, i] = 0.0
@@ -139,7 +131,7 @@ def _gpass(kind, idx, m, data, loss, pen, ws):
     cmv = np.empty(K)
     d = np.empty(K)
     if len(kind) == KIND_ALUM:
-        _aresid(F, yc, w, T, sc, R)  # (T, sc) carry LUM's (a, c)
+        _aresid(F, yc, w, T, sc, loss.u, R)  # (T, sc, u) carry LUM's (a, c) and the loss form
     else:
         _gresid(F, yc, w, T, sc, loss.u, R)
     for k in range(K):

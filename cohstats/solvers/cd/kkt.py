@@ -39,7 +39,7 @@ def _resid_any(kind, data, loss, ws):
     if len(kind) == KIND_MCOH:
         _gresid(F, yc, w, p1, p2, loss.u, R)
     elif len(kind) == KIND_ALUM:
-        _aresid(F, yc, w, p1, p2, R)
+        _aresid(F, yc, w, p1, p2, loss.u, R)
     else:
         _neg_grad(code, p1, p2, y, w, F[0], R[0])
 
