@@ -292,7 +292,9 @@ def multiclass(nlambda):
             lum(X[:50], y[:50] % K, lambda_=[0.1], a=1000.0, c=0.0)  # compile
             lambdas = np.geomspace(1.0, 1e-3, nlambda) * 0.1
             t = time.perf_counter()
-            b0, B, _ = cd_angle_lum_path(X, y, None, 1000.0, 0.0, lambdas, 0.0, tol=1e-7, standardize=False)
+            b0, B, _ = cd_angle_lum_path(
+                X, y, None, 1000.0, 0.0, lambdas, 0.0, tol=1e-7, standardize=False, form="angle"
+            )
             t_ours = time.perf_counter() - t
             res, why = abclass_multi(X, y, lambdas)
             if res is None:
@@ -304,7 +306,9 @@ def multiclass(nlambda):
                 lam = lambdas[-1]
 
                 def obj(b, Bm, lam=lam, X=X, y=y):
-                    return angle_lum_loss(b[None, :] + X @ Bm, y, 1000.0, 0.0).mean() + lam / 2 * np.sum(Bm**2)
+                    return angle_lum_loss(b[None, :] + X @ Bm, y, 1000.0, 0.0, form="angle").mean() + lam / 2 * np.sum(
+                        Bm**2
+                    )
 
                 d = obj(np.asarray(b0[-1]), np.asarray(B[-1])) - obj(coef[0], coef[1:])
                 print(

@@ -23,9 +23,10 @@ LOSS_L      normalised L_{rho,u}   rho     u       u >= 0; V / V(0), so C = u * 
 LOSS_MCOH   multicategory          T       s       [ZJLY]'s loss times a constant scale s (the
             coherence (K classes)                  row functions are in :mod:`.multiclass`);
                                                    only :func:`loss_curv_bound` is defined here
-LOSS_ALUM   angle-based LUM        a       c       Zhang & Liu (2014) with V_{a,c}; the loss of
-            (K classes)                            f in R^{K-1} is V(<f, W_y>) (row functions in
-                                                   :mod:`.angle`); bound as LOSS_LUM (|W_y| = 1)
+LOSS_ALUM   LUM on angle-based     a       c       f in R^{K-1}, margins <f, W_k>; the pairwise-
+            margins (K classes)                    comparison loss of V_{a,c} or Zhang & Liu's
+                                                   (2014) V(<f, W_y>) (row functions in
+                                                   :mod:`.angle`); bound as LOSS_LUM
 ==========  =====================  ======  ======  =============================================
 
 These codes are the one loss-code namespace of the coordinate-descent solvers: the binary codes

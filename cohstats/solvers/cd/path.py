@@ -14,10 +14,12 @@ coordinate-descent family, selected by a loss code of :mod:`cohstats.losses.scal
 * the multicategory coherence loss of [ZJLY] (code ``LOSS_MCOH``) with K class margins and a
   grouped penalty on the K coefficients of each coordinate, linear
   (:mod:`cohstats.solvers.cd.multi`) or kernel (:func:`cohstats.solvers.cd.kernel.cd_kernel_multi_path`);
-* the angle-based multicategory LUM (Zhang & Liu 2014; code ``LOSS_ALUM``): ``f`` in
-  ``R^{K-1}``, loss ``V_{a,c}(<f, W_y>)`` with the simplex vertices ``W`` of
-  :mod:`cohstats.losses.angle`, grouped penalty on the K-1 coefficients of each coordinate
-  (:mod:`cohstats.solvers.cd.angle`); G = K-1 groups, unconstrained intercepts.
+* the multicategory LUM on angle-based margins (code ``LOSS_ALUM``): ``f`` in ``R^{K-1}``,
+  margins ``u_k = <f, W_k>`` at the simplex vertices ``W`` of :mod:`cohstats.losses.angle`, the
+  pairwise-comparison loss ``(1/(K-1)) sum_{j != y} V_{a,c}(kappa (u_y - u_j))`` (T. Zhang 2004)
+  or the angle-based ``V_{a,c}(u_y)`` (Zhang & Liu 2014), grouped penalty on the K-1
+  coefficients of each coordinate (:mod:`cohstats.solvers.cd.angle`); G = K-1 groups,
+  unconstrained intercepts.
 
 Coefficients are held as a (G, p) array: G = 1 for binary problems (whose coordinate updates
 work on its single row), G = K for the grouped problem (block updates of one column at a time:
