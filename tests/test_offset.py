@@ -55,7 +55,7 @@ def test_offset_term_equals_statsmodels_glm_and_predicts_with_new_offsets(df, tm
         fit.predict(new.drop(columns="o"))
 
 
-@pytest.mark.parametrize("fn", ["svm", "lamsvm", "gboost_c", "cart", "psi_learn"])
+@pytest.mark.parametrize("fn", ["lamsvm", "gboost_c", "cart"])
 def test_fits_without_offsets_refuse_them(fn, df):
     with pytest.raises(ValueError, match="supported by clearn for two classes"):
         getattr(cs, fn)("y ~ x1 + offset(o)", df)

@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 
 from cohstats.losses.binary import lum_link
+from cohstats.models._offsets import OffsetProbabilities
 from cohstats.results import Fit, interpolate_path, path_weights
-from cohstats.svalues import is_sequence
-from cohstats.validation import check_options
 from cohstats.tuning.shared import cross_kernel
 from cohstats.models.lum_refit import _warn_separable_path, lum_refit, refit_coef_table
 
@@ -96,7 +95,7 @@ def _kkt_gate(info: dict, tol: float) -> None:
 _interp_weights = path_weights
 
 
-class LumFit(Fit):
+class LumFit(OffsetProbabilities, Fit):
     """Result of :func:`lum`: a LUM path with refitted-LUM probabilities.
 
     Attributes
@@ -313,17 +312,6 @@ class LumFit(Fit):
             return lum_link(f, self.a, self.c)
         r = self.refit(s)
         return lum_link(r["g0"] + r["g1"] * f, self.a, 0.0)
-
-    def predict(self, newdata=None, type: str = "class", s=None, offset=None, **options):
-        if getattr(self.design, "offset", None) is None or type not in ("prob", "response") or is_sequence(s):
-            return super().predict(newdata, type, s, offset, **options)
-        # with offsets the probabilities come from f = offset + b + x'beta at s, with the options
-        check_options(f"{self.__class__.__name__}.predict()", options, self._predict_options)
-        link = super().predict(newdata, "link", s, offset)
-        p = np.asarray(self._link_to_prob(link.to_numpy(), s, **options), dtype=float)
-        return pd.DataFrame(np.column_stack([1.0 - p, p]), index=link.index, columns=self.classes)
-
-    predict.__doc__ = Fit.predict.__doc__
 
     def _proba_path(self, X, method: str = "refit"):
         self._check_method(method)
