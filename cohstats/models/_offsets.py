@@ -29,3 +29,8 @@ class OffsetProbabilities:
         return pd.DataFrame(np.column_stack([1.0 - p, p]), index=link.index, columns=self.classes)
 
     predict.__doc__ = Fit.predict.__doc__
+
+    def _offset_proba(self, f, s=None, **options):
+        """P(Y = classes[1]) from decision values ``f`` that include the offsets, at ``s`` (the
+        held-out scores of :mod:`cohstats.tuning`, which import no model and call this by name)."""
+        return self._link_to_prob(f, s, **options)

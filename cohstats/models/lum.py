@@ -51,7 +51,7 @@ from cohstats.formula import NAAction
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
 from cohstats.models.lum_result import _interp_weights  # noqa: F401 - kept importable from here
-from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _new_xy
+from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _validation_sample
 
 __all__ = [
     "lum",
@@ -736,7 +736,7 @@ def tune_lum(
     )
     refit = {}
     if refit_on == "validation":
-        refit = dict(_validation=_new_xy(design, validation), refit_on="validation", _refit_cache={})
+        refit = dict(_validation=_validation_sample(design, validation), refit_on="validation", _refit_cache={})
     # the tuned result is derived from the winning fit (a copy with the tuning record)
     return fit._derive(
         **refit,

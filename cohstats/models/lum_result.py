@@ -64,14 +64,18 @@ def _new_xy(design, newdata):
     return np.ascontiguousarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
 
-def _validation_offset(design, newdata):
-    """The offsets of a validation sample (a DataFrame holding the offset columns)."""
+def _validation_sample(design, newdata):
+    """``(X, y)`` of a validation sample (:func:`_new_xy`), and for a model with offsets their
+    offsets third (read from a DataFrame holding the offset columns)."""
+    xy = _new_xy(design, newdata)
+    if design.offset is None:
+        return xy
     if not isinstance(newdata, pd.DataFrame) or design.offset_given:
         raise ValueError(
             "lum: with an offset, validation= must be a DataFrame holding the offset column(s) "
             "(offset(col) in the formula or offset='col'), so that its rows carry their offsets"
         )
-    return design.new_offset(newdata)
+    return (*xy, design.new_offset(newdata))
 
 
 def _kkt_gate(info: dict, tol: float) -> None:
@@ -188,11 +192,7 @@ class LumFit(OffsetProbabilities, Fit):
         self._info_objective = np.asarray(info.get("objective", np.full(nl, np.nan)), dtype=np.float64)
         self.standardize, self.tol, self.max_iter = standardize, tol, max_iter
         self.refit_on = refit_on
-        self._validation = None
-        if validation is not None:
-            self._validation = _new_xy(design, validation)
-            if design.offset is not None:
-                self._validation = (*self._validation, _validation_offset(design, validation))
+        self._validation = None if validation is None else _validation_sample(design, validation)
         self._refit_cache = {}
         self.tuning = None
         self.s = float(self.lambda_[-1])
