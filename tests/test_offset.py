@@ -1,23 +1,24 @@
 """Offsets, ``f(x) = offset + b + x'beta`` (R's ``offset``): ``offset(col)`` in a formula or
 ``offset=``; the unpenalised logistic fit equals statsmodels' GLM(Binomial, offset=)."""
 
+import os
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import cohstats as cs
 
+sys.path.insert(0, os.path.dirname(__file__))
+from _offset_data import offset_frame  # noqa: E402
+
 sm = pytest.importorskip("statsmodels.api")
 
 
 @pytest.fixture(scope="module")
 def df():
-    rng = np.random.default_rng(0)
-    n = 300
-    d = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "o": rng.normal(scale=0.8, size=n)})
-    eta = 0.3 + d["x1"] - 0.7 * d["x2"] + d["o"]
-    d["y"] = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-eta)), "b", "a")
-    return d
+    return offset_frame(300, 0)
 
 
 def _glm(df):

@@ -38,9 +38,7 @@ def test_boosting_from_an_offset_continues_the_boosting_that_produced_it(df, fn,
     np.testing.assert_allclose(B.predict(new_o, type="prob"), C.predict(new, type="prob"), atol=1e-10)
     assert list(B.predict(new_o)) == list(C.predict(new))
     # an earlier step: the offset plus the first trees of B
-    np.testing.assert_allclose(
-        B.predict(new_o, type="prob", s=3), C.predict(new, type="prob", s=9), atol=1e-10
-    )
+    np.testing.assert_allclose(B.predict(new_o, type="prob", s=3), C.predict(new, type="prob", s=9), atol=1e-10)
     staged = list(B.staged_predict(new_o, type="link"))
     np.testing.assert_allclose(staged[2], C.predict(new, type="link", s=9), atol=1e-10)
     # offset= as an array: the same fit, and new data need their offsets

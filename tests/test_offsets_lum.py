@@ -4,32 +4,26 @@ representer route for p > n, kernel expansions) reaches the minimiser of the pen
 objective with the offset that scipy finds; the refitted probabilities use the decision
 values including the offset, and ``predict`` adds the offsets of new data."""
 
+import os
+import sys
+
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
 import cohstats as cs
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _offset_data import offset_frame  # noqa: E402
 from cohstats.losses.binary import lum_link
 from cohstats.losses.scalar import lum_value
 
 V = np.vectorize(lum_value)
 
 
-def _data(n, p, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    o = rng.normal(scale=0.8, size=n)
-    eta = 0.3 + X[:, 0] - 0.7 * X[:, 1] + o
-    y = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-eta)), "b", "a")
-    d = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(p)])
-    d["o"], d["y"] = o, y
-    return d
-
-
 @pytest.fixture(scope="module")
 def df():
-    return _data(120, 2, 0)
+    return offset_frame(120, 0)
 
 
 def _scipy(df, xs, a, c, lam):
@@ -59,7 +53,7 @@ def test_linear_routes_minimise_the_objective_with_the_offset(df, a, c):
 
 
 def test_representer_route_for_more_columns_than_rows():
-    d = _data(25, 30, 3)
+    d = offset_frame(25, 3, p=30)
     xs = [f"x{j + 1}" for j in range(30)]
     lam = 0.2
     fit = cs.lum(

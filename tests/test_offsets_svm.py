@@ -4,23 +4,23 @@
 of the dual QP (Gaussian kernel); Platt's sigmoid is fitted to the decision values with their
 offsets, and ``predict`` adds the offsets of new data."""
 
+import os
+import sys
+
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
 import cohstats as cs
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _offset_data import offset_frame  # noqa: E402
 from cohstats.probability import platt_fit, sollich_prob
 
 
 @pytest.fixture(scope="module")
 def df():
-    rng = np.random.default_rng(4)
-    n = 60
-    d = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "o": rng.normal(scale=1.0, size=n)})
-    eta = 0.3 + d["x1"] - 0.7 * d["x2"] + d["o"]
-    d["y"] = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-2 * eta)), "b", "a")
-    return d
+    return offset_frame(60, 4, o_scale=1.0, slope=2.0)
 
 
 def _y(df):
@@ -47,8 +47,14 @@ def _primal(df, C, w_plus=1.0, w_minus=1.0):
         },
         {"type": "ineq", "fun": lambda v: v[3:], "jac": lambda v: np.column_stack([np.zeros((n, 3)), np.eye(n)])},
     ]
-    r = minimize(obj, np.r_[0.0, 0.0, 0.0, np.ones(n) * 2], jac=jac, constraints=cons, method="SLSQP",
-                 options=dict(ftol=1e-12, maxiter=1000))
+    r = minimize(
+        obj,
+        np.r_[0.0, 0.0, 0.0, np.ones(n) * 2],
+        jac=jac,
+        constraints=cons,
+        method="SLSQP",
+        options=dict(ftol=1e-12, maxiter=1000),
+    )
     assert r.success, r.message
     return r.x[0], r.x[1:3], r.fun
 
@@ -113,7 +119,9 @@ def test_probabilities_and_new_data_use_the_offset(df, tmp_path):
     with pytest.raises(ValueError, match="method='bracket' refits"):
         fit.predict(new, type="prob", method="bracket")
     fit.save(tmp_path / "svm.csf")
-    np.testing.assert_array_equal(cs.load(tmp_path / "svm.csf").predict(new, type="prob"), fit.predict(new, type="prob"))
+    np.testing.assert_array_equal(
+        cs.load(tmp_path / "svm.csf").predict(new, type="prob"), fit.predict(new, type="prob")
+    )
 
 
 @pytest.mark.parametrize(

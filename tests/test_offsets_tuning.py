@@ -2,22 +2,22 @@
 held-out rows are scored on ``offset + b + x'beta``; the fold values equal folds run by hand
 with the public fit functions and ``predict(newdata)``."""
 
+import os
+import sys
+
 import numpy as np
-import pandas as pd
 import pytest
 
 import cohstats as cs
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _offset_data import offset_frame  # noqa: E402
 from cohstats.tuning.gkl import _perturbed
 
 
 @pytest.fixture(scope="module")
 def df():
-    rng = np.random.default_rng(11)
-    n = 150
-    d = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n), "o": rng.normal(scale=1.0, size=n)})
-    eta = 0.2 + d["x1"] - 0.5 * d["x2"] + d["o"]
-    d["y"] = np.where(rng.uniform(size=n) < 1 / (1 + np.exp(-eta)), "b", "a")
-    return d
+    return offset_frame(150, 11, o_scale=1.0)
 
 
 FOLDID = np.arange(150) % 4

@@ -516,9 +516,7 @@ def lum(
     Phi = fmap(Xfit) if fmap is not None else None
     if lambda_ is None:
         if kern is None:
-            lambdas = _default_lambdas(
-                X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, pf, design.offset
-            )
+            lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, pf, design.offset)
         else:
             lambdas = LUM_LAMBDA_GRID.copy()
     else:

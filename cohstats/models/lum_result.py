@@ -473,7 +473,9 @@ class LumFit(OffsetProbabilities, Fit):
             return ax
         X = self._Xtr
         if getattr(self.design, "offset", None) is not None:
-            raise ValueError("kind='boundary' needs a fit without offsets (with one, f = 0 is no line in the predictors)")
+            raise ValueError(
+                "kind='boundary' needs a fit without offsets (with one, f = 0 is no line in the predictors)"
+            )
         if X.shape[1] != 2:
             raise ValueError(f"kind='boundary' needs exactly two predictors; this fit has {X.shape[1]}")
         pad = 0.05 * (X.max(0) - X.min(0))

@@ -43,7 +43,8 @@ from cohstats.probability import (
     bracket_grid,
 )
 from cohstats.results import Summary
-from cohstats.validation import AnyOf, Anything, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
+from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
+from cohstats.validation import Anything
 from cohstats.models.svm_fit import AUTO_EXACT_MAX_N, _default_m, _fit_binary, _fit_ovo, _prepare
 from cohstats.models.svm_multi import MulticlassSVMFit
 from cohstats.models.svm_result import SVMFit, _METHODS, class_weights

@@ -159,9 +159,7 @@ def _check_offset_use(design, psi: bool, path: bool, prob_method: str) -> None:
     if not design.binary:
         refuse_offset(design, "svm with more than two classes (the one-vs-one pairs have no common offset)")
     if path:
-        refuse_offset(
-            design, "svm(pi='path') (the exact pi path has no offset term; give a number pi or None)"
-        )
+        refuse_offset(design, "svm(pi='path') (the exact pi path has no offset term; give a number pi or None)")
     if prob_method in ("bracket", "platt_tuned"):
         refuse_offset(
             design,
