@@ -105,3 +105,31 @@ def test_more_than_two_classes_refuse_an_offset(df):
     d = df.assign(z=np.array(["p", "q", "r"])[np.arange(len(df)) % 3])
     with pytest.raises(ValueError, match="lum with more than two classes"):
         cs.lum("z ~ x1 + x2 + offset(o)", d)
+
+
+@pytest.mark.parametrize("a,c", [(1000.0, 0.0), (10.0, 1e3), (10.0, 1e4)])
+def test_kernel_dual_route_takes_the_offset_as_a_linear_term(df, a, c):
+    """The kernel dual (coordinate ascent and its Newton rounds) with offsets, on the linear
+    kernel K = X X' (so that f = o + b + x'w, w = X'beta, and beta'K beta = ||w||^2), reaches
+    scipy's minimiser of the linear problem with the same offsets."""
+    from cohstats.solvers.cd.kernel import prepare_kernel
+    from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
+
+    X, o = df[["x1", "x2"]].to_numpy(), df["o"].to_numpy()
+    y = np.where(df["y"] == "b", 1.0, -1.0)
+    K = X @ X.T
+    gam = np.array([0.5, 0.05])
+    b, B, info = lum_kernel_dual_path(prepare_kernel(K), y, a, c, gam, tol=1e-12, offset=o, trace_len=30)
+    assert info["converged"].all()
+    ref, obj = _scipy(df, ["x1", "x2"], a, c, gam[-1])
+    theta = np.r_[b[-1], X.T @ B[-1]]
+    assert info["objective"][-1] == pytest.approx(obj(theta), rel=1e-10)
+    assert obj(theta) <= obj(ref) + 1e-9
+    np.testing.assert_allclose(theta, ref, atol=2e-5)
+    # the augmented dual (offset term included) never decreases along a pass
+    tr = info["trace"]
+    used = (tr[:, :, 0] != 0.0) | (tr[:, :, 1] != 0.0)
+    assert used.sum() >= 2
+    assert np.all(tr[:, :, 1][used] >= tr[:, :, 0][used] - 1e-12 * np.abs(tr[:, :, 0][used]))
+    plain, _, _ = lum_kernel_dual_path(prepare_kernel(K), y, a, c, gam, tol=1e-12)
+    assert np.max(np.abs(plain - b)) > 1e-3
