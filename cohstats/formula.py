@@ -764,7 +764,7 @@ def refuse_offset(design: Design, fn: str) -> None:
     if getattr(design, "offset", None) is not None:
         raise ValueError(
             f"{fn} does not take an offset: offsets (offset(col) in the formula or offset=) are "
-            "supported by clearn for two classes (linear and kernel expansions)"
+            "supported for two classes by clearn, lum, svm and gboost_c"
         )
 
 

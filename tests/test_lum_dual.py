@@ -62,7 +62,8 @@ def test_coordinate_step_is_the_root_from_either_side(c):
 
 
 def test_full_check_matches_numpy_formulas():
-    """Objective, exact KKT residual (intercept included) and working set of one full check."""
+    """Objective, exact KKT residual (intercept included) and working set of one full check,
+    with offsets in the margins."""
     rng = np.random.default_rng(5)
     n, p, c, lam = 200, 6, 1e3, 0.01
     X = rng.standard_normal((n, p))
@@ -70,13 +71,14 @@ def test_full_check_matches_numpy_formulas():
     w = rng.uniform(0.5, 1.5, n)
     beta = rng.normal(0, 0.3, p)
     b = 0.4
+    off = rng.normal(0, 0.5, n)
     ue = c / (1 + c)
-    u = y * (b + X @ beta)
+    u = y * (off + b + X @ beta)
     # a dual point: at the bound left of the window, zero far right, something inside
     alpha = np.where(u < ue, w, 0.0)
     alpha[::7] = 0.5 * w[::7]
     z, g, act = np.empty(n), np.empty(p), np.empty(n, dtype=np.int64)
-    obj, kk, nact = lum_dual._check(X, y, w, A, c, lam, b, beta, alpha, z, g, act)
+    obj, kk, nact = lum_dual._check(X, y, off, w, A, c, lam, b, beta, alpha, z, g, act)
     np.testing.assert_allclose(z, u, rtol=1e-13, atol=1e-13)
     want_obj = np.mean(w * V(u, A, c)) + 0.5 * lam * beta @ beta
     assert abs(obj - want_obj) <= 1e-12 * want_obj

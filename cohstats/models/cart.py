@@ -201,7 +201,7 @@ def _cart(
     if rule not in ("min", "1se"):
         raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
-    refuse_offset(d, "cart")
+    refuse_offset(d, "cart (a classification tree's leaves are class frequencies, with no link to add an offset to)")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")
     X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
     n = len(y)

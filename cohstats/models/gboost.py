@@ -20,7 +20,7 @@ from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
 from cohstats.solvers.trees import boost as _b
 from cohstats.solvers.trees import grow as _t
 from cohstats.models.gboost_result import GBoostFit, _check_step, _StepPath  # noqa: F401 - moved there
-from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
+from cohstats.validation import Anything, Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
 
 __all__ = ["gboost", "gboost_c", "GBoostFit"]
 
@@ -56,6 +56,7 @@ _PARAMS = {
     "tol": Real(0.0),
     "standardize": Bool(),
     "na_action": NAAction(),
+    "offset": Anything(),
 }
 _GBOOST_C = FitSpec("gboost_c", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
 _GBOOST = FitSpec("gboost", staged=True, multiclass=True, probabilities=True, default_measure="deviance")
@@ -159,6 +160,7 @@ def gboost(
     subset=None,
     na_action: str = "omit",
     random_state=None,
+    offset=None,
     **kwargs,
 ):
     """Multiclass boosting with small regression trees: GentleBoost.C and its baselines.
@@ -243,6 +245,14 @@ def gboost(
         and scaling their predictors, so True and False give the same fit.
     weights : observation weights (array or column name).
     subset, na_action : as :func:`cohstats.formula.build_design`.
+    offset : known offsets of the binary decision value, ``f(x) = offset + F(x)`` with ``F`` the
+        boosted sum of trees (R's ``offset``, gbm's ``offset()``): an array with one value per
+        row of ``data``, or a column name; ``offset(col)`` in the formula does the same. Two
+        classes and the centred losses (``"coherence"``, ``"logit"``, ``"exp"``): the offset is
+        the initial score of every row, the margins start at ``g_i = g0 + (-o_i/2, o_i/2)``
+        (so ``g_2 - g_1 = o_i`` plus the ``init`` margin), and the first round's weights come
+        from the loss at those margins (``init_beta="uniform"`` belongs to ``g = 0`` and is not
+        used). Predictions and probabilities on new data add the offsets of its rows.
     random_state : seed (int, Generator or None) of the order in which each tree searches the
         features (among exactly tied splits the first feature in that order wins, as in
         scikit-learn's trees), of the row subsamples (``subsample < 1``) and of the
@@ -290,6 +300,11 @@ def gboost(
     """
     context = capture_context(1) if isinstance(formula, str) else None
     if loss == "cart":
+        if offset is not None:
+            raise ValueError(
+                "gboost(loss='cart') does not take an offset: a classification tree's leaves are class "
+                "frequencies, with no link to add an offset to"
+            )
         return _cart(
             formula,
             data,
@@ -329,6 +344,7 @@ def gboost(
         subset=subset,
         na_action=na_action,
         random_state=random_state,
+        offset=offset,
     )
 
 
@@ -359,6 +375,7 @@ def gboost_c(
     subset=None,
     na_action: str = "omit",
     random_state=None,
+    offset=None,
     **kwargs,
 ):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
@@ -469,6 +486,7 @@ def gboost_c(
         subset=subset,
         na_action=na_action,
         random_state=random_state,
+        offset=offset,
     )
 
 
@@ -500,6 +518,7 @@ def _gboost(
     subset,
     na_action,
     random_state,
+    offset=None,
 ):
     if not isinstance(loss, str) or loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
@@ -544,8 +563,12 @@ def _gboost(
         init = "zero" if shrinkage == 1.0 else "prior"
     if init not in ("zero", "prior"):
         raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
-    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
-    refuse_offset(d, "gboost")
+    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context, offset=offset)
+    if d.offset is not None:
+        if not d.binary:
+            refuse_offset(d, "gboost with more than two classes (the offset is one binary score per row)")
+        if loss.startswith("adaboost_mh"):
+            refuse_offset(d, f"gboost(loss={loss!r}) (AdaBoost.MH scores each class on its own, uncentred)")
     refuse_no_intercept(d, "gboost_c", "boosts trees from a constant margin (init), which has no intercept to remove")
     call = dict(loss=loss, rho=rho, n_trees=n_trees, nodes=nodes, shrinkage=shrinkage)
     if anneal is not None:
@@ -674,6 +697,11 @@ def _fit_boost(
     g0 = _initial_margins(code, y, sw, m, float(Ts[0])) if init_prior else np.zeros(m)
     if init_prior:
         init_uniform = False  # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
+    G0 = Gv0 = None
+    if d.offset is not None:  # binary: the offset o_i as the initial score, margins (-o_i/2, o_i/2)
+        om = 0.5 * np.column_stack([-d.offset, d.offset])
+        init_uniform = False  # the first weights at the offset margins (beta = 1/m belongs to g = 0)
+        G0, Gv0 = (om, None) if val is None else (om[~val], om[val])
     rounds, finite, best, tr, st = _b.fit_boost(
         code,
         codes,
@@ -700,6 +728,8 @@ def _fit_boost(
         # seed < 0: natural feature order, subsamples drawn with seed 0
         rng=np.random.default_rng(seed if seed >= 0 else 0),
         permute=seed >= 0,
+        G0=G0,
+        Gv0=Gv0,
     )
     feat, thr, left, right, value, n_nodes = tr.feat, tr.thr, tr.left, tr.right, tr.value, tr.n_nodes
     step_scale, train_err, train_loss, val_loss = st.step_scale, st.train_err, st.train_loss, st.val_loss

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.formula import Design
+from cohstats.models._offsets import OffsetProbabilities
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.solvers.trees import boost as _b
 
@@ -43,7 +44,7 @@ def _check_step(s, n):
     return int(v)
 
 
-class GBoostFit(Fit):
+class GBoostFit(OffsetProbabilities, Fit):
     """A boosted sum of regression trees, fitted along the boosting steps.
 
     Attributes
@@ -177,6 +178,19 @@ class GBoostFit(Fit):
         P = _b.margins_to_proba(self._margins(X, k), self._code, float(self.rhos[k - 1]))
         return P[:, 1] if self.n_classes == 2 else P
 
+    def _link_to_prob(self, f, s=None):
+        """P(Y = classes[1]) from binary decision values ``f`` (offsets included) at step ``s``:
+        the probabilities of the centred margins ``(-f/2, f/2)``."""
+        k = self._step(s)
+        f = np.asarray(f, dtype=np.float64)
+        G = 0.5 * np.column_stack([-f, f])
+        return _b.margins_to_proba(G, self._code, float(self.rhos[k - 1]))[:, 1]
+
+    def _offset_margins(self, newdata, offset):
+        """Per-row margins ``(-o/2, o/2)`` of the offsets of ``newdata`` (0.0 without offsets)."""
+        off = self.design.new_offset(newdata, offset)
+        return 0.0 if off is None else 0.5 * np.column_stack([-off, off])
+
     def _classify(self, X, s=None, **kw):
         if kw:
             raise TypeError(f"gboost predictions take no extra arguments; got {sorted(kw)}")
@@ -214,19 +228,20 @@ class GBoostFit(Fit):
         """A copy that predicts at boosting step ``s`` (a whole number in 1..n_trees)."""
         return self._derive(s=float(_check_step(s, self.n_trees)))
 
-    def staged_predict(self, newdata=None, type: str = "class"):
+    def staged_predict(self, newdata=None, type: str = "class", offset=None):
         """Yield the prediction after every boosting step (like scikit-learn's).
 
         Parameters
         ----------
         newdata : data to predict (default: the training data)
         type : ``"class"``, ``"prob"`` or ``"link"``, as :meth:`predict`
+        offset : the offsets of the rows of ``newdata`` for a fit given ``offset=`` as an array
         """
         if type not in ("class", "prob", "link"):
             raise ValueError(f"type must be 'class', 'prob' or 'link'; got {type!r}")
         X = self._X(newdata)
         idx = self._index(newdata, X.shape[0])
-        S = self._staged_margins(X)
+        S = self._staged_margins(X) + self._offset_margins(newdata, offset)
         labels = np.asarray(self.classes, dtype=object)
         for h in range(self.n_trees):
             G = S[h]
@@ -243,6 +258,11 @@ class GBoostFit(Fit):
                     yield pd.DataFrame(f, index=idx, columns=self.classes)
 
     def _test_curves(self, newdata):
+        if self.design.offset is not None:
+            raise ValueError(
+                "test error curves of a fit with offsets are not computed (the compiled curves take no "
+                "offsets); use staged_predict(newdata) and score its predictions"
+            )
         X = self._X(newdata)
         if isinstance(newdata, Design):
             yt = newdata.y_int

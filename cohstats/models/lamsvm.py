@@ -306,7 +306,7 @@ def lamsvm(
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
-    refuse_offset(design, "lamsvm")
+    refuse_offset(design, "lamsvm (its K-class SMO dual couples the classes' margins, with no one offset per row)")
     refuse_no_intercept(design, "lamsvm", "always fits unpenalised offsets (the intercepts b_k)")
     K = design.n_classes
     if K < 2:

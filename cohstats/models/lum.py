@@ -34,6 +34,7 @@ from cohstats.losses.scalar import LOSS_LUM
 from cohstats.tuning.shared import check_lent, rows_only_kernel
 from cohstats.validation import (
     AnyOf,
+    Anything,
     Bool,
     Callable,
     FitSpec,
@@ -50,7 +51,7 @@ from cohstats.formula import NAAction
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
 from cohstats.models.lum_result import _interp_weights  # noqa: F401 - kept importable from here
-from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _new_xy
+from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _validation_sample
 
 __all__ = [
     "lum",
@@ -68,24 +69,26 @@ __all__ = [
 LUM_LAMBDA_GRID = 10.0 ** np.linspace(2.0, -4.0, 25)
 
 
-def _to_design(formula, data, weights, subset, na_action, context=None):
+def _to_design(formula, data, weights, subset, na_action, context=None, offset=None):
     from cohstats.formula import Design, build_design
 
     if isinstance(formula, Design):
         if data is not None:
             raise ValueError("data must be None when a Design is passed as formula")
-        return build_design(formula, weights=weights, subset=subset)
+        return build_design(formula, weights=weights, subset=subset, offset=offset)
     if isinstance(formula, str):
-        return build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
+        return build_design(
+            formula, data, weights=weights, subset=subset, na_action=na_action, context=context, offset=offset
+        )
     if data is None:
         raise TypeError(
             "lum() needs a formula string with data, a Design, or arrays X, y "
             f"(got formula of type {type(formula).__name__} and data=None)"
         )
-    return build_design(formula, data, weights=weights, subset=subset, na_action=na_action)
+    return build_design(formula, data, weights=weights, subset=subset, na_action=na_action, offset=offset)
 
 
-def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, penalty_factor):
+def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, penalty_factor, offset=None):
     """glmnet-style path: lambda_max from the engine, ``nlambda`` log-spaced values.
 
     For the ridge penalty (alpha = 0) ``lambda_max`` is infinite; as glmnet does, the start
@@ -99,7 +102,19 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
     # computed by the path driver of the update mode the path will use (see _fit_path)
     mode = "irls" if math.isfinite(c) else None
     lmax = float(
-        lambda_max(X, y, w, LOSS_LUM, a, c, a_eff, standardize=standardize, penalty_factor=penalty_factor, mode=mode)
+        lambda_max(
+            X,
+            y,
+            w,
+            LOSS_LUM,
+            a,
+            c,
+            a_eff,
+            standardize=standardize,
+            penalty_factor=penalty_factor,
+            offset=offset,
+            mode=mode,
+        )
     )
     if not (np.isfinite(lmax) and lmax > 0):
         lmax = 1.0
@@ -111,10 +126,12 @@ def _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardiz
 
 
 # --------------------------------------------------------------------------- fitting
-def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, penalty_factor, gram=None):
+def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, penalty_factor, gram=None, offset=None):
     """Run the engine; returns intercepts (nlam,), coefficients (nlam, p or n), info dict.
 
     Kernel expansions: ``gram`` is a kernel matrix lent by a tuner (see :func:`_kernel_path`).
+    ``offset``: (n,) known offsets of the rows (``f = offset + b + x'beta``) or None; every
+    route takes them (:func:`cohstats.solvers.cd.kernel.cd_kernel_path`).
     """
     c_eng = c
     n, p = X.shape
@@ -133,7 +150,9 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
         Zt = np.asarray(Zt)
         Zt[np.asarray(excl, dtype=bool)] = 0.0
         K = np.ascontiguousarray(Zt.T @ Zt)
-        b0, Bk, info = cd_kernel_path(K, y, w, LOSS_LUM, a, c_eng, lambdas, 0.0, tol, max_iter, overwrite_K=True)
+        b0, Bk, info = cd_kernel_path(
+            K, y, w, LOSS_LUM, a, c_eng, lambdas, 0.0, tol, max_iter, overwrite_K=True, offset=offset
+        )
         B = (np.asarray(Bk) @ Zt.T) / np.asarray(scale)[None, :]
         b0 = np.asarray(b0) - B @ np.asarray(center)
         info = {k: np.asarray(v) for k, v in dict(info).items()}
@@ -166,6 +185,7 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
                 tol=tol,
                 max_iter=max_iter,
                 penalty_factor=penalty_factor,
+                offset=offset,
             )
         else:
             mode = "irls" if (math.isfinite(c_eng) and not hard_ridge) else "exact"
@@ -184,15 +204,16 @@ def _fit_path(X, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, p
                 penalty_factor=penalty_factor,
                 intercept=True,
                 mode=mode,
+                offset=offset,
             )
     else:
-        b0, B, info = _kernel_path(X, y, w, a, c_eng, lambdas, alpha, kern, tol, max_iter, gram)
+        b0, B, info = _kernel_path(X, y, w, a, c_eng, lambdas, alpha, kern, tol, max_iter, gram, offset)
     info = {k: np.asarray(v) for k, v in dict(info).items()}
     _kkt_gate(info, tol)
     return np.asarray(b0, dtype=np.float64), np.asarray(B, dtype=np.float64), info
 
 
-def _kernel_path(X, y, w, a, c, lambdas, alpha, kern, tol, max_iter, gram=None):
+def _kernel_path(X, y, w, a, c, lambdas, alpha, kern, tol, max_iter, gram=None, offset=None):
     """The kernel LUM path on the one n x n kernel matrix of the training rows ``X``.
 
     The matrix is computed here (or lent by a tuner: ``gram``, a
@@ -205,7 +226,7 @@ def _kernel_path(X, y, w, a, c, lambdas, alpha, kern, tol, max_iter, gram=None):
     from cohstats.solvers.cd.kernel import LentKernel, cd_kernel_path
 
     lent = gram if gram is not None else LentKernel(np.ascontiguousarray(kern(X), dtype=np.float64), kern, X)
-    b0, B, info = cd_kernel_path(lent, y, w, LOSS_LUM, a, c, lambdas, alpha, tol, max_iter)
+    b0, B, info = cd_kernel_path(lent, y, w, LOSS_LUM, a, c, lambdas, alpha, tol, max_iter, offset=offset)
     # K[j, i] = Xt[j, i] + m_j (K symmetric; lent.K holds the centred design Xt), so
     # f_l(x_j) = b0_l + sum_i K[j, i] B[l, i] = b0_l + (Xt B')_jl + m_j sum_i B[l, i]
     B = np.asarray(B, dtype=np.float64)
@@ -230,6 +251,7 @@ _PARAMS = {
     "coef0": Real(),
     "standardize": Bool(),
     "na_action": NAAction(),
+    "offset": Anything(),
     "refit_on": Options("train", "validation"),
     "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1),
@@ -267,6 +289,7 @@ def lum(
     weights=None,
     subset=None,
     na_action: str = "omit",
+    offset=None,
     penalty_factor=None,
     validation=None,
     refit_on: str = "train",
@@ -282,7 +305,7 @@ def lum(
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
     Minimises ``(1/n) sum_i w_i V_{a,c}(y_i f(x_i)) + lambda * J(f)`` over a decreasing
-    ``lambda`` sequence (warm starts), with ``f(x) = b + x'beta`` and
+    ``lambda`` sequence (warm starts), with ``f(x) = offset + b + x'beta`` and
     ``J = sum_j pf_j ((1-alpha)/2 beta_j^2 + alpha |beta_j|)`` (the default ``alpha = 0`` is the
     paper's ridge ``(lambda/2)||beta||^2``), or ``f(x) = b + sum_j beta_j K(x_j, x)`` and
     ``J = (lambda/2) beta'K beta`` for a kernel. The intercept is never penalised.
@@ -373,6 +396,13 @@ def lum(
         standardised columns (glmnet); coefficients are reported on the original scale. Use
         ``False`` for the literal [LZW] objective on the raw features.
     weights, subset, na_action : passed to the design.
+    offset : known offsets added to the decision value, ``f(x) = offset + b + x'beta`` (or
+        ``offset + b + sum_j beta_j K(x_j, x)``; R's ``offset``): an array with one value per
+        row of ``data``, or a column name; ``offset(col)`` in the formula does the same. Two
+        classes; every solver route takes it. The refitted-LUM scale is fitted to the decision
+        values including the offset, ``f2 = g0 + g1 (offset + b + x'beta)``; predictions on new
+        data read the offset from its columns (or take ``predict(newdata, offset=...)``).
+        ``validation=`` then needs a DataFrame with the offset columns.
     penalty_factor : per-column penalty multipliers (linear expansion).
     validation : DataFrame (with the response) or tuple ``(X, y)``, optional. Used by
         ``refit_on="validation"`` and by ``c="tuned"``.
@@ -425,6 +455,7 @@ def lum(
             weights=weights,
             subset=subset,
             na_action=na_action,
+            offset=offset,
             penalty_factor=penalty_factor,
             validation=validation,
             refit_on=refit_on,
@@ -438,11 +469,11 @@ def lum(
     alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
-    design = _to_design(formula, data, weights, subset, na_action, _context)
-    from cohstats.formula import refuse_offset
+    design = _to_design(formula, data, weights, subset, na_action, _context, offset)
+    from cohstats.formula import refuse_no_intercept, refuse_offset
 
-    refuse_offset(design, "lum")
-    from cohstats.formula import refuse_no_intercept
+    if not design.binary:
+        refuse_offset(design, "lum with more than two classes (the angle-based LUM)")
 
     refuse_no_intercept(design, "lum", "fits decision values with an intercept (and refits g0 + g1 f)")
     if not design.binary:
@@ -499,15 +530,17 @@ def lum(
     Phi = fmap(Xfit) if fmap is not None else None
     if lambda_ is None:
         if kern is None:
-            lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, pf)
+            lambdas = _default_lambdas(X, y, w, a, c, alpha, nlambda, lambda_min_ratio, standardize, pf, design.offset)
         else:
             lambdas = LUM_LAMBDA_GRID.copy()
     else:
         lambdas = _check_lambda(lambda_)
     if Phi is not None:  # the kernel LUM as a linear LUM on the feature map
-        B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None)
+        B0, B, info = _fit_path(Phi, y, w, a, c, lambdas, alpha, None, False, tol, max_iter, None, None, design.offset)
     else:
-        B0, B, info = _fit_path(Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf, _gram)
+        B0, B, info = _fit_path(
+            Xfit, y, w, a, c, lambdas, alpha, kern, standardize, tol, max_iter, pf, _gram, design.offset
+        )
     train_decision = info.pop("train_decision", None)
     call = dict(a=a, c=c, alpha=alpha)
     if lambda_ is not None:
@@ -651,6 +684,7 @@ def tune_lum(
         kwargs.pop("subset", None),
         kwargs.pop("na_action", "omit"),
         _context,
+        kwargs.pop("offset", None),
     )
     if not design.binary:
         raise ValueError(
@@ -714,7 +748,7 @@ def tune_lum(
     )
     refit = {}
     if refit_on == "validation":
-        refit = dict(_validation=_new_xy(design, validation), refit_on="validation", _refit_cache={})
+        refit = dict(_validation=_validation_sample(design, validation), refit_on="validation", _refit_cache={})
     # the tuned result is derived from the winning fit (a copy with the tuning record)
     return fit._derive(
         **refit,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.losses.binary import lum_link
+from cohstats.models._offsets import OffsetProbabilities
 from cohstats.results import Fit, interpolate_path, path_weights
 from cohstats.tuning.shared import cross_kernel
 from cohstats.models.lum_refit import _warn_separable_path, lum_refit, refit_coef_table
@@ -63,6 +64,20 @@ def _new_xy(design, newdata):
     return np.ascontiguousarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
 
+def _validation_sample(design, newdata):
+    """``(X, y)`` of a validation sample (:func:`_new_xy`), and for a model with offsets their
+    offsets third (read from a DataFrame holding the offset columns)."""
+    xy = _new_xy(design, newdata)
+    if design.offset is None:
+        return xy
+    if not isinstance(newdata, pd.DataFrame) or design.offset_given:
+        raise ValueError(
+            "lum: with an offset, validation= must be a DataFrame holding the offset column(s) "
+            "(offset(col) in the formula or offset='col'), so that its rows carry their offsets"
+        )
+    return (*xy, design.new_offset(newdata))
+
+
 def _kkt_gate(info: dict, tol: float) -> None:
     """A lambda counts as converged only if its exact KKT violation is small as well.
 
@@ -84,7 +99,7 @@ def _kkt_gate(info: dict, tol: float) -> None:
 _interp_weights = path_weights
 
 
-class LumFit(Fit):
+class LumFit(OffsetProbabilities, Fit):
     """Result of :func:`lum`: a LUM path with refitted-LUM probabilities.
 
     Attributes
@@ -177,9 +192,7 @@ class LumFit(Fit):
         self._info_objective = np.asarray(info.get("objective", np.full(nl, np.nan)), dtype=np.float64)
         self.standardize, self.tol, self.max_iter = standardize, tol, max_iter
         self.refit_on = refit_on
-        self._validation = None
-        if validation is not None:
-            self._validation = _new_xy(design, validation)
+        self._validation = None if validation is None else _validation_sample(design, validation)
         self._refit_cache = {}
         self.tuning = None
         self.s = float(self.lambda_[-1])
@@ -254,10 +267,16 @@ class LumFit(Fit):
 
     # ----------------------------------------------------------------- refit
     def _refit_sample(self):
+        """(X, y, w, offset) of the sample the refitted scale is estimated on (offset 0 without one)."""
         if self.refit_on == "validation":
-            Xr, yr = self._validation
-            return Xr, yr, np.ones_like(yr)
-        return self._Xtr, self._ytr, self._wtr
+            Xr, yr = self._validation[:2]
+            return Xr, yr, np.ones_like(yr), (self._validation[2] if len(self._validation) > 2 else 0.0)
+        return self._Xtr, self._ytr, self._wtr, self._train_offset()
+
+    def _train_offset(self):
+        """The offsets of the training rows (0.0 for a fit without offsets)."""
+        off = getattr(self.design, "offset", None)
+        return 0.0 if off is None else off
 
     def refit(self, s=None, warn: bool = True) -> dict:
         """The refitted-LUM scale ``(g0, g1)`` at ``lambda = s`` ([LZW] eq (9)).
@@ -267,8 +286,8 @@ class LumFit(Fit):
         s = self._s if s is None else float(s)
         key = (s, self.refit_on)
         if key not in self._refit_cache:
-            Xr, yr, wr = self._refit_sample()
-            self._refit_cache[key] = lum_refit(self._decision(Xr, s), yr, self.a, wr, warn=warn)
+            Xr, yr, wr, off = self._refit_sample()
+            self._refit_cache[key] = lum_refit(self._decision(Xr, s) + off, yr, self.a, wr, warn=warn)
         return self._refit_cache[key]
 
     # ----------------------------------------------------------------- probabilities
@@ -284,8 +303,11 @@ class LumFit(Fit):
             )
 
     def _proba(self, X, s=None, method: str = "refit"):
+        return self._link_to_prob(self._decision(X, s), s, method)
+
+    def _link_to_prob(self, f, s=None, method: str = "refit"):
+        """P(Y = classes[1]) from decision values ``f`` (offsets included) at ``lambda = s``."""
         self._check_method(method)
-        f = self._decision(X, s)
         if method == "lum":
             return lum_link(f, self.a, self.c)
         r = self.refit(s)
@@ -325,7 +347,7 @@ class LumFit(Fit):
         the coefficients (linear expansion)."""
         from cohstats.results import PathFrame
 
-        F = self._decision_path(self._Xtr)
+        F = self._decision_path(self._Xtr) + self._train_offset()
         err = np.average((F > 0) != (self._ytr[None, :] > 0), axis=1, weights=self._wtr)
         df = pd.DataFrame(
             {
@@ -350,7 +372,7 @@ class LumFit(Fit):
 
     def margin_stats(self) -> pd.Series:
         """Training-margin statistics at the selected lambda."""
-        f = self._decision(self._Xtr)
+        f = self._decision(self._Xtr) + self._train_offset()
         m = self._ytr * f
         u0 = self.c / (1.0 + self.c) if math.isfinite(self.c) else 1.0
         q = np.quantile(m, [0.0, 0.25, 0.5, 0.75, 1.0])
@@ -450,6 +472,10 @@ class LumFit(Fit):
             ax.legend(fontsize=8)
             return ax
         X = self._Xtr
+        if getattr(self.design, "offset", None) is not None:
+            raise ValueError(
+                "kind='boundary' needs a fit without offsets (with one, f = 0 is no line in the predictors)"
+            )
         if X.shape[1] != 2:
             raise ValueError(f"kind='boundary' needs exactly two predictors; this fit has {X.shape[1]}")
         pad = 0.05 * (X.max(0) - X.min(0))

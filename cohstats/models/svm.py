@@ -44,6 +44,7 @@ from cohstats.probability import (
 )
 from cohstats.results import Summary
 from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
+from cohstats.validation import Anything
 from cohstats.models.svm_fit import AUTO_EXACT_MAX_N, _default_m, _fit_binary, _fit_ovo, _prepare
 from cohstats.models.svm_multi import MulticlassSVMFit
 from cohstats.models.svm_result import SVMFit, _METHODS, class_weights
@@ -75,7 +76,11 @@ _PARAMS = {
 # classification error by default
 _DECLARED = FitSpec("svm", path_args=(), multiclass=True, probabilities=True, default_measure="class")
 # svm only (psi_learn shares _PARAMS): the low-rank kernel route (cohstats.models.svm_approx)
-_APPROX_PARAMS = {"kernel_approx": NoneOr(Options("nystroem", "rff")), "n_components": Integer(1)}
+_APPROX_PARAMS = {
+    "kernel_approx": NoneOr(Options("nystroem", "rff")),
+    "n_components": Integer(1),
+    "offset": Anything(),
+}
 
 
 @fit_function(
@@ -110,6 +115,7 @@ def svm(
     kernel_approx=None,
     n_components: int = 300,
     random_state=0,
+    offset=None,
 ) -> SVMFit:
     """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
     classes) fitted by SMO, with probability outputs.
@@ -188,6 +194,15 @@ def svm(
     n_components, random_state : r (landmarks or random features; default 300, as
         :func:`cohstats.clearn` and :func:`cohstats.lum`) and the seed that draws them and
         the coordinate order.
+    offset : known offsets added to the decision value, ``f(x) = offset + b + h(x)`` (R's
+        ``offset``): an array with one value per row of ``data``, or a column name;
+        ``offset(col)`` in the formula does the same. The margin constraints become
+        ``y_i (o_i + b + h(x_i)) >= 1 - xi_i``, so the offset enters the SMO dual as the linear
+        term ``sum_i a_i (1 - y_i o_i)``. Two classes, a number ``pi`` (or None) and the exact
+        kernel; probabilities by ``"platt"`` (Platt's sigmoid fitted to the training decision
+        values with their offsets), ``"sollich"`` or ``"coherence"`` (``"bracket"`` and
+        ``"platt_tuned"`` refit without the offset and are refused). Predictions on new data
+        read the offset from its columns (or take ``predict(newdata, offset=...)``).
 
     Returns
     -------
@@ -239,6 +254,7 @@ def svm(
         allow_path=True,
         standardize=standardize,
         binary_only=False,
+        offset=offset,
     )
     n = design.nobs
     if path_method not in ("exact", "warm", "auto"):
@@ -275,7 +291,10 @@ def svm(
         kernel_arg=kernel_arg,
     )
     if kernel_approx is not None:
+        from cohstats.formula import refuse_offset
         from cohstats.models.svm_approx import fit_approx
+
+        refuse_offset(design, "svm with kernel_approx (its dual coordinate descent has no offset term)")
 
         return fit_approx(
             design,

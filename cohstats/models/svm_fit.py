@@ -64,6 +64,7 @@ def _prepare(
     allow_path,
     standardize,
     binary_only,
+    offset=None,
 ):
     """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build the design,
     the scaling and the kernel."""
@@ -72,12 +73,16 @@ def _prepare(
         formula
         if isinstance(formula, Design)
         else build_design(
-            formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, max_classes=maxk
+            formula,
+            data,
+            weights=weights,
+            subset=subset,
+            na_action=na_action,
+            context=ctx,
+            max_classes=maxk,
+            offset=offset,
         )
     )
-    from cohstats.formula import refuse_offset
-
-    refuse_offset(design, "svm and psi_learn")
     if isinstance(formula, Design):
         if weights is not None or subset is not None:
             design = build_design(design, weights=weights, subset=subset, max_classes=maxk)
@@ -124,6 +129,8 @@ def _prepare(
         prob_method = "bracket" if path else "platt"
     elif prob_method not in _METHODS:
         raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
+    if design.offset is not None:
+        _check_offset_use(design, binary_only, path, prob_method)
     tol = _check_pos("tol", tol)
     if not isinstance(standardize, (bool, np.bool_)):
         raise TypeError(f"standardize must be True or False; got {standardize!r}")
@@ -141,6 +148,24 @@ def _prepare(
             "fitted at each pi of the bracketing grid (give a number for pi)"
         )
     return design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs
+
+
+def _check_offset_use(design, psi: bool, path: bool, prob_method: str) -> None:
+    """An offset enters the C-SVM dual as a linear term; refuse the fits that have no such term."""
+    from cohstats.formula import refuse_offset
+
+    if psi:
+        refuse_offset(design, "psi_learn (its DC steps solve shifted-bound duals without an offset term)")
+    if not design.binary:
+        refuse_offset(design, "svm with more than two classes (the one-vs-one pairs have no common offset)")
+    if path:
+        refuse_offset(design, "svm(pi='path') (the exact pi path has no offset term; give a number pi or None)")
+    if prob_method in ("bracket", "platt_tuned"):
+        refuse_offset(
+            design,
+            f"svm(prob_method={prob_method!r}) (it refits the SVM along pi or lambda without the offset; "
+            "use 'platt', 'sollich' or 'coherence')",
+        )
 
 
 def _default_m(n):
@@ -240,6 +265,9 @@ def _fit_binary(
                 )
         r = None
     else:
+        # an offset o enters the dual as the linear term p_i = y_i o_i - 1: the constraints
+        # y_i (o_i + b + h(x_i)) >= 1 - xi_i give the dual objective sum_i a_i (1 - y_i o_i) - a'Qa/2
+        off = design.offset
         r = smo_solve(
             Z,
             y,
@@ -247,6 +275,7 @@ def _fit_binary(
             kpar=kern.kpar,
             Kpre=Kpre,
             C=cost,
+            p=None if off is None else y * off - 1.0,
             tol=tol,
             max_iter=max_iter,
             shrinking=shrinking,

@@ -20,6 +20,7 @@ from cohstats.probability import (
     platt_glm,
     sollich_prob,
 )
+from cohstats.models._offsets import OffsetProbabilities
 from cohstats.results import Fit, PathFrame, Summary
 from cohstats.scaling import column_scaling
 from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
@@ -80,7 +81,7 @@ def _check_s(fit, s):
         fit._check_s(s, "_decision")
 
 
-class SVMFit(Fit):
+class SVMFit(OffsetProbabilities, Fit):
     """A fitted binary (weighted) SVM; see :func:`svm`.
 
     Attributes
@@ -200,8 +201,10 @@ class SVMFit(Fit):
             fitted_decision = (Kpre @ self._beta + b) if Kpre is not None else self._decision(design.X)
         self.fitted_decision = fitted_decision
         if objective is None:
-            # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b)
-            objective = float(0.5 * dual_alpha @ (y * (fitted_decision - b)) - dual_alpha.sum())
+            # dual objective (1/2) a'Qa - sum(a), with (Qa)_i = y_i (f_i - b); with offsets o,
+            # f_i = o_i + b + h_i and the dual's linear term is -(1 - y_i o_i)
+            off = 0.0 if design.offset is None else design.offset
+            objective = float(0.5 * dual_alpha @ (y * (fitted_decision - b - off)) - dual_alpha @ (1.0 - y * off))
         self.objective = objective
         return self
 
@@ -352,7 +355,20 @@ class SVMFit(Fit):
             raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
         if method == "bracket":
             return bracket_prob(self._path_decision(X, m), m=self._check_m(m))
-        f = self._decision(X)
+        return self._link_to_prob(self._decision(X), s, method)
+
+    def _link_to_prob(self, f, s=None, method: str | None = None, m: int | None = None):
+        """P(Y = classes[1]) from decision values ``f`` (offsets included) by a method that reads
+        ``f`` alone; ``"bracket"`` and ``"platt_tuned"`` refit the model and take no offset."""
+        _check_s(self, s)
+        method = self.prob_method if method is None else method
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}; got {method!r}")
+        if method in ("bracket", "platt_tuned"):
+            raise ValueError(
+                f"svm with an offset: method={method!r} refits the SVM along pi or lambda without the "
+                "offset; use method='platt', 'sollich' or 'coherence'"
+            )
         if method == "platt":
             return self.platt(f)
         if method == "sollich":

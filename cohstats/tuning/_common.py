@@ -20,23 +20,18 @@ def _is_design(obj) -> bool:
 
 
 def _as_design(formula, data, fit_args: dict, context=None):
-    """Build the Design once; weights/subset/na_action go to the design, not the fits.
+    """Build the Design once; weights/subset/na_action/offset go to the design, not the fits.
 
-    Offsets are refused: the held-out scores of the tuners do not add them yet, so a tuned fit
-    would be chosen on the wrong links."""
-    design, fit_args = _build(formula, data, fit_args, context)
-    if "offset" in fit_args or getattr(design, "offset", None) is not None:
-        raise NotImplementedError(
-            "cv, tune and gkl do not take an offset yet (offset() terms or offset=): their held-out "
-            "scores would leave it out; fit with clearn(..., offset=) at chosen penalties instead"
-        )
-    return design, fit_args
+    Offsets (``offset(col)`` terms or ``offset=``) stay with the rows of the design: every fold
+    or refit takes the offsets of its training rows (``Design.take``), and the held-out rows are
+    scored on ``offset + b + x'beta`` (:func:`cohstats.tuning.cv._outputs_at`)."""
+    return _build(formula, data, fit_args, context)
 
 
 def _build(formula, data, fit_args: dict, context=None):
     from ..formula import build_design
 
-    kw = {k: fit_args.pop(k) for k in ("weights", "subset", "na_action") if k in fit_args}
+    kw = {k: fit_args.pop(k) for k in ("weights", "subset", "na_action", "offset") if k in fit_args}
     if _is_design(formula):
         if data is not None:
             raise TypeError("data must be None when a Design is passed in place of the formula")

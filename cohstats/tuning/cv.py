@@ -242,10 +242,34 @@ class CVResult(Persistable):
         return ax
 
 
+def _outputs_at(fit, X, off, kind, lam, prob_args):
+    """:func:`~cohstats.tuning.measures._outputs` of rows ``X`` whose offsets are ``off`` (None:
+    a fit without offsets): the decision values ``offset + b + x'beta`` along the sequence, and
+    the probabilities the fit gives them at each value."""
+    if off is None:
+        return _outputs(fit, X, kind, lam, prob_args)
+    F = np.asarray(_outputs(fit, X, "decision", lam, None), dtype=np.float64) + off[None]
+    if kind == "decision":
+        return F
+    prob_args = prob_args or {}
+    proba = getattr(fit, "_offset_proba", None)  # probabilities that depend on s or take options
+    if proba is None:  # C-learning: the loss's inverse link, the same at every s
+        if prob_args:
+            raise TypeError(f"{type(fit).__name__} probabilities take no options; got {sorted(prob_args)}")
+        return np.asarray(fit._link_to_prob(F))
+    s = [None] if lam is None else lam
+    return np.stack([np.asarray(proba(F[i], s[i], **prob_args)) for i in range(F.shape[0])])
+
+
+def _rows_offset(design, rows):
+    """The offsets of some rows of the design (None without offsets)."""
+    return None if getattr(design, "offset", None) is None else design.offset[rows]
+
+
 def _fold_task(fit_fn, design, train, test, args, kind, lam, prob_args):
     fit = fit_fn(design.take(train), **args)
     X = design.X[test]
-    return _outputs(fit, X, kind, lam, prob_args)
+    return _outputs_at(fit, X, _rows_offset(design, test), kind, lam, prob_args)
 
 
 def _full_task(fit_fn, design, args):
@@ -297,7 +321,7 @@ def _shared_run(fit_fn, design, ker, idx, arg_list, full_fits, foldid, meas, pro
                 fit = fit_fn(design.take(tr), **fargs, _gram=lent)
             X = design.X[te]
             fit._cross_kernel = (X, sk.cross(te, tr))
-            outs[(j, k)] = _outputs(fit, X, meas.output, lam, prob_args)
+            outs[(j, k)] = _outputs_at(fit, X, _rows_offset(design, te), meas.output, lam, prob_args)
             del fit
             if bar is not None:
                 bar.update(1)
@@ -442,7 +466,10 @@ def cv(
         folds allow it (see Notes); False makes every fit compute its own kernel. The result is
         the same either way (to rounding).
     **fit_args
-        Passed to every fit (``weights``, ``subset``, ``na_action`` go to the design).
+        Passed to every fit (``weights``, ``subset``, ``na_action`` and ``offset`` go to the
+        design). A model with offsets (``offset(col)`` in the formula or ``offset=``; binary
+        ``clearn``, ``lum``, ``svm``, ``gboost_c``) is fitted to every fold's training rows with
+        their offsets, and the held-out rows are scored on ``offset + b + x'beta``.
 
     Returns
     -------

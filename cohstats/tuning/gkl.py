@@ -24,7 +24,8 @@ from ._common import (
     _summary_cls,
 )
 from .parallel import _parallel, scheduler_backend
-from .measures import _outputs, _select
+from .cv import _outputs_at
+from .measures import _select
 
 
 def _clip_rows(P):
@@ -90,6 +91,14 @@ def _resolve_initial(initial, design):
     return P
 
 
+def _perturbed(design, Xs, y, src):
+    """The perturbed data set: inputs ``X[src]`` (an input carries its offset along) and labels ``y``."""
+    d = design.replace(X=Xs, y=y)
+    if getattr(design, "offset", None) is not None:
+        d.offset = np.ascontiguousarray(design.offset[src])
+    return d
+
+
 def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg=None, random_input="data"):
     """K-class version of :func:`_gkl_task` (also valid for K = 2, where it equals it).
 
@@ -107,6 +116,7 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
     """
     rng = np.random.default_rng(seed)
     X = design.X
+    off = getattr(design, "offset", None)
     binary = design.binary
     yi = design.y_int
     n = yi.shape[0]
@@ -141,16 +151,16 @@ def _gkl_task_multi(fit_fn, design, args, lam, p0, seed, D, tau, prob_args, parg
         ycode = (2.0 * cstar - 1.0) if binary else cstar
         P = np.empty((S, n, K))
         if lam is None:
-            fit = fit_fn(design.replace(X=Xs, y=ycode[0]), **args)
-            P[0] = _as_matrix(fit._proba(X, **prob_args), binary)
+            fit = fit_fn(_perturbed(design, Xs, ycode[0], src), **args)
+            P[0] = _as_matrix(_outputs_at(fit, X, off, "prob", None, prob_args)[0], binary)
         else:
             groups: dict = {}
             for s_ in range(S):
                 groups.setdefault(cstar[s_].tobytes(), []).append(s_)
             for idx in groups.values():
                 sub = lam[idx]
-                fit = fit_fn(design.replace(X=Xs, y=ycode[idx[0]]), **_along(parg, args, sub))
-                P[idx] = _as_matrix(_outputs(fit, X, "prob", sub, prob_args), binary)
+                fit = fit_fn(_perturbed(design, Xs, ycode[idx[0]], src), **_along(parg, args, sub))
+                P[idx] = _as_matrix(_outputs_at(fit, X, off, "prob", sub, prob_args), binary)
         Pc = _clip_rows(P)
         Ps = Pc[:, src]
         v = np.log(Ps)
@@ -206,7 +216,7 @@ def _gkl_many(fit_fn, design, arg_list, full_fits, pert: _Perturbation, n_jobs, 
     tasks, keys = [], []
     for j, (args, full) in enumerate(zip(arg_list, full_fits)):
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
-        raw = _outputs(full, design.X, "prob", lam, prob_args)
+        raw = _outputs_at(full, design.X, getattr(design, "offset", None), "prob", lam, prob_args)
         p0 = _as_matrix(raw, design.binary)
         if p0.ndim != 3 or p0.shape[1] != n or p0.shape[2] != design.n_classes:
             raise ValueError(
@@ -566,7 +576,9 @@ def gkl(
         penalty: Platt's sigmoid refitted to perturbed responses is flatter than on the data.
         Both forms are exact implementations; the default keeps the printed one.
     **fit_args
-        Passed to every fit (e.g. ``lambda_=wsl_grid()`` for a path fit).
+        Passed to every fit (e.g. ``lambda_=wsl_grid()`` for a path fit). With offsets
+        (``offset(col)``, ``offset=``) every perturbed input carries its offset along and the
+        probabilities are those of ``offset + b + x'beta``.
 
     Returns
     -------

@@ -24,8 +24,8 @@ from ._common import (
 )
 from .parallel import _parallel, scheduler_backend
 from .folds import _resolve_foldid
-from .measures import _Measure, _evaluate, _get_measure, _outputs
-from .cv import _check_share, _cv_many, _full_task, _shared_full_fits
+from .measures import _Measure, _evaluate, _get_measure
+from .cv import _check_share, _cv_many, _full_task, _outputs_at, _shared_full_fits
 from .gkl import _gkl_many, _perturbation
 
 
@@ -187,11 +187,24 @@ def _grid_combos(grid: dict, fit_args: dict, skip=None):
     return names, combos
 
 
-def _holdout_task(fit_fn, design, args, Xv, yv, wv, meas, prob_args, fitted):
+def _holdout_task(fit_fn, design, args, Xv, yv, wv, meas, prob_args, fitted, ov=None):
     fit = fit_fn(design, **args) if fitted is None else fitted
     lam = np.asarray(fit.lambda_, float) if _has_path(fit) else None
-    out = _outputs(fit, Xv, meas.output, lam, prob_args)
+    out = _outputs_at(fit, Xv, ov, meas.output, lam, prob_args)
     return fit, lam, _evaluate(meas, yv, wv, out, design.binary)
+
+
+def _validation_offset(design, validation):
+    """The offsets of the validation rows (None for a model without offsets): a Design's own,
+    else read from the DataFrame's offset columns (``offset(col)``, ``offset="col"``); a model
+    given ``offset=`` as an array needs a validation Design that carries its offsets."""
+    if getattr(design, "offset", None) is None:
+        return None
+    if _is_design(validation):
+        if getattr(validation, "offset", None) is None:
+            raise ValueError("the model has offsets, so the validation Design needs its rows' offsets (offset=)")
+        return np.asarray(validation.offset, dtype=np.float64)
+    return design.new_offset(validation[0] if isinstance(validation, tuple) else validation)
 
 
 def _validation_arrays(design, validation):
@@ -261,6 +274,8 @@ def tune(
     n_jobs, random_state, verbose : as in :func:`cv`.
     nfolds, foldid : for ``method="cv"``.
     validation : DataFrame (formula fits), Design, or tuple ``(X, y)`` for ``method="holdout"``.
+        For a model with offsets its rows are scored with their own offsets: a DataFrame holding
+        the offset columns, or a Design built with ``offset=``.
     rule : ``"min"`` (default) or ``"1se"`` (``method="cv"`` only): the first setting in the tie
         order below whose CV mean is within one standard error of the best (cv.glmnet's
         ``lambda.1se`` generalised to a grid).
@@ -274,7 +289,9 @@ def tune(
         kernel (e.g. a grid over ``alpha`` or ``rho`` at a numeric width, or over ``c`` of the
         kernel LUM) share one matrix. ``method="holdout"``: the fits of the grid points with
         the same kernel share one matrix of the training rows, under the same conditions.
-    **fit_args : fixed arguments of every fit.
+    **fit_args : fixed arguments of every fit (``weights``, ``subset``, ``na_action`` and
+        ``offset`` go to the design; offsets are carried into every fit and held-out score as
+        in :func:`cv`).
 
     Ties go to the grid value listed first (list the more regularised values first, e.g.
     ``C`` ascending, ``c=[0, 1e4]`` for the tuned LUM of [LZW]) and, within one
@@ -366,11 +383,12 @@ def tune(
                 add_rows(j, r.fit, r.lambda_, {"score": r.cvm, "se": r.cvsd})
         elif method == "holdout":
             Xv, yv = _validation_arrays(design, validation)
+            ov = _validation_offset(design, validation)
             wv = np.ones(Xv.shape[0])
             shared = _shared_full_fits(fit_fn, design, arg_list, n_jobs, share_kernel)
             outs = _parallel(
                 _holdout_task,
-                [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, f) for a, f in zip(arg_list, shared)],
+                [(fit_fn, design, a, Xv, yv, wv, meas, prob_args, f, ov) for a, f in zip(arg_list, shared)],
                 n_jobs,
                 verbose,
                 "holdout fits",

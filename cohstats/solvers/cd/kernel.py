@@ -490,7 +490,7 @@ def cd_kernel_path(
     overwrite_K : let the preparation reuse ``K``'s memory (see :func:`prepare_kernel`); by
         default ``K`` is copied once and left unchanged
     offset : (n,) known offsets added to the fits (R's ``offset()``); solved by coordinate
-        descent (the Newton and dual routes take no offset)
+        descent or the LUM dual (the Newton route takes no offset)
 
     Notes
     -----
@@ -533,18 +533,16 @@ def cd_kernel_path(
     dual_ok = loss_code == LOSS_LUM and alpha == 0.0 and math.isfinite(p1) and math.isfinite(p2)
     if solver == "dual" and not dual_ok:
         raise ValueError("solver='dual' needs the LUM loss with finite a and c and alpha=0")
-    if offset is not None and solver in ("newton", "dual"):
-        raise ValueError(f"solver={solver!r} takes no offset; use solver='cd' or 'auto'")
-    if offset is not None:
-        solver = "cd"
+    if offset is not None and solver == "newton":
+        raise ValueError("solver='newton' takes no offset; use solver='cd', 'dual' or 'auto'")
     if solver == "dual" or (solver == "auto" and dual_ok and pk.n > _DUAL_MIN_N):
         from cohstats.solvers.cd.lum_kdual import lum_kernel_dual_path
 
-        b0, B, info = lum_kernel_dual_path(pk, y, p1, p2, gam, tol, max_iter)
+        b0, B, info = lum_kernel_dual_path(pk, y, p1, p2, gam, tol, max_iter, offset=offset)
         if warn and not np.all(info["converged"]):
             _warn_conv(gam, info["converged"], max_iter, name="gamma")
         return b0, B, info
-    if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth):
+    if solver == "newton" or (solver == "auto" and alpha == 0.0 and smooth and offset is None):
         return _ridge_path(pk, y, loss_code, p1, p2, gam, tol, max_iter, warn, m_)
     data = make_data(pk.Xt, y, pk.w, pk.xv, pk.excl, pk.intercept, offset=offset)
     spec = PathSpec(gam, alpha, m_, tol, max_iter, bool(exact_kkt), continuation_grid(loss_code, p1, p2, m_))

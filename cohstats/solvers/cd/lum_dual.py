@@ -3,7 +3,7 @@
 The problem, for each ``lambda`` of a decreasing sequence (warm starts),
 
 ``min_{b, beta}  P(b, beta) = (1/n) sum_i w_i V(z_i) + (lambda/2) sum_j pf_j beta_j^2``,
-``z_i = y_i (b + x_i'beta)``,
+``z_i = y_i (o_i + b + x_i'beta)``,
 
 with the LUM loss ``V = V_{a,c}`` of [LZW], is near the hinge limit (``c >= 1000``) a smoothed
 SVM: ``V`` is linear left of its connection point ``u_e = c/(1+c)`` and curved only on a window
@@ -16,6 +16,8 @@ method for large-scale linear SVM*, ICML 2008):
 ``max_{0 <= alpha_i <= w_i}  D(alpha) = (1/n) sum_i w_i psi(alpha_i / w_i) - (lambda/2) sum_j pf_j beta_j^2``
 ``subject to  sum_i alpha_i y_i = 0``,  ``beta_j = (1/(lambda n pf_j)) sum_i alpha_i y_i x_ij``,
 
+(plus ``- (1/n) sum_i alpha_i y_i o_i`` with known offsets ``o_i``, R's ``offset()``: the
+offset enters the dual as a linear term, and a coordinate step only through the margin ``z_i``),
 where ``psi(t) = -V^*(-t) = ((1+a) t^{a/(a+1)} + (c-a) t)/(1+c)`` (``V^*`` the convex conjugate;
 ``psi' (t)`` is the margin at which the loss has slope ``-t``), and at the optimum
 ``alpha_i = -w_i V'(z_i)``. The equality constraint (the unpenalised intercept) is handled by
@@ -148,8 +150,8 @@ def _axpy(t, x, v):
 
 
 @njit(cache=True, nogil=True)
-def _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act):
-    """Margins ``z`` at ``(b, beta)``, the primal objective, the exact KKT residual of ``P``
+def _check(X, y, off, w, a, c, lam, b, beta, alpha, z, g, act):
+    """Margins ``z`` at ``(b, beta)`` (offsets ``off``), the primal objective, the exact KKT residual of ``P``
     (largest over the coordinates and the intercept) and the working set of these margins.
 
     The gradient in ``beta`` is ``(1/n) sum_i y_i x_i (alpha_i - alpha_hat_i)`` with
@@ -168,7 +170,7 @@ def _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act):
     nact = 0
     g[:] = 0.0
     for i in range(n):
-        zi = y[i] * (b + _dot(X[i], beta))
+        zi = y[i] * (off[i] + b + _dot(X[i], beta))
         z[i] = zi
         wi = w[i]
         if wi > 0.0:
@@ -207,14 +209,15 @@ def _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act):
 
 
 @njit(cache=True, nogil=True)
-def _aug_dual(w, a, c, alpha, lam, beta, mu, S, rho):
-    """The augmented dual ``(1/n) sum w_i psi(alpha_i/w_i) - (lambda/2)||beta||^2 - mu S/n -
-    S^2/(2 rho n^2)`` (coordinates prescaled so that every penalty factor is 1)."""
+def _aug_dual(y, off, w, a, c, alpha, lam, beta, mu, S, rho):
+    """The augmented dual ``(1/n) sum (w_i psi(alpha_i/w_i) - alpha_i y_i o_i) -
+    (lambda/2)||beta||^2 - mu S/n - S^2/(2 rho n^2)`` (coordinates prescaled so that every
+    penalty factor is 1)."""
     n = w.shape[0]
     s = 0.0
     for i in range(n):
         if w[i] > 0.0:
-            s += w[i] * lum_psi(alpha[i] / w[i], a, c)
+            s += w[i] * lum_psi(alpha[i] / w[i], a, c) - alpha[i] * y[i] * off[i]
     pen = 0.0
     for j in range(beta.shape[0]):
         pen += beta[j] * beta[j]
@@ -263,7 +266,7 @@ def _working_set(w, alpha, z, a, c, act):
 
 
 @njit(cache=True, nogil=True)
-def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, z, g, act, trace):
+def _solve_lambda(X, y, off, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, z, g, act, trace):
     """Dual coordinate ascent with the augmented Lagrangian for one ``lambda``.
 
     ``st = [b, S, m]`` (primal intercept, ``sum_i alpha_i y_i``, size of the working set held in
@@ -294,12 +297,12 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
     while passes < max_pass:
         passes += 1
         if ntr < trace.shape[0]:
-            trace[ntr, 0] = _aug_dual(w, a, c, alpha, lam, beta, mu, S, rho)
+            trace[ntr, 0] = _aug_dual(y, off, w, a, c, alpha, lam, beta, mu, S, rho)
         seed = _shuffle(act, nact, seed)
         for k in range(nact):
             i = act[k]
             xi = X[i]
-            zi = y[i] * (b + _dot(xi, beta))
+            zi = y[i] * (off[i] + b + _dot(xi, beta))
             q = xsq[i] * inv_ln + inv_rn
             a0 = alpha[i]
             a1 = _coord(zi, q, w[i], a0, a, c, ue)
@@ -310,7 +313,7 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
                 S += d * y[i]
                 b = mu + S * inv_rn
         if ntr < trace.shape[0]:
-            trace[ntr, 1] = _aug_dual(w, a, c, alpha, lam, beta, mu, S, rho)
+            trace[ntr, 1] = _aug_dual(y, off, w, a, c, alpha, lam, beta, mu, S, rho)
         # multiplier update: mu <- b, so that b = mu + S/(rho n) moves on by S/(rho n)
         mu = b
         b = mu + S * inv_rn
@@ -320,7 +323,7 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
             # visited a share of the observations: exact margins, objective, KKT residual and the
             # working set of these margins (which the next lambda starts from)
             work = 0
-            obj, kk, nact = _check(X, y, w, a, c, lam, b, beta, alpha, z, g, act)
+            obj, kk, nact = _check(X, y, off, w, a, c, lam, b, beta, alpha, z, g, act)
             if kk <= thr:
                 conv = True
                 if ntr < trace.shape[0]:
@@ -337,21 +340,20 @@ def _solve_lambda(X, y, w, xsq, a, c, lam, rho, thr, max_pass, alpha, beta, st, 
 
 
 @njit(cache=True, nogil=True)
-def _dual_path(X, y, w, a, c, lambdas, rho_f, tol, max_pass, trace_len):
+def _dual_path(X, y, off, w, a, c, lambdas, rho_f, tol, max_pass, trace_len):
     n, p = X.shape
     nlam = lambdas.shape[0]
     xsq = np.empty(n)
     for i in range(n):
         xsq[i] = _dot(X[i], X[i])
-    zero = np.zeros(n)
     ones = np.ones(n)
-    b0 = _solve_1d(LOSS_LUM, a, c, y, w, zero, ones, 0.0, 0.0, 0.0, 0.0)
+    b0 = _solve_1d(LOSS_LUM, a, c, y, w, off, ones, 0.0, 0.0, 0.0, 0.0)
     alpha = np.empty(n)
     obj0 = 0.0
     S = 0.0
     for i in range(n):
-        obj0 += w[i] * lum_value(y[i] * b0, a, c)
-        alpha[i] = -w[i] * lum_d1(y[i] * b0, a, c) if w[i] > 0.0 else 0.0
+        obj0 += w[i] * lum_value(y[i] * (off[i] + b0), a, c)
+        alpha[i] = -w[i] * lum_d1(y[i] * (off[i] + b0), a, c) if w[i] > 0.0 else 0.0
         S += alpha[i] * y[i]
     obj0 /= n
     thr = math.sqrt(tol * max(obj0, 1e-10))
@@ -383,7 +385,7 @@ def _dual_path(X, y, w, a, c, lambdas, rho_f, tol, max_pass, trace_len):
             beta[j] *= f
         scale = lam
         passes, ok, ob, kk = _solve_lambda(
-            X, y, w, xsq, a, c, lam, rho_f * lam, thr, max_pass, alpha, beta, st, z, g, act, traces[k]
+            X, y, off, w, xsq, a, c, lam, rho_f * lam, thr, max_pass, alpha, beta, st, z, g, act, traces[k]
         )
         Bs[k] = beta
         bs[k] = st[0]
@@ -407,11 +409,12 @@ def lum_ridge_dual_path(
     penalty_factor=None,
     trace_len=0,
     rho_factor=RHO_FACTOR,
+    offset=None,
 ):
     """Ridge-penalised LUM path (linear expansion) by dual coordinate ascent (module docstring).
 
     Minimises, for each ``lambda`` in turn (warm started from the previous dual solution),
-    ``(1/n) sum_i w_i V_{a,c}(y_i (b + x_i'beta)) + (lambda/2) sum_j pf_j beta_j^2`` with ``w``
+    ``(1/n) sum_i w_i V_{a,c}(y_i (o_i + b + x_i'beta)) + (lambda/2) sum_j pf_j beta_j^2`` with ``w``
     normalised to mean 1 and, with ``standardize=True``, the penalty on the coefficients of the
     weighted-standardised columns (as :func:`cohstats.solvers.cd.path.cd_path`).
 
@@ -426,6 +429,7 @@ def lum_ridge_dual_path(
     penalty_factor : (p,) positive factors or None
     trace_len : int, passes per ``lambda`` recorded in ``info["trace"]`` (augmented dual before
         and after the pass, primal objective at the last full check)
+    offset : (n,) known offsets ``o_i`` (R's ``offset()``) or None (zeros)
 
     Returns
     -------
@@ -451,8 +455,11 @@ def lum_ridge_dual_path(
         )
     sq = np.where(excl, 0.0, 1.0 / np.sqrt(np.where(pf > 0, pf, 1.0)))
     Xs = np.ascontiguousarray(np.asarray(Xt).T * sq[None, :])
+    off = np.zeros(n) if offset is None else np.ascontiguousarray(offset, dtype=np.float64).ravel()
+    if off.shape != (n,) or not np.all(np.isfinite(off)):
+        raise ValueError(f"offset must hold {n} finite values; got shape {np.shape(offset)}")
     bs, Bs, n_iter, conv, objs, kkts, obj0, traces = _dual_path(
-        Xs, y, w, a, c, lam, float(rho_factor), float(tol), int(max_iter), int(trace_len)
+        Xs, y, off, w, a, c, lam, float(rho_factor), float(tol), int(max_iter), int(trace_len)
     )
     B = Bs * sq[None, :]  # coefficients of the standardised columns
     coefs = B / np.asarray(scale)[None, :]

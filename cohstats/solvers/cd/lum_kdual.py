@@ -3,7 +3,7 @@
 The problem, for each ``gamma`` of a decreasing sequence (warm starts),
 
 ``min_{b, beta}  P(b, beta) = (1/n) sum_i w_i V(z_i) + (gamma/2) beta'K beta``,
-``z_i = y_i f_i``, ``f = b + K beta``,
+``z_i = y_i f_i``, ``f = o + b + K beta``,
 
 with the LUM loss ``V = V_{a,c}`` of [LZW] and ``K`` the (symmetric, positive semidefinite)
 kernel matrix of the training points, is the kernel form of the problem of
@@ -15,7 +15,9 @@ single-coordinate ascent):
 ``max_{0 <= alpha_i <= w_i}  (1/n) sum_i w_i psi(alpha_i / w_i) - (gamma/2) beta'K beta``
 ``subject to  sum_i alpha_i y_i = 0``,  ``beta_i = alpha_i y_i / (gamma n)``,
 
-with ``psi(t) = -V^*(-t)`` the LUM conjugate of :func:`cohstats.solvers.cd.lum_dual.lum_psi`; at
+(plus ``- (1/n) sum_i alpha_i y_i o_i`` with known offsets ``o_i``, R's ``offset()``, zero by
+default: a linear term of the dual, which reaches a coordinate step through the margin ``z_i``
+only), with ``psi(t) = -V^*(-t)`` the LUM conjugate of :func:`cohstats.solvers.cd.lum_dual.lum_psi`; at
 the optimum ``alpha_i = -w_i V'(z_i)``. The intercept is handled by the augmented Lagrangian
 (method of multipliers) exactly as in :mod:`cohstats.solvers.cd.lum_dual`: ``b = mu + S/(rho
 n)``, ``S = sum_i alpha_i y_i``, ``rho = gamma``, multiplier update ``mu <- b`` after each
@@ -90,8 +92,8 @@ def _kmatvec(Xt, m, v, out):
 
 
 @njit(cache=True, nogil=True)
-def _kcheck(Xt, m, y, w, a, c, gam, b, beta, alpha, g, z, r, icpt):
-    """Exact ``g = K beta``, margins ``z``, the primal objective and the exact KKT residual.
+def _kcheck(Xt, m, y, o, w, a, c, gam, b, beta, alpha, g, z, r, icpt):
+    """Exact ``g = K beta``, margins ``z`` (offsets ``o``), the primal objective and the exact KKT residual.
 
     The gradient of ``P`` in ``beta`` is ``(1/n) K r`` with ``r_i = y_i (alpha_i - alpha_hat_i)``
     (because ``gamma beta_i = alpha_i y_i / n``). Returns ``(objective, kkt)``."""
@@ -101,7 +103,7 @@ def _kcheck(Xt, m, y, w, a, c, gam, b, beta, alpha, g, z, r, icpt):
     gb = 0.0
     pen = 0.0
     for i in range(n):
-        zi = y[i] * (b + g[i])
+        zi = y[i] * (o[i] + b + g[i])
         z[i] = zi
         pen += beta[i] * g[i]
         wi = w[i]
@@ -124,21 +126,22 @@ def _kcheck(Xt, m, y, w, a, c, gam, b, beta, alpha, g, z, r, icpt):
 
 
 @njit(cache=True, nogil=True)
-def _kaug_dual(w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn):
-    """The augmented dual ``(1/n) sum w_i psi(alpha_i/w_i) - (gamma/2) beta'K beta - mu S/n -
-    S^2/(2 rho n^2)`` with ``K beta = g + off`` (the maintained vector and its constant shift)."""
+def _kaug_dual(y, o, w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn):
+    """The augmented dual ``(1/n) sum (w_i psi(alpha_i/w_i) - alpha_i y_i o_i) - (gamma/2)
+    beta'K beta - mu S/n - S^2/(2 rho n^2)`` with ``K beta = g + off`` (the maintained vector and
+    its constant shift)."""
     n = w.shape[0]
     s = 0.0
     pen = 0.0
     for i in range(n):
         if w[i] > 0.0:
-            s += w[i] * lum_psi(alpha[i] / w[i], a, c)
+            s += w[i] * lum_psi(alpha[i] / w[i], a, c) - alpha[i] * y[i] * o[i]
         pen += beta[i] * (g[i] + off)
     return s / n - 0.5 * gam * pen - mu * S / n - 0.5 * S * S * inv_rn / n
 
 
 @njit(cache=True, nogil=True)
-def _solve_gamma(Xt, m, kd, y, w, a, c, gam, inv_rn, icpt, thr, max_pass, alpha, beta, g, st, z, r, act, trace):
+def _solve_gamma(Xt, m, kd, y, o, w, a, c, gam, inv_rn, icpt, thr, max_pass, alpha, beta, g, st, z, r, act, trace):
     """Dual coordinate ascent with the augmented Lagrangian for one ``gamma``.
 
     ``st = [b, S, nact]`` (primal intercept, ``sum_i alpha_i y_i``, size of the working set in
@@ -169,11 +172,11 @@ def _solve_gamma(Xt, m, kd, y, w, a, c, gam, inv_rn, icpt, thr, max_pass, alpha,
     while passes < max_pass:
         passes += 1
         if ntr < trace.shape[0]:
-            trace[ntr, 0] = _kaug_dual(w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn)
+            trace[ntr, 0] = _kaug_dual(y, o, w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn)
         seed = _shuffle(act, nact, seed)
         for k in range(nact):
             i = act[k]
-            zi = y[i] * (b + off + g[i])
+            zi = y[i] * (o[i] + b + off + g[i])
             q = kd[i] * inv_gn + inv_rn
             a0 = alpha[i]
             a1 = _coord(zi, q, w[i], a0, a, c, ue)
@@ -188,12 +191,12 @@ def _solve_gamma(Xt, m, kd, y, w, a, c, gam, inv_rn, icpt, thr, max_pass, alpha,
                 b = mu + S * inv_rn
         work += nact
         if ntr < trace.shape[0]:
-            trace[ntr, 1] = _kaug_dual(w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn)
+            trace[ntr, 1] = _kaug_dual(y, o, w, a, c, alpha, gam, beta, g, off, mu, S, inv_rn)
         mu = b
         b = mu + S * inv_rn
         if 2 * work >= npos or passes >= max_pass:  # full check
             work = 0
-            obj, kk = _kcheck(Xt, m, y, w, a, c, gam, b, beta, alpha, g, z, r, icpt)
+            obj, kk = _kcheck(Xt, m, y, o, w, a, c, gam, b, beta, alpha, g, z, r, icpt)
             off = 0.0
             conv = kk <= thr
             if not conv:
@@ -214,17 +217,17 @@ def _solve_gamma(Xt, m, kd, y, w, a, c, gam, inv_rn, icpt, thr, max_pass, alpha,
 
 
 @njit(cache=True, nogil=True)
-def _kstart(Xt, m, y, w, icpt, a, c):
-    """Intercept-only fit: ``(b0, obj0, alpha)`` with ``alpha_i = -w_i V'(y_i b0)``."""
+def _kstart(Xt, m, y, o, w, icpt, a, c):
+    """Intercept-only fit: ``(b0, obj0, alpha)`` with ``alpha_i = -w_i V'(y_i (o_i + b0))``."""
     n = Xt.shape[0]
-    zero = np.zeros(n)
     ones = np.ones(n)
-    b0 = _solve_1d(LOSS_LUM, a, c, y, w, zero, ones, 0.0, 0.0, 0.0, 0.0) if icpt else 0.0
+    b0 = _solve_1d(LOSS_LUM, a, c, y, w, o, ones, 0.0, 0.0, 0.0, 0.0) if icpt else 0.0
     alpha = np.empty(n)
     obj0 = 0.0
     for i in range(n):
-        obj0 += w[i] * lum_value(y[i] * b0, a, c)
-        alpha[i] = -w[i] * lum_d1(y[i] * b0, a, c) if w[i] > 0.0 else 0.0
+        zi = y[i] * (o[i] + b0)
+        obj0 += w[i] * lum_value(zi, a, c)
+        alpha[i] = -w[i] * lum_d1(zi, a, c) if w[i] > 0.0 else 0.0
     return b0, obj0 / n, alpha
 
 
@@ -374,9 +377,9 @@ def _solve_capped(Xt, m, F, Wn, cur, kdF, gam, u, res, res_b, icpt, cap):
     return sol
 
 
-def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
-    """Damped Newton steps on the primal from ``(b, beta)`` (``Kb = K beta``), each solved on
-    the observations of non-negligible loss curvature only.
+def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None, o=0.0):
+    """Damped Newton steps on the primal from ``(b, beta)`` (``Kb = K beta``; offsets ``o``),
+    each solved on the observations of non-negligible loss curvature only.
 
     Observations with ``V''(z_i) = 0`` (the linear part of the LUM loss) make rows ``gamma
     dbeta_i = res_i`` of the Newton system of :func:`cohstats.solvers.cd.kernel._newton_ridge`,
@@ -406,7 +409,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
     r2 = np.empty(n)
     W2 = np.empty(n)
     kd = np.diagonal(Xt) + m
-    lsum = _lum_terms(y, w, a, c, b + Kb, r, W)
+    lsum = _lum_terms(y, w, a, c, o + b + Kb, r, W)
     obj = lsum / n + 0.5 * gam * float(beta @ Kb)
     kk = math.inf
     for it in range(max_steps + 1):
@@ -450,7 +453,7 @@ def _newton_polish(pk, y, a, c, gam, b, beta, Kb, thr, max_steps, cap=None):
             nb = beta + t * d
             nKb = Kb + t * Kd
             nbb = b + t * db
-            ls = _lum_terms(y, w, a, c, nbb + nKb, r2, W2)
+            ls = _lum_terms(y, w, a, c, o + nbb + nKb, r2, W2)
             nobj = ls / n + 0.5 * gam * float(nb @ nKb)
             if nobj <= obj:
                 break
@@ -478,12 +481,15 @@ _GMRES_RESTART = 20
 _GMRES_CYCLES = 1
 
 
-def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace_len=0, rho_factor=RHO_FACTOR):
+def lum_kernel_dual_path(
+    pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace_len=0, rho_factor=RHO_FACTOR, offset=None
+):
     """Kernel ridge LUM path by dual coordinate ascent (module docstring).
 
     Minimises, for each ``gamma`` in turn (warm started from the previous dual solution),
-    ``(1/n) sum_i w_i V_{a,c}(y_i f_i) + (gamma/2) beta'K beta``, ``f = b + K beta``, with the
-    weights ``w`` of the prepared kernel (mean 1).
+    ``(1/n) sum_i w_i V_{a,c}(y_i f_i) + (gamma/2) beta'K beta``, ``f = o + b + K beta``, with the
+    weights ``w`` of the prepared kernel (mean 1) and known offsets ``o`` (``offset``; zero
+    when None).
 
     Parameters
     ----------
@@ -496,6 +502,7 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
     trace_len : int, passes per ``gamma`` recorded in ``info["trace"]`` (augmented dual before
         and after the pass, primal objective at the last full check) from its first round
     rho_factor : float, the augmented-Lagrangian weight ``rho = rho_factor * gamma``
+    offset : (n,) known offsets ``o_i`` (R's ``offset()``) or None
 
     Returns
     -------
@@ -517,7 +524,10 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
     n, ng = pk.n, gammas.shape[0]
     max_iter = int(max_iter)
     kd = np.maximum(np.diagonal(Xt) + m, 0.0)
-    b0, obj0, alpha = _kstart(Xt, m, y, w, icpt, a, c)
+    o = np.zeros(n) if offset is None else np.ascontiguousarray(offset, dtype=np.float64).ravel()
+    if o.shape != (n,) or not np.all(np.isfinite(o)):
+        raise ValueError(f"offset must hold {n} finite values; got shape {np.shape(offset)}")
+    b0, obj0, alpha = _kstart(Xt, m, y, o, w, icpt, a, c)
     thr = 1e-2 * math.sqrt(float(tol) * max(obj0, 1e-10))
     pos = np.flatnonzero(w > 0.0)
     act = np.zeros(n, dtype=np.int64)
@@ -549,6 +559,7 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
                 m,
                 kd,
                 y,
+                o,
                 w,
                 a,
                 c,
@@ -572,7 +583,7 @@ def lum_kernel_dual_path(pk, y, a, c, gammas, tol=1e-7, max_iter=10000, *, trace
                 break
             # the passes stall (free points coupled through K): Newton steps on the primal point
             bb, beta, Kb, steps, ok, ob, kk = _newton_polish(
-                pk, y, a, c, gam, st[0], beta, g, thr, min(_NEWTON_ROUND, max_iter - used)
+                pk, y, a, c, gam, st[0], beta, g, thr, min(_NEWTON_ROUND, max_iter - used), o=o
             )
             used += steps
             n_newton[k] += steps

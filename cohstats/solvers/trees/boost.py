@@ -581,6 +581,8 @@ def fit_boost(
     es_tol,
     rng,
     permute,
+    G0=None,
+    Gv0=None,
 ):
     """Allocate the outputs, run :func:`boost_fitter` ``(kind)`` and return ``(n_rounds, finite,
     best, trees, state)`` (:class:`BoostTrees`, :class:`BoostState` with the full ``H`` rounds).
@@ -589,6 +591,8 @@ def fit_boost(
     ``g0`` (m,) are the initial margins of every row; ``rng`` (a numpy Generator) draws the
     random keys; ``permute``: random feature search order per tree (else natural order);
     ``subsample``: share of the rows drawn every round (``round(subsample n)``, at least 1).
+    ``G0`` (n, m) and ``Gv0`` (nv, m), optional: per-row margins added to ``g0`` at the start
+    (offsets: the initial score of every training and validation row).
     The other arguments are the fields of :class:`BoostSpec`.
     """
     n, p = codes.shape
@@ -635,9 +639,17 @@ def fit_boost(
         np.zeros((H, m), np.int64),
     )
     g0 = np.asarray(g0, dtype=np.float64)
+    G = np.tile(g0, (n, 1))
+    Gv = np.tile(g0, (data.Xv.shape[0], 1))
+    for name, M, add in (("G0", G, G0), ("Gv0", Gv, Gv0)):
+        if add is not None:
+            add = np.asarray(add, dtype=np.float64)
+            if add.shape != M.shape or not np.all(np.isfinite(add)):
+                raise ValueError(f"{name} must be a finite array of shape {M.shape}; got shape {add.shape}")
+            M += add
     state = BoostState(
-        np.tile(g0, (n, 1)),
-        np.tile(g0, (data.Xv.shape[0], 1)),
+        G,
+        Gv,
         np.full(H, np.nan),
         np.full(H, np.nan),
         np.full(H, np.nan),
