@@ -733,8 +733,8 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
 
     It generates the function's :class:`Settings` class (``fn.Settings``; ``fn.settings(**kw)``
     builds a checked instance) from the signature. Every call is validated into one settings
-    object; a function that declares the private keyword ``_settings`` receives it there (its
-    other keywords still carry the same values). A caller that already holds settings -- a
+    object, which the returned result carries as ``fit.settings``; a function that declares the
+    private keyword ``_settings`` receives it there (its other keywords carry the same values). A caller that already holds settings -- a
     tuner refitting a fit's ``fit.settings`` on other rows -- passes them as ``_settings=`` and
     only the keywords it changes are checked again.
     """
@@ -780,7 +780,11 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
             kwargs.update(settings.as_dict())
             if takes_settings:
                 kwargs["_settings"] = settings
-            return run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
+            out = run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
+            # the result carries its settings; a result is only ever changed through its own
+            # ``_derive`` (a copy with the given state), as everywhere else
+            derive = getattr(out, "_derive", None)
+            return out if derive is None else derive(settings=settings)
 
         TRANSPARENT_CODES.add(wrapper.__code__)
         wrapper.__signature__ = public_signature(fn)

@@ -312,6 +312,9 @@ class CartFit(Fit):
 
     method = "cart"
     title = "Classification tree"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     label = "CART"
     path_var = "ccp_alpha"
     dual_coef = None
@@ -420,3 +423,7 @@ class CartFit(Fit):
 
     def _repr_extra(self) -> str:
         return f"{self.n_leaves} leaves, ccp_alpha={self.s:.4g}"
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+CartSettings = cart.Settings

@@ -499,3 +499,7 @@ def _keep(path_lam, lam):
     if lam is None:
         return np.arange(path_lam.size)
     return np.arange(path_lam.size - lam.size, path_lam.size)
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+ClearnSettings = clearn.Settings

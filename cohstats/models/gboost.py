@@ -751,3 +751,8 @@ def _fit_boost(
             stacklevel=3,
         )
     return fit
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+GboostSettings = gboost.Settings
+GboostCSettings = gboost_c.Settings

@@ -550,3 +550,7 @@ def lamsvm(
         n_iter=int(steps["n_iter"].sum()),
         call=call,
     )
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+LamsvmSettings = lamsvm.Settings

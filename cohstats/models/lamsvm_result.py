@@ -118,6 +118,9 @@ class LamSVMFit(Fit):
 
     method = "lamsvm"
     title = "Lambda-SVM (multiclass hinge loss with variable positive margin)"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     _predict_options = ("method", "nfolds", "random_state")
     _PATH_VARS = ("lambda", "C", "margin")
 

@@ -719,3 +719,7 @@ def tune_lum(
 
 
 tune_lum.__signature__ = public_signature(tune_lum, verbose=False)  # _context is the wrappers' protocol
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+LumSettings = lum.Settings

@@ -97,6 +97,9 @@ class LumFit(Fit):
 
     method = "lum"
     title = "Large-margin unified machine"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "lambda"
     path_arg = "lambda_"
     _predict_options = ("method",)

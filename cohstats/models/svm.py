@@ -481,3 +481,8 @@ def psi_learn(
         fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
         call=call,
     )
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+SvmSettings = svm.Settings
+PsiLearnSettings = psi_learn.Settings

@@ -101,6 +101,9 @@ class SVMFit(Fit):
 
     method = "svm"
     title = "Support vector machine"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "lambda"
     path_arg = None  # one penalty: the tuners refit it value by value
     _predict_options = ("method", "m")
