@@ -23,32 +23,6 @@ __all__ = ["cart", "CartFit"]
 
 
 # ============================================================================ validation
-def _check_int(name, v, lo, hi=None):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {v!r}")
-    v = int(v)
-    if v < lo or (hi is not None and v > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be {rng}; got {v}")
-    return v
-
-
-def _check_bool(name, v):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {v!r}")
-    return bool(v)
-
-
-def _check_renamed(fn, kwargs, renamed):
-    """Refuse leftover keyword arguments; old spellings name their replacement."""
-    if not kwargs:
-        return
-    k = sorted(kwargs)[0]
-    if k in renamed:
-        raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}: {renamed[k]}")
-    raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}")
-
-
 _RENAMED = {"alpha": "the cost-complexity parameter is now called 'ccp_alpha'"}
 
 
@@ -109,7 +83,6 @@ def cart(
     subset=None,
     na_action: str = "omit",
     random_state=None,
-    **kwargs,
 ):
     """A single classification tree (Gini), cost-complexity pruned by cross-validation.
 
@@ -152,7 +125,6 @@ def cart(
     >>> fit.n_leaves, float(fit.predict(X).eq(y).mean())
     (2, 1.0)
     """
-    _check_renamed("cart", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
     return _cart(
         formula,
@@ -188,18 +160,12 @@ def _cart(
     subset=None,
     na_action="omit",
     random_state=None,
-    **kwargs,
 ):
-    _check_renamed("cart", kwargs, _RENAMED)
-    nfolds = _check_int("nfolds", nfolds, 2)
-    min_node_size = _check_int("min_node_size", min_node_size, 1)
-    max_depth = _check_int("max_depth", max_depth, 1)
-    max_bins = _check_int("max_bins", max_bins, 2, 65535)
-    standardize = _check_bool("standardize", standardize)
+    """The fit of :func:`cart` (also ``gboost(loss="cart")``), its arguments checked by their
+    front door."""
+    nfolds, min_node_size, max_depth, max_bins = int(nfolds), int(min_node_size), int(max_depth), int(max_bins)
     if ccp_alpha is not None:
-        ccp_alpha = _check_alpha_value(ccp_alpha, "ccp_alpha")
-    if rule not in ("min", "1se"):
-        raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
+        ccp_alpha = float(ccp_alpha)
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     refuse_offset(d, "cart")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")

@@ -16,11 +16,11 @@ import warnings
 import numpy as np
 
 from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
-from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
+from cohstats.models.cart import _PARAMS as _CART_PARAMS, _RENAMED as _CART_RENAMED, _cart
 from cohstats.solvers.trees import boost as _b
 from cohstats.solvers.trees import grow as _t
 from cohstats.models.gboost_result import GBoostFit, _check_step, _StepPath  # noqa: F401 - moved there
-from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
+from cohstats.validation import Bool, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["gboost", "gboost_c", "GBoostFit"]
 
@@ -45,9 +45,10 @@ _PARAMS = {
     "init": NoneOr(Options("zero", "prior")),
     "init_beta": Options("uniform", "loss"),
     "min_node_size": Integer(1),
-    "max_depth": NoneOr(Integer(1)),
+    "anneal": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "max_depth": NoneOr(Integer(1, 64)),
     "max_bins": Integer(2, 65535),
-    "w_floor": Real(0.0),
+    "w_floor": Real(0.0, closed="neither"),
     "max_delta_step": NoneOr(Real(0.0, closed="neither")),
     "lambda_l2": Real(0.0),
     "subsample": Real(0.0, 1.0, closed="right"),
@@ -71,31 +72,12 @@ _RENAMED = {
 }
 
 
-# ============================================================================ validation
-def _check_pos(name, v, allow_inf=False):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {v!r}")
-    v = float(v)
-    if not (v > 0) or (not allow_inf and not math.isfinite(v)):
-        raise ValueError(f"{name} must be a positive finite number; got {v}")
-    return v
-
-
-def _check_nonneg(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {v!r}")
-    v = float(v)
-    if not (v >= 0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number >= 0; got {v}")
-    return v
-
-
 def _schedule(rho, anneal, n_trees):
-    rho = _check_pos("rho", rho)
+    rho = float(rho)
     if anneal is None:
         Ts = np.full(n_trees, rho)
-    elif isinstance(anneal, numbers.Real) and not isinstance(anneal, bool):
-        T_end = _check_pos("anneal", anneal)
+    elif np.ndim(anneal) == 0:
+        T_end = float(anneal)
         Ts = rho * (T_end / rho) ** (np.arange(n_trees) / max(n_trees - 1, 1))
     else:
         Ts = np.asarray(anneal, dtype=float)
@@ -104,8 +86,6 @@ def _schedule(rho, anneal, n_trees):
                 f"anneal must be None, a final temperature, or an array of "
                 f"n_trees={n_trees} temperatures; got shape {Ts.shape}"
             )
-        if not np.all(np.isfinite(Ts)) or np.any(Ts <= 0):
-            raise ValueError("anneal temperatures must be positive and finite")
     if Ts.min() < _RHO_MIN:
         raise ValueError(
             f"temperatures rho below {_RHO_MIN} are refused: the coherence weights "
@@ -131,7 +111,15 @@ def _validation_split(y, fraction, rng):
 
 
 # ============================================================================ gboost
-@fit_function(_GBOOST, {**_PARAMS, "loss": Options(*_LOSSES, "cart")}, renamed=_RENAMED)
+# ``loss="cart"`` forwards the pruning arguments of :func:`cohstats.models.cart.cart`
+_CART_ONLY = ("ccp_alpha", "nfolds", "rule")
+
+
+@fit_function(
+    _GBOOST,
+    {**_PARAMS, "loss": Options(*_LOSSES, "cart"), **{k: _CART_PARAMS[k] for k in _CART_ONLY}},
+    renamed={**_RENAMED, **_CART_RENAMED},
+)
 def gboost(
     formula,
     data=None,
@@ -159,7 +147,9 @@ def gboost(
     subset=None,
     na_action: str = "omit",
     random_state=None,
-    **kwargs,
+    ccp_alpha=None,
+    nfolds: int = 10,
+    rule: str = "min",
 ):
     """Multiclass boosting with small regression trees: GentleBoost.C and its baselines.
 
@@ -173,8 +163,8 @@ def gboost(
         LogitBoost, Friedman, Hastie & Tibshirani 2000), ``"exp"`` (GentleBoost.E, Zou, Zhu &
         Hastie 2008), ``"adaboost_mh"`` (real AdaBoost.MH, Schapire & Singer 1999),
         ``"adaboost_mh_discrete"`` (discrete AdaBoost.MH: +-1 leaves and one step size per
-        round) or ``"cart"`` (forwarded to :func:`cohstats.models.cart.cart`; the remaining
-        keyword arguments go there).
+        round) or ``"cart"`` (forwarded to :func:`cohstats.models.cart.cart` with
+        ``ccp_alpha``, ``nfolds``, ``rule``, ``standardize`` and ``random_state``).
     rho : temperature of the coherence loss (the ``T`` of [ZJLY]; ``loss="coherence"``
         only; the paper uses 1). For probabilities, choose it with the number of steps by
         cross-validation of the deviance (see "Probabilities and the temperature" in
@@ -249,6 +239,8 @@ def gboost(
         validation split. ``None`` draws fresh entropy (fits then differ only in such ties,
         and in the subsamples); ``-1`` searches in column order (and draws subsamples and
         splits with seed 0). ``loss="cart"`` uses it for the CV folds.
+    ccp_alpha, nfolds, rule : the pruning of ``loss="cart"`` (as :func:`cohstats.models.cart.cart`;
+        an error with any other loss).
 
     Returns
     -------
@@ -294,14 +286,18 @@ def gboost(
             formula,
             data,
             context,
+            ccp_alpha=ccp_alpha,
+            nfolds=nfolds,
+            rule=rule,
             weights=weights,
             subset=subset,
             na_action=na_action,
             random_state=random_state,
             standardize=standardize,
-            **kwargs,
         )
-    _check_renamed("gboost", kwargs, _RENAMED)
+    pruning = [k for k, v, d in zip(_CART_ONLY, (ccp_alpha, nfolds, rule), (None, 10, "min")) if v != d]
+    if pruning:
+        raise ValueError(f"gboost: {', '.join(pruning)} apply to loss='cart' only; got loss={loss!r}")
     return _gboost(
         formula,
         data,
@@ -359,7 +355,6 @@ def gboost_c(
     subset=None,
     na_action: str = "omit",
     random_state=None,
-    **kwargs,
 ):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
 
@@ -440,7 +435,6 @@ def gboost_c(
     >>> fit.predict(X[:3], type="prob").round(3).shape
     (3, 2)
     """
-    _check_renamed("gboost_c", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(
         formula,
@@ -504,37 +498,24 @@ def _gboost(
     if not isinstance(loss, str) or loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
     code, label = _LOSSES[loss]
-    n_trees = _check_int("n_trees", n_trees, 1)
-    nodes = _check_int("nodes", nodes, 2)
-    min_node_size = _check_int("min_node_size", min_node_size, 1)
-    max_depth = 64 if max_depth is None else _check_int("max_depth", max_depth, 1, 64)
-    max_bins = _check_int("max_bins", max_bins, 2, 65535)
-    shrinkage = _check_pos("shrinkage", shrinkage)
-    w_floor = _check_pos("w_floor", w_floor)
-    max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step", max_delta_step, True)
-    standardize = _check_bool("standardize", standardize)
-    lambda_l2 = _check_nonneg("lambda_l2", lambda_l2)
-    subsample = _check_pos("subsample", subsample)
-    if subsample > 1.0:
-        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); got {subsample}")
+    # the arguments were checked by the front door (gboost / gboost_c): here only converted
+    n_trees, nodes, min_node_size, max_bins = int(n_trees), int(nodes), int(min_node_size), int(max_bins)
+    max_depth = 64 if max_depth is None else int(max_depth)
+    shrinkage, w_floor, lambda_l2, subsample = float(shrinkage), float(w_floor), float(lambda_l2), float(subsample)
+    max_delta_step = np.inf if max_delta_step is None else float(max_delta_step)
+    standardize = bool(standardize)
     if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
         raise ValueError(
             f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
             f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}"
         )
     if n_iter_no_change is not None:
-        n_iter_no_change = _check_int("n_iter_no_change", n_iter_no_change, 1)
+        n_iter_no_change = int(n_iter_no_change)
         if validation_fraction is None:
             validation_fraction = 0.1
     if validation_fraction is not None:
-        validation_fraction = _check_pos("validation_fraction", validation_fraction)
-        if validation_fraction >= 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1); got {validation_fraction}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"tol must be a number; got {tol!r}")
+        validation_fraction = float(validation_fraction)
     tol = float(tol)
-    if not (tol >= 0) or not math.isfinite(tol):
-        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
     if loss != "coherence" and (rho != 1.0 or anneal is not None):
         raise ValueError(f"rho and anneal apply to loss='coherence' only; got loss={loss!r}")
     Ts = _schedule(rho, anneal, n_trees)
