@@ -267,12 +267,13 @@ class Reals(Constraint):
 
     each: Real = field(default_factory=Real)
     scalar_only: bool = False
+    distinct: bool = False  # a sequence may not repeat a value
 
     def describe(self):
         what = self.each.describe()
         if self.scalar_only:
             return what
-        return f"{what} or a non-empty 1-D sequence of such numbers"
+        return f"{what} or a non-empty 1-D sequence of {'distinct ' if self.distinct else ''}such numbers"
 
     def ok(self, v):
         if _is_real(v):
@@ -285,6 +286,8 @@ class Reals(Constraint):
             return False
         if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "iuf":
             return False
+        if self.distinct and np.unique(a).size != a.size:
+            return False
         return all(self.each.in_range(float(x)) for x in a)
 
     def fail(self, where, v):
@@ -296,6 +299,9 @@ class Reals(Constraint):
             a = None
         if a is not None and a.ndim == 1 and a.size and a.dtype.kind in "iuf" and not self.scalar_only:
             bad = [float(x) for x in a if not self.each.in_range(float(x))]
+            if not bad:  # a repeated value
+                vals, counts = np.unique(a, return_counts=True)
+                raise ValueError(f"{where} must be {self.describe()}; {float(vals[counts > 1][0])!r} is repeated")
             raise ValueError(f"{where} must be {self.describe()}; {bad[0]!r} is not")
         raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
 
@@ -676,9 +682,8 @@ class Settings:
 
     def changed(self) -> dict:
         """The fields that differ from the declared defaults."""
-        return {
-            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not _same(getattr(self, f.name), f.default)
-        }
+        fields = dataclasses.fields(self)
+        return {f.name: getattr(self, f.name) for f in fields if not _same(getattr(self, f.name), f.default)}
 
     def __eq__(self, other):
         if type(other) is not type(self):
@@ -734,9 +739,9 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
     It generates the function's :class:`Settings` class (``fn.Settings``; ``fn.settings(**kw)``
     builds a checked instance) from the signature. Every call is validated into one settings
     object, which the returned result carries as ``fit.settings``; a function that declares the
-    private keyword ``_settings`` receives it there (its other keywords carry the same values). A caller that already holds settings -- a
-    tuner refitting a fit's ``fit.settings`` on other rows -- passes them as ``_settings=`` and
-    only the keywords it changes are checked again.
+    private keyword ``_settings`` receives it there (its other keywords carry the same values).
+    A caller that already holds settings -- a tuner refitting a fit's ``fit.settings`` on other
+    rows -- passes them as ``_settings=``, and only the keywords it changes are checked again.
     """
     params = dict(params or {})
     extra_renamed = dict(renamed or {})

@@ -9,7 +9,6 @@ to :func:`cohstats.models.cart.cart`.
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 

@@ -16,7 +16,6 @@ Layout: :mod:`.lamsvm_prob` (the probability calibrations), :mod:`.lamsvm_result
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -44,40 +43,9 @@ DEFAULT_COST = 2.0
 DEFAULT_TOL = 5e-3
 
 
-def _real(name, v, *, positive=False, nonneg=False, allow_none=False):
-    if v is None and allow_none:
-        return None
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {v!r}")
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {v!r}")
-    if positive and not v > 0:
-        raise ValueError(f"{name} must be > 0; got {v!r}")
-    if nonneg and v < 0:
-        raise ValueError(f"{name} must be >= 0; got {v!r}")
-    return v
-
-
-def _seq(name, v, **kw) -> np.ndarray:
-    """A scalar or a 1-D sequence of reals as a 1-D float array."""
-    if isinstance(v, str):
-        raise TypeError(f"{name} must be a real number or a sequence of them; got {v!r}")
-    if np.ndim(v) == 0:
-        return np.array([_real(name, v, **kw)])
-    arr = list(np.asarray(v, dtype=object).ravel())
-    if len(arr) == 0:
-        raise ValueError(f"{name} must not be an empty sequence")
-    out = np.array([_real(name, a, **kw) for a in arr])
-    if len(np.unique(out)) != len(out):
-        raise ValueError(f"{name} must not contain repeated values; got {list(out)}")
-    return out
-
-
-def _bool(name, v):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {v!r}")
-    return bool(v)
+def _values(v) -> np.ndarray:
+    """A number or a 1-D sequence (checked by the declared constraints) as a 1-D float array."""
+    return np.atleast_1d(np.asarray(v, dtype=np.float64)).ravel()
 
 
 def _width(gamma, sigma, Z, y):
@@ -85,7 +53,7 @@ def _width(gamma, sigma, Z, y):
     if sigma is not None:
         if not (isinstance(gamma, str) and gamma == "scale"):
             raise ValueError("give at most one of gamma and sigma (gamma = 1/sigma^2)")
-        return 1.0 / _real("sigma", sigma, positive=True) ** 2
+        return 1.0 / float(sigma) ** 2
     return resolve_gamma(gamma, Z, y)
 
 
@@ -95,9 +63,9 @@ def _standardize(X, w, standardize):
 
 
 _PARAMS = {
-    "margin": NoneOr(Reals(Real())),
-    "C": NoneOr(Reals(Real(0.0, closed="neither"))),
-    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "margin": NoneOr(Reals(Real(), distinct=True)),
+    "C": NoneOr(Reals(Real(0.0, closed="neither"), distinct=True)),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"), distinct=True)),
     "kernel": NoneOr(AnyOf(Options("linear", "rbf", "compact", "poly"), Callable())),
     "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
     "sigma": NoneOr(Real(0.0, closed="neither")),
@@ -322,16 +290,14 @@ def lamsvm(
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
-    standardize = _bool("standardize", standardize)
-    shrinking = _bool("shrinking", shrinking)
-    warn_calibration = _bool("warn_calibration", warn_calibration)
-
-    margins = _seq("margin", default_margin(K) if margin is None else margin)
+    # the arguments were checked by the front door: here only converted
+    standardize, shrinking, warn_calibration = bool(standardize), bool(shrinking), bool(warn_calibration)
+    margins = _values(default_margin(K) if margin is None else margin)
     if C is not None and lambda_ is not None:
         raise ValueError("give one of C and lambda_ (C = 1/(n lambda_)), not both")
     default_C = C is None and lambda_ is None
     if lambda_ is not None:
-        lams = _seq("lambda_", lambda_, positive=True)
+        lams = _values(lambda_)
         Cs = 1.0 / (n * lams)
     elif default_C:
         # libsvm's scale: C = DEFAULT_COST * s(K, margin), one value per margin
@@ -339,21 +305,17 @@ def lamsvm(
         Cs = np.array([DEFAULT_COST * margin_scale(K, m) for m in margins])
     else:
         lams = None
-        Cs = _seq("C", C, positive=True)
+        Cs = _values(C)
     if len(margins) > 1 and len(Cs) > 1 and not default_C:
         raise ValueError("margin and C (or lambda_) cannot both be sequences; fit a grid with cohstats.tune")
     default_tol = tol is None
     if not default_tol:
-        tol = _real("tol", tol, positive=True)
-    eps = _real("eps", eps, nonneg=True)
+        tol = float(tol)
+    eps = float(eps)
     if eps >= Cs.min():
         raise ValueError(f"eps must be smaller than C; got eps={eps!r}, C={Cs.min()!r}")
-    if max_iter is not None and (
-        isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1
-    ):
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
-    time_limit = _real("time_limit", time_limit, positive=True, allow_none=True)
-    cache_size = _real("cache_size", cache_size, positive=True)
+    time_limit = None if time_limit is None else float(time_limit)
+    cache_size = float(cache_size)
     w = np.asarray(design.weights, dtype=np.float64)
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ValueError("weights must be finite and non-negative")
