@@ -257,10 +257,7 @@ def clearn(
     intercept = bool(design.intercept)
     lam_given = lambda_ is not None
     if lam_given:
-        lam = np.atleast_1d(np.asarray(lambda_, dtype=np.float64)).ravel()
-        if lam.size == 0 or not np.all(np.isfinite(lam)) or np.any(lam < 0):
-            raise ValueError(f"lambda_ must be nonnegative finite number(s); got {lambda_!r}")
-        lam = np.sort(lam)[::-1].copy()
+        lam = np.sort(np.atleast_1d(np.asarray(lambda_, dtype=np.float64)).ravel())[::-1].copy()
 
     kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
     state = dict(loss=loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=standardize, lossobj=lossobj, call=call)

@@ -43,6 +43,7 @@ from cohstats.validation import (
     Real,
     Reals,
     check_kernel_args,
+    check_param,
     fit_function,
     public_signature,
 )
@@ -50,7 +51,7 @@ from cohstats.formula import NAAction
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
 from cohstats.models.lum_result import _interp_weights  # noqa: F401 - kept importable from here
-from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _new_xy
+from cohstats.models.lum_result import LumFit, _HARD_C, _check_lambda, _kkt_gate, _new_xy
 
 __all__ = [
     "lum",
@@ -426,7 +427,7 @@ def lum(
             random_state=random_state,
             _context=_context,
         )
-    a, c = _check_ac(a, c)
+    a, c = float(a), float(c)  # checked by the front door (c="tuned" went to tune_lum above)
     alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
@@ -625,12 +626,12 @@ def tune_lum(
     """
     from cohstats.tuning.tune import tune
 
-    a = float(a)
+    a = float(check_param("tune_lum", "a", a, _PARAMS["a"]))
+    for c in np.atleast_1d(cs).tolist():
+        check_param("tune_lum", "cs", c, Real(0.0, allow_inf=True))
     cs_ = sorted(float(c) for c in np.atleast_1d(cs))
     if len(cs_) == 0:
         raise ValueError("cs must contain at least one value of c")
-    for c in cs_:
-        _check_ac(a, c)
     lambdas = LUM_LAMBDA_GRID.copy() if lambda_ is None else _check_lambda(lambda_)
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
