@@ -629,6 +629,7 @@ def _same(a, b) -> bool:
 
 class Settings:
     """The validated arguments of one fit function call, frozen.
+
     :func:`fit_function` generates one subclass per fit function (``clearn.Settings``, a frozen
     dataclass named ``ClearnSettings``) from the function's signature: one field per keyword
     argument (same name, same default) except the data arguments of :data:`DESIGN_ARGS`, the
@@ -649,7 +650,7 @@ class Settings:
     renamed: dict = {}
 
     @classmethod
-    def field_names(cls) -> tuple:
+    def field_names(cls) -> tuple:  # in the order of the signature
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
@@ -697,10 +698,6 @@ class Settings:
         return f"{type(self).__name__}({inner})"
 
 
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
-
-
 def settings_class(name: str, sig: inspect.Signature, params: dict, module: str, renamed=None) -> type:
     """The frozen :class:`Settings` dataclass of a fit function with signature ``sig``."""
     fields = []
@@ -710,9 +707,8 @@ def settings_class(name: str, sig: inspect.Signature, params: dict, module: str,
         if k in ("data", "verbose") or k in DESIGN_ARGS or k.startswith("_"):
             continue
         fields.append((k, object, dataclasses.field(default=p.default)))
-    cls = dataclasses.make_dataclass(
-        f"{_camel(name)}Settings", fields, bases=(Settings,), frozen=True, eq=False, repr=False
-    )
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    cls = dataclasses.make_dataclass(f"{camel}Settings", fields, bases=(Settings,), frozen=True, eq=False, repr=False)
     cls.__module__ = module
     cls.fit_name = name
     cls.constraints = {k: c for k, c in params.items() if k in cls.field_names()}

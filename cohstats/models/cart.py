@@ -115,6 +115,9 @@ def cart(
         ``path_var = "ccp_alpha"``, ``s`` the selected value; ``predict(newdata, s=a)``
         predicts with the tree pruned at ``a``.
 
+    ``fit.settings`` holds the validated arguments of the call (``cart.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np

@@ -188,6 +188,9 @@ def clearn(
         ``predict(newdata, type="class"|"prob"|"link", s=)``, ``coef``, ``summary()``,
         ``path()``, ``plot()``, ``select(s)``.
 
+    ``fit.settings`` holds the validated arguments of the call (``clearn.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd

@@ -248,6 +248,9 @@ def gboost(
         "step"``, ``s`` the selected step): ``predict(newdata, type=..., s=step)``,
         ``staged_predict``, ``path(newdata)``, ``summary()``, ``plot(newdata)``.
 
+    ``fit.settings`` holds the validated arguments of the call (``gboost.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Notes
     -----
     Probabilities: the coherence inverse link, eq (8) of [ZJLY] (Theorem 1), at the fitted
@@ -365,6 +368,9 @@ def gboost_c(
     the round's trees are centred, scaled by ``(m - 1)/m`` and ``shrinkage`` and added to
     the margins ``g``. Probabilities come from Theorem 1, eq (8). Arguments as
     :func:`gboost` (this is ``gboost(loss="coherence")``).
+
+    The result's ``settings`` holds the validated arguments of the call (``gboost_c.Settings``,
+    a frozen :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
 
     Notes
     -----

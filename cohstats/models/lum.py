@@ -378,6 +378,9 @@ def lum(
     -------
     LumFit (two classes) or LumMultiFit (K > 2 classes)
 
+    ``fit.settings`` holds the validated arguments of the call (``lum.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd

@@ -195,6 +195,9 @@ def svm(
     ``lambda_`` is a 1-D array with that value, ``predict(s=)`` accepts only it and
     ``select()`` refuses; tune ``lambda_`` / ``C`` with :func:`cohstats.tune`.
 
+    ``fit.settings`` holds the validated arguments of the call (``svm.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Probabilities
     -------------
     Two classes: ``method="platt"`` (Platt's sigmoid on the training decision values),
@@ -393,7 +396,8 @@ def psi_learn(
     Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None;
     default None, unweighted; ``gamma``/``sigma``, ``standardize`` as there), plus ``max_dc``
     (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``, ``"coherence"``,
-    ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
+    ``"bracket"`` (psi-learning refitted on the grid ``j/m``). The fit's ``settings`` holds the
+    validated arguments (``psi_learn.Settings``, a frozen :class:`~cohstats.validation.Settings`).
 
     Examples
     --------
