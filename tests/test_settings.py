@@ -88,7 +88,7 @@ def test_a_call_with_settings_equals_the_call_with_keywords(data):
 
 def test_a_file_saved_without_settings_loads(data, tmp_path):
     """Files written before fits carried their settings load with ``settings`` None."""
-    fit = cs.svm.__wrapped__("y ~ x1 + x2", data)  # the body alone: no settings attached
+    fit = cs.svm.__wrapped__("y ~ x1 + x2", data, _settings=cs.svm.settings())  # the body alone: none attached
     assert "settings" not in vars(fit)
     fit.save(tmp_path / "old.csf")
     back = cs.load(tmp_path / "old.csf")

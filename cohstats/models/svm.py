@@ -110,6 +110,7 @@ def svm(
     kernel_approx=None,
     n_components: int = 300,
     random_state=0,
+    _settings=None,
 ) -> SVMFit:
     """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
     classes) fitted by SMO, with probability outputs.
@@ -222,30 +223,10 @@ def svm(
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula,
-        data,
-        ctx,
-        kernel=kernel,
-        C=C,
-        lambda_=lambda_,
-        pi=pi,
-        m=m,
-        sigma=sigma,
-        gamma=gamma,
-        degree=degree,
-        coef0=coef0,
-        weights=weights,
-        subset=subset,
-        tol=tol,
-        prob_method=prob_method,
-        na_action=na_action,
-        allow_path=True,
-        standardize=standardize,
+        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=True,
         binary_only=False,
-    )
+    )  # fmt: skip
     n = design.nobs
-    if path_method not in ("exact", "warm", "auto"):
-        raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
     from cohstats.solvers.svm.svmpath import _n_threads
 
     _n_threads(n_jobs)  # validate before any work
@@ -384,6 +365,7 @@ def psi_learn(
     max_iter: int | None = None,
     prob_method: str | None = None,
     na_action: str = "omit",
+    _settings=None,
 ) -> PsiFit:
     """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming ([WSL] 4.3).
 
@@ -413,27 +395,9 @@ def psi_learn(
 
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula,
-        data,
-        ctx,
-        kernel=kernel,
-        C=C,
-        lambda_=lambda_,
-        pi=pi,
-        m=m,
-        sigma=sigma,
-        gamma=gamma,
-        degree=degree,
-        coef0=coef0,
-        weights=weights,
-        subset=subset,
-        tol=tol,
-        prob_method=prob_method,
-        na_action=na_action,
-        allow_path=False,
-        standardize=standardize,
+        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=False,
         binary_only=True,
-    )
+    )  # fmt: skip
     if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
         raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
     y = design.y

@@ -42,31 +42,19 @@ def _run_settings(fit_fn, prob_method, cache_size, path_method, n_jobs, tol, shr
 
 
 # ============================================================================ fitting
-def _prepare(
-    formula,
-    data,
-    ctx,
-    *,
-    kernel,
-    C,
-    lambda_,
-    pi,
-    m,
-    sigma,
-    gamma,
-    degree,
-    coef0,
-    weights,
-    subset,
-    tol,
-    prob_method,
-    na_action,
-    allow_path,
-    standardize,
-    binary_only,
-):
-    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build the design,
-    the scaling and the kernel."""
+def _prepare(formula, data, ctx, settings, *, weights, subset, na_action, allow_path, binary_only):
+    """The settings of :func:`svm` or :func:`psi_learn` (checked by their front doors) and the
+    data -> the design, the cost, the scaling and the kernel (checks across arguments here)."""
+    s = settings
+    kernel, C, lambda_, pi, m, prob_method, standardize = (
+        s.kernel,
+        s.C,
+        s.lambda_,
+        s.pi,
+        s.m,
+        s.prob_method,
+        s.standardize,
+    )
     maxk = 2 if binary_only else None
     design = (
         formula
@@ -117,11 +105,11 @@ def _prepare(
             )
     if prob_method is None:
         prob_method = "bracket" if path else "platt"
-    tol = float(tol)
+    tol = float(s.tol)
     xc, xs = _scaling(design.X, design.weights, bool(standardize))
     Z = np.ascontiguousarray((design.X - xc) / xs) if standardize else design.X
-    g = _resolve_width(kernel, Z, design.y, sigma, gamma)
-    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g, degree=degree, coef0=coef0)
+    g = _resolve_width(kernel, Z, design.y, s.sigma, s.gamma)
+    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g, degree=s.degree, coef0=s.coef0)
     if path and not allow_path:
         raise ValueError(
             "pi='path' is the exact path of the weighted SVM; psi-learning is "
