@@ -149,6 +149,7 @@ def gboost(
     ccp_alpha=None,
     nfolds: int = 10,
     rule: str = "min",
+    _settings=None,
 ):
     """Multiclass boosting with small regression trees: GentleBoost.C and its baselines.
 
@@ -300,34 +301,7 @@ def gboost(
     pruning = [k for k, v, d in zip(_CART_ONLY, (ccp_alpha, nfolds, rule), (None, 10, "min")) if v != d]
     if pruning:
         raise ValueError(f"gboost: {', '.join(pruning)} apply to loss='cart' only; got loss={loss!r}")
-    return _gboost(
-        formula,
-        data,
-        context,
-        loss=loss,
-        rho=rho,
-        n_trees=n_trees,
-        nodes=nodes,
-        shrinkage=shrinkage,
-        anneal=anneal,
-        init=init,
-        init_beta=init_beta,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        w_floor=w_floor,
-        max_delta_step=max_delta_step,
-        lambda_l2=lambda_l2,
-        subsample=subsample,
-        validation_fraction=validation_fraction,
-        n_iter_no_change=n_iter_no_change,
-        tol=tol,
-        standardize=standardize,
-        weights=weights,
-        subset=subset,
-        na_action=na_action,
-        random_state=random_state,
-    )
+    return _gboost(formula, data, context, _settings, loss=loss, weights=weights, subset=subset, na_action=na_action)
 
 
 @fit_function(_GBOOST_C, _PARAMS, renamed=_RENAMED)
@@ -357,6 +331,7 @@ def gboost_c(
     subset=None,
     na_action: str = "omit",
     random_state=None,
+    _settings=None,
 ):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
 
@@ -442,73 +417,22 @@ def gboost_c(
     """
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(
-        formula,
-        data,
-        context,
-        loss="coherence",
-        rho=rho,
-        n_trees=n_trees,
-        nodes=nodes,
-        shrinkage=shrinkage,
-        anneal=anneal,
-        init=init,
-        init_beta=init_beta,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        w_floor=w_floor,
-        max_delta_step=max_delta_step,
-        lambda_l2=lambda_l2,
-        subsample=subsample,
-        validation_fraction=validation_fraction,
-        n_iter_no_change=n_iter_no_change,
-        tol=tol,
-        standardize=standardize,
-        weights=weights,
-        subset=subset,
-        na_action=na_action,
-        random_state=random_state,
+        formula, data, context, _settings, loss="coherence", weights=weights, subset=subset, na_action=na_action
     )
 
 
-def _gboost(
-    formula,
-    data,
-    context,
-    *,
-    loss,
-    rho,
-    n_trees,
-    nodes,
-    shrinkage,
-    anneal,
-    init,
-    init_beta,
-    min_node_size,
-    max_depth,
-    max_bins,
-    w_floor,
-    max_delta_step,
-    lambda_l2,
-    subsample,
-    validation_fraction,
-    n_iter_no_change,
-    tol,
-    standardize,
-    weights,
-    subset,
-    na_action,
-    random_state,
-):
-    if not isinstance(loss, str) or loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
+def _gboost(formula, data, context, settings, *, loss, weights, subset, na_action):
+    """The boosting fit of :func:`gboost` and :func:`gboost_c` from their settings (each argument
+    checked by the front door; converted here, and checked across arguments)."""
+    s = settings
     code, label = _LOSSES[loss]
-    # the arguments were checked by the front door (gboost / gboost_c): here only converted
-    n_trees, nodes, min_node_size, max_bins = int(n_trees), int(nodes), int(min_node_size), int(max_bins)
-    max_depth = 64 if max_depth is None else int(max_depth)
-    shrinkage, w_floor, lambda_l2, subsample = float(shrinkage), float(w_floor), float(lambda_l2), float(subsample)
-    max_delta_step = np.inf if max_delta_step is None else float(max_delta_step)
-    standardize = bool(standardize)
+    n_trees, nodes, min_node_size, max_bins = int(s.n_trees), int(s.nodes), int(s.min_node_size), int(s.max_bins)
+    max_depth = 64 if s.max_depth is None else int(s.max_depth)
+    shrinkage, w_floor, lambda_l2 = float(s.shrinkage), float(s.w_floor), float(s.lambda_l2)
+    subsample, tol, standardize = float(s.subsample), float(s.tol), bool(s.standardize)
+    max_delta_step = np.inf if s.max_delta_step is None else float(s.max_delta_step)
+    rho, anneal, init, init_beta, random_state = s.rho, s.anneal, s.init, s.init_beta, s.random_state
+    validation_fraction, n_iter_no_change = s.validation_fraction, s.n_iter_no_change
     if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
         raise ValueError(
             f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
@@ -520,16 +444,11 @@ def _gboost(
             validation_fraction = 0.1
     if validation_fraction is not None:
         validation_fraction = float(validation_fraction)
-    tol = float(tol)
     if loss != "coherence" and (rho != 1.0 or anneal is not None):
         raise ValueError(f"rho and anneal apply to loss='coherence' only; got loss={loss!r}")
     Ts = _schedule(rho, anneal, n_trees)
-    if init_beta not in ("uniform", "loss"):
-        raise ValueError(f"init_beta must be 'uniform' or 'loss'; got {init_beta!r}")
     if init is None:
         init = "zero" if shrinkage == 1.0 else "prior"
-    if init not in ("zero", "prior"):
-        raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     refuse_offset(d, "gboost")
     refuse_no_intercept(d, "gboost_c", "boosts trees from a constant margin (init), which has no intercept to remove")
