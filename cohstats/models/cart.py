@@ -83,6 +83,7 @@ def cart(
     subset=None,
     na_action: str = "omit",
     random_state=None,
+    _settings=None,
 ):
     """A single classification tree (Gini), cost-complexity pruned by cross-validation.
 
@@ -129,46 +130,16 @@ def cart(
     (2, 1.0)
     """
     context = capture_context(1) if isinstance(formula, str) else None
-    return _cart(
-        formula,
-        data,
-        context,
-        ccp_alpha=ccp_alpha,
-        nfolds=nfolds,
-        rule=rule,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        standardize=standardize,
-        weights=weights,
-        subset=subset,
-        na_action=na_action,
-        random_state=random_state,
-    )
+    return _cart(formula, data, context, _settings, weights=weights, subset=subset, na_action=na_action)
 
 
-def _cart(
-    formula,
-    data,
-    context,
-    *,
-    ccp_alpha=None,
-    nfolds=10,
-    rule="min",
-    min_node_size=1,
-    max_depth=30,
-    max_bins=65535,
-    standardize=False,
-    weights=None,
-    subset=None,
-    na_action="omit",
-    random_state=None,
-):
-    """The fit of :func:`cart` (also ``gboost(loss="cart")``), its arguments checked by their
-    front door."""
-    nfolds, min_node_size, max_depth, max_bins = int(nfolds), int(min_node_size), int(max_depth), int(max_bins)
-    if ccp_alpha is not None:
-        ccp_alpha = float(ccp_alpha)
+def _cart(formula, data, context, settings, *, weights=None, subset=None, na_action="omit"):
+    """The fit of :func:`cart` (also ``gboost(loss="cart")``) from its settings, each argument
+    checked by the front door."""
+    s = settings
+    nfolds, min_node_size, max_depth, max_bins = int(s.nfolds), int(s.min_node_size), int(s.max_depth), int(s.max_bins)
+    ccp_alpha = None if s.ccp_alpha is None else float(s.ccp_alpha)
+    rule, random_state = s.rule, s.random_state
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     refuse_offset(d, "cart")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")
@@ -220,7 +191,7 @@ def _cart(
         cv_index=int(best),
         s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
         nfolds=k,
-        standardize=standardize,
+        standardize=bool(s.standardize),
         call=call,
     )
 

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
-from cohstats.models.cart import _PARAMS as _CART_PARAMS, _RENAMED as _CART_RENAMED, _cart
+from cohstats.models.cart import _PARAMS as _CART_PARAMS, _RENAMED as _CART_RENAMED, _cart, cart
 from cohstats.solvers.trees import boost as _b
 from cohstats.solvers.trees import grow as _t
 from cohstats.models.gboost_result import GBoostFit, _check_step, _StepPath  # noqa: F401 - moved there
@@ -285,19 +285,10 @@ def gboost(
     """
     context = capture_context(1) if isinstance(formula, str) else None
     if loss == "cart":
-        return _cart(
-            formula,
-            data,
-            context,
-            ccp_alpha=ccp_alpha,
-            nfolds=nfolds,
-            rule=rule,
-            weights=weights,
-            subset=subset,
-            na_action=na_action,
-            random_state=random_state,
-            standardize=standardize,
+        pruning = cart.settings(
+            ccp_alpha=ccp_alpha, nfolds=nfolds, rule=rule, random_state=random_state, standardize=standardize
         )
+        return _cart(formula, data, context, pruning, weights=weights, subset=subset, na_action=na_action)
     pruning = [k for k, v, d in zip(_CART_ONLY, (ccp_alpha, nfolds, rule), (None, 10, "min")) if v != d]
     if pruning:
         raise ValueError(f"gboost: {', '.join(pruning)} apply to loss='cart' only; got loss={loss!r}")
