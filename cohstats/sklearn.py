@@ -46,7 +46,7 @@ from .models.gboost import gboost_c
 from .models.lamsvm import lamsvm
 from .models.lum import lum
 from .models.svm import svm
-from .validation import check_options
+from .validation import Options, check_options, check_param
 
 __all__ = [
     "CLearnClassifier",
@@ -173,8 +173,7 @@ class WeightedSVMClassifier(_CohstatsClassifier):
     _own_params = {"decision_function_shape": "ovr"}
 
     def decision_function(self, X):
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo'; got {self.decision_function_shape!r}")
+        check_param(type(self).__name__, "decision_function_shape", self.decision_function_shape, Options("ovr", "ovo"))
         F = super().decision_function(X)
         K = self.classes_.size
         if K <= 2 or self.decision_function_shape == "ovo":
