@@ -149,3 +149,14 @@ def test_sklearn_parameters_are_the_settings():
     assert est.fit_.settings.lambda_ == 0.01 and est.fit_.settings.alpha == 0.5
     with pytest.raises(TypeError, match="'lam': it is called 'lambda_'"):
         cks.CLearnClassifier(lam=0.1)
+
+
+def test_gboost_declares_the_pruning_arguments_it_forwards_to_cart(data):
+    fit = cs.gboost("y ~ x1 + x2", data, loss="cart", nfolds=4, random_state=0)
+    assert fit.settings == cs.gboost.settings(loss="cart", nfolds=4, random_state=0)
+    same = cs.cart("y ~ x1 + x2", data, nfolds=4, random_state=0)
+    assert fit.s == same.s and fit.n_leaves == same.n_leaves
+    with pytest.raises(ValueError, match=r"gboost\(nfolds=\.\.\.\) must be an integer >= 2; got 1"):
+        cs.gboost("y ~ x1 + x2", data, loss="cart", nfolds=1)
+    with pytest.raises(ValueError, match="ccp_alpha apply to loss='cart' only"):
+        cs.gboost("y ~ x1 + x2", data, ccp_alpha=0.01, n_trees=3)

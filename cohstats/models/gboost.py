@@ -289,7 +289,7 @@ def gboost(
             ccp_alpha=ccp_alpha, nfolds=nfolds, rule=rule, random_state=random_state, standardize=standardize
         )
         return _cart(formula, data, context, pruning, weights=weights, subset=subset, na_action=na_action)
-    pruning = [k for k, v, d in zip(_CART_ONLY, (ccp_alpha, nfolds, rule), (None, 10, "min")) if v != d]
+    pruning = [k for k in _CART_ONLY if k in _settings.changed()]
     if pruning:
         raise ValueError(f"gboost: {', '.join(pruning)} apply to loss='cart' only; got loss={loss!r}")
     return _gboost(formula, data, context, _settings, loss=loss, weights=weights, subset=subset, na_action=na_action)
