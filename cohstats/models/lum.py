@@ -275,6 +275,7 @@ def lum(
     n_components: int = 300,
     _gram=None,
     _context=None,
+    _settings=None,
 ) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
@@ -406,30 +407,10 @@ def lum(
     if _gram is not None and (kernel is None or kernel_approx is not None or isinstance(c, str)):
         raise ValueError("lum: a lent kernel matrix (_gram) needs an exact kernel expansion and a number c")
     if isinstance(c, str):
-        return tune_lum(
-            formula,
-            data,
-            a=a,
-            lambda_=lambda_,
-            alpha=alpha,
-            kernel=kernel,
-            sigma=sigma,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            standardize=standardize,
-            weights=weights,
-            subset=subset,
-            na_action=na_action,
-            penalty_factor=penalty_factor,
-            validation=validation,
-            refit_on=refit_on,
-            tol=tol,
-            max_iter=max_iter,
-            nfolds=nfolds,
-            random_state=random_state,
-            _context=_context,
-        )
+        # the tuned LUM: every setting but c (and the path arguments tune_lum sets itself)
+        untuned = ("c", "nlambda", "lambda_min_ratio", "kernel_approx", "n_components")
+        args = {k: v for k, v in _settings.as_dict().items() if k not in untuned}
+        return tune_lum(formula, data, weights=weights, subset=subset, na_action=na_action, _context=_context, **args)
     a, c = float(a), float(c)  # checked by the front door (c="tuned" went to tune_lum above)
     alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
