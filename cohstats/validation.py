@@ -651,7 +651,7 @@ class Settings:
 
     @classmethod
     def field_names(cls) -> tuple:  # in the order of the signature
-        return tuple(f.name for f in dataclasses.fields(cls))
+        return cls.__dict__.get("_names") or tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
     def build(cls, base=None, **given) -> "Settings":
@@ -679,7 +679,7 @@ class Settings:
         return type(self).build(self, **changes)
 
     def as_dict(self) -> dict:  # the fields as keyword arguments
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {k: getattr(self, k) for k in self.field_names()}
 
     def changed(self) -> dict:
         """The fields that differ from the declared defaults."""
@@ -711,6 +711,7 @@ def settings_class(name: str, sig: inspect.Signature, params: dict, module: str,
     cls = dataclasses.make_dataclass(f"{camel}Settings", fields, bases=(Settings,), frozen=True, eq=False, repr=False)
     cls.__module__ = module
     cls.fit_name = name
+    cls._names = tuple(f.name for f in dataclasses.fields(cls))
     cls.constraints = {k: c for k, c in params.items() if k in cls.field_names()}
     cls.renamed = dict(renamed or {})
     cls.__doc__ = f"The frozen settings of one :func:`{name}` call (see :class:`cohstats.validation.Settings`)."
