@@ -329,14 +329,7 @@ def _prepare(design, s) -> _Problem:
         raise ValueError("weights must be finite and non-negative")
 
     # ---------------------------------------------------------------- kernel
-    if kernel is None:
-        kname = "linear"
-    elif callable(kernel):
-        kname = None
-    elif isinstance(kernel, str):
-        kname = kernel.lower()
-    else:
-        raise ValueError(f"kernel must be None, 'linear', 'rbf', 'compact', 'poly' or a callable; got {kernel!r}")
+    kname = "linear" if kernel is None else (None if callable(kernel) else kernel)  # a declared name
     width_given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
     if kname in ("linear",) or kname is None:
         if width_given:
