@@ -303,7 +303,8 @@ def _prepare(design, s, gram) -> _Problem:
     # K classes: the coherence loss at temperature rho and margin 1, or (loss="logistic") the
     # multinomial deviance, the same loss at temperature 1 and margin 0 (glmnet's multinomial)
     mc_T, mc_margin = (1.0, 0.0) if s.loss == "logistic" else (rho, 1.0)
-    sc = closs_kappa(rho, 1.0) if s.loss == "C" else 1.0
+    # the K-class loss scale (a compiled function: computed only where it is used)
+    sc = closs_kappa(rho, 1.0) if multiclass and s.loss == "C" else 1.0
     lossobj = _loss_object(s.loss, rho, u, delta)
     w = np.asarray(design.weights, dtype=np.float64)
     X = design.X
