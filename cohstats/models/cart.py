@@ -135,41 +135,61 @@ def cart(
 
 def _cart(formula, data, context, settings, *, weights=None, subset=None, na_action="omit"):
     """The fit of :func:`cart` (also ``gboost(loss="cart")``) from its settings, each argument
-    checked by the front door."""
-    s = settings
-    nfolds, min_node_size, max_depth, max_bins = int(s.nfolds), int(s.min_node_size), int(s.max_depth), int(s.max_bins)
-    ccp_alpha = None if s.ccp_alpha is None else float(s.ccp_alpha)
-    rule, random_state = s.rule, s.random_state
+    checked by the front door: grow the tree and its pruning sequence, cross-validate the
+    sequence, build the result."""
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     refuse_offset(d, "cart")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")
-    X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
-    n = len(y)
-    rows = np.arange(n)
-    full = _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth)
-    alphas = full["alphas"]
-    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 else alphas.copy()
+    grown = _prepare(d, settings)
+    return _result(d, grown, _solve(d, grown, settings), settings)
+
+
+def _grow_args(s) -> tuple:
+    return int(s.max_bins), int(s.min_node_size), int(s.max_depth)
+
+
+def _prepare(d, s) -> dict:
+    """The full tree, its pruning sequence ``alphas``, the values cross-validation scores
+    (geometric means of neighbours, as rpart) and the stratified folds."""
     from cohstats.tuning import make_folds
 
-    folds = make_folds(y, nfolds, random_state=random_state)  # stratified
-    k = int(folds.max()) + 1
+    y, w = d.y_int, np.asarray(d.weights, float)
+    full = _cart_tree(d.X, y, d.n_classes, w, np.arange(len(y)), *_grow_args(s))
+    alphas = full["alphas"]
+    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 else alphas.copy()
+    folds = make_folds(y, int(s.nfolds), random_state=s.random_state)  # stratified
+    return dict(full=full, alphas=alphas, cand=cand, folds=folds, w=w)
+
+
+def _solve(d, grown, s) -> tuple:
+    """The weighted cross-validated misclassification rate (and its standard error) of each
+    candidate value: one tree per fold, pruned at every value."""
+    X, y, K, w, cand, folds = d.X, d.y_int, d.n_classes, grown["w"], grown["cand"], grown["folds"]
+    n = len(y)
     miss = np.zeros((len(cand), n))
-    for f in range(k):
+    for f in range(int(folds.max()) + 1):
         tr = np.flatnonzero(folds != f)
         te = np.flatnonzero(folds == f)
-        t = _cart_tree(X, y, K, w, tr, max_bins, min_node_size, max_depth)
+        t = _cart_tree(X, y, K, w, tr, *_grow_args(s))
         cls = np.argmax(t["counts"], axis=1)
         for a, alpha in enumerate(cand):
             leaf = _cart_predict(t, X[te], alpha)
             miss[a, te] = (cls[leaf] != y[te]) * w[te]
     cv_err = miss.sum(1) / w.sum()
-    cv_se = np.sqrt(np.maximum(cv_err * (1 - cv_err), 0) / n)
-    # ties -> the larger alpha (simpler tree)
-    best = len(cand) - 1 - int(np.argmin(cv_err[::-1]))
-    if rule == "1se":
+    return cv_err, np.sqrt(np.maximum(cv_err * (1 - cv_err), 0) / n)
+
+
+def _result(d, grown, cv, s) -> "CartFit":
+    """The pruning table and the chosen value (the minimum CV error, ties to the simpler tree, or
+    the one-standard-error rule; a given ``ccp_alpha`` overrides) -> the result."""
+    full, alphas, cand = grown["full"], grown["alphas"], grown["cand"]
+    cv_err, cv_se = cv
+    ccp_alpha = None if s.ccp_alpha is None else float(s.ccp_alpha)
+    best = len(cand) - 1 - int(np.argmin(cv_err[::-1]))  # ties -> the larger alpha (simpler tree)
+    if s.rule == "1se":
         ok = np.flatnonzero(cv_err <= cv_err[best] + cv_se[best])
         best = int(ok.max())
-    call = dict(nfolds=nfolds, rule=rule)
+    call = dict(nfolds=int(s.nfolds), rule=s.rule)
     if ccp_alpha is not None:
         call["ccp_alpha"] = ccp_alpha
     size = np.array([_n_leaves_at(full, a) for a in alphas])
@@ -190,7 +210,7 @@ def _cart(formula, data, context, settings, *, weights=None, subset=None, na_act
         lambda_=np.asarray(alphas, dtype=float).copy(),
         cv_index=int(best),
         s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
-        nfolds=k,
+        nfolds=int(grown["folds"].max()) + 1,
         standardize=bool(s.standardize),
         call=call,
     )
