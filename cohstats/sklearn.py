@@ -5,6 +5,13 @@ sample_weight)`` and calls the package's own fit function; ``predict``, ``predic
 ``decision_function`` call the fitted result's ``predict``. No numerical code lives here, so a
 wrapper gives exactly the numbers of the formula interface.
 
+A wrapper's constructor parameters are generated from its fit function's settings
+(:class:`cohstats.validation.Settings`): the same names (``lambda_``, ``rho``, ``n_trees``, ...)
+and the same defaults, except where a class states otherwise (``lambda_=1e-3`` for the
+penalised fits: an estimator is one model, not a path), plus the few options of its own
+(``prob_method``, ``decision_function_shape``). The fitted result, with its ``settings``, is
+``estimator.fit_``.
+
 scikit-learn is an optional dependency (``pip install cohstats[sklearn]``).
 
 Examples
@@ -21,7 +28,8 @@ Examples
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
+import inspect
 
 import numpy as np
 
@@ -33,6 +41,12 @@ except ImportError as e:  # pragma: no cover - exercised only without scikit-lea
     raise ImportError("cohstats.sklearn needs scikit-learn: pip install 'cohstats[sklearn]'") from e
 
 from .formula import build_design
+from .models.clearn import clearn
+from .models.gboost import gboost_c
+from .models.lamsvm import lamsvm
+from .models.lum import lum
+from .models.svm import svm
+from .validation import Options, check_options, check_param
 
 __all__ = [
     "CLearnClassifier",
@@ -43,25 +57,49 @@ __all__ = [
 ]
 
 
+def _generated_init(params: dict):
+    """An ``__init__`` taking exactly the keyword arguments ``params`` (name -> default) and
+    storing each unchanged, as scikit-learn requires; its signature lists them."""
+
+    def __init__(self, **kwargs):
+        check_options(f"{type(self).__name__}()", kwargs, params)
+        for k, default in params.items():
+            setattr(self, k, kwargs.get(k, default))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in params.items()]
+    )
+    return __init__
+
+
 class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
     """Shared plumbing: validation, label encoding, delegation to the fit function."""
 
     #: scikit-learn checks that are expected to fail, with the reason (see each class's docstring)
     _expected_failed_checks: dict = {}
 
-    _fit_function: tuple[str, str] = ("", "")  # (module, function)
-    _prob_params: tuple[str, ...] = ()  # constructor params passed to predict(type="prob")
+    _fit_function = None  # the package's fit function
+    _exclude: tuple[str, ...] = ()  # settings fields that are not parameters of the estimator
+    _defaults: dict = {}  # defaults that differ from the fit function's (each class says why)
+    _own_params: dict = {}  # options of the wrapper itself (name -> default), not fit arguments
     _binary_only = False
-    _param_map: dict = {}  # constructor name -> fit-function name
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fields = {f.name: f.default for f in dataclasses.fields(cls._fit_function.Settings)}
+        cls._fit_params = tuple(k for k in fields if k not in cls._exclude)
+        params = {k: cls._defaults.get(k, fields[k]) for k in cls._fit_params}
+        cls.__init__ = _generated_init({**params, **cls._own_params})
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "fit_")
 
     def _fit_kwargs(self) -> dict:
-        params = self.get_params(deep=False)
-        for name in self._prob_params:
-            params.pop(name, None)
-        return {self._param_map.get(k, k): v for k, v in params.items()}
+        return {k: getattr(self, k) for k in self._fit_params}
 
     def _prob_kwargs(self) -> dict:
-        return {k: v for k, v in ((n, getattr(self, n)) for n in self._prob_params) if v is not None}
+        return {}
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (n, p) and labels ``y``; ``sample_weight`` are observation weights."""
@@ -79,8 +117,7 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=np.float64)
         design = build_design(X, y=y_enc, weights=sample_weight)
-        fn = getattr(importlib.import_module(self._fit_function[0]), self._fit_function[1])
-        self.fit_ = fn(design, **self._fit_kwargs())
+        self.fit_ = type(self)._fit_function(design, **self._fit_kwargs())
         self.n_iter_ = int(np.max(np.atleast_1d(getattr(self.fit_, "n_iter", 0))))
         return self
 
@@ -115,11 +152,12 @@ class _CohstatsClassifier(ClassifierMixin, BaseEstimator):
 class WeightedSVMClassifier(_CohstatsClassifier):
     """Support vector machine (:func:`cohstats.svm`) with the package's probability methods.
 
-    Parameters mirror :func:`cohstats.svm` (libsvm's C-SVM by default, ``pi`` for the weighted
-    SVM of [WSL]; K > 2 classes one-vs-one, ``decision_function`` then has one column per pair
-    with ``decision_function_shape="ovo"``, or, by default, ``"ovr"``: the votes plus the
-    pairwise decision values squashed into ``(-1/3, 1/3)``, as ``SVC``); ``prob_method`` ("platt", "sollich",
-    "coherence", "bracket", ...) selects the probability method used by ``predict_proba``.
+    Parameters are those of :func:`cohstats.svm`, with its defaults (libsvm's C-SVM, ``pi`` for
+    the weighted SVM of [WSL]; K > 2 classes one-vs-one, ``decision_function`` then has one
+    column per pair with ``decision_function_shape="ovo"``, or, by default, ``"ovr"``: the
+    votes plus the pairwise decision values squashed into ``(-1/3, 1/3)``, as ``SVC``);
+    ``prob_method`` ("platt", "sollich", "coherence", "bracket", ...; default as
+    :func:`cohstats.svm`) selects the probability method used by ``predict_proba``.
 
     Expected failure of ``check_estimator``: ``check_sample_weight_equivalence_on_dense_data``
     -- weights enter the dual exactly as replicated rows (``C_i = C w_i``), but SMO stops at the
@@ -131,44 +169,11 @@ class WeightedSVMClassifier(_CohstatsClassifier):
         "check_sample_weight_equivalence_on_dense_data": "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
 
-    _fit_function = ("cohstats.models.svm", "svm")
-
-    def __init__(
-        self,
-        kernel="rbf",
-        C=1.0,
-        gamma="scale",
-        sigma=None,
-        degree=3,
-        coef0=0.0,
-        standardize=True,
-        pi=None,
-        tol=1e-3,
-        max_iter=None,
-        prob_method="platt",
-        decision_function_shape="ovr",
-    ):
-        self.kernel = kernel
-        self.decision_function_shape = decision_function_shape
-        self.C = C
-        self.gamma = gamma
-        self.sigma = sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.standardize = standardize
-        self.pi = pi
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prob_method = prob_method
-
-    _prob_params = ("prob_method", "decision_function_shape")
-
-    def _prob_kwargs(self):
-        return {"method": self.prob_method} if self.prob_method is not None else {}
+    _fit_function = svm
+    _own_params = {"decision_function_shape": "ovr"}
 
     def decision_function(self, X):
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo'; got {self.decision_function_shape!r}")
+        check_param(type(self).__name__, "decision_function_shape", self.decision_function_shape, Options("ovr", "ovo"))
         F = super().decision_function(X)
         K = self.classes_.size
         if K <= 2 or self.decision_function_shape == "ovo":
@@ -195,78 +200,23 @@ class GentleBoostCClassifier(_CohstatsClassifier):
     the positive-weight rows, with weights), so all of ``check_estimator`` passes.
     """
 
-    _fit_function = ("cohstats.models.gboost", "gboost_c")
-
-    def __init__(
-        self,
-        rho=1.0,
-        n_trees=100,
-        nodes=8,
-        shrinkage=0.1,
-        anneal=None,
-        init_beta="uniform",
-        min_node_size=1,
-        max_bins=255,
-        random_state=None,
-    ):
-        self.rho = rho
-        self.n_trees = n_trees
-        self.nodes = nodes
-        self.shrinkage = shrinkage
-        self.anneal = anneal
-        self.init_beta = init_beta
-        self.min_node_size = min_node_size
-        self.max_bins = max_bins
-        self.random_state = random_state
+    _fit_function = gboost_c
 
 
 class CLearnClassifier(_CohstatsClassifier):
-    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lam``.
+    """C-learning (:func:`cohstats.clearn`) at a single penalty ``lambda_``.
 
-    ``lam`` is the ``lambda_`` of :func:`cohstats.clearn` -- the one place the package's
-    vocabulary bends: scikit-learn treats attributes with a trailing underscore as fitted state
-    (``check_is_fitted``), so an estimator parameter cannot be called ``lambda_``.
-
-    Binary fits use the coherence C-loss (or ``loss="logistic"``/``"hhinge"`` for RLRM/HHSVM);
+    Parameters are those of :func:`cohstats.clearn` with its defaults, except ``lambda_``
+    (default ``1e-3``: one model, not a path; ``nlambda`` and ``lambda_min_ratio`` are not
+    parameters). Binary fits use the coherence C-loss (or ``loss="logistic"``/``"hhinge"`` for RLRM/HHSVM);
     K > 2 classes use the multicategory coherence loss. Probabilities come from the coherence
-    inverse link. Tune ``lam`` with ``GridSearchCV`` (or use :func:`cohstats.cv`, which
+    inverse link. Tune ``lambda_`` with ``GridSearchCV`` (or use :func:`cohstats.cv`, which
     reuses one path for all folds).
     """
 
-    _fit_function = ("cohstats.models.clearn", "clearn")
-    _param_map = {"lam": "lambda_"}
-
-    def __init__(
-        self,
-        loss="C",
-        rho=1.0,
-        u=1.0,
-        alpha=1.0,
-        lam=1e-3,
-        kernel=None,
-        gamma=None,
-        sigma=None,
-        degree=3,
-        coef0=1.0,
-        delta=2.0,
-        standardize=True,
-        tol=1e-7,
-        max_iter=10000,
-    ):
-        self.loss = loss
-        self.rho = rho
-        self.u = u
-        self.alpha = alpha
-        self.lam = lam
-        self.kernel = kernel
-        self.gamma = gamma
-        self.sigma = sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.delta = delta
-        self.standardize = standardize
-        self.tol = tol
-        self.max_iter = max_iter
+    _fit_function = clearn
+    _exclude = ("nlambda", "lambda_min_ratio")
+    _defaults = {"lambda_": 1e-3}
 
 
 class LambdaSVMClassifier(_CohstatsClassifier):
@@ -285,44 +235,10 @@ class LambdaSVMClassifier(_CohstatsClassifier):
     not to 1e-7.
     """
 
-    _fit_function = ("cohstats.models.lamsvm", "lamsvm")
+    _fit_function = lamsvm
     _expected_failed_checks = {
         "check_sample_weight_equivalence_on_dense_data": "SMO solutions agree only to the KKT tolerance, not to 1e-7",
     }
-
-    def __init__(
-        self,
-        margin=None,
-        C=None,
-        kernel="rbf",
-        gamma="scale",
-        sigma=None,
-        degree=3,
-        coef0=1.0,
-        standardize=True,
-        tol=None,
-        eps=1e-6,
-        max_iter=None,
-        time_limit=None,
-        cache_size=200.0,
-        shrinking=True,
-        warn_calibration=True,
-    ):
-        self.margin = margin
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.sigma = sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.standardize = standardize
-        self.tol = tol
-        self.eps = eps
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warn_calibration = warn_calibration
 
     def __getattribute__(self, name):
         if name in ("predict_proba", "predict_log_proba"):
@@ -335,42 +251,19 @@ class LambdaSVMClassifier(_CohstatsClassifier):
 
 
 class LUMClassifier(_CohstatsClassifier):
-    """Large-margin unified machine (:func:`cohstats.lum`) at a single penalty ``lam``.
+    """Large-margin unified machine (:func:`cohstats.lum`) at a single penalty ``lambda_``.
 
+    Parameters are those of :func:`cohstats.lum` with its defaults, except ``lambda_`` (default
+    ``1e-3``: one model, not a path; ``nlambda`` and ``lambda_min_ratio`` are not parameters).
     ``prob_method="refit"`` (default) gives the refitted-LUM probabilities, ``"lum"`` the LUM
     inverse link.
     """
 
-    _fit_function = ("cohstats.models.lum", "lum")
-    _param_map = {"lam": "lambda_"}
-    _prob_params = ("prob_method",)
+    _fit_function = lum
+    _exclude = ("nlambda", "lambda_min_ratio")
+    _defaults = {"lambda_": 1e-3}
+    _own_params = {"prob_method": "refit"}
     _binary_only = True
-
-    def __init__(
-        self,
-        a=1000.0,
-        c=0.0,
-        lam=1e-3,
-        alpha=0.0,
-        kernel=None,
-        sigma=None,
-        gamma=None,
-        standardize=True,
-        tol=1e-7,
-        max_iter=10000,
-        prob_method="refit",
-    ):
-        self.a = a
-        self.c = c
-        self.lam = lam
-        self.alpha = alpha
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.standardize = standardize
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prob_method = prob_method
 
     def _prob_kwargs(self):
         return {"method": self.prob_method} if self.prob_method is not None else {}

@@ -36,6 +36,7 @@ TypeError: demo(standardize=...) must be True or False; got 'no' (str)
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -51,6 +52,8 @@ import numpy as np
 
 __all__ = [
     "FitSpec",
+    "Settings",
+    "DESIGN_ARGS",
     "fit_function",
     "spec_of",
     "check_param",
@@ -264,12 +267,13 @@ class Reals(Constraint):
 
     each: Real = field(default_factory=Real)
     scalar_only: bool = False
+    distinct: bool = False  # a sequence may not repeat a value
 
     def describe(self):
         what = self.each.describe()
         if self.scalar_only:
             return what
-        return f"{what} or a non-empty 1-D sequence of such numbers"
+        return f"{what} or a non-empty 1-D sequence of {'distinct ' if self.distinct else ''}such numbers"
 
     def ok(self, v):
         if _is_real(v):
@@ -282,6 +286,8 @@ class Reals(Constraint):
             return False
         if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "iuf":
             return False
+        if self.distinct and np.unique(a).size != a.size:
+            return False
         return all(self.each.in_range(float(x)) for x in a)
 
     def fail(self, where, v):
@@ -293,6 +299,9 @@ class Reals(Constraint):
             a = None
         if a is not None and a.ndim == 1 and a.size and a.dtype.kind in "iuf" and not self.scalar_only:
             bad = [float(x) for x in a if not self.each.in_range(float(x))]
+            if not bad:  # a repeated value
+                vals, counts = np.unique(a, return_counts=True)
+                raise ValueError(f"{where} must be {self.describe()}; {float(vals[counts > 1][0])!r} is repeated")
             raise ValueError(f"{where} must be {self.describe()}; {bad[0]!r} is not")
         raise TypeError(f"{where} must be {self.describe()}; got {_show(v)}")
 
@@ -599,12 +608,137 @@ def public_signature(fn, verbose: bool = True) -> inspect.Signature:
     return sig.replace(parameters=params)
 
 
+# ============================================================================ settings
+#: Arguments of a fit function that describe the data rather than the model: they go to the
+#: :class:`~cohstats.formula.Design` (rows, their weights and offsets, the missing-value rule)
+#: and are not part of its settings, so that one settings object refits any rows.
+DESIGN_ARGS = ("weights", "subset", "na_action", "offset")
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype.kind == b.dtype.kind and bool(np.array_equal(a, b, equal_nan=True))
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # noqa: BLE001 - values that do not compare (e.g. generators)
+        return False
+
+
+class Settings:
+    """The validated arguments of one fit function call, frozen.
+
+    :func:`fit_function` generates one subclass per fit function (``clearn.Settings``, a frozen
+    dataclass named ``ClearnSettings``) from the function's signature: one field per keyword
+    argument (same name, same default) except the data arguments of :data:`DESIGN_ARGS`, the
+    formula and ``data``, ``verbose`` and private ``_``-keywords. The front door checks a call
+    once against the declared constraints and builds the settings; the fit body, the fitted
+    result (``fit.settings``), the tuners' refits, ``save``/``load`` and the scikit-learn
+    wrappers read this one object.
+
+    ``replace(**changes)`` is a new settings object with the changes checked like a call;
+    ``as_dict()`` the fields as keyword arguments (``fit_fn(design, **s.as_dict())`` refits).
+    Two settings are equal when they are of the same fit function and every field is equal
+    (arrays element by element).
+    """
+
+    #: the fit function's name and its declared constraints (set on each generated class)
+    fit_name: str = ""
+    constraints: dict = {}
+    renamed: dict = {}
+
+    @classmethod
+    def field_names(cls) -> tuple:  # in the order of the signature
+        return cls.__dict__.get("_names") or tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def build(cls, base=None, **given) -> "Settings":
+        """Settings from keyword arguments (checked; unknown names refused as in a call),
+        starting from ``base`` (default: the declared defaults)."""
+        names = set(cls.field_names())
+        for k in given:
+            if k not in names:
+                raise _refused(cls.fit_name, k, names, cls.renamed)
+        for k, v in given.items():
+            c = cls.constraints.get(k)
+            if c is not None:
+                c.check(f"{cls.fit_name}({k}=...)", v)
+        if base is None:
+            return cls(**given)
+        if type(base) is not cls:
+            raise TypeError(
+                f"{cls.fit_name}(): the settings must be a {cls.__name__} (e.g. a {cls.fit_name} fit's "
+                f".settings); got {_show(base)}"
+            )
+        return dataclasses.replace(base, **given) if given else base
+
+    def replace(self, **changes) -> "Settings":
+        """A copy with ``changes`` (checked against the declared constraints)."""
+        return type(self).build(self, **changes)
+
+    def as_dict(self) -> dict:  # the fields as keyword arguments
+        return {k: getattr(self, k) for k in self.field_names()}
+
+    def changed(self) -> dict:
+        """The fields that differ from the declared defaults."""
+        fields = dataclasses.fields(self)
+        return {f.name: getattr(self, f.name) for f in fields if not _same(getattr(self, f.name), f.default)}
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, k), getattr(other, k)) for k in self.field_names())
+
+    __hash__ = None  # fields may be arrays
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={_show(v).rsplit(' (', 1)[0]}" for k, v in self.changed().items())
+        return f"{type(self).__name__}({inner})"
+
+
+def settings_class(name: str, sig: inspect.Signature, params: dict, module: str, renamed=None) -> type:
+    """The frozen :class:`Settings` dataclass of a fit function with signature ``sig``."""
+    fields = []
+    for k, p in sig.parameters.items():
+        if p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is p.empty:
+            continue
+        if k in ("data", "verbose") or k in DESIGN_ARGS or k.startswith("_"):
+            continue
+        fields.append((k, object, dataclasses.field(default=p.default)))
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    cls = dataclasses.make_dataclass(f"{camel}Settings", fields, bases=(Settings,), frozen=True, eq=False, repr=False)
+    cls.__module__ = module
+    cls.fit_name = name
+    cls._names = tuple(f.name for f in dataclasses.fields(cls))
+    cls.constraints = {k: c for k, c in params.items() if k in cls.field_names()}
+    cls.renamed = dict(renamed or {})
+    cls.__doc__ = f"The frozen settings of one :func:`{name}` call (see :class:`cohstats.validation.Settings`)."
+    return cls
+
+
+def _refused(name: str, key: str, accepted, extra_renamed: dict) -> TypeError:
+    if key in extra_renamed:
+        v = extra_renamed[key]
+        hint = (v if v.startswith(("the ", "it ")) else f"it is {v}") if " " in v else f"it is called {v!r} in cohstats"
+        return TypeError(f"{name}() got an unexpected keyword argument {key!r}: {hint}")
+    return _unknown_keyword(name, key, accepted)
+
+
 def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None = None):
     """Declare a fit function: its :class:`FitSpec` and the constraints of its arguments.
 
     The wrapper refuses unknown keywords (naming the package's spelling of an old or foreign
     one) and checks every argument given explicitly against ``params`` before the function
     body -- and so before the formula is parsed -- runs. Defaults are not re-checked.
+
+    It generates the function's :class:`Settings` class (``fn.Settings``; ``fn.settings(**kw)``
+    builds a checked instance) from the signature. Every call is validated into one settings
+    object, which the returned result carries as ``fit.settings``; a function that declares the
+    private keyword ``_settings`` receives it there (its other keywords carry the same values).
+    A caller that already holds settings -- a tuner refitting a fit's ``fit.settings`` on other
+    rows -- passes them as ``_settings=``, and only the keywords it changes are checked again.
     """
     params = dict(params or {})
     extra_renamed = dict(renamed or {})
@@ -621,38 +755,45 @@ def fit_function(spec: FitSpec, params: dict | None = None, renamed: dict | None
         # a function with **kwargs checks its extra keywords itself (e.g. gboost(loss="cart"))
         open_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
         private = {k for k in sig.parameters if k.startswith("_")}
+        takes_settings = "_settings" in sig.parameters
         unknown_params = set(params) - set(sig.parameters)
         if unknown_params:  # pragma: no cover - a declaration error
             raise AssertionError(f"{fn.__name__}: constraints for unknown arguments {unknown_params}")
         name = spec.name
+        cls = settings_class(name, sig, params, fn.__module__, extra_renamed)
+        fields = cls.field_names()
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            base = kwargs.pop("_settings", None)
             for k in kwargs:
                 if k not in accepted and k not in private:
                     if open_kw and k not in extra_renamed and k not in RENAMED:
                         continue
-                    if k in extra_renamed:
-                        v = extra_renamed[k]
-                        hint = (
-                            (v if v.startswith(("the ", "it ")) else f"it is {v}")
-                            if " " in v
-                            else f"it is called {v!r} in cohstats"
-                        )
-                        raise TypeError(f"{name}() got an unexpected keyword argument {k!r}: {hint}")
-                    raise _unknown_keyword(name, k, accepted)
+                    raise _refused(name, k, accepted, extra_renamed)
             for k, v in kwargs.items():
                 c = params.get(k)
                 if c is not None:
                     c.check(f"{name}({k}=...)", v)
             verbose = kwargs.get("verbose", False) if own_verbose else kwargs.pop("verbose", False)
             Bool().check(f"{name}(verbose=...)", verbose)
-            return run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
+            given = {k: kwargs[k] for k in fields if k in kwargs}
+            settings = cls(**given) if base is None else cls.build(base, **given)
+            kwargs.update(settings.as_dict())
+            if takes_settings:
+                kwargs["_settings"] = settings
+            out = run_interruptibly(fn, args, kwargs, name, verbose=bool(verbose))
+            # the result carries its settings; a result is only ever changed through its own
+            # ``_derive`` (a copy with the given state), as everywhere else
+            derive = getattr(out, "_derive", None)
+            return out if derive is None else derive(settings=settings)
 
         TRANSPARENT_CODES.add(wrapper.__code__)
         wrapper.__signature__ = public_signature(fn)
         wrapper.spec = spec
         wrapper.params = params
+        wrapper.Settings = cls
+        wrapper.settings = cls.build
         return wrapper
 
     return deco

@@ -32,8 +32,8 @@ def test_check_estimator(estimator, check):
     [
         (cks.WeightedSVMClassifier(prob_method="platt"), {"est__C": [0.1, 10.0]}),
         (cks.GentleBoostCClassifier(n_trees=10), {"est__rho": [0.5, 1.0]}),
-        (cks.CLearnClassifier(kernel="rbf", alpha=0.5), {"est__lam": [1e-3, 1e-2]}),
-        (cks.LUMClassifier(kernel="rbf", c=0.0), {"est__lam": [1e-3, 1e-2]}),
+        (cks.CLearnClassifier(kernel="rbf", alpha=0.5), {"est__lambda_": [1e-3, 1e-2]}),
+        (cks.LUMClassifier(kernel="rbf", c=0.0), {"est__lambda_": [1e-3, 1e-2]}),
         (cks.LambdaSVMClassifier(C=10.0), {"est__margin": [2.0, 10.0]}),
     ],
 )
@@ -52,7 +52,7 @@ def test_pipeline_and_grid_search(est, grid):
 
 def test_clearn_wrapper_equals_formula_interface():
     d = make_wsl2(80, random_state=6)
-    w = cks.CLearnClassifier(lam=0.01, alpha=0.5).fit(d[["x1", "x2"]], d["y"])
+    w = cks.CLearnClassifier(lambda_=0.01, alpha=0.5).fit(d[["x1", "x2"]], d["y"])
     fit = cohstats.clearn("y ~ x1 + x2", d, lambda_=0.01, alpha=0.5)
     np.testing.assert_allclose(w.predict_proba(d[["x1", "x2"]]), fit.predict(d, type="prob").to_numpy(), rtol=1e-12)
 

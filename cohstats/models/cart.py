@@ -23,32 +23,6 @@ __all__ = ["cart", "CartFit"]
 
 
 # ============================================================================ validation
-def _check_int(name, v, lo, hi=None):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {v!r}")
-    v = int(v)
-    if v < lo or (hi is not None and v > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be {rng}; got {v}")
-    return v
-
-
-def _check_bool(name, v):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {v!r}")
-    return bool(v)
-
-
-def _check_renamed(fn, kwargs, renamed):
-    """Refuse leftover keyword arguments; old spellings name their replacement."""
-    if not kwargs:
-        return
-    k = sorted(kwargs)[0]
-    if k in renamed:
-        raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}: {renamed[k]}")
-    raise TypeError(f"{fn}() got an unexpected keyword argument {k!r}")
-
-
 _RENAMED = {"alpha": "the cost-complexity parameter is now called 'ccp_alpha'"}
 
 
@@ -109,7 +83,7 @@ def cart(
     subset=None,
     na_action: str = "omit",
     random_state=None,
-    **kwargs,
+    _settings=None,
 ):
     """A single classification tree (Gini), cost-complexity pruned by cross-validation.
 
@@ -142,6 +116,9 @@ def cart(
         ``path_var = "ccp_alpha"``, ``s`` the selected value; ``predict(newdata, s=a)``
         predicts with the tree pruned at ``a``.
 
+    ``fit.settings`` holds the validated arguments of the call (``cart.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np
@@ -152,84 +129,67 @@ def cart(
     >>> fit.n_leaves, float(fit.predict(X).eq(y).mean())
     (2, 1.0)
     """
-    _check_renamed("cart", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
-    return _cart(
-        formula,
-        data,
-        context,
-        ccp_alpha=ccp_alpha,
-        nfolds=nfolds,
-        rule=rule,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        standardize=standardize,
-        weights=weights,
-        subset=subset,
-        na_action=na_action,
-        random_state=random_state,
-    )
+    return _cart(formula, data, context, _settings, weights=weights, subset=subset, na_action=na_action)
 
 
-def _cart(
-    formula,
-    data,
-    context,
-    *,
-    ccp_alpha=None,
-    nfolds=10,
-    rule="min",
-    min_node_size=1,
-    max_depth=30,
-    max_bins=65535,
-    standardize=False,
-    weights=None,
-    subset=None,
-    na_action="omit",
-    random_state=None,
-    **kwargs,
-):
-    _check_renamed("cart", kwargs, _RENAMED)
-    nfolds = _check_int("nfolds", nfolds, 2)
-    min_node_size = _check_int("min_node_size", min_node_size, 1)
-    max_depth = _check_int("max_depth", max_depth, 1)
-    max_bins = _check_int("max_bins", max_bins, 2, 65535)
-    standardize = _check_bool("standardize", standardize)
-    if ccp_alpha is not None:
-        ccp_alpha = _check_alpha_value(ccp_alpha, "ccp_alpha")
-    if rule not in ("min", "1se"):
-        raise ValueError(f"rule must be 'min' or '1se'; got {rule!r}")
+def _cart(formula, data, context, settings, *, weights=None, subset=None, na_action="omit"):
+    """The fit of :func:`cart` (also ``gboost(loss="cart")``) from its settings, each argument
+    checked by the front door: grow the tree and its pruning sequence, cross-validate the
+    sequence, build the result."""
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context)
     refuse_offset(d, "cart (a classification tree's leaves are class frequencies, with no link to add an offset to)")
     refuse_no_intercept(d, "cart", "fits a tree, whose leaves are constants with no intercept to remove")
-    X, y, w, K = d.X, d.y_int, np.asarray(d.weights, float), d.n_classes
-    n = len(y)
-    rows = np.arange(n)
-    full = _cart_tree(X, y, K, w, rows, max_bins, min_node_size, max_depth)
-    alphas = full["alphas"]
-    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 else alphas.copy()
+    grown = _prepare(d, settings)
+    return _result(d, grown, _solve(d, grown, settings), settings)
+
+
+def _grow_args(s) -> tuple:
+    return int(s.max_bins), int(s.min_node_size), int(s.max_depth)
+
+
+def _prepare(d, s) -> dict:
+    """The full tree, its pruning sequence ``alphas``, the values cross-validation scores
+    (geometric means of neighbours, as rpart) and the stratified folds."""
     from cohstats.tuning import make_folds
 
-    folds = make_folds(y, nfolds, random_state=random_state)  # stratified
-    k = int(folds.max()) + 1
+    y, w = d.y_int, np.asarray(d.weights, float)
+    full = _cart_tree(d.X, y, d.n_classes, w, np.arange(len(y)), *_grow_args(s))
+    alphas = full["alphas"]
+    cand = np.append(np.sqrt(alphas[:-1] * alphas[1:]), alphas[-1]) if len(alphas) > 1 else alphas.copy()
+    folds = make_folds(y, int(s.nfolds), random_state=s.random_state)  # stratified
+    return dict(full=full, alphas=alphas, cand=cand, folds=folds, w=w)
+
+
+def _solve(d, grown, s) -> tuple:
+    """The weighted cross-validated misclassification rate (and its standard error) of each
+    candidate value: one tree per fold, pruned at every value."""
+    X, y, K, w, cand, folds = d.X, d.y_int, d.n_classes, grown["w"], grown["cand"], grown["folds"]
+    n = len(y)
     miss = np.zeros((len(cand), n))
-    for f in range(k):
+    for f in range(int(folds.max()) + 1):
         tr = np.flatnonzero(folds != f)
         te = np.flatnonzero(folds == f)
-        t = _cart_tree(X, y, K, w, tr, max_bins, min_node_size, max_depth)
+        t = _cart_tree(X, y, K, w, tr, *_grow_args(s))
         cls = np.argmax(t["counts"], axis=1)
         for a, alpha in enumerate(cand):
             leaf = _cart_predict(t, X[te], alpha)
             miss[a, te] = (cls[leaf] != y[te]) * w[te]
     cv_err = miss.sum(1) / w.sum()
-    cv_se = np.sqrt(np.maximum(cv_err * (1 - cv_err), 0) / n)
-    # ties -> the larger alpha (simpler tree)
-    best = len(cand) - 1 - int(np.argmin(cv_err[::-1]))
-    if rule == "1se":
+    return cv_err, np.sqrt(np.maximum(cv_err * (1 - cv_err), 0) / n)
+
+
+def _result(d, grown, cv, s) -> "CartFit":
+    """The pruning table and the chosen value (the minimum CV error, ties to the simpler tree, or
+    the one-standard-error rule; a given ``ccp_alpha`` overrides) -> the result."""
+    full, alphas, cand = grown["full"], grown["alphas"], grown["cand"]
+    cv_err, cv_se = cv
+    ccp_alpha = None if s.ccp_alpha is None else float(s.ccp_alpha)
+    best = len(cand) - 1 - int(np.argmin(cv_err[::-1]))  # ties -> the larger alpha (simpler tree)
+    if s.rule == "1se":
         ok = np.flatnonzero(cv_err <= cv_err[best] + cv_se[best])
         best = int(ok.max())
-    call = dict(nfolds=nfolds, rule=rule)
+    call = dict(nfolds=int(s.nfolds), rule=s.rule)
     if ccp_alpha is not None:
         call["ccp_alpha"] = ccp_alpha
     size = np.array([_n_leaves_at(full, a) for a in alphas])
@@ -250,8 +210,8 @@ def _cart(
         lambda_=np.asarray(alphas, dtype=float).copy(),
         cv_index=int(best),
         s=float(alphas[best]) if ccp_alpha is None else ccp_alpha,
-        nfolds=k,
-        standardize=standardize,
+        nfolds=int(grown["folds"].max()) + 1,
+        standardize=bool(s.standardize),
         call=call,
     )
 
@@ -312,6 +272,9 @@ class CartFit(Fit):
 
     method = "cart"
     title = "Classification tree"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     label = "CART"
     path_var = "ccp_alpha"
     dual_coef = None
@@ -420,3 +383,7 @@ class CartFit(Fit):
 
     def _repr_extra(self) -> str:
         return f"{self.n_leaves} leaves, ccp_alpha={self.s:.4g}"
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+CartSettings = cart.Settings

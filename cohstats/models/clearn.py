@@ -15,6 +15,7 @@ Layout: :mod:`.clearn_result` (:class:`CLearnFit`) and this module (the fit func
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -113,6 +114,7 @@ def clearn(
     n_components: int = 300,
     random_state=0,
     _gram=None,
+    _settings=None,
 ) -> CLearnFit:
     """C-learning: elastic-net penalised coherence-loss classification with class probabilities.
 
@@ -186,6 +188,9 @@ def clearn(
         ``predict(newdata, type="class"|"prob"|"link", s=)``, ``coef``, ``summary()``,
         ``path()``, ``plot()``, ``select(s)``.
 
+    ``fit.settings`` holds the validated arguments of the call (``clearn.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -199,36 +204,83 @@ def clearn(
     >>> bool(fit.coef["x1"] > 0)
     True
     """
+    _check(_settings, _gram)
     ctx = capture_context(1) if isinstance(formula, str) else None
-    call = dict(loss=loss, rho=rho, u=u, alpha=alpha) if loss in ("C", "V") else dict(loss=loss, alpha=alpha)
-    if loss == "hhinge":
-        call["delta"] = delta
-    if lambda_ is not None:
-        call["lambda_"] = lambda_
-    if kernel is not None:
-        call["kernel"] = kernel if isinstance(kernel, str) else getattr(kernel, "__name__", "callable")
-        if sigma is not None:
-            call["sigma"] = sigma
-        if gamma is not None:
-            call["gamma"] = gamma
-    if standardize is not True:
-        call["standardize"] = standardize
-    check_kernel_args(kernel, gamma=gamma, sigma=sigma, degree=degree, coef0=coef0)
-    if _gram is not None and (kernel is None or kernel_approx is not None):
-        raise ValueError("clearn: a lent kernel matrix (_gram) needs an exact kernel expansion")
-    rho, u, alpha, delta, tol = float(rho), float(u), float(alpha), float(delta), float(tol)
-    nlambda, max_iter = int(nlambda), int(max_iter)
-    if loss == "C" and u <= 0:
-        raise ValueError(
-            f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function V, loss='V'); got {u!r}"
-        )
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(
         formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx, offset=offset
     )
+    problem = _prepare(design, _settings, _gram)
+    return _result(design, problem, _solve(problem, _settings), _settings)
+
+
+# ============================================================================ the fit's steps
+def _recorded(s) -> dict:
+    """The arguments a fit records (``fit.call``: its summary's call line, and what
+    ``confint`` refits with)."""
+    call = (
+        dict(loss=s.loss, rho=s.rho, u=s.u, alpha=s.alpha) if s.loss in ("C", "V") else dict(loss=s.loss, alpha=s.alpha)
+    )
+    if s.loss == "hhinge":
+        call["delta"] = s.delta
+    if s.lambda_ is not None:
+        call["lambda_"] = s.lambda_
+    if s.kernel is not None:
+        call["kernel"] = s.kernel if isinstance(s.kernel, str) else getattr(s.kernel, "__name__", "callable")
+        if s.sigma is not None:
+            call["sigma"] = s.sigma
+        if s.gamma is not None:
+            call["gamma"] = s.gamma
+    if s.standardize is not True:
+        call["standardize"] = s.standardize
+    if s.kernel_approx is not None:
+        call["kernel_approx"] = s.kernel_approx
+    return call
+
+
+def _check(s, gram) -> None:
+    """Checks across arguments (each argument alone was checked by the front door)."""
+    check_kernel_args(s.kernel, gamma=s.gamma, sigma=s.sigma, degree=s.degree, coef0=s.coef0)
+    if gram is not None and (s.kernel is None or s.kernel_approx is not None):
+        raise ValueError("clearn: a lent kernel matrix (_gram) needs an exact kernel expansion")
+    if s.loss == "C" and float(s.u) <= 0:
+        raise ValueError(
+            f"clearn(u=...) must be > 0 for the C-loss (u = 0 is the coherence function V, loss='V'); got {s.u!r}"
+        )
+    if s.kernel_approx is not None and s.kernel is None:
+        raise ValueError("clearn: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
+    if (s.kernel is not None or s.kernel_approx is not None) and s.penalty_factor is not None:
+        raise ValueError("penalty_factor applies to linear expansions only")
+
+
+@dataclass
+class _Problem:
+    """What the solver of a C-learning fit needs, prepared from the settings and the design."""
+
+    kind: str  # "kernel", "multi" (linear, K > 2 classes) or "binary" (linear)
+    X: np.ndarray  # the linear engine's inputs (the feature map's for kernel_approx)
+    y: np.ndarray
+    w: np.ndarray
+    K: int
+    offset: object  # known offsets of the link (None: none)
+    intercept: bool
+    lossobj: object
+    path_lam: np.ndarray  # the penalties to fit (user values preceded by a warm start)
+    keep: np.ndarray  # the positions of the values reported
+    lmax: float  # the smallest penalty with all coefficients zero
+    state: dict  # the result's state known before solving
+    standardize: bool = False  # of the linear engine
+    pk: object = None  # the prepared kernel matrix (kernel expansions)
+    mc: tuple = (1.0, 0.0, 1.0)  # K > 2 classes: temperature, margin and loss scale
+
+
+def _prepare(design, s, gram) -> _Problem:
+    """Settings and design -> the solver's inputs: loss, inputs (standardised, feature-mapped or a
+    prepared kernel matrix) and the penalty sequence."""
+    rho, u, alpha, delta = float(s.rho), float(s.u), float(s.alpha), float(s.delta)
     n, p = design.nobs, design.p
     off = design.offset
-    if off is not None and (design.n_classes > 2 or kernel_approx is not None):
+    if off is not None and (design.n_classes > 2 or s.kernel_approx is not None):
         refuse_offset(design, "clearn with more than two classes or kernel_approx")
     K = design.n_classes
     if K < 2:
@@ -241,191 +293,133 @@ def clearn(
         )
     multiclass = K > 2
     if multiclass:
-        if loss not in ("C", "V", "logistic"):
+        if s.loss not in ("C", "V", "logistic"):
             raise ValueError(
                 f"for {K} classes clearn fits the multicategory coherence loss (loss 'C' or 'V') or the "
-                f"multinomial logistic regression (loss 'logistic'); got {loss!r}"
+                f"multinomial logistic regression (loss 'logistic'); got {s.loss!r}"
             )
-        if loss != "logistic" and u != 1.0:
-            raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={u!r}")
+        if s.loss != "logistic" and u != 1.0:
+            raise ValueError(f"the multicategory coherence loss has margin u = 1; got u={s.u!r}")
     # K classes: the coherence loss at temperature rho and margin 1, or (loss="logistic") the
     # multinomial deviance, the same loss at temperature 1 and margin 0 (glmnet's multinomial)
-    mc_T, mc_margin = (1.0, 0.0) if loss == "logistic" else (rho, 1.0)
-    lossobj = _loss_object(loss, rho, u, delta)
+    mc_T, mc_margin = (1.0, 0.0) if s.loss == "logistic" else (rho, 1.0)
+    # the K-class loss scale (a compiled function: computed only where it is used)
+    sc = closs_kappa(rho, 1.0) if multiclass and s.loss == "C" else 1.0
+    lossobj = _loss_object(s.loss, rho, u, delta)
     w = np.asarray(design.weights, dtype=np.float64)
     X = design.X
     intercept = bool(design.intercept)
-    lam_given = lambda_ is not None
-    if lam_given:
-        lam = np.atleast_1d(np.asarray(lambda_, dtype=np.float64)).ravel()
-        if lam.size == 0 or not np.all(np.isfinite(lam)) or np.any(lam < 0):
-            raise ValueError(f"lambda_ must be nonnegative finite number(s); got {lambda_!r}")
-        lam = np.sort(lam)[::-1].copy()
-
-    kw = dict(tol=tol, max_iter=int(max_iter), warn=True)
-    state = dict(loss=loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=standardize, lossobj=lossobj, call=call)
-    if kernel_approx is not None:
-        if kernel is None:
-            raise ValueError("clearn: kernel_approx approximates a kernel; give kernel= (e.g. 'rbf')")
-        if penalty_factor is not None:
-            raise ValueError("penalty_factor applies to linear expansions only")
+    lam = None
+    if s.lambda_ is not None:
+        lam = np.sort(np.atleast_1d(np.asarray(s.lambda_, dtype=np.float64)).ravel())[::-1].copy()
+    state = dict(
+        loss=s.loss, rho=rho, u=u, alpha=alpha, delta=delta, standardize=s.standardize, lossobj=lossobj,
+        call=_recorded(s),
+    )  # fmt: skip
+    if multiclass:
+        state["mc_scale"] = sc
+    standardize = s.standardize
+    kernel = s.kernel
+    if s.kernel_approx is not None:
         from cohstats.kernel_approx import feature_map
 
-        xc, xs = column_scaling(X, w, standardize)
+        xc, xs = column_scaling(X, w, s.standardize)
         Z = (X - xc) / xs
-        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
-        fmap = feature_map(kernel_approx, ker, Z, n_components=n_components, random_state=random_state)
+        ker = _make_kernel(s, Z, design.y)
+        fmap = feature_map(s.kernel_approx, ker, Z, n_components=s.n_components, random_state=s.random_state)
         state.update(feature_map=fmap, feature_scaling=(xc, xs), kernel=ker)
         X = fmap(Z)  # the linear engine on the feature map, unstandardised
         p = X.shape[1]
         kernel = None
-        standardize_fit = False
-        call["kernel_approx"] = kernel_approx
-    else:
-        standardize_fit = standardize
-
+        standardize = False
+    common = dict(X=X, y=design.y, w=w, K=K, offset=off, intercept=intercept, lossobj=lossobj, state=state)
+    common["mc"] = (mc_T, mc_margin, sc)
     if kernel is not None:
-        if penalty_factor is not None:
-            raise ValueError("penalty_factor applies to linear expansions only")
-        xc, xs = column_scaling(X, w, standardize)
+        xc, xs = column_scaling(X, w, s.standardize)
         Z = (X - xc) / xs
-        ker = make_kernel(kernel, Z, design.y, sigma=sigma, gamma=gamma, degree=degree, coef0=coef0, width="scale")
+        ker = _make_kernel(s, Z, design.y)
         # the one n x n array of the fit: symmetrised (a callable's output is averaged with its
         # transpose there) and centred in place, then shared by lambda_max and the path. A tuner
         # may lend the matrix of these rows (``_gram``, a LentKernel; see cohstats.tuning.shared)
-        check_lent(_gram, ker, Z, "clearn")
+        check_lent(gram, ker, Z, "clearn")
         pk = prepare_kernel(
-            ker(Z, Z) if _gram is None else _gram,
+            ker(Z, Z) if gram is None else gram,
             w,
             intercept=intercept,
             overwrite_K=True,
             check_symmetric=ker.code != KERNEL_CALLABLE,
         )
         if multiclass:
-            sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
-            state["mc_scale"] = sc
-            gmax = kernel_multi_gamma_max(
+            lmax = kernel_multi_gamma_max(
                 pk, design.y, None, mc_T, alpha, n_classes=K, intercept=intercept, loss_scale=sc, margin=mc_margin
             )
         else:
-            gmax = kernel_gamma_max(
+            lmax = kernel_gamma_max(
                 pk, design.y, None, lossobj.code, lossobj.p1, lossobj.p2, alpha, intercept=intercept, offset=off
             )
-        path_lam = _sequence(
-            lam if lam_given else None, gmax, nlambda, 1e-3 if lambda_min_ratio is None else lambda_min_ratio, n, p
-        )
-        if multiclass:
-            b0, B, info = cd_kernel_multi_path(
-                pk,
-                design.y,
-                None,
-                mc_T,
-                path_lam,
-                alpha,
-                n_classes=K,
-                intercept=intercept,
-                loss_scale=sc,
-                margin=mc_margin,
-                **kw,
-            )
-        else:
-            b0, B, info = cd_kernel_path(
-                pk,
-                design.y,
-                None,
-                lossobj.code,
-                lossobj.p1,
-                lossobj.p2,
-                path_lam,
-                alpha,
-                mode=mode,
-                intercept=intercept,
-                offset=off,
-                **kw,
-            )
-        del pk
-        keep = _keep(path_lam, lam if lam_given else None)
-        state.update(beta_path=B[keep], intercept_path=b0[keep], kernel=ker, Xtrain=Z, scaling=(xc, xs))
-    elif multiclass:
-        sc = closs_kappa(rho, 1.0) if loss == "C" else 1.0
-        state["mc_scale"] = sc
-        lmax = multi_lambda_max(
-            X,
-            design.y,
-            w,
-            mc_T,
-            alpha,
-            K=K,
-            standardize=standardize_fit,
-            penalty_factor=penalty_factor,
-            intercept=intercept,
-            loss_scale=sc,
-            margin=mc_margin,
-        )
-        path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
-        b0, B, info = cd_multi_path(
-            X,
-            design.y,
-            w,
-            mc_T,
-            path_lam,
-            alpha,
-            K=K,
-            standardize=standardize_fit,
-            penalty_factor=penalty_factor,
-            intercept=intercept,
-            loss_scale=sc,
-            margin=mc_margin,
-            **kw,
-        )
-        keep = _keep(path_lam, lam if lam_given else None)
-        state.update(coef_path=B[keep], intercept_path=b0[keep])
+        ratio = 1e-3 if s.lambda_min_ratio is None else s.lambda_min_ratio
+        path_lam = _sequence(lam, lmax, int(s.nlambda), ratio, n, p)
+        state.update(kernel=ker, Xtrain=Z, scaling=(xc, xs))
+        return _Problem("kernel", path_lam=path_lam, keep=_keep(path_lam, lam), lmax=lmax, pk=pk, **common)
+    lmax_kw = dict(standardize=standardize, penalty_factor=s.penalty_factor, intercept=intercept)
+    if multiclass:
+        lmax = multi_lambda_max(X, design.y, w, mc_T, alpha, K=K, loss_scale=sc, margin=mc_margin, **lmax_kw)
     else:
-        lmax = lambda_max(
-            X,
-            design.y,
-            w,
-            lossobj.code,
-            lossobj.p1,
-            lossobj.p2,
-            alpha,
-            standardize=standardize_fit,
-            penalty_factor=penalty_factor,
-            intercept=intercept,
-            offset=off,
+        lmax = lambda_max(X, design.y, w, lossobj.code, lossobj.p1, lossobj.p2, alpha, offset=off, **lmax_kw)
+    path_lam = _sequence(lam, lmax, int(s.nlambda), s.lambda_min_ratio, n, p)
+    kind = "multi" if multiclass else "binary"
+    return _Problem(kind, path_lam=path_lam, keep=_keep(path_lam, lam), lmax=lmax, standardize=standardize, **common)
+
+
+def _make_kernel(s, Z, y):
+    return make_kernel(s.kernel, Z, y, sigma=s.sigma, gamma=s.gamma, degree=s.degree, coef0=s.coef0, width="scale")
+
+
+def _solve(prob: _Problem, s):
+    """The path solver of the problem's kind: ``(intercepts, coefficients, diagnostics)`` along
+    ``prob.path_lam``."""
+    kw = dict(tol=float(s.tol), max_iter=int(s.max_iter), warn=True, intercept=prob.intercept)
+    alpha, lo = float(s.alpha), prob.lossobj
+    T, margin, sc = prob.mc
+    if prob.kind == "kernel" and prob.K > 2:
+        mc = dict(n_classes=prob.K, loss_scale=sc, margin=margin)
+        return cd_kernel_multi_path(prob.pk, prob.y, None, T, prob.path_lam, alpha, **mc, **kw)
+    if prob.kind == "kernel":
+        return cd_kernel_path(
+            prob.pk, prob.y, None, lo.code, lo.p1, lo.p2, prob.path_lam, alpha, mode=s.mode, offset=prob.offset, **kw
         )
-        path_lam = _sequence(lam if lam_given else None, lmax, nlambda, lambda_min_ratio, n, p)
-        b0, B, info = cd_path(
-            X,
-            design.y,
-            w,
-            lossobj.code,
-            lossobj.p1,
-            lossobj.p2,
-            path_lam,
-            alpha,
-            standardize=standardize_fit,
-            penalty_factor=penalty_factor,
-            intercept=intercept,
-            mode=mode,
-            offset=off,
-            **kw,
-        )
-        keep = _keep(path_lam, lam if lam_given else None)
+    lin = dict(standardize=prob.standardize, penalty_factor=s.penalty_factor, **kw)
+    if prob.kind == "multi":
+        mc = dict(K=prob.K, loss_scale=sc, margin=margin)
+        return cd_multi_path(prob.X, prob.y, prob.w, T, prob.path_lam, alpha, **mc, **lin)
+    return cd_path(
+        prob.X, prob.y, prob.w, lo.code, lo.p1, lo.p2, prob.path_lam, alpha, mode=s.mode, offset=prob.offset, **lin
+    )
+
+
+def _result(design, prob: _Problem, solved, s) -> CLearnFit:
+    """The solver's path -> the result: the penalties asked for (not the warm start before
+    them), with convergence and passes counted over the whole run."""
+    b0, B, info = solved
+    keep = prob.keep
+    state = dict(prob.state)
+    if prob.kind == "kernel":
+        state.update(beta_path=B[keep], intercept_path=b0[keep])
+    else:
         state.update(coef_path=B[keep], intercept_path=b0[keep])
-    kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == path_lam.shape else v) for k, v in info.items()}
-    # convergence and passes count the whole run, warm-start values included
+    L = prob.path_lam.shape
+    kept = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == L else v) for k, v in info.items()}
     fit = CLearnFit._from_arrays(
         design,
-        lambda_=path_lam[keep],
+        lambda_=prob.path_lam[keep],
         info=kept,
-        lambda_max=lmax if kernel is None else gmax,
+        lambda_max=prob.lmax,
         converged=bool(np.all(info["converged"])),
         n_iter=int(np.sum(info["n_iter"])),
         **state,
     )
-    if not multiclass and kernel is None:
-        _warn_separation(fit, X if kernel_approx is None else design.X, design.y, w)
+    if prob.kind == "binary":
+        _warn_separation(fit, prob.X if s.kernel_approx is None else design.X, design.y, prob.w)
     return fit
 
 
@@ -499,3 +493,7 @@ def _keep(path_lam, lam):
     if lam is None:
         return np.arange(path_lam.size)
     return np.arange(path_lam.size - lam.size, path_lam.size)
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+ClearnSettings = clearn.Settings

@@ -38,6 +38,9 @@ class CLearnFit(Fit):
 
     method = "clearn"
     title = "C-learning"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "lambda"
     path_arg = "lambda_"
 

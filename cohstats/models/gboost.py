@@ -9,18 +9,17 @@ to :func:`cohstats.models.cart.cart`.
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 
 import numpy as np
 
 from cohstats.formula import NAAction, build_design, capture_context, refuse_no_intercept, refuse_offset
-from cohstats.models.cart import _cart, _check_bool, _check_int, _check_renamed
+from cohstats.models.cart import _PARAMS as _CART_PARAMS, _RENAMED as _CART_RENAMED, _cart, cart
 from cohstats.solvers.trees import boost as _b
 from cohstats.solvers.trees import grow as _t
 from cohstats.models.gboost_result import GBoostFit, _check_step, _StepPath  # noqa: F401 - moved there
-from cohstats.validation import Anything, Bool, FitSpec, Integer, NoneOr, Options, Real, fit_function
+from cohstats.validation import Anything, Bool, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 
 __all__ = ["gboost", "gboost_c", "GBoostFit"]
 
@@ -45,9 +44,10 @@ _PARAMS = {
     "init": NoneOr(Options("zero", "prior")),
     "init_beta": Options("uniform", "loss"),
     "min_node_size": Integer(1),
-    "max_depth": NoneOr(Integer(1)),
+    "anneal": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "max_depth": NoneOr(Integer(1, 64)),
     "max_bins": Integer(2, 65535),
-    "w_floor": Real(0.0),
+    "w_floor": Real(0.0, closed="neither"),
     "max_delta_step": NoneOr(Real(0.0, closed="neither")),
     "lambda_l2": Real(0.0),
     "subsample": Real(0.0, 1.0, closed="right"),
@@ -72,31 +72,12 @@ _RENAMED = {
 }
 
 
-# ============================================================================ validation
-def _check_pos(name, v, allow_inf=False):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {v!r}")
-    v = float(v)
-    if not (v > 0) or (not allow_inf and not math.isfinite(v)):
-        raise ValueError(f"{name} must be a positive finite number; got {v}")
-    return v
-
-
-def _check_nonneg(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {v!r}")
-    v = float(v)
-    if not (v >= 0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number >= 0; got {v}")
-    return v
-
-
 def _schedule(rho, anneal, n_trees):
-    rho = _check_pos("rho", rho)
+    rho = float(rho)
     if anneal is None:
         Ts = np.full(n_trees, rho)
-    elif isinstance(anneal, numbers.Real) and not isinstance(anneal, bool):
-        T_end = _check_pos("anneal", anneal)
+    elif np.ndim(anneal) == 0:
+        T_end = float(anneal)
         Ts = rho * (T_end / rho) ** (np.arange(n_trees) / max(n_trees - 1, 1))
     else:
         Ts = np.asarray(anneal, dtype=float)
@@ -105,8 +86,6 @@ def _schedule(rho, anneal, n_trees):
                 f"anneal must be None, a final temperature, or an array of "
                 f"n_trees={n_trees} temperatures; got shape {Ts.shape}"
             )
-        if not np.all(np.isfinite(Ts)) or np.any(Ts <= 0):
-            raise ValueError("anneal temperatures must be positive and finite")
     if Ts.min() < _RHO_MIN:
         raise ValueError(
             f"temperatures rho below {_RHO_MIN} are refused: the coherence weights "
@@ -132,7 +111,15 @@ def _validation_split(y, fraction, rng):
 
 
 # ============================================================================ gboost
-@fit_function(_GBOOST, {**_PARAMS, "loss": Options(*_LOSSES, "cart")}, renamed=_RENAMED)
+# ``loss="cart"`` forwards the pruning arguments of :func:`cohstats.models.cart.cart`
+_CART_ONLY = ("ccp_alpha", "nfolds", "rule")
+
+
+@fit_function(
+    _GBOOST,
+    {**_PARAMS, "loss": Options(*_LOSSES, "cart"), **{k: _CART_PARAMS[k] for k in _CART_ONLY}},
+    renamed={**_RENAMED, **_CART_RENAMED},
+)
 def gboost(
     formula,
     data=None,
@@ -161,7 +148,10 @@ def gboost(
     na_action: str = "omit",
     random_state=None,
     offset=None,
-    **kwargs,
+    ccp_alpha=None,
+    nfolds: int = 10,
+    rule: str = "min",
+    _settings=None,
 ):
     """Multiclass boosting with small regression trees: GentleBoost.C and its baselines.
 
@@ -175,8 +165,8 @@ def gboost(
         LogitBoost, Friedman, Hastie & Tibshirani 2000), ``"exp"`` (GentleBoost.E, Zou, Zhu &
         Hastie 2008), ``"adaboost_mh"`` (real AdaBoost.MH, Schapire & Singer 1999),
         ``"adaboost_mh_discrete"`` (discrete AdaBoost.MH: +-1 leaves and one step size per
-        round) or ``"cart"`` (forwarded to :func:`cohstats.models.cart.cart`; the remaining
-        keyword arguments go there).
+        round) or ``"cart"`` (forwarded to :func:`cohstats.models.cart.cart` with
+        ``ccp_alpha``, ``nfolds``, ``rule``, ``standardize`` and ``random_state``).
     rho : temperature of the coherence loss (the ``T`` of [ZJLY]; ``loss="coherence"``
         only; the paper uses 1). For probabilities, choose it with the number of steps by
         cross-validation of the deviance (see "Probabilities and the temperature" in
@@ -259,6 +249,8 @@ def gboost(
         validation split. ``None`` draws fresh entropy (fits then differ only in such ties,
         and in the subsamples); ``-1`` searches in column order (and draws subsamples and
         splits with seed 0). ``loss="cart"`` uses it for the CV folds.
+    ccp_alpha, nfolds, rule : the pruning of ``loss="cart"`` (as :func:`cohstats.models.cart.cart`;
+        an error with any other loss).
 
     Returns
     -------
@@ -266,6 +258,9 @@ def gboost(
         A path fit along the boosting steps (``lambda_ = 1..n_trees``, ``path_var =
         "step"``, ``s`` the selected step): ``predict(newdata, type=..., s=step)``,
         ``staged_predict``, ``path(newdata)``, ``summary()``, ``plot(newdata)``.
+
+    ``fit.settings`` holds the validated arguments of the call (``gboost.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
 
     Notes
     -----
@@ -305,46 +300,15 @@ def gboost(
                 "gboost(loss='cart') does not take an offset: a classification tree's leaves are class "
                 "frequencies, with no link to add an offset to"
             )
-        return _cart(
-            formula,
-            data,
-            context,
-            weights=weights,
-            subset=subset,
-            na_action=na_action,
-            random_state=random_state,
-            standardize=standardize,
-            **kwargs,
+        pruning = cart.settings(
+            ccp_alpha=ccp_alpha, nfolds=nfolds, rule=rule, random_state=random_state, standardize=standardize
         )
-    _check_renamed("gboost", kwargs, _RENAMED)
+        return _cart(formula, data, context, pruning, weights=weights, subset=subset, na_action=na_action)
+    pruning = [k for k in _CART_ONLY if k in _settings.changed()]
+    if pruning:
+        raise ValueError(f"gboost: {', '.join(pruning)} apply to loss='cart' only; got loss={loss!r}")
     return _gboost(
-        formula,
-        data,
-        context,
-        loss=loss,
-        rho=rho,
-        n_trees=n_trees,
-        nodes=nodes,
-        shrinkage=shrinkage,
-        anneal=anneal,
-        init=init,
-        init_beta=init_beta,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        w_floor=w_floor,
-        max_delta_step=max_delta_step,
-        lambda_l2=lambda_l2,
-        subsample=subsample,
-        validation_fraction=validation_fraction,
-        n_iter_no_change=n_iter_no_change,
-        tol=tol,
-        standardize=standardize,
-        weights=weights,
-        subset=subset,
-        na_action=na_action,
-        random_state=random_state,
-        offset=offset,
+        formula, data, context, _settings, loss=loss, weights=weights, subset=subset, na_action=na_action, offset=offset
     )
 
 
@@ -376,7 +340,7 @@ def gboost_c(
     na_action: str = "omit",
     random_state=None,
     offset=None,
-    **kwargs,
+    _settings=None,
 ):
     """GentleBoost.C: multiclass boosting with the coherence loss ([ZJLY] Algorithm 1).
 
@@ -388,6 +352,9 @@ def gboost_c(
     the round's trees are centred, scaled by ``(m - 1)/m`` and ``shrinkage`` and added to
     the margins ``g``. Probabilities come from Theorem 1, eq (8). Arguments as
     :func:`gboost` (this is ``gboost(loss="coherence")``).
+
+    The result's ``settings`` holds the validated arguments of the call (``gboost_c.Settings``,
+    a frozen :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
 
     Notes
     -----
@@ -457,112 +424,49 @@ def gboost_c(
     >>> fit.predict(X[:3], type="prob").round(3).shape
     (3, 2)
     """
-    _check_renamed("gboost_c", kwargs, _RENAMED)
     context = capture_context(1) if isinstance(formula, str) else None
     return _gboost(
         formula,
         data,
         context,
+        _settings,
         loss="coherence",
-        rho=rho,
-        n_trees=n_trees,
-        nodes=nodes,
-        shrinkage=shrinkage,
-        anneal=anneal,
-        init=init,
-        init_beta=init_beta,
-        min_node_size=min_node_size,
-        max_depth=max_depth,
-        max_bins=max_bins,
-        w_floor=w_floor,
-        max_delta_step=max_delta_step,
-        lambda_l2=lambda_l2,
-        subsample=subsample,
-        validation_fraction=validation_fraction,
-        n_iter_no_change=n_iter_no_change,
-        tol=tol,
-        standardize=standardize,
         weights=weights,
         subset=subset,
         na_action=na_action,
-        random_state=random_state,
         offset=offset,
     )
 
 
-def _gboost(
-    formula,
-    data,
-    context,
-    *,
-    loss,
-    rho,
-    n_trees,
-    nodes,
-    shrinkage,
-    anneal,
-    init,
-    init_beta,
-    min_node_size,
-    max_depth,
-    max_bins,
-    w_floor,
-    max_delta_step,
-    lambda_l2,
-    subsample,
-    validation_fraction,
-    n_iter_no_change,
-    tol,
-    standardize,
-    weights,
-    subset,
-    na_action,
-    random_state,
-    offset=None,
-):
-    if not isinstance(loss, str) or loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {sorted([*_LOSSES, 'cart'])}; got {loss!r}")
+def _gboost(formula, data, context, settings, *, loss, weights, subset, na_action, offset=None):
+    """The boosting fit of :func:`gboost` and :func:`gboost_c` from their settings (each argument
+    checked by the front door; converted here, and checked across arguments); ``offset`` (n,)
+    known starting scores or None."""
+    s = settings
     code, label = _LOSSES[loss]
-    n_trees = _check_int("n_trees", n_trees, 1)
-    nodes = _check_int("nodes", nodes, 2)
-    min_node_size = _check_int("min_node_size", min_node_size, 1)
-    max_depth = 64 if max_depth is None else _check_int("max_depth", max_depth, 1, 64)
-    max_bins = _check_int("max_bins", max_bins, 2, 65535)
-    shrinkage = _check_pos("shrinkage", shrinkage)
-    w_floor = _check_pos("w_floor", w_floor)
-    max_delta_step = np.inf if max_delta_step is None else _check_pos("max_delta_step", max_delta_step, True)
-    standardize = _check_bool("standardize", standardize)
-    lambda_l2 = _check_nonneg("lambda_l2", lambda_l2)
-    subsample = _check_pos("subsample", subsample)
-    if subsample > 1.0:
-        raise ValueError(f"subsample must be in (0, 1] (the share of rows drawn every round); got {subsample}")
+    n_trees, nodes, min_node_size, max_bins = int(s.n_trees), int(s.nodes), int(s.min_node_size), int(s.max_bins)
+    max_depth = 64 if s.max_depth is None else int(s.max_depth)
+    shrinkage, w_floor, lambda_l2 = float(s.shrinkage), float(s.w_floor), float(s.lambda_l2)
+    subsample, tol, standardize = float(s.subsample), float(s.tol), bool(s.standardize)
+    max_delta_step = np.inf if s.max_delta_step is None else float(s.max_delta_step)
+    rho, anneal, init, init_beta, random_state = s.rho, s.anneal, s.init, s.init_beta, s.random_state
+    validation_fraction, n_iter_no_change = s.validation_fraction, s.n_iter_no_change
     if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
         raise ValueError(
             f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
             f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}"
         )
     if n_iter_no_change is not None:
-        n_iter_no_change = _check_int("n_iter_no_change", n_iter_no_change, 1)
+        n_iter_no_change = int(n_iter_no_change)
         if validation_fraction is None:
             validation_fraction = 0.1
     if validation_fraction is not None:
-        validation_fraction = _check_pos("validation_fraction", validation_fraction)
-        if validation_fraction >= 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1); got {validation_fraction}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"tol must be a number; got {tol!r}")
-    tol = float(tol)
-    if not (tol >= 0) or not math.isfinite(tol):
-        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+        validation_fraction = float(validation_fraction)
     if loss != "coherence" and (rho != 1.0 or anneal is not None):
         raise ValueError(f"rho and anneal apply to loss='coherence' only; got loss={loss!r}")
     Ts = _schedule(rho, anneal, n_trees)
-    if init_beta not in ("uniform", "loss"):
-        raise ValueError(f"init_beta must be 'uniform' or 'loss'; got {init_beta!r}")
     if init is None:
         init = "zero" if shrinkage == 1.0 else "prior"
-    if init not in ("zero", "prior"):
-        raise ValueError(f"init must be None, 'zero' or 'prior'; got {init!r}")
     d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context, offset=offset)
     if d.offset is not None:
         if not d.binary:
@@ -781,3 +685,8 @@ def _fit_boost(
             stacklevel=3,
         )
     return fit
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+GboostSettings = gboost.Settings
+GboostCSettings = gboost_c.Settings

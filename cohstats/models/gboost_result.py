@@ -66,6 +66,9 @@ class GBoostFit(OffsetProbabilities, Fit):
     """
 
     title = "Multiclass boosting"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "step"
     dual_coef = None
     support_ = None

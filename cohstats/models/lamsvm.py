@@ -16,8 +16,8 @@ Layout: :mod:`.lamsvm_prob` (the probability calibrations), :mod:`.lamsvm_result
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -44,40 +44,9 @@ DEFAULT_COST = 2.0
 DEFAULT_TOL = 5e-3
 
 
-def _real(name, v, *, positive=False, nonneg=False, allow_none=False):
-    if v is None and allow_none:
-        return None
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {v!r}")
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {v!r}")
-    if positive and not v > 0:
-        raise ValueError(f"{name} must be > 0; got {v!r}")
-    if nonneg and v < 0:
-        raise ValueError(f"{name} must be >= 0; got {v!r}")
-    return v
-
-
-def _seq(name, v, **kw) -> np.ndarray:
-    """A scalar or a 1-D sequence of reals as a 1-D float array."""
-    if isinstance(v, str):
-        raise TypeError(f"{name} must be a real number or a sequence of them; got {v!r}")
-    if np.ndim(v) == 0:
-        return np.array([_real(name, v, **kw)])
-    arr = list(np.asarray(v, dtype=object).ravel())
-    if len(arr) == 0:
-        raise ValueError(f"{name} must not be an empty sequence")
-    out = np.array([_real(name, a, **kw) for a in arr])
-    if len(np.unique(out)) != len(out):
-        raise ValueError(f"{name} must not contain repeated values; got {list(out)}")
-    return out
-
-
-def _bool(name, v):
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {v!r}")
-    return bool(v)
+def _values(v) -> np.ndarray:
+    """A number or a 1-D sequence (checked by the declared constraints) as a 1-D float array."""
+    return np.atleast_1d(np.asarray(v, dtype=np.float64)).ravel()
 
 
 def _width(gamma, sigma, Z, y):
@@ -85,7 +54,7 @@ def _width(gamma, sigma, Z, y):
     if sigma is not None:
         if not (isinstance(gamma, str) and gamma == "scale"):
             raise ValueError("give at most one of gamma and sigma (gamma = 1/sigma^2)")
-        return 1.0 / _real("sigma", sigma, positive=True) ** 2
+        return 1.0 / float(sigma) ** 2
     return resolve_gamma(gamma, Z, y)
 
 
@@ -95,9 +64,9 @@ def _standardize(X, w, standardize):
 
 
 _PARAMS = {
-    "margin": NoneOr(Reals(Real())),
-    "C": NoneOr(Reals(Real(0.0, closed="neither"))),
-    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"))),
+    "margin": NoneOr(Reals(Real(), distinct=True)),
+    "C": NoneOr(Reals(Real(0.0, closed="neither"), distinct=True)),
+    "lambda_": NoneOr(Reals(Real(0.0, closed="neither"), distinct=True)),
     "kernel": NoneOr(AnyOf(Options("linear", "rbf", "compact", "poly"), Callable())),
     "gamma": AnyOf(Real(0.0, closed="neither"), Options("scale", "auto", "median", "mean")),
     "sigma": NoneOr(Real(0.0, closed="neither")),
@@ -146,6 +115,7 @@ def lamsvm(
     subset=None,
     na_action="omit",
     warn_calibration=True,
+    _settings=None,
 ) -> LamSVMFit:
     """Fit a λ-SVM: multiclass hinge loss with variable positive margin ([RH]).
 
@@ -254,6 +224,9 @@ def lamsvm(
         ``predict(type="class" | "link" | "prob", s=)``, ``summary()``, ``path()``, ``plot()``,
         ``select(s)`` (path fits), ``calibration()``.
 
+    ``fit.settings`` holds the validated arguments of the call (``lamsvm.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Notes
     -----
     ``predict(type="prob", method="multinomial" | "coupling", nfolds=5, random_state=0)``
@@ -284,29 +257,39 @@ def lamsvm(
     >>> list(P.columns), bool(np.allclose(P.sum(axis=1), 1))
     (['a', 'b', 'c'], True)
     """
-    fitargs = dict(
-        margin=margin,
-        C=C,
-        lambda_=lambda_,
-        kernel=kernel,
-        gamma=gamma,
-        sigma=sigma,
-        degree=degree,
-        coef0=coef0,
-        D=D,
-        nu=nu,
-        standardize=standardize,
-        tol=tol,
-        eps=eps,
-        max_iter=max_iter,
-        time_limit=time_limit,
-        cache_size=cache_size,
-        shrinking=shrinking,
-    )
     ctx = capture_context(1) if isinstance(formula, str) else None
     # a Design passes through build_design (subset/weights applied, no re-parsing)
     design = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=ctx)
     refuse_offset(design, "lamsvm (its K-class SMO dual couples the classes' margins, with no one offset per row)")
+    problem = _prepare(design, _settings)
+    return _result(design, problem, _solve(problem, _settings), _settings)
+
+
+# ============================================================================ the fit's steps
+@dataclass
+class _Problem:
+    """What the SMO solver of a λ-SVM fit needs, prepared from the settings and the design."""
+
+    K: int
+    n: int
+    yk: np.ndarray  # class codes 0..K-1
+    w: np.ndarray
+    Z: np.ndarray  # the (standardised) inputs
+    scaling: tuple  # (center, scale)
+    kern: object
+    gam: object  # the numeric kernel width (None for kernels without one)
+    Kfull: object  # a callable kernel's matrix (None otherwise)
+    margins: np.ndarray
+    Cs: np.ndarray
+    default_C: bool
+    path_var: str  # the fitted sequence: "C", "lambda" or "margin"
+    seq: np.ndarray
+
+
+def _prepare(design, s) -> _Problem:
+    """Settings and design -> the solver's inputs: class codes, the (standardised) inputs, the
+    kernel and the sequence of costs or margins."""
+    margin, C, lambda_, kernel, gamma, sigma = s.margin, s.C, s.lambda_, s.kernel, s.gamma, s.sigma
     refuse_no_intercept(design, "lamsvm", "always fits unpenalised offsets (the intercepts b_k)")
     K = design.n_classes
     if K < 2:
@@ -322,16 +305,13 @@ def lamsvm(
     yk = np.ascontiguousarray(design.y_int, dtype=np.int64)
     if len(np.unique(yk)) < 2:
         raise ValueError("lamsvm needs at least two classes present in the training data")
-    standardize = _bool("standardize", standardize)
-    shrinking = _bool("shrinking", shrinking)
-    warn_calibration = _bool("warn_calibration", warn_calibration)
-
-    margins = _seq("margin", default_margin(K) if margin is None else margin)
+    # the arguments were checked by the front door: here only converted
+    margins = _values(default_margin(K) if margin is None else margin)
     if C is not None and lambda_ is not None:
         raise ValueError("give one of C and lambda_ (C = 1/(n lambda_)), not both")
     default_C = C is None and lambda_ is None
     if lambda_ is not None:
-        lams = _seq("lambda_", lambda_, positive=True)
+        lams = _values(lambda_)
         Cs = 1.0 / (n * lams)
     elif default_C:
         # libsvm's scale: C = DEFAULT_COST * s(K, margin), one value per margin
@@ -339,34 +319,17 @@ def lamsvm(
         Cs = np.array([DEFAULT_COST * margin_scale(K, m) for m in margins])
     else:
         lams = None
-        Cs = _seq("C", C, positive=True)
+        Cs = _values(C)
     if len(margins) > 1 and len(Cs) > 1 and not default_C:
         raise ValueError("margin and C (or lambda_) cannot both be sequences; fit a grid with cohstats.tune")
-    default_tol = tol is None
-    if not default_tol:
-        tol = _real("tol", tol, positive=True)
-    eps = _real("eps", eps, nonneg=True)
-    if eps >= Cs.min():
-        raise ValueError(f"eps must be smaller than C; got eps={eps!r}, C={Cs.min()!r}")
-    if max_iter is not None and (
-        isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1
-    ):
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
-    time_limit = _real("time_limit", time_limit, positive=True, allow_none=True)
-    cache_size = _real("cache_size", cache_size, positive=True)
+    if float(s.eps) >= Cs.min():
+        raise ValueError(f"eps must be smaller than C; got eps={s.eps!r}, C={Cs.min()!r}")
     w = np.asarray(design.weights, dtype=np.float64)
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ValueError("weights must be finite and non-negative")
 
     # ---------------------------------------------------------------- kernel
-    if kernel is None:
-        kname = "linear"
-    elif callable(kernel):
-        kname = None
-    elif isinstance(kernel, str):
-        kname = kernel.lower()
-    else:
-        raise ValueError(f"kernel must be None, 'linear', 'rbf', 'compact', 'poly' or a callable; got {kernel!r}")
+    kname = "linear" if kernel is None else (None if callable(kernel) else kernel)  # a declared name
     width_given = sigma is not None or not (isinstance(gamma, str) and gamma == "scale")
     if kname in ("linear",) or kname is None:
         if width_given:
@@ -374,12 +337,12 @@ def lamsvm(
                 f"gamma/sigma set the width of a kernel; kernel={kernel!r} has none: "
                 "drop gamma and sigma or choose kernel='rbf'"
             )
-    if (D is not None or nu is not None) and kname != "compact":
+    if (s.D is not None or s.nu is not None) and kname != "compact":
         raise ValueError(f"D and nu belong to the compact kernel; kernel={kernel!r}: drop them or use kernel='compact'")
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise ValueError("predictors contain infinite values; remove or recode those rows")
-    center, scale = _standardize(X, w, standardize)
+    center, scale = _standardize(X, w, bool(s.standardize))
     Z = np.ascontiguousarray((X - center) / scale)
     sq = np.einsum("ij,ij->i", Z, Z)
     if not np.all(np.isfinite(sq)) or not math.isfinite(4.0 * float(sq.max(initial=0.0))):
@@ -395,7 +358,8 @@ def lamsvm(
                 "gamma times the squared distances overflows float64; use "
                 "standardize=True, rescale the predictors or choose a smaller gamma"
             )
-    kern = make_kernel("linear" if kernel is None else kernel, Z, gamma=gam, degree=degree, coef0=coef0, D=D, nu=nu)
+    kw = dict(gamma=gam, degree=s.degree, coef0=s.coef0, D=s.D, nu=s.nu)
+    kern = make_kernel("linear" if kernel is None else kernel, Z, **kw)
     Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
     if Kfull is not None and not np.all(np.isfinite(Kfull)):
         raise ValueError("the kernel callable returned non-finite values on the training inputs")
@@ -410,7 +374,7 @@ def lamsvm(
         path_var, seq = "C", Cs
     else:
         path_var, seq = "C", np.sort(Cs)
-    if warn_calibration:
+    if s.warn_calibration:
         bad = [m for m in (seq if path_var == "margin" else margins) if not is_calibrated(m, K)]
         if bad:
             warnings.warn(
@@ -420,10 +384,25 @@ def lamsvm(
                 CalibrationWarning,
                 stacklevel=2,
             )
+    return _Problem(K, n, yk, w, Z, (center, scale), kern, gam, Kfull, margins, Cs, default_C, path_var, seq)
+
+
+def _solve(prob: _Problem, s):
+    """One SMO solve per value of the sequence, each warm-started from the previous solution:
+    the per-value diagnostics, centred dual coefficients, duals and box bounds."""
+    K, n, yk, w, Z, kern, Kfull = prob.K, prob.n, prob.yk, prob.w, prob.Z, prob.kern, prob.Kfull
+    margins, Cs, default_C, path_var = prob.margins, prob.Cs, prob.default_C, prob.path_var
+    default_tol = s.tol is None
+    tol = None if default_tol else float(s.tol)
+    eps = float(s.eps)
+    time_limit = None if s.time_limit is None else float(s.time_limit)
+    solver = dict(
+        max_iter=s.max_iter, time_limit=time_limit, cache_size=float(s.cache_size), shrinking=bool(s.shrinking)
+    )
 
     alpha = None
     bt_list, rows, alphas, Cbs = [], [], [], []
-    for v in seq:
+    for v in prob.seq:
         m = float(v) if path_var == "margin" else float(margins[0])
         if path_var == "C":
             c = float(v)
@@ -453,11 +432,8 @@ def lamsvm(
             Kfull,
             tol=tol_m,
             eps=eps,
-            max_iter=max_iter,
-            time_limit=time_limit,
-            cache_size=cache_size,
-            shrinking=shrinking,
             alpha0=alpha,
+            **solver,
         )
         alpha = res.dual
         F = res.info["F"]
@@ -510,35 +486,39 @@ def lamsvm(
         bt_list.append(bt)
         alphas.append(alpha.copy())
         Cbs.append(Cb)
+    return rows, bt_list, alphas, Cbs
+
+
+def _result(design, prob: _Problem, solved, s) -> LamSVMFit:
+    """The solutions along the sequence -> the result (support vectors, dual paths, steps)."""
+    rows, bt_list, alphas, Cbs = solved
+    seq, path_var, Z = prob.seq, prob.path_var, prob.Z
     steps = pd.DataFrame(rows)
     sv = np.flatnonzero(np.any([(a > 0).any(axis=1) for a in alphas], axis=0)).astype(np.int64)
-    call = {}
-    for k_, v_ in (("margin", margin), ("C", C), ("lambda_", lambda_)):
-        if v_ is not None:
-            call[k_] = v_
-    call["kernel"] = kernel if not callable(kernel) else kern.name
-    if gam is not None:
-        if sigma is not None:
-            call["sigma"] = sigma
+    call = {k: getattr(s, k) for k in ("margin", "C", "lambda_") if getattr(s, k) is not None}
+    call["kernel"] = s.kernel if not callable(s.kernel) else prob.kern.name
+    if prob.gam is not None:
+        if s.sigma is not None:
+            call["sigma"] = s.sigma
         else:
-            call["gamma"] = gamma
-    call["standardize"] = standardize
-    if not default_tol:
-        call["tol"] = tol
-    if time_limit is not None:
-        call["time_limit"] = time_limit
+            call["gamma"] = s.gamma
+    call["standardize"] = bool(s.standardize)
+    if s.tol is not None:
+        call["tol"] = float(s.tol)
+    if s.time_limit is not None:
+        call["time_limit"] = float(s.time_limit)
     return LamSVMFit._from_arrays(
         design,
-        fitargs=fitargs,
-        kernel=kern,
-        gamma=gam,
-        standardize=standardize,
-        scaling=(center, scale),
+        fitargs=None,  # refits read the settings (fit.settings)
+        kernel=prob.kern,
+        gamma=prob.gam,
+        standardize=bool(s.standardize),
+        scaling=prob.scaling,
         path_var=path_var,
         lambda_=np.asarray(seq, dtype=float),
-        margin=seq.copy() if path_var == "margin" else float(margins[0]),
+        margin=seq.copy() if path_var == "margin" else float(prob.margins[0]),
         C=np.asarray(steps["C"], dtype=float)
-        if len(seq) > 1 and (path_var in ("C", "lambda") or default_C)
+        if len(seq) > 1 and (path_var in ("C", "lambda") or prob.default_C)
         else float(steps["C"].iloc[0]),
         support=sv,
         Xsv=np.ascontiguousarray(Z[sv]),
@@ -550,3 +530,7 @@ def lamsvm(
         n_iter=int(steps["n_iter"].sum()),
         call=call,
     )
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+LamsvmSettings = lamsvm.Settings

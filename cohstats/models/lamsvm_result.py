@@ -118,6 +118,9 @@ class LamSVMFit(Fit):
 
     method = "lamsvm"
     title = "Lambda-SVM (multiclass hinge loss with variable positive margin)"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     _predict_options = ("method", "nfolds", "random_state")
     _PATH_VARS = ("lambda", "C", "margin")
 
@@ -299,8 +302,11 @@ class LamSVMFit(Fit):
 
         d = self.design
         foldid = make_folds(d.y_int, nfolds, stratified=True, random_state=random_state)
-        args = dict(self._fitargs)
-        args[{"lambda": "lambda_"}.get(self.path_var, self.path_var)] = s
+        parg = {"lambda": "lambda_"}.get(self.path_var, self.path_var)
+        if self.settings is not None:  # the fit's own settings at the value s
+            args = {"_settings": self.settings.replace(**{parg: s, "warn_calibration": False})}
+        else:  # a fit saved before fits carried their settings
+            args = {**self._fitargs, parg: s, "warn_calibration": False}
         F = None
         for k in range(int(foldid.max()) + 1):
             tr, te = np.flatnonzero(foldid != k), np.flatnonzero(foldid == k)
@@ -313,7 +319,7 @@ class LamSVMFit(Fit):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CalibrationWarning)
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                ff = cohstats.lamsvm(sub, warn_calibration=False, **args)  # the public fit function
+                ff = cohstats.lamsvm(sub, **args)  # the public fit function
             Fk = ff._decision(d.X[te])
             if F is None:
                 F = np.empty((d.nobs,) + Fk.shape[1:])

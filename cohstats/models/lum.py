@@ -44,6 +44,7 @@ from cohstats.validation import (
     Real,
     Reals,
     check_kernel_args,
+    check_param,
     fit_function,
     public_signature,
 )
@@ -51,7 +52,7 @@ from cohstats.formula import NAAction
 from cohstats.models.lum_multi import LumMultiFit, _lum_angle
 from cohstats.models.lum_refit import _convergence_warning, lum_refit, lum_refit_angle, refit_coef_table
 from cohstats.models.lum_result import _interp_weights  # noqa: F401 - kept importable from here
-from cohstats.models.lum_result import LumFit, _HARD_C, _check_ac, _check_lambda, _kkt_gate, _validation_sample
+from cohstats.models.lum_result import LumFit, _HARD_C, _check_lambda, _kkt_gate, _validation_sample
 
 __all__ = [
     "lum",
@@ -301,6 +302,7 @@ def lum(
     n_components: int = 300,
     _gram=None,
     _context=None,
+    _settings=None,
 ) -> "LumFit":
     """Large-margin unified machine (LUM) along a penalty path ([LZW]).
 
@@ -415,6 +417,9 @@ def lum(
     -------
     LumFit (two classes) or LumMultiFit (K > 2 classes)
 
+    ``fit.settings`` holds the validated arguments of the call (``lum.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -440,32 +445,13 @@ def lum(
     if _gram is not None and (kernel is None or kernel_approx is not None or isinstance(c, str)):
         raise ValueError("lum: a lent kernel matrix (_gram) needs an exact kernel expansion and a number c")
     if isinstance(c, str):
+        # the tuned LUM: every setting but c (and the path arguments tune_lum sets itself)
+        untuned = ("c", "nlambda", "lambda_min_ratio", "kernel_approx", "n_components")
+        args = {k: v for k, v in _settings.as_dict().items() if k not in untuned}
         return tune_lum(
-            formula,
-            data,
-            a=a,
-            lambda_=lambda_,
-            alpha=alpha,
-            kernel=kernel,
-            sigma=sigma,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            standardize=standardize,
-            weights=weights,
-            subset=subset,
-            na_action=na_action,
-            offset=offset,
-            penalty_factor=penalty_factor,
-            validation=validation,
-            refit_on=refit_on,
-            tol=tol,
-            max_iter=max_iter,
-            nfolds=nfolds,
-            random_state=random_state,
-            _context=_context,
+            formula, data, weights=weights, subset=subset, na_action=na_action, offset=offset, _context=_context, **args
         )
-    a, c = _check_ac(a, c)
+    a, c = float(a), float(c)  # checked by the front door (c="tuned" went to tune_lum above)
     alpha, tol, nlambda, max_iter = float(alpha), float(tol), int(nlambda), int(max_iter)
     if refit_on == "validation" and validation is None:
         raise ValueError("lum(refit_on='validation') needs the validation= sample")
@@ -666,12 +652,12 @@ def tune_lum(
     """
     from cohstats.tuning.tune import tune
 
-    a = float(a)
+    a = float(check_param("tune_lum", "a", a, _PARAMS["a"]))
+    for c in np.atleast_1d(cs).tolist():
+        check_param("tune_lum", "cs", c, Real(0.0, allow_inf=True))
     cs_ = sorted(float(c) for c in np.atleast_1d(cs))
     if len(cs_) == 0:
         raise ValueError("cs must contain at least one value of c")
-    for c in cs_:
-        _check_ac(a, c)
     lambdas = LUM_LAMBDA_GRID.copy() if lambda_ is None else _check_lambda(lambda_)
     if isinstance(formula, str) and _context is None:
         from cohstats.formula import capture_context
@@ -761,3 +747,7 @@ def tune_lum(
 
 
 tune_lum.__signature__ = public_signature(tune_lum, verbose=False)  # _context is the wrappers' protocol
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+LumSettings = lum.Settings

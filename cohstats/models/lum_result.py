@@ -7,7 +7,6 @@ Documented, saved and loaded as ``cohstats.models.lum.LumFit``.
 from __future__ import annotations
 
 import math
-from numbers import Real as _Number
 
 import numpy as np
 import pandas as pd
@@ -19,14 +18,6 @@ from cohstats.tuning.shared import cross_kernel
 from cohstats.models.lum_refit import _warn_separable_path, lum_refit, refit_coef_table
 
 _HARD_C = 1000.0  # c at or above which the LUM is indistinguishable from the SVM (7.1)
-
-
-def _check_ac(a, c):
-    if isinstance(a, bool) or not isinstance(a, _Number) or not (a > 0):
-        raise ValueError(f"a must be a positive number (np.inf allowed); got a={a!r}")
-    if isinstance(c, bool) or not isinstance(c, _Number) or not (c >= 0):
-        raise ValueError(f"c must be a nonnegative number (np.inf allowed) or 'tuned'; got c={c!r}")
-    return float(a), float(c)
 
 
 # --------------------------------------------------------------------------- validation
@@ -112,6 +103,9 @@ class LumFit(OffsetProbabilities, Fit):
 
     method = "lum"
     title = "Large-margin unified machine"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "lambda"
     path_arg = "lambda_"
     _predict_options = ("method",)

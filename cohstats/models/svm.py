@@ -116,6 +116,7 @@ def svm(
     n_components: int = 300,
     random_state=0,
     offset=None,
+    _settings=None,
 ) -> SVMFit:
     """Support vector machine (libsvm's C-SVM; the weighted SVM of [WSL]; one-vs-one for K > 2
     classes) fitted by SMO, with probability outputs.
@@ -210,6 +211,9 @@ def svm(
     ``lambda_`` is a 1-D array with that value, ``predict(s=)`` accepts only it and
     ``select()`` refuses; tune ``lambda_`` / ``C`` with :func:`cohstats.tune`.
 
+    ``fit.settings`` holds the validated arguments of the call (``svm.Settings``, a frozen
+    :class:`~cohstats.validation.Settings`): refits, the tuners and saved files read it.
+
     Probabilities
     -------------
     Two classes: ``method="platt"`` (Platt's sigmoid on the training decision values),
@@ -234,31 +238,11 @@ def svm(
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula,
-        data,
-        ctx,
-        kernel=kernel,
-        C=C,
-        lambda_=lambda_,
-        pi=pi,
-        m=m,
-        sigma=sigma,
-        gamma=gamma,
-        degree=degree,
-        coef0=coef0,
-        weights=weights,
-        subset=subset,
-        tol=tol,
-        prob_method=prob_method,
-        na_action=na_action,
-        allow_path=True,
-        standardize=standardize,
+        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=True,
         binary_only=False,
         offset=offset,
-    )
+    )  # fmt: skip
     n = design.nobs
-    if path_method not in ("exact", "warm", "auto"):
-        raise ValueError(f"path_method must be 'exact', 'warm' or 'auto'; got {path_method!r}")
     from cohstats.solvers.svm.svmpath import _n_threads
 
     _n_threads(n_jobs)  # validate before any work
@@ -400,6 +384,7 @@ def psi_learn(
     max_iter: int | None = None,
     prob_method: str | None = None,
     na_action: str = "omit",
+    _settings=None,
 ) -> PsiFit:
     """Weighted psi-learning ([WSL] eq. 3 with the psi loss) by DC programming ([WSL] 4.3).
 
@@ -412,7 +397,8 @@ def psi_learn(
     Parameters are those of :func:`~cohstats.models.svm.svm` (``pi`` must be a number or None;
     default None, unweighted; ``gamma``/``sigma``, ``standardize`` as there), plus ``max_dc``
     (DC iterations). Probabilities: ``"platt"`` (default), ``"sollich"``, ``"coherence"``,
-    ``"bracket"`` (psi-learning refitted on the grid ``j/m``).
+    ``"bracket"`` (psi-learning refitted on the grid ``j/m``). The fit's ``settings`` holds the
+    validated arguments (``psi_learn.Settings``, a frozen :class:`~cohstats.validation.Settings`).
 
     Examples
     --------
@@ -428,27 +414,9 @@ def psi_learn(
 
     ctx = capture_context(1) if isinstance(formula, str) else None
     design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula,
-        data,
-        ctx,
-        kernel=kernel,
-        C=C,
-        lambda_=lambda_,
-        pi=pi,
-        m=m,
-        sigma=sigma,
-        gamma=gamma,
-        degree=degree,
-        coef0=coef0,
-        weights=weights,
-        subset=subset,
-        tol=tol,
-        prob_method=prob_method,
-        na_action=na_action,
-        allow_path=False,
-        standardize=standardize,
+        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=False,
         binary_only=True,
-    )
+    )  # fmt: skip
     if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
         raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
     y = design.y
@@ -500,3 +468,8 @@ def psi_learn(
         fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
         call=call,
     )
+
+
+# the settings classes by name, for saved files (cohstats.persist resolves classes by path)
+SvmSettings = svm.Settings
+PsiLearnSettings = psi_learn.Settings

@@ -20,7 +20,7 @@ from cohstats.probability import (
 from cohstats.solvers.svm.smo import smo_solve
 from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
 from cohstats.models.svm_multi import MulticlassSVMFit
-from cohstats.models.svm_result import SVMFit, _METHODS, _check_pos, _resolve_width, _scaling, class_weights
+from cohstats.models.svm_result import SVMFit, _resolve_width, _scaling, class_weights
 
 AUTO_EXACT_MAX_N = 300  # path_method="auto": the exact pi path up to this n, the warm grid above
 
@@ -42,32 +42,19 @@ def _run_settings(fit_fn, prob_method, cache_size, path_method, n_jobs, tol, shr
 
 
 # ============================================================================ fitting
-def _prepare(
-    formula,
-    data,
-    ctx,
-    *,
-    kernel,
-    C,
-    lambda_,
-    pi,
-    m,
-    sigma,
-    gamma,
-    degree,
-    coef0,
-    weights,
-    subset,
-    tol,
-    prob_method,
-    na_action,
-    allow_path,
-    standardize,
-    binary_only,
-    offset=None,
-):
-    """Validate the arguments shared by :func:`svm` and :func:`psi_learn`; build the design,
-    the scaling and the kernel."""
+def _prepare(formula, data, ctx, settings, *, weights, subset, na_action, allow_path, binary_only, offset=None):
+    """The settings of :func:`svm` or :func:`psi_learn` (checked by their front doors) and the
+    data -> the design, the cost, the scaling and the kernel (checks across arguments here)."""
+    s = settings
+    kernel, C, lambda_, pi, m, prob_method, standardize = (
+        s.kernel,
+        s.C,
+        s.lambda_,
+        s.pi,
+        s.m,
+        s.prob_method,
+        s.standardize,
+    )
     maxk = 2 if binary_only else None
     design = (
         formula
@@ -106,42 +93,29 @@ def _prepare(
             if arr.size != 1:
                 raise ValueError("svm takes a single lambda_ (tune a grid with cohstats.tune)")
             lambda_ = float(arr[0])
-        lam = _check_pos("lambda_", lambda_)
+        lam = float(lambda_)
         Cval = 1.0 / (n * lam)
     else:
-        Cval = _check_pos("C", 1.0 if C is None else C)
+        Cval = 1.0 if C is None else float(C)
         lam = 1.0 / (n * Cval)
-    path = isinstance(pi, str)
-    if path and pi != "path":
-        raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
+    # the arguments were checked by the front door (svm / psi_learn): here only converted
+    path = pi == "path"
     if not path and pi is not None:
-        if isinstance(pi, bool) or not isinstance(pi, (int, float, np.integer, np.floating)) or not (0.0 <= pi <= 1.0):
-            raise ValueError(f"pi must be a number in [0, 1], None, or 'path'; got {pi!r}")
         pi = float(pi)
         if not design.binary:
             raise ValueError(
                 f"pi weights the two classes of a binary response; with "
                 f"{design.n_classes} classes use pi=None (or pi='path' for bracketing)"
             )
-    if m is not None and not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 2):
-        raise ValueError(f"m (the bracketing grid size) must be an integer >= 2; got {m!r}")
     if prob_method is None:
         prob_method = "bracket" if path else "platt"
-    elif prob_method not in _METHODS:
-        raise ValueError(f"prob_method must be one of {_METHODS}; got {prob_method!r}")
     if design.offset is not None:
         _check_offset_use(design, binary_only, path, prob_method)
-    tol = _check_pos("tol", tol)
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be True or False; got {standardize!r}")
-    if kernel is not None and not callable(kernel) and not isinstance(kernel, str):
-        raise ValueError(f"kernel must be None (linear), 'linear', 'rbf', 'poly' or a callable; got {kernel!r}")
-    if isinstance(kernel, str) and kernel.lower() == "compact":
-        raise ValueError("kernel='compact' belongs to lamsvm; svm takes None, 'linear', 'rbf', 'poly' or a callable")
+    tol = float(s.tol)
     xc, xs = _scaling(design.X, design.weights, bool(standardize))
     Z = np.ascontiguousarray((design.X - xc) / xs) if standardize else design.X
-    g = _resolve_width(kernel, Z, design.y, sigma, gamma)
-    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g, degree=degree, coef0=coef0)
+    g = _resolve_width(kernel, Z, design.y, s.sigma, s.gamma)
+    kern = make_kernel("linear" if kernel is None else kernel, Z, design.y, gamma=g, degree=s.degree, coef0=s.coef0)
     if path and not allow_path:
         raise ValueError(
             "pi='path' is the exact path of the weighted SVM; psi-learning is "

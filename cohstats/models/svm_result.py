@@ -5,7 +5,6 @@ Documented, saved and loaded as ``cohstats.models.svm.SVMFit``.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -26,14 +25,6 @@ from cohstats.scaling import column_scaling
 from cohstats.solvers.svm.svmpath import pi_grid_smo, pi_path
 
 _METHODS = ("platt", "sollich", "coherence", "bracket", "platt_tuned")
-
-
-def _check_pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number; got {type(v).__name__}")
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number; got {v!r}")
-    return float(v)
 
 
 def class_weights(y: np.ndarray, pi) -> np.ndarray:
@@ -63,15 +54,13 @@ def _resolve_width(kernel, Z: np.ndarray, labels, sigma, gamma):
     if sigma is not None and not (isinstance(gamma, str) and gamma == "scale"):
         raise ValueError("give gamma or sigma, not both (gamma = 1/sigma^2)")
     if sigma is not None:
-        if isinstance(sigma, str):
-            if sigma != "median":
-                raise ValueError(f"sigma must be a positive number or 'median'; got {sigma!r}")
+        if isinstance(sigma, str):  # "median", the only name the front door accepts
             gamma = "median"
         else:
-            return 1.0 / _check_pos("sigma", sigma) ** 2
+            return 1.0 / float(sigma) ** 2
     if isinstance(gamma, str):
         return resolve_gamma(gamma, Z, labels)
-    return _check_pos("gamma", gamma)
+    return float(gamma)
 
 
 def _check_s(fit, s):
@@ -102,6 +91,9 @@ class SVMFit(OffsetProbabilities, Fit):
 
     method = "svm"
     title = "Support vector machine"
+    #: the validated arguments of the call (:class:`cohstats.validation.Settings`); None for a
+    #: fit read from a file saved before fits carried them
+    settings = None
     path_var = "lambda"
     path_arg = None  # one penalty: the tuners refit it value by value
     _predict_options = ("method", "m")

@@ -39,6 +39,14 @@ SAFE_CLASSES = frozenset(
         "cohstats.tuning.gkl.GKLResult",
         "cohstats.tuning.measures._Measure",
         "cohstats.kernel_approx.FeatureMap",
+        "cohstats.models.clearn.ClearnSettings",
+        "cohstats.models.lum.LumSettings",
+        "cohstats.models.svm.SvmSettings",
+        "cohstats.models.svm.PsiLearnSettings",
+        "cohstats.models.lamsvm.LamsvmSettings",
+        "cohstats.models.gboost.GboostSettings",
+        "cohstats.models.gboost.GboostCSettings",
+        "cohstats.models.cart.CartSettings",
     }
 )
 

@@ -31,7 +31,11 @@ instead of with every task::
 
 Fit functions are called as ``fit_fn(design, **fit_args)`` with a
 :class:`cohstats.formula.Design` (``design.take(rows)`` for folds,
-``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once.
+``design.replace(X=..., y=...)`` for perturbed data), so formulas are parsed once. The fold and
+perturbation refits of a fit that carries its settings (``fit.settings``, every fit of a
+declared fit function) pass those back instead, ``fit_fn(rows, _settings=fit.settings)`` with
+the path argument replaced by the fitted sequence: the refits run exactly the checked settings
+of the full fit. A user's own fit function receives the keywords.
 
 The tuners import no model: they receive the fit function as an argument and read its declared
 :class:`~cohstats.validation.FitSpec`. The tuned LUM :func:`tune_lum` is a model that uses them

@@ -79,14 +79,29 @@ def _has_path(fit) -> bool:
     return lam is not None and np.ndim(lam) == 1 and len(lam) > 1 and hasattr(fit, "_decision_path")
 
 
+def _refit_args(fit, args: dict) -> dict:
+    """Keyword arguments that refit ``fit`` on other rows: its validated settings
+    (``fit.settings``, passed back as ``_settings``) when its fit function declared them, else the
+    arguments ``args`` it was called with (a user's own fit function)."""
+    settings = getattr(fit, "settings", None)
+    return dict(args) if settings is None else {"_settings": settings}
+
+
 def _along(parg, args: dict, lam) -> dict:
     """Arguments that refit a model along the sequence ``lam``.
 
-    Through the fit's ``path_arg`` ``parg`` (``lambda_``, ``C``, ``margin``); a fit whose sequence is
-    reproduced by the same arguments (boosting steps) or depends on the data (pruning) has
-    none, and its refits are scored at the values of ``lam`` (see :func:`_outputs`).
+    Through the fit's ``path_arg`` ``parg`` (``lambda_``, ``C``, ``margin``): a new settings object
+    with that field replaced when ``args`` holds settings (:func:`_refit_args`), else the keyword.
+    A fit whose sequence is reproduced by the same arguments (boosting steps) or depends on the
+    data (pruning) has none, and its refits are scored at the values of ``lam`` (see
+    :func:`_outputs`).
     """
-    return dict(args) if parg is None else {**args, parg: lam}
+    if parg is None:
+        return dict(args)
+    settings = args.get("_settings")
+    if settings is not None:
+        return {**args, "_settings": settings.replace(**{parg: lam})}
+    return {**args, parg: lam}
 
 
 def _default_measure(fit_fn) -> str:

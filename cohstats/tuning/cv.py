@@ -10,6 +10,7 @@ from ..svalues import is_sequence, per_s, s_key
 from ._common import (
     _merge_fit_kwargs,
     _along,
+    _refit_args,
     _as_design,
     _capture,
     _check_fit_fn,
@@ -355,7 +356,9 @@ def _cv_many(
         full = full_fits[j]
         lam = np.asarray(full.lambda_, float) if _has_path(full) else None
         lams[j] = lam
-        fargs = dict(arg_list[j]) if lam is None else _along(getattr(full, "path_arg", None), arg_list[j], lam)
+        fargs = _refit_args(full, arg_list[j])
+        if lam is not None:
+            fargs = _along(getattr(full, "path_arg", None), fargs, lam)
         return lam, fargs
 
     outs = {}
