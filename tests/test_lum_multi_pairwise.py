@@ -133,3 +133,25 @@ def test_saved_fit_keeps_its_loss(tmp_path):
     back = cs.load(tmp_path / "fit.cs")
     assert back.form == "pairwise"
     np.testing.assert_array_equal(back.predict(X, type="prob", method="lum"), fit.predict(X, type="prob", method="lum"))
+
+
+@pytest.mark.parametrize("form", ["pairwise", "angle"])
+def test_lum_form_argument_fits_that_loss(form):
+    """lum(form=...) fits the named K-class loss: its class-margin coefficients are the solver's
+    for that form (B W'), and the two forms give different fits on the same data."""
+    import pandas as pd
+
+    from cohstats import lum
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((90, 2))
+    y = np.digitize(X[:, 0] + 0.5 * rng.standard_normal(90), [-0.6, 0.6])
+    df = pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": np.array(["a", "b", "c"])[y]})
+    fit = lum("y ~ x1 + x2", data=df, lambda_=[0.05], a=1000.0, c=0.0, standardize=False, form=form)
+    assert fit.settings.form == form
+    _, B, _ = cd_angle_lum_path(X, y, None, 1000.0, 0.0, [0.05], 0.0, standardize=False, form=form)
+    other = "angle" if form == "pairwise" else "pairwise"
+    _, B2, _ = cd_angle_lum_path(X, y, None, 1000.0, 0.0, [0.05], 0.0, standardize=False, form=other)
+    W = simplex_vertices(3)
+    assert np.abs(B[0] @ W.T - B2[0] @ W.T).max() > 1e-3
+    np.testing.assert_allclose(np.asarray(fit.coef), B[0] @ W.T, rtol=1e-6, atol=1e-8)

@@ -254,6 +254,7 @@ _PARAMS = {
     "na_action": NAAction(),
     "offset": Anything(),
     "refit_on": Options("train", "validation"),
+    "form": Options("pairwise", "angle"),
     "tol": Real(0.0, closed="neither"),
     "max_iter": Integer(1),
     "nfolds": Integer(2),
@@ -294,6 +295,7 @@ def lum(
     penalty_factor=None,
     validation=None,
     refit_on: str = "train",
+    form: str = "pairwise",
     tol: float = 1e-7,
     max_iter: int = 10000,
     nfolds: int = 10,
@@ -410,6 +412,9 @@ def lum(
         ``refit_on="validation"`` and by ``c="tuned"``.
     refit_on : {"train", "validation"}. Sample on which the refitted-LUM scale ``(g0, g1)`` is
         estimated (the paper refits on the training sample).
+    form : {"pairwise", "angle"}, the loss for K > 2 classes (above): the pairwise-comparison
+        loss on the angle-based margins (default) or Zhang & Liu's angle-based loss ``V(u_y)``
+        (R abclass's). With two classes both are the binary LUM.
     tol, max_iter : engine tolerance and sweep limit.
     nfolds, random_state : cross-validation for ``c="tuned"`` without ``validation``.
 
@@ -446,7 +451,7 @@ def lum(
         raise ValueError("lum: a lent kernel matrix (_gram) needs an exact kernel expansion and a number c")
     if isinstance(c, str):
         # the tuned LUM: every setting but c (and the path arguments tune_lum sets itself)
-        untuned = ("c", "nlambda", "lambda_min_ratio", "kernel_approx", "n_components")
+        untuned = ("c", "nlambda", "lambda_min_ratio", "kernel_approx", "n_components", "form")
         args = {k: v for k, v in _settings.as_dict().items() if k not in untuned}
         return tune_lum(
             formula, data, weights=weights, subset=subset, na_action=na_action, offset=offset, _context=_context, **args
@@ -483,6 +488,7 @@ def lum(
             refit_on=refit_on,
             tol=tol,
             max_iter=max_iter,
+            form=form,
         )
     X = np.ascontiguousarray(design.X, dtype=np.float64)
     y = np.ascontiguousarray(design.y, dtype=np.float64)

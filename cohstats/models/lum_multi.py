@@ -170,6 +170,8 @@ class LumMultiFit(Fit):
     inverse link (``method="lum"``); see :func:`lum`.
     """
 
+    settings = None  # files saved before fits carried their settings load with None
+
     method = "lum"
     title = "Angle-based multicategory LUM"
     #: the loss: ``"pairwise"`` for every fit made now; files saved before the pairwise loss

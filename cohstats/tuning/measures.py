@@ -43,7 +43,7 @@ def _pointwise(meas: _Measure, y, out, binary: bool) -> np.ndarray:
     """Per-observation loss; ``out`` has the sequence on its first axis: (L, n) or (L, n, K)."""
     if meas.key == "class":
         if binary:
-            pred = np.where(out > 0, 1.0, -1.0)  # D1: f = 0 -> -1
+            pred = np.where(out > 0, 1.0, -1.0)  # a tie f = 0 goes to the class coded -1
         else:
             pred = np.argmax(out, axis=-1)
         return (pred != y[None]).astype(np.float64)
