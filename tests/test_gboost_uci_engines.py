@@ -43,9 +43,10 @@ def test_table_has_the_three_engines_and_the_paper(tiny):
     assert "HistGradientBoosting (default leaf rules)" in wide.columns
     assert wide["paper GentleBoost.C"].iloc[0] == pytest.approx(47.62)
     # one fit per engine and leaf rules; every installed cell is that fit's error
-    assert len(df) == 5 and set(df["status"]) <= {"ok", V.NOT_INSTALLED}
+    assert "GentleBoost.C (shrinkage 0.1)" in wide.columns
+    assert len(df) == 8 and set(df["status"]) <= {"ok", V.NOT_INSTALLED}
     for r in df.itertuples():
-        col = r.engine + ("" if r.matched else " (default leaf rules)")
+        col = r.engine + ("" if r.variant == V.PAPER_PROTOCOL else f" ({r.variant})")
         cell = wide[col].iloc[0]
         if r.status == "ok":
             assert cell == pytest.approx(r.test_error_pct, abs=1e-12)
@@ -131,6 +132,10 @@ def test_prose_is_formatted_from_the_table():
     assert "HistGradientBoosting has the lowest error on 1 of 3 (B)." in text
     assert (
         "within one point of the better library (or better) on 1 of 3; its largest gap is on C (+4.75 points)." in text
+    )
+    wide["LightGBM (shrinkage 0.1)"] = [11.0, 21.0, 31.0]
+    assert "Mean with shrinkage 0.1: LightGBM 21.00 % (-1.75) (in brackets: minus the paper's protocol)." in (
+        V.engines_text(wide)
     )
     wide.loc[2, "GentleBoost.C"] = 30.0
     assert "GentleBoost.C 20.17 %" in V.engines_text(wide)

@@ -149,6 +149,18 @@ def _sensitivity(name, key, seed, H):
 #: the engines of the three-engine table (GentleBoost.C beside two gradient-boosting libraries)
 ENGINES = ["GentleBoost.C", "LightGBM", "HistGradientBoosting"]
 NOT_INSTALLED = "not installed"
+PAPER_PROTOCOL = "paper protocol"
+#: settings of the three-engine table: (name, matched leaf rules, shrinkage, engines); the
+#: table's columns are ``<engine>`` for the paper's protocol, ``<engine> (<name>)`` otherwise
+ENGINE_VARIANTS = [
+    (PAPER_PROTOCOL, True, 1.0, ENGINES),
+    ("default leaf rules", False, 1.0, ENGINES[1:]),
+    ("shrinkage 0.1", True, 0.1, ENGINES),
+]
+
+
+def _suffix(variant):
+    return "" if variant == PAPER_PROTOCOL else f" ({variant})"
 
 
 def _engine_model(engine, H, leaves, shrinkage, matched, seed):
@@ -210,7 +222,9 @@ def _engine_one(name, key, engine, draw, seed, H=100, leaves=8, shrinkage=1.0, m
     from cohstats.models.gboost import gboost
 
     train, test = _data(key, draw, seed)
-    row = dict(dataset=name, engine=engine, matched=bool(matched), draw=draw, rounds=H, leaves=leaves)
+    row = dict(
+        dataset=name, engine=engine, matched=bool(matched), shrinkage=shrinkage, draw=draw, rounds=H, leaves=leaves
+    )
     c0 = time.process_time()
     if engine == "GentleBoost.C":
         fit = gboost(
@@ -236,18 +250,17 @@ def _engine_one(name, key, engine, draw, seed, H=100, leaves=8, shrinkage=1.0, m
     return dict(row, test_error_pct=100 * err, cpu_seconds=time.process_time() - c0, status="ok")
 
 
-def engine_runs(datasets=None, reps=DEFAULT_REPS, seed=0, H=100, leaves=8, shrinkage=1.0, n_jobs=None):
+def engine_runs(datasets=None, reps=DEFAULT_REPS, seed=0, H=100, leaves=8, n_jobs=None):
     """Per-fit rows of the three engines on ``datasets`` (default: the six of Table 2),
-    ``reps`` runs each, with matched and with the libraries' default leaf rules (the same
-    Waveform draws and splits for every engine)."""
+    ``reps`` runs each, under every setting of :data:`ENGINE_VARIANTS` (the same Waveform
+    draws and splits for every engine); column ``variant`` names the setting."""
     datasets = DATASETS if datasets is None else datasets
     tasks = [
         (name, key, engine, dr, seed, H, leaves, shrinkage, matched)
         for name, key in datasets
         for dr in range(int(reps))
-        for matched in (True, False)
-        for engine in ENGINES
-        if matched or engine != "GentleBoost.C"
+        for _, matched, shrinkage, engines in ENGINE_VARIANTS
+        for engine in engines
     ]
     if n_jobs is not None and n_jobs != 1:
         from joblib import Parallel, delayed
@@ -255,22 +268,22 @@ def engine_runs(datasets=None, reps=DEFAULT_REPS, seed=0, H=100, leaves=8, shrin
         rows = Parallel(n_jobs=n_jobs)(delayed(_engine_one)(*t) for t in tasks)
     else:
         rows = [_engine_one(*t) for t in tasks]
-    return pd.DataFrame(rows)
+    variant = {(m, sh): name for name, m, sh, _ in ENGINE_VARIANTS}
+    return pd.DataFrame([dict(r, variant=variant[(r["matched"], r["shrinkage"])]) for r in rows])
 
 
 def engine_tables(df, pub=None):
     """Tables of :func:`engine_runs`'s rows ``df``.
 
     Returns ``(wide, summary)``: ``wide`` has one row per data set with the paper's
-    GentleBoost.C (from ``pub``, [ZJLY] Table 2, when given) and the mean test error (%) of
-    each engine with matched leaf rules (the text ``"not installed"`` for an engine whose
-    package is missing) and, for the libraries, with their default leaf rules; ``summary`` has
-    one row per data set, engine and leaf rules with the mean, sd, min and max over the runs
-    and the mean CPU seconds of a fit."""
+    GentleBoost.C (from ``pub``, [ZJLY] Table 2, when given) and one column per engine and
+    setting of :data:`ENGINE_VARIANTS` (``<engine><suffix>``; the paper's protocol has no
+    suffix) with the mean test error (%) over the runs, or the text ``"not installed"`` for an
+    engine whose package is missing; ``summary`` has one row per data set, engine and setting
+    with the mean, sd, min and max over the runs and the mean CPU seconds of a fit."""
     order = list(dict.fromkeys(df["dataset"]))
-    df = df.assign(rules=np.where(df["matched"], "matched", "defaults"))
     summary = (
-        df.groupby(["dataset", "engine", "rules"], sort=False)
+        df.groupby(["dataset", "engine", "variant"], sort=False)
         .agg(
             test_error_pct=("test_error_pct", "mean"),
             sd=("test_error_pct", "std"),
@@ -286,15 +299,15 @@ def engine_tables(df, pub=None):
     if pub is not None:
         p = pub[pub["method"] == "GentleBoost.C"].set_index("dataset")["test_error_pct"]
         wide["paper GentleBoost.C"] = wide["dataset"].map(p)
-    for rules, suffix in (("matched", ""), ("defaults", " (default leaf rules)")):
-        for engine in ENGINES:
-            sub = summary[(summary["engine"] == engine) & (summary["rules"] == rules)].set_index("dataset")
+    for variant, _, _, engines in ENGINE_VARIANTS:
+        for engine in engines:
+            sub = summary[(summary["engine"] == engine) & (summary["variant"] == variant)].set_index("dataset")
             if not len(sub):
                 continue
             col = wide["dataset"].map(sub["test_error_pct"]).astype(object)
             missing = wide["dataset"].map(sub["status"]) == NOT_INSTALLED
             col[missing] = NOT_INSTALLED
-            wide[engine + suffix] = col
+            wide[engine + _suffix(variant)] = col
     return wide, summary
 
 
@@ -330,6 +343,15 @@ def engines_text(wide) -> str:
                 f"GentleBoost.C is within one point of the better library (or better) on {len(within)} of {n}"
                 f"; its largest gap is on {worst} ({gap[worst]:+.2f} points)."
             )
+    for variant, _, _, engines in ENGINE_VARIANTS[1:]:
+        cols = {e: e + _suffix(variant) for e in engines if e in have and e + _suffix(variant) in wide}
+        if cols:
+            m = wide[list(cols.values())].astype(float).mean()
+            out.append(
+                f"Mean with {variant}: "
+                + ", ".join(f"{e} {m[c]:.2f} % ({m[c] - means[e]:+.2f})" for e, c in cols.items())
+                + " (in brackets: minus the paper's protocol)."
+            )
     if missing:
         out.append(", ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} {NOT_INSTALLED}: no numbers.")
     return " ".join(out)
@@ -343,8 +365,10 @@ ENGINES_INTRO = (
     "the same draws). 'Matched' leaf rules: a leaf may hold one row, as in GentleBoost.C; "
     "LightGBM also caps each leaf's step at 4 before shrinkage like gboost's `max_delta_step` "
     "(HistGradientBoosting has no such cap). The libraries' own defaults (at least 20 rows per "
-    "leaf, no cap) are shown too. The two libraries take Newton steps on the softmax "
-    "log-likelihood; GentleBoost.C on the coherence loss."
+    "leaf, no cap) are shown too, and all three engines at shrinkage 0.1 (the libraries' and "
+    "gboost's default learning rate) with the matched leaf rules and still 100 rounds. The two "
+    "libraries take Newton steps on the softmax log-likelihood; GentleBoost.C on the coherence "
+    "loss."
 )
 
 
@@ -353,7 +377,7 @@ def engines_section(rep, reps, seed=0, n_jobs=None, datasets=None, H=100, leaves
     from cohstats.datasets import reference
 
     t0 = time.perf_counter()
-    df = engine_runs(datasets, reps, seed, H=H, leaves=leaves, shrinkage=1.0, n_jobs=n_jobs)
+    df = engine_runs(datasets, reps, seed, H=H, leaves=leaves, n_jobs=n_jobs)
     rep.timing("three-engine fits", time.perf_counter() - t0)
     wide, summary = engine_tables(df, reference("zjly2009", "table2"))
     rep.section("GentleBoost.C beside LightGBM and HistGradientBoosting")
@@ -367,7 +391,7 @@ def engines_section(rep, reps, seed=0, n_jobs=None, datasets=None, H=100, leaves
     rep.text(engines_text(wide))
     rep.table(
         summary,
-        caption="Per data set, engine and leaf rules: mean, sd, min and max of the test error (%) "
+        caption="Per data set, engine and setting: mean, sd, min and max of the test error (%) "
         "over the runs, and the mean CPU seconds of one fit.",
         floatfmt=".2f",
     )
