@@ -8,7 +8,9 @@ Satimage with the predefined train/test splits. The paper reports one run per da
 every cell is the mean over ``reps`` runs: on the real data sets the runs differ only in
 ``random_state``, which decides exact ties between equally good splits (boosting) and the CV
 folds (CART); Waveform is also regenerated in every run. The spread over runs shows how far a
-single run -- like the paper's -- can move.
+single run -- like the paper's -- can move. GentleBoost.C's row is also set beside LightGBM and
+scikit-learn's HistGradientBoostingClassifier with the same rounds, tree size, shrinkage and
+splits (each library when installed; :func:`run_engines` writes that table alone).
 
 The report also shows the test-error curves of [ZJLY] Figure 3 and, for GentleBoost.C, how
 much the test error moves under implementation choices the paper leaves open (temperature,
