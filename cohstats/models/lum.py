@@ -67,6 +67,7 @@ __all__ = [
     "LUM_LAMBDA_GRID",
 ]
 
+
 def _to_design(formula, data, weights, subset, na_action, context=None, offset=None):
     from cohstats.formula import Design, build_design
 
