@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -440,64 +441,116 @@ def gboost_c(
 
 def _gboost(formula, data, context, settings, *, loss, weights, subset, na_action, offset=None):
     """The boosting fit of :func:`gboost` and :func:`gboost_c` from their settings (each argument
-    checked by the front door; converted here, and checked across arguments); ``offset`` (n,)
-    known starting scores or None."""
-    s = settings
-    code, label = _LOSSES[loss]
-    n_trees, nodes, min_node_size, max_bins = int(s.n_trees), int(s.nodes), int(s.min_node_size), int(s.max_bins)
-    max_depth = 64 if s.max_depth is None else int(s.max_depth)
-    shrinkage, w_floor, lambda_l2 = float(s.shrinkage), float(s.w_floor), float(s.lambda_l2)
-    subsample, tol, standardize = float(s.subsample), float(s.tol), bool(s.standardize)
-    max_delta_step = np.inf if s.max_delta_step is None else float(s.max_delta_step)
-    rho, anneal, init, init_beta, random_state = s.rho, s.anneal, s.init, s.init_beta, s.random_state
-    validation_fraction, n_iter_no_change = s.validation_fraction, s.n_iter_no_change
-    if lambda_l2 > 0 and loss.startswith("adaboost_mh"):
+    checked by the front door; checked across arguments here) -> prepare -> solve -> result;
+    ``offset`` (n,) known starting scores or None."""
+    Ts = _check(settings, loss)
+    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context, offset=offset)
+    prob = _prepare(d, settings, loss, Ts)
+    return _result(d, prob, _solve(prob))
+
+
+def _check(s, loss):
+    """Checks across arguments, before the data are read; returns the temperature schedule."""
+    if float(s.lambda_l2) > 0 and loss.startswith("adaboost_mh"):
         raise ValueError(
             f"lambda_l2 applies to the Newton leaves of 'coherence', 'logit' and "
             f"'exp'; AdaBoost.MH's leaves are log-ratios; got loss={loss!r}"
         )
+    if loss != "coherence" and (s.rho != 1.0 or s.anneal is not None):
+        raise ValueError(f"rho and anneal apply to loss='coherence' only; got loss={loss!r}")
+    return _schedule(s.rho, s.anneal, int(s.n_trees))
+
+
+def _recorded(s, loss, init, validation_fraction, n_iter_no_change) -> dict:
+    """The arguments a fit records (``fit.call``: its summary's call line)."""
+    call = dict(loss=loss, rho=s.rho, n_trees=int(s.n_trees), nodes=int(s.nodes), shrinkage=float(s.shrinkage))
+    if s.anneal is not None:
+        call["anneal"] = s.anneal if np.ndim(s.anneal) == 0 else "schedule"
+    if s.init_beta != "uniform":
+        call["init_beta"] = s.init_beta
+    if float(s.lambda_l2) != 0.0:
+        call["lambda_l2"] = float(s.lambda_l2)
+    if float(s.subsample) != 1.0:
+        call["subsample"] = float(s.subsample)
+    call["init"] = init
+    if validation_fraction is not None:
+        call["validation_fraction"] = validation_fraction
+    if n_iter_no_change is not None:
+        call["n_iter_no_change"] = n_iter_no_change
+    call["random_state"] = s.random_state
+    return call
+
+
+def _seed(random_state):
+    """``(seed, rng)``: the seed of the trees' feature order (-1: column order) and the
+    generator of the validation split."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) == -1:
+        return -1, np.random.default_rng(0)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"random_state must be None, an integer or a numpy Generator; got {random_state!r}") from e
+    return int(rng.integers(0, 2**31 - 1)), rng
+
+
+@dataclass
+class _Problem:
+    """What the boosting engine (:func:`cohstats.solvers.trees.boost.fit_boost`) needs, prepared
+    from the settings and the design, and what the result records."""
+
+    code: int  # the loss
+    label: str
+    binned: tuple  # (codes, n_bins, thresholds) of the training rows' features
+    y: np.ndarray  # training classes and weights (rescaled by a power of two)
+    sw: np.ndarray
+    valid: tuple  # (Xv, yv, swv): the validation rows (empty without validation)
+    g0: np.ndarray  # the initial margins
+    start: tuple  # (G0, Gv0): the offsets' initial margins of the training and validation rows
+    Ts: np.ndarray  # the temperature of every round
+    H: int  # rounds
+    nodes: int
+    shrinkage: float
+    init_uniform: bool  # beta = 1/m in the first round
+    init_prior: bool
+    min_node_size: int
+    max_depth: int
+    w_floor: float
+    max_delta_step: float
+    lambda_l2: float
+    subsample: float
+    n_iter_no_change: int
+    tol: float
+    seed: int
+    val: object  # the validation rows (boolean mask) or None
+    standardize: bool
+    call: dict
+
+
+def _prepare(d, s, loss, Ts) -> _Problem:
+    """Settings and design -> the engine's inputs: the checks on the design, the random
+    generator and validation split, the binned features, the rescaled weights and the initial
+    margins."""
+    code, label = _LOSSES[loss]
+    n_trees, nodes, min_node_size, max_bins = int(s.n_trees), int(s.nodes), int(s.min_node_size), int(s.max_bins)
+    shrinkage = float(s.shrinkage)
+    validation_fraction, n_iter_no_change = s.validation_fraction, s.n_iter_no_change
     if n_iter_no_change is not None:
         n_iter_no_change = int(n_iter_no_change)
         if validation_fraction is None:
             validation_fraction = 0.1
     if validation_fraction is not None:
         validation_fraction = float(validation_fraction)
-    if loss != "coherence" and (rho != 1.0 or anneal is not None):
-        raise ValueError(f"rho and anneal apply to loss='coherence' only; got loss={loss!r}")
-    Ts = _schedule(rho, anneal, n_trees)
+    init = s.init
     if init is None:
         init = "zero" if shrinkage == 1.0 else "prior"
-    d = build_design(formula, data, weights=weights, subset=subset, na_action=na_action, context=context, offset=offset)
     if d.offset is not None:
         if not d.binary:
             refuse_offset(d, "gboost with more than two classes (the offset is one binary score per row)")
         if loss.startswith("adaboost_mh"):
             refuse_offset(d, f"gboost(loss={loss!r}) (AdaBoost.MH scores each class on its own, uncentred)")
     refuse_no_intercept(d, "gboost_c", "boosts trees from a constant margin (init), which has no intercept to remove")
-    call = dict(loss=loss, rho=rho, n_trees=n_trees, nodes=nodes, shrinkage=shrinkage)
-    if anneal is not None:
-        call["anneal"] = anneal if np.ndim(anneal) == 0 else "schedule"
-    if init_beta != "uniform":
-        call["init_beta"] = init_beta
-    if lambda_l2 != 0.0:
-        call["lambda_l2"] = lambda_l2
-    if subsample != 1.0:
-        call["subsample"] = subsample
-    call["init"] = init
-    if validation_fraction is not None:
-        call["validation_fraction"] = validation_fraction
-    if n_iter_no_change is not None:
-        call["n_iter_no_change"] = n_iter_no_change
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) == -1:
-        seed = -1
-        rng = np.random.default_rng(0)
-    else:
-        try:
-            rng = np.random.default_rng(random_state)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"random_state must be None, an integer or a numpy Generator; got {random_state!r}") from e
-        seed = int(rng.integers(0, 2**31 - 1))
-    call["random_state"] = random_state
+    call = _recorded(s, loss, init, validation_fraction, n_iter_no_change)
+    seed, rng = _seed(s.random_state)
     val = None
     if validation_fraction is not None:
         val = _validation_split(d.y_int, validation_fraction, rng)
@@ -506,73 +559,6 @@ def _gboost(formula, data, context, settings, *, loss, weights, subset, na_actio
                 f"validation_fraction={validation_fraction} leaves no rows for "
                 f"validation or for training ({d.nobs} rows)"
             )
-    return _fit_boost(
-        d,
-        code,
-        label,
-        Ts,
-        n_trees,
-        nodes,
-        shrinkage,
-        init_beta == "uniform",
-        init == "prior",
-        min_node_size,
-        max_depth,
-        max_bins,
-        w_floor,
-        max_delta_step,
-        call,
-        seed,
-        val,
-        n_iter_no_change or 0,
-        tol,
-        standardize,
-        lambda_l2,
-        subsample,
-    )
-
-
-def _initial_margins(code, y, sw, m, rho):
-    """Minimiser of the weighted intercept-only loss (the margins of the class shares)."""
-    P = np.bincount(y, weights=sw, minlength=m) / sw.sum()
-    if np.any(P <= 0):
-        raise ValueError(
-            "init='prior' needs every class among the training rows (with positive weight); use init='zero'"
-        )
-    if code == _b.BOOST_COH:
-        from cohstats.losses.multiclass import coherence_minimizer
-
-        return coherence_minimizer(P, rho)
-    if code in (_b.BOOST_MH, _b.BOOST_MH_DISCRETE):
-        return 0.5 * np.log(P / (1.0 - P))
-    lp = np.log(P)
-    return lp - lp.mean()
-
-
-def _fit_boost(
-    d,
-    code,
-    label,
-    Ts,
-    H,
-    nodes,
-    shrinkage,
-    init_uniform,
-    init_prior,
-    min_node_size,
-    max_depth,
-    max_bins,
-    w_floor,
-    max_delta_step,
-    call,
-    seed,
-    val,
-    n_iter_no_change,
-    tol,
-    standardize,
-    lambda_l2=0.0,
-    subsample=1.0,
-):
     m = d.n_classes
     if m < 2:
         raise ValueError(f"the response needs at least two classes; got {d.classes!r}")
@@ -598,6 +584,8 @@ def _fit_boost(
     y = np.ascontiguousarray(y)
     sw = np.ascontiguousarray(sw)
     codes, thresholds, n_bins = _t.make_bins(Xt, max_bins, sw)
+    init_prior = init == "prior"
+    init_uniform = s.init_beta == "uniform"
     g0 = _initial_margins(code, y, sw, m, float(Ts[0])) if init_prior else np.zeros(m)
     if init_prior:
         init_uniform = False  # beta = 1/m belongs to g = 0 (Algorithm 1, step 1)
@@ -606,35 +594,95 @@ def _fit_boost(
         om = 0.5 * np.column_stack([-d.offset, d.offset])
         init_uniform = False  # the first weights at the offset margins (beta = 1/m belongs to g = 0)
         G0, Gv0 = (om, None) if val is None else (om[~val], om[val])
-    rounds, finite, best, tr, st = _b.fit_boost(
-        code,
+    return _Problem(
+        code=code,
+        label=label,
+        binned=(codes, n_bins, thresholds),
+        y=y,
+        sw=sw,
+        valid=(Xv, yv, swv),
+        g0=g0,
+        start=(G0, Gv0),
+        Ts=Ts,
+        H=n_trees,
+        nodes=nodes,
+        shrinkage=shrinkage,
+        init_uniform=init_uniform,
+        init_prior=init_prior,
+        min_node_size=min_node_size,
+        max_depth=64 if s.max_depth is None else int(s.max_depth),
+        w_floor=float(s.w_floor),
+        max_delta_step=np.inf if s.max_delta_step is None else float(s.max_delta_step),
+        lambda_l2=float(s.lambda_l2),
+        subsample=float(s.subsample),
+        n_iter_no_change=n_iter_no_change or 0,
+        tol=float(s.tol),
+        seed=seed,
+        val=val,
+        standardize=bool(s.standardize),
+        call=call,
+    )
+
+
+def _initial_margins(code, y, sw, m, rho):
+    """Minimiser of the weighted intercept-only loss (the margins of the class shares)."""
+    P = np.bincount(y, weights=sw, minlength=m) / sw.sum()
+    if np.any(P <= 0):
+        raise ValueError(
+            "init='prior' needs every class among the training rows (with positive weight); use init='zero'"
+        )
+    if code == _b.BOOST_COH:
+        from cohstats.losses.multiclass import coherence_minimizer
+
+        return coherence_minimizer(P, rho)
+    if code in (_b.BOOST_MH, _b.BOOST_MH_DISCRETE):
+        return 0.5 * np.log(P / (1.0 - P))
+    lp = np.log(P)
+    return lp - lp.mean()
+
+
+def _solve(prob: _Problem):
+    """The boosting rounds: ``(rounds, finite, best, trees, statistics)`` of the engine."""
+    codes, n_bins, thresholds = prob.binned
+    Xv, yv, swv = prob.valid
+    G0, Gv0 = prob.start
+    seed = prob.seed
+    return _b.fit_boost(
+        prob.code,
         codes,
         n_bins,
         thresholds,
-        y,
-        sw,
+        prob.y,
+        prob.sw,
         Xv,
         yv,
         swv,
-        g0,
-        Ts=Ts,
-        shrinkage=shrinkage,
-        max_delta=max_delta_step,
-        max_leaves=nodes,
-        min_leaf=min_node_size,
-        max_depth=max_depth,
-        w_floor=w_floor,
-        init_uniform=init_uniform,
-        lam=lambda_l2,
-        subsample=subsample,
-        n_iter_no_change=n_iter_no_change,
-        es_tol=tol,
+        prob.g0,
+        Ts=prob.Ts,
+        shrinkage=prob.shrinkage,
+        max_delta=prob.max_delta_step,
+        max_leaves=prob.nodes,
+        min_leaf=prob.min_node_size,
+        max_depth=prob.max_depth,
+        w_floor=prob.w_floor,
+        init_uniform=prob.init_uniform,
+        lam=prob.lambda_l2,
+        subsample=prob.subsample,
+        n_iter_no_change=prob.n_iter_no_change,
+        es_tol=prob.tol,
         # seed < 0: natural feature order, subsamples drawn with seed 0
         rng=np.random.default_rng(seed if seed >= 0 else 0),
         permute=seed >= 0,
         G0=G0,
         Gv0=Gv0,
     )
+
+
+def _result(d, prob: _Problem, solved) -> GBoostFit:
+    """The engine's rounds -> the result (the trees and statistics of the rounds run); a warning
+    when the margins became non-finite."""
+    rounds, finite, best, tr, st = solved
+    code, label, val = prob.code, prob.label, prob.val
     feat, thr, left, right, value, n_nodes = tr.feat, tr.thr, tr.left, tr.right, tr.value, tr.n_nodes
     step_scale, train_err, train_loss, val_loss = st.step_scale, st.train_err, st.train_loss, st.val_loss
     if rounds == 0:
@@ -648,12 +696,12 @@ def _fit_boost(
         loss=[k for k, v in _LOSSES.items() if v[0] == code][0],
         label=label,
         code=code,
-        g0=g0,
-        init="prior" if init_prior else "zero",
-        rhos=Ts[:rounds].copy(),
-        nodes=nodes,
-        shrinkage=shrinkage,
-        standardize=standardize,
+        g0=prob.g0,
+        init="prior" if prob.init_prior else "zero",
+        rhos=prob.Ts[:rounds].copy(),
+        nodes=prob.nodes,
+        shrinkage=prob.shrinkage,
+        standardize=prob.standardize,
         trees=dict(
             feat=feat[:rounds],
             thr=thr[:rounds],
@@ -671,8 +719,8 @@ def _fit_boost(
         s=float(best if val is not None else rounds),
         n_iter=int(rounds),
         converged=bool(finite),
-        stopped_early=bool(val is not None and n_iter_no_change > 0 and rounds < H),
-        call=call,
+        stopped_early=bool(val is not None and prob.n_iter_no_change > 0 and rounds < prob.H),
+        call=prob.call,
     )
     if not finite:
         from cohstats.exceptions import ConvergenceWarning

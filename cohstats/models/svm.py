@@ -45,7 +45,7 @@ from cohstats.probability import (
 from cohstats.results import Summary
 from cohstats.validation import AnyOf, Bool, Callable, FitSpec, Integer, NoneOr, Options, Real, Reals, fit_function
 from cohstats.validation import Anything
-from cohstats.models.svm_fit import AUTO_EXACT_MAX_N, _default_m, _fit_binary, _fit_ovo, _prepare
+from cohstats.models.svm_fit import _default_m, _design, _fit_args, _prepare, _result, _solve
 from cohstats.models.svm_multi import MulticlassSVMFit
 from cohstats.models.svm_result import SVMFit, _METHODS, class_weights
 
@@ -237,43 +237,14 @@ def svm(
     (3, 2)
     """
     ctx = capture_context(1) if isinstance(formula, str) else None
-    design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=True,
-        binary_only=False,
-        offset=offset,
-    )  # fmt: skip
-    n = design.nobs
+    design = _design(
+        formula, data, ctx, weights=weights, subset=subset, na_action=na_action, binary_only=False, offset=offset
+    )
+    prob = _prepare(design, _settings, allow_path=True, binary_only=False)
     from cohstats.solvers.svm.svmpath import _n_threads
 
     _n_threads(n_jobs)  # validate before any work
-    if path_method == "auto":
-        path_method = "exact" if n <= AUTO_EXACT_MAX_N else "warm"
-    kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
-    call = {"kernel": kname, **({"lambda_": lam} if lambda_ is not None else {"C": Cval})}
-    if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
-        call["gamma"] = float(kern.kpar[0])
-    if pi is not None:
-        call["pi"] = pi
-    if not standardize:
-        call["standardize"] = False
-    kernel_arg = kernel if not callable(kernel) else None
-    common = dict(
-        fit_fn=svm,
-        Cval=Cval,
-        pi=pi,
-        path=path,
-        m=m,
-        prob_method=prob_method,
-        tol=tol,
-        cache_size=cache_size,
-        shrinking=shrinking,
-        max_iter=max_iter,
-        path_method=path_method,
-        n_jobs=n_jobs,
-        standardize=bool(standardize),
-        call=call,
-        kernel_arg=kernel_arg,
-    )
+    run = _fit_args(prob, _settings, svm, _recorded(_settings, prob))
     if kernel_approx is not None:
         from cohstats.formula import refuse_offset
         from cohstats.models.svm_approx import fit_approx
@@ -282,20 +253,29 @@ def svm(
 
         return fit_approx(
             design,
-            Z,
-            xc,
-            xs,
-            kern,
+            prob.Z,
+            prob.xc,
+            prob.xs,
+            prob.kern,
             kernel_approx=kernel_approx,
             n_components=n_components,
             random_state=random_state,
-            **common,
+            **run,
         )
-    if design.binary:
-        fit = _fit_binary(design, Z, xc, xs, kern, **common)
-    else:
-        fit = _fit_ovo(design, Z, xc, xs, kern, **common)
-    return fit
+    return _result(design, prob, _solve(design, prob, run), run)
+
+
+def _recorded(s, prob, with_lambda: bool = True) -> dict:
+    """The arguments an SVM fit records (``fit.call``: its summary's call line)."""
+    kname = None if s.kernel is None else (s.kernel if isinstance(s.kernel, str) else "callable")
+    call = {"kernel": kname, **({"lambda_": prob.lam} if with_lambda and s.lambda_ is not None else {"C": prob.Cval})}
+    if prob.kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
+        call["gamma"] = float(prob.kern.kpar[0])
+    if prob.pi is not None:
+        call["pi"] = prob.pi
+    if not s.standardize:
+        call["standardize"] = False
+    return call
 
 
 class PsiFit(SVMFit):
@@ -410,46 +390,50 @@ def psi_learn(
     >>> bool(fit.psi_objective <= fit.history[0])
     True
     """
-    from cohstats.solvers.svm.psi import psi_dc
-
     ctx = capture_context(1) if isinstance(formula, str) else None
-    design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs = _prepare(
-        formula, data, ctx, _settings, weights=weights, subset=subset, na_action=na_action, allow_path=False,
-        binary_only=True,
-    )  # fmt: skip
+    design = _design(formula, data, ctx, weights=weights, subset=subset, na_action=na_action, binary_only=True)
+    prob = _prepare(design, _settings, allow_path=False, binary_only=True)
     if isinstance(max_dc, bool) or not isinstance(max_dc, (int, np.integer)) or max_dc < 1:
         raise ValueError(f"max_dc must be a positive integer; got {max_dc!r}")
-    y = design.y
-    n = design.nobs
-    cw = design.weights * class_weights(y, pi)
-    r = psi_dc(Z, y, kernel=kern, lam=lam, cw=cw, tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter)
+    return _psi_result(design, prob, _psi_solve(design, prob, _settings), _settings)
+
+
+def _psi_solve(design, prob, s):
+    """The DC iteration of psi-learning ([WSL] 4.3) from the weighted SVM at the same ``(pi, lambda)``:
+    its result and the class-weighted observation weights."""
+    from cohstats.solvers.svm.psi import psi_dc
+
+    cw = design.weights * class_weights(design.y, prob.pi)
+    r = psi_dc(
+        prob.Z, design.y, kernel=prob.kern, lam=prob.lam, cw=cw, tol=prob.tol, max_dc=int(s.max_dc),
+        cache_size=s.cache_size, max_iter=s.max_iter,
+    )  # fmt: skip
     if not r.converged:
         warnings.warn(
             f"psi_learn: the DC iteration stopped after {r.n_iter} steps without a "
             "repeated sign pattern or a relative decrease below 1e-6; increase max_dc",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    kname = None if kernel is None else (kernel if isinstance(kernel, str) else "callable")
-    call = {"kernel": kname, "C": Cval}
-    if kern.code not in (KERNEL_LINEAR, KERNEL_CALLABLE):
-        call["gamma"] = float(kern.kpar[0])
-    if pi is not None:
-        call["pi"] = pi
-    if not standardize:
-        call["standardize"] = False
+    return r, cw
+
+
+def _psi_result(design, prob, solved, s) -> PsiFit:
+    """The DC iterate with the smallest psi objective -> :class:`PsiFit`."""
+    r, cw = solved
+    n, Cval, max_dc = design.nobs, prob.Cval, int(s.max_dc)
     return PsiFit._from_arrays(
         design,
-        kernel=kern,
-        kernel_arg=kernel if not callable(kernel) else None,
+        kernel=prob.kern,
+        kernel_arg=prob.kernel_arg,
         C=Cval,
-        lambda_=np.array([lam]),
-        pi=pi,
-        m=_default_m(n) if m is None else int(m),
+        lambda_=np.array([prob.lam]),
+        pi=prob.pi,
+        m=_default_m(n) if prob.m is None else int(prob.m),
         cost=2.0 * cw * Cval,
-        standardize=standardize,
-        Z=Z,
-        scaling=(xc, xs),
+        standardize=s.standardize,
+        Z=prob.Z,
+        scaling=(prob.xc, prob.xs),
         dual_alpha=r.dual,
         support=np.flatnonzero(r.dual != 0),
         b=float(r.intercept),
@@ -460,13 +444,13 @@ def psi_learn(
         psi_objective=r.objective,
         history=r.info["history"],
         n_dc=r.n_iter,
-        tol=tol,
-        max_dc=int(max_dc),
-        prob_method=prob_method,
-        cache_size=cache_size,
+        tol=prob.tol,
+        max_dc=max_dc,
+        prob_method=prob.prob_method,
+        cache_size=s.cache_size,
         fit_fn=psi_learn,
-        fit_args=dict(tol=tol, max_dc=int(max_dc), cache_size=cache_size, max_iter=max_iter),
-        call=call,
+        fit_args=dict(tol=prob.tol, max_dc=max_dc, cache_size=s.cache_size, max_iter=s.max_iter),
+        call=_recorded(s, prob, with_lambda=False),
     )
 
 

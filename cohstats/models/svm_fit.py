@@ -1,13 +1,15 @@
-"""The SVM's fitting steps: the inputs prepared once (:func:`_prepare`), the binary fit along
-``C`` or ``pi`` (:func:`_fit_binary`) and the one-vs-one pairs (:func:`_fit_ovo`); shared by
-:func:`cohstats.svm`, :func:`cohstats.psi_learn` and the low-rank route of
-:mod:`cohstats.models.svm_approx`.
+"""The SVM's fitting steps: the design and the solver's inputs prepared once (:func:`_design`,
+:func:`_prepare`: shared by :func:`cohstats.svm`, :func:`cohstats.psi_learn` and the low-rank
+route of :mod:`cohstats.models.svm_approx`), the SVMs solved (:func:`_solve`: the binary SVM
+along ``C`` or ``pi``, or the one-vs-one pairs) and the result built (:func:`_result`).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,20 +43,10 @@ def _run_settings(fit_fn, prob_method, cache_size, path_method, n_jobs, tol, shr
     )
 
 
-# ============================================================================ fitting
-def _prepare(formula, data, ctx, settings, *, weights, subset, na_action, allow_path, binary_only, offset=None):
-    """The settings of :func:`svm` or :func:`psi_learn` (checked by their front doors) and the
-    data -> the design, the cost, the scaling and the kernel (checks across arguments here)."""
-    s = settings
-    kernel, C, lambda_, pi, m, prob_method, standardize = (
-        s.kernel,
-        s.C,
-        s.lambda_,
-        s.pi,
-        s.m,
-        s.prob_method,
-        s.standardize,
-    )
+# ============================================================================ prepare
+def _design(formula, data, ctx, *, weights, subset, na_action, binary_only, offset=None) -> Design:
+    """The design of a call of :func:`svm` or :func:`psi_learn` (a Design passes through, with
+    the rows of ``subset`` and the ``weights`` applied)."""
     maxk = 2 if binary_only else None
     design = (
         formula
@@ -73,6 +65,41 @@ def _prepare(formula, data, ctx, settings, *, weights, subset, na_action, allow_
     if isinstance(formula, Design):
         if weights is not None or subset is not None:
             design = build_design(design, weights=weights, subset=subset, max_classes=maxk)
+    return design
+
+
+@dataclass
+class _Problem:
+    """What the SVM solvers need, prepared from the settings and the design."""
+
+    lam: float  # the penalty lambda_ = 1/(n C)
+    Cval: float  # the cost C
+    pi: object  # None, the class weight (a number) or "path"
+    path: bool  # pi == "path": the bracketing grid of weighted SVMs
+    m: object  # the bracketing grid size (None: the default floor(sqrt(n)))
+    prob_method: str  # the default probability method
+    tol: float
+    kern: object  # the kernel (on the standardised inputs)
+    Z: np.ndarray  # the (standardised) inputs
+    xc: np.ndarray  # their centres and scales
+    xs: np.ndarray
+    kernel_arg: object  # the kernel as given (None for a callable)
+    path_method: object = None  # svm: "exact" or "warm" ("auto" resolved by n)
+
+
+def _prepare(design, settings, *, allow_path, binary_only) -> _Problem:
+    """The settings of :func:`svm` or :func:`psi_learn` (checked by their front doors) and the
+    design -> the cost, the scaling and the kernel (checks across arguments here)."""
+    s = settings
+    kernel, C, lambda_, pi, m, prob_method, standardize = (
+        s.kernel,
+        s.C,
+        s.lambda_,
+        s.pi,
+        s.m,
+        s.prob_method,
+        s.standardize,
+    )
     if design.n_classes < 2 or (binary_only and not design.binary):
         raise ValueError(
             f"{'psi_learn' if binary_only else 'svm'} needs a response with "
@@ -121,7 +148,33 @@ def _prepare(formula, data, ctx, settings, *, weights, subset, na_action, allow_
             "pi='path' is the exact path of the weighted SVM; psi-learning is "
             "fitted at each pi of the bracketing grid (give a number for pi)"
         )
-    return design, lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs
+    path_method = getattr(s, "path_method", None)
+    if path_method == "auto":
+        path_method = "exact" if n <= AUTO_EXACT_MAX_N else "warm"
+    kernel_arg = kernel if not callable(kernel) else None
+    return _Problem(lam, Cval, pi, path, m, prob_method, tol, kern, Z, xc, xs, kernel_arg, path_method)
+
+
+def _fit_args(prob: _Problem, s, fit_fn, call) -> dict:
+    """The arguments of the fitting steps (exact and low-rank) that the result records:
+    ``fit_fn`` the fit function that refits, ``call`` the recorded call."""
+    return dict(
+        fit_fn=fit_fn,
+        Cval=prob.Cval,
+        pi=prob.pi,
+        path=prob.path,
+        m=prob.m,
+        prob_method=prob.prob_method,
+        tol=prob.tol,
+        cache_size=s.cache_size,
+        shrinking=s.shrinking,
+        max_iter=s.max_iter,
+        path_method=prob.path_method,
+        n_jobs=s.n_jobs,
+        standardize=bool(s.standardize),
+        call=call,
+        kernel_arg=prob.kernel_arg,
+    )
 
 
 def _check_offset_use(design, psi: bool, path: bool, prob_method: str) -> None:
@@ -146,35 +199,64 @@ def _default_m(n):
     return max(2, int(math.floor(math.sqrt(n))))
 
 
-def _fit_binary(
+# ============================================================================ solve
+class _Solution(NamedTuple):
+    """One binary (weighted) C-SVM solved: the dual, the intercept and what the result keeps."""
+
+    cost: np.ndarray  # the box C w_i S_pi(y_i)
+    dual: np.ndarray
+    b: float
+    n_iter: int
+    converged: bool
+    fitted: object  # the training decision values (None: computed by the result)
+    Kpre: object  # the precomputed kernel matrix (None: rows computed by the solver)
+    paths: object  # {m: the bracketing path} for pi="path", else None
+    m: int
+
+
+def _solve(design, prob: _Problem, run: dict):
+    """The SVM of the problem: one binary solution, or for K > 2 classes the one-vs-one pairs'
+    ``(pairs, Kfull)`` (``run``: :func:`_fit_args`)."""
+    names = ("Cval", "pi", "path", "m", "tol", "cache_size", "shrinking", "max_iter", "path_method", "n_jobs")
+    kw = {k: run[k] for k in names}
+    if design.binary:
+        return _solve_binary(design, prob.Z, prob.kern, **kw)
+    K, yi = design.n_classes, design.y_int
+    # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
+    # built-in kernels are computed row by row inside each pair's SMO (LRU cache of
+    # cache_size MB, as libsvm's one-vs-one): SMO touches few rows, so the whole kernel
+    # matrix up front was slower (benchmarks/log.csv).
+    Kfull = prob.kern(prob.Z) if prob.kern.code == KERNEL_CALLABLE else None
+    pairs = []
+    for i in range(K):
+        for j in range(i + 1, K):
+            rows = np.flatnonzero((yi == i) | (yi == j))
+            dp = _pair_design(design, prob.Z, rows, i, j)
+            Kp = None if Kfull is None else np.ascontiguousarray(Kfull[np.ix_(rows, rows)])
+            pairs.append((i, j, rows, dp, _solve_binary(dp, dp.X, prob.kern, **kw, Kpre=Kp, warn=False)))
+    return pairs, Kfull
+
+
+def _solve_binary(
     design,
     Z,
-    xc,
-    xs,
     kern,
     *,
-    fit_fn,
     Cval,
     pi,
     path,
     m,
-    prob_method,
     tol,
     cache_size,
     shrinking,
     max_iter,
     path_method,
     n_jobs,
-    standardize,
-    call,
-    kernel_arg,
     Kpre=None,
     warn=True,
-    rows=None,
-) -> SVMFit:
+) -> _Solution:
     """The binary (weighted) C-SVM on the (standardised) inputs ``Z``; ``Kpre`` an optional
-    precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit), ``rows``
-    the training rows of such a pair."""
+    precomputed kernel matrix of ``Z`` (shared across the pairs of a one-vs-one fit)."""
     n, y = design.nobs, design.y
     pi_fit = 0.5 if path else pi
     cost = design.weights * class_weights(y, pi_fit) * Cval
@@ -235,9 +317,8 @@ def _fit_binary(
                     f"svm: SMO on the bracketing grid stopped with KKT violation above tol={tol} "
                     f"at some pi ({n_iter} iterations in all); increase tol or use path_method='exact'",
                     ConvergenceWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
-        r = None
     else:
         # an offset o enters the dual as the linear term p_i = y_i o_i - 1: the constraints
         # y_i (o_i + b + h(x_i)) >= 1 - xi_i give the dual objective sum_i a_i (1 - y_i o_i) - a'Qa/2
@@ -260,117 +341,35 @@ def _fit_binary(
                 f"svm: SMO stopped after {r.n_iter} iterations with KKT violation above "
                 f"tol={tol}; increase max_iter or tol",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         a, b, n_iter, converged = r.dual, float(r.intercept), r.n_iter, r.converged
-    fit = SVMFit._from_arrays(
-        design,
-        kernel=kern,
-        kernel_arg=kernel_arg,
-        C=float(Cval),
-        lambda_=np.array([1.0 / (n * Cval)]),
-        pi=pi,
-        m=m,
-        cost=cost,
-        standardize=standardize,
-        Z=Z,
-        scaling=(xc, xs),
-        dual_alpha=a,
-        support=np.flatnonzero(a > 0),
-        b=b,
-        n_iter=int(n_iter),
-        converged=bool(converged),
-        fitted_decision=fitted if r is None else y * (r.info["gradient"] + 1.0) + r.intercept,
-        Kpre=Kpre,
-        paths=paths,
-        rows=rows,
-        call=call,
-        **_run_settings(fit_fn, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
-    )
-    if path:
-        fit._get_path(fit.m)
-    return fit
+        fitted = y * (r.info["gradient"] + 1.0) + r.intercept
+    return _Solution(cost, a, b, int(n_iter), bool(converged), fitted, Kpre, paths, m)
 
 
-def _pair_design(design: Design, Z: np.ndarray, rows: np.ndarray, i: int, j: int) -> Design:
-    """The binary design of classes ``i < j`` on the standardised inputs (``j`` coded +1)."""
-    d = design.take(rows)
-    d.X = np.ascontiguousarray(Z[rows])
-    d.y = np.where(design.y_int[rows] == j, 1.0, -1.0)
-    d.classes = [design.classes[i], design.classes[j]]
-    d.formula, d.spec, d.variables, d.categorical_levels = None, None, (), {}
-    d.n_dropped, d.dropped = 0, {}
-    return d
+# ============================================================================ result
+def _kept(run: dict) -> dict:
+    """The solver settings a result keeps (:func:`_run_settings`) from the run's arguments."""
+    keys = ("fit_fn", "prob_method", "cache_size", "path_method", "n_jobs", "tol", "shrinking", "max_iter")
+    return _run_settings(*(run[k] for k in keys))
 
 
-def _fit_ovo(
-    design,
-    Z,
-    xc,
-    xs,
-    kern,
-    *,
-    fit_fn,
-    Cval,
-    pi,
-    path,
-    m,
-    prob_method,
-    tol,
-    cache_size,
-    shrinking,
-    max_iter,
-    path_method,
-    n_jobs,
-    standardize,
-    call,
-    kernel_arg,
-):
-    n, K = design.nobs, design.n_classes
-    yi = design.y_int
-    # A callable kernel is evaluated once, on all rows, and every pair reads its block. The
-    # built-in kernels are computed row by row inside each pair's SMO (LRU cache of
-    # cache_size MB, as libsvm's one-vs-one): SMO touches few rows, so the whole kernel
-    # matrix up front was slower (benchmarks/log.csv).
-    Kfull = kern(Z) if kern.code == KERNEL_CALLABLE else None
-    fits, pairs, idx = [], [], []
-    for i in range(K):
-        for j in range(i + 1, K):
-            rows = np.flatnonzero((yi == i) | (yi == j))
-            dp = _pair_design(design, Z, rows, i, j)
-            Kp = None if Kfull is None else np.ascontiguousarray(Kfull[np.ix_(rows, rows)])
-            f = _fit_binary(
-                dp,
-                dp.X,
-                np.zeros(design.p),
-                np.ones(design.p),
-                kern,
-                fit_fn=fit_fn,
-                Cval=Cval,
-                pi=pi,
-                path=path,
-                m=m,
-                prob_method=prob_method,
-                tol=tol,
-                cache_size=cache_size,
-                shrinking=shrinking,
-                max_iter=max_iter,
-                path_method=path_method,
-                n_jobs=n_jobs,
-                standardize=False,
-                call=call,
-                kernel_arg=kernel_arg,
-                Kpre=Kp,
-                warn=False,
-                rows=rows,
-            )
-            fits.append(f)
-            pairs.append((design.classes[i], design.classes[j]))
-            idx.append((i, j))
-    bad = [f"{a} vs {b}" for (a, b), f in zip(pairs, fits) if not f.converged]
+def _result(design, prob: _Problem, solved, run: dict):
+    """The solution(s) -> :class:`SVMFit` (two classes) or :class:`MulticlassSVMFit`."""
+    if design.binary:
+        return _binary_result(design, prob.Z, prob.xc, prob.xs, prob.kern, solved, run)
+    pairs, Kfull = solved
+    n, xs, kern = design.nobs, prob.xs, prob.kern
+    pair_run = dict(run, standardize=False)
+    ones, zeros = np.ones(design.p), np.zeros(design.p)
+    fits = [_binary_result(dp, dp.X, zeros, ones, kern, sol, pair_run, rows=rows) for _, _, rows, dp, sol in pairs]
+    names = [(design.classes[i], design.classes[j]) for i, j, *_ in pairs]
+    idx = [(i, j) for i, j, *_ in pairs]
+    bad = [f"{a} vs {b}" for (a, b), f in zip(names, fits) if not f.converged]
     if bad:
         warnings.warn(
-            f"svm: SMO stopped before tol={tol} for pair(s) {bad}; increase max_iter or tol",
+            f"svm: SMO stopped before tol={prob.tol} for pair(s) {bad}; increase max_iter or tol",
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -390,9 +389,13 @@ def _fit_ovo(
         coef = W / xs[:, None]
     elif Kfull is not None:
         fitted = Kfull[:, support] @ beta[support] + bpair
+    r = run
+    shared = _ovo_fields(
+        kern, r["kernel_arg"], r["Cval"], n, r["pi"], r["m"], r["standardize"], prob.Z, (prob.xc, xs), names, idx, fits
+    )
     return MulticlassSVMFit._from_arrays(
         design,
-        **_ovo_fields(kern, kernel_arg, Cval, n, pi, m, standardize, Z, (xc, xs), pairs, idx, fits),
+        **shared,
         beta=beta,
         dual_alpha=alpha,
         cost=cost,
@@ -400,9 +403,52 @@ def _fit_ovo(
         bpair=bpair,
         coef=coef,
         fitted=fitted,
-        call=call,
-        **_run_settings(fit_fn, prob_method, cache_size, path_method, n_jobs, tol, shrinking, max_iter),
+        call=r["call"],
+        **_kept(r),
     )
+
+
+def _binary_result(design, Z, xc, xs, kern, sol: _Solution, run: dict, rows=None) -> SVMFit:
+    """One binary solution -> :class:`SVMFit` (``rows``: the training rows of a one-vs-one pair)."""
+    r, n = run, design.nobs
+    fit = SVMFit._from_arrays(
+        design,
+        kernel=kern,
+        kernel_arg=r["kernel_arg"],
+        C=float(r["Cval"]),
+        lambda_=np.array([1.0 / (n * r["Cval"])]),
+        pi=r["pi"],
+        m=sol.m,
+        cost=sol.cost,
+        standardize=r["standardize"],
+        Z=Z,
+        scaling=(xc, xs),
+        dual_alpha=sol.dual,
+        support=np.flatnonzero(sol.dual > 0),
+        b=sol.b,
+        n_iter=sol.n_iter,
+        converged=sol.converged,
+        fitted_decision=sol.fitted,
+        Kpre=sol.Kpre,
+        paths=sol.paths,
+        rows=rows,
+        call=r["call"],
+        **_kept(r),
+    )
+    if r["path"]:
+        fit._get_path(fit.m)
+    return fit
+
+
+def _pair_design(design: Design, Z: np.ndarray, rows: np.ndarray, i: int, j: int) -> Design:
+    """The binary design of classes ``i < j`` on the standardised inputs (``j`` coded +1)."""
+    d = design.take(rows)
+    d.X = np.ascontiguousarray(Z[rows])
+    d.y = np.where(design.y_int[rows] == j, 1.0, -1.0)
+    d.classes = [design.classes[i], design.classes[j]]
+    d.formula, d.spec, d.variables, d.categorical_levels = None, None, (), {}
+    d.n_dropped, d.dropped = 0, {}
+    return d
 
 
 def _ovo_fields(kern, kernel_arg, Cval, n, pi, m, standardize, Z, scaling, pairs, idx, fits):
