@@ -53,3 +53,14 @@ def test_log_errors_name_the_problem(tmp_path):
         mt.read_log(bad)
     with pytest.raises(ValueError, match="markers"):
         mt.render("no markers here", [])
+
+
+def test_readme_gboost_row_is_the_one_the_log_gives():
+    """The README's bench_gboost.py speed row is generated from benchmarks/log.csv."""
+    path = BENCH / "bench_gboost.py"
+    if not path.is_file():
+        pytest.skip("benchmarks/ is not in this checkout")
+    spec = importlib.util.spec_from_file_location("bench_gboost", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check-readme"]) == 0

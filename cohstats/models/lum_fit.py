@@ -6,14 +6,13 @@
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from cohstats.losses.scalar import LOSS_LUM
 from cohstats.tuning.shared import check_lent
-from cohstats.models.lum_refit import _convergence_warning
+from cohstats.models.lum_refit import _warn_unconverged
 from cohstats.models.lum_result import LumFit, _HARD_C, _check_lambda, _kkt_gate
 
 #: tuned-LUM penalty grid: 25 values 10^2, 10^1.75, ..., 10^-4 (decreasing).
@@ -295,14 +294,5 @@ def _result(design, prob: _Problem, solved, s) -> LumFit:
         feature_map=prob.fmap,
         train_decision=train_decision,
     )
-    if not np.all(fit._info_converged):
-        bad = lambdas[~fit._info_converged]
-        warnings.warn(
-            f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
-            f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
-            f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
-            f"or loosen tol (now {tol:g})",
-            _convergence_warning(),
-            stacklevel=4,
-        )
+    _warn_unconverged(fit._info_converged, lambdas, info, max_iter, tol, stacklevel=5)
     return fit

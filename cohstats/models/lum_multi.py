@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from cohstats.results import Fit, interpolate_path
-from cohstats.models.lum_refit import _convergence_warning, _warn_separable_path, lum_refit_angle
+from cohstats.models.lum_refit import _warn_separable_path, _warn_unconverged, lum_refit_angle
 from cohstats.models.lum_result import (
     _HARD_C,
     _check_lambda,
@@ -132,16 +132,7 @@ def _lum_angle(
         call=call,
         form=form,
     )
-    if not np.all(fit._info_converged):
-        bad = lambdas[~fit._info_converged]
-        warnings.warn(
-            f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
-            f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
-            f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
-            f"or loosen tol (now {tol:g})",
-            _convergence_warning(),
-            stacklevel=4,
-        )
+    _warn_unconverged(fit._info_converged, lambdas, info, max_iter, tol, stacklevel=5)
     return fit
 
 

@@ -19,6 +19,21 @@ def _convergence_warning():
     return ConvergenceWarning
 
 
+def _warn_unconverged(converged, lambdas, info, max_iter, tol, stacklevel=4) -> None:
+    """One ConvergenceWarning for the lambda values of a LUM path that did not converge."""
+    if np.all(converged):
+        return
+    bad = lambdas[~converged]
+    warnings.warn(
+        f"lum: {bad.size} of {lambdas.size} lambda values did not reach the optimum "
+        f"(iteration cap, or a KKT violation above {info.get('kkt_bound', 0):.2g}; "
+        f"smallest such lambda {bad.min():.3g}); increase max_iter (now {max_iter}) "
+        f"or loosen tol (now {tol:g})",
+        _convergence_warning(),
+        stacklevel=stacklevel,
+    )
+
+
 # --------------------------------------------------------------------------- refit
 def _warn_separable_path(nsep: int, nlam: int) -> None:
     """One warning for the lambda values whose refit sample is separated by the first stage."""
