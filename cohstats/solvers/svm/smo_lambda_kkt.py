@@ -27,7 +27,7 @@ _DEC = 2
 _TRUE = 4
 
 
-@njit(cache=True, nogil=True, inline="always")
+@internal
 def _status(a, is_true, Ci, eps):
     """Status bits of a multiplier (``a <= eps`` lower, ``a >= C - eps`` upper)."""
     s = _TRUE if is_true else 0
@@ -40,7 +40,7 @@ def _status(a, is_true, Ci, eps):
     return s | _INC | _DEC
 
 
-@njit(cache=True, nogil=True, inline="always")
+@internal
 def _viol_s(f, s, margin):
     """KKT violation from the decision value ``f`` and the status bits ``s``.
 
@@ -51,7 +51,7 @@ def _viol_s(f, s, margin):
     return max(g * (s & _INC), -g * ((s >> 1) & 1))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@internal
 def _centre_point(Ft, S, q, margin, inv_L):
     """Centre point ``q``'s decision values over the classes in place; its maximal violation."""
     L = Ft.shape[0]
