@@ -54,22 +54,9 @@ __all__ = [
 ]
 
 #: Columns of ``vignettes/fidelity_registered.csv``, in order.
-COLUMNS = [
-    "paper",
-    "table",
-    "cell",
-    "ours",
-    "ours_se",
-    "published",
-    "published_se",
-    "se_used",
-    "z",
-    "verdict",
-    "reps",
-    "reps_paper",
-    "excluded",
-    "cause",
-]
+COLUMNS = (
+    "paper table cell ours ours_se published published_se se_used z verdict reps reps_paper excluded cause"
+).split()
 
 #: The registration file of the repository (``vignettes/registered.toml``), relative to the
 #: repository's top folder.
