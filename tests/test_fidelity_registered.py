@@ -23,7 +23,7 @@ def tab():
 
 
 def _scored(t):
-    return t[t["excluded"].fillna("").eq("") & t["verdict"].isin(["MATCH", "CLOSE", "OFF"])]
+    return t[fr._scored_mask(t)]
 
 
 def test_columns_are_the_registered_ones(tab):
@@ -80,8 +80,11 @@ def test_registration_parses_and_every_registered_cell_is_in_the_csv(tab):
     have = set(zip(tab["paper"], tab["table"], tab["cell"]))
     for t in reg["table"]:
         sel = pub[pub.source.isin(t["source"]) & (pub.quantity == t["quantity"])]
-        cells = [(s.strip("[").split("] ", 1)[0], s.strip("[").split("] ", 1)[1], c)
-                 for s, c in zip(sel.source, sel.cell) if re.search(t["cells"], c)]
+        cells = [
+            (s.strip("[").split("] ", 1)[0], s.strip("[").split("] ", 1)[1], c)
+            for s, c in zip(sel.source, sel.cell)
+            if re.search(t["cells"], c)
+        ]
         assert len(cells) == t["expected_cells"], t["name"]
         assert set(cells) <= have, set(cells) - have
     assert len(tab) == sum(t["expected_cells"] for t in reg["table"])
@@ -138,8 +141,17 @@ evidence = "synthetic"
     )
     pub = ours[["dataset", "method"]].assign(mean_pct=ref.published.to_numpy(), sd=1.0)
     rep = Report("t", tmp_path / "runs" / "t5" / "zdj_clearn", name="zdj_clearn")
-    rep.compare(ours, pub, on=["dataset", "method"], value="mean_pct", se="se", reps="reps",
-                published_sd="sd", published_reps=20, source="[ZDJ] Table 5")
+    rep.compare(
+        ours,
+        pub,
+        on=["dataset", "method"],
+        value="mean_pct",
+        se="se",
+        reps="reps",
+        published_sd="sd",
+        published_reps=20,
+        source="[ZDJ] Table 5",
+    )
     rep.write(html_too=False)
     t = fr.registered_table(reg, tmp_path / "runs").set_index("cell")
     assert len(t) == 6

@@ -164,8 +164,10 @@ def _mark_repeats(tab: pd.DataFrame) -> pd.DataFrame:
             if s_ != src or q_ != q or not re.search(pattern, str(cell)):
                 continue
             first = str(cell).split(" | ", 1)[0]
-            same = other[(other.cell.astype(str).str.split(" | ", n=1, regex=False).str[0] == first)
-                         & np.isclose(other.published.astype(float), float(pub), rtol=0, atol=1e-12)]
+            same = other[
+                (other.cell.astype(str).str.split(" | ", n=1, regex=False).str[0] == first)
+                & np.isclose(other.published.astype(float), float(pub), rtol=0, atol=1e-12)
+            ]
             if len(same):
                 verdicts[i] = "REPEAT"
                 notes[i] = f"the published number of {other_src} {same.cell.iloc[0]}, scored there"
@@ -281,8 +283,9 @@ def fidelity_table(run_dir) -> pd.DataFrame:
     Columns: ``source`` (the published table), ``quantity``, ``cell`` (our label: stand-in
     rows carry the stand-in data's name), ``reps``, ``ours``, ``ours_se`` (as computed),
     ``published``, ``published_se``, ``se_used`` (the denominator of ``z``: the published SE
-    and our SE floored for few replications, combined), ``z``, ``verdict``, ``cause`` (for a CLOSE or OFF cell the kind of its
-    measured cause, :data:`CAUSE_KINDS`), ``note`` and ``report`` (the report that computed it).
+    and our SE floored for few replications, combined), ``z``, ``verdict``, ``cause`` (for a
+    CLOSE or OFF cell the kind of its measured cause, :data:`CAUSE_KINDS`), ``note`` and
+    ``report`` (the report that computed it).
     A published cell reached by several comparisons keeps the first one that has our number.
     """
     comp = read_comparisons(run_dir)
