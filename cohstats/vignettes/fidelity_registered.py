@@ -296,6 +296,26 @@ def registered_summary(tab: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _mixed_line(tab: pd.DataFrame) -> str:
+    """The same cells in the committed mixed-protocol table (``vignettes/fidelity_full.csv``)."""
+    path = _repo_root() / "vignettes" / "fidelity_full.csv"
+    if not path.is_file():
+        return ""
+    full = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    full = full.assign(
+        paper=full.source.str.strip("[").str.split("] ").str[0], table=full.source.str.split("] ").str[1]
+    )
+    same = full.merge(tab[["paper", "table", "cell", "quantity"]], on=["paper", "table", "cell", "quantity"])
+    sc = same[same.verdict.isin(["MATCH", "CLOSE", "OFF"])]
+    if sc.empty:
+        return ""
+    reps = pd.to_numeric(sc["reps"], errors="coerce")
+    return (
+        f"The same cells in `fidelity_full.md` (mixed protocols, {reps.min():g}-{reps.max():g} replications): "
+        f"{100.0 * (sc.verdict == 'MATCH').mean():.1f} % of {len(sc)} scored cells within 2 SE."
+    )
+
+
 def write_registered(to=None, registration=None, results=None) -> Path:
     """Write the registered table as CSV (``to``, default ``vignettes/fidelity_registered.csv``)
     with its Markdown beside it (same name, ``.md``); return the CSV path."""
@@ -325,6 +345,8 @@ def write_registered(to=None, registration=None, results=None) -> Path:
         f"scored cells within 2 SE; unadjusted share (every cell with a z, exclusions included): "
         f"{tot['unadjusted share within 2 SE (%)']:.1f} %.** OFF cells whose cause is open: "
         f"{int(tot['OFF with cause open'])}.",
+        "",
+        _mixed_line(tab),
         "",
         "## Power and verdicts per table",
         "",
