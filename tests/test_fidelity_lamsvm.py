@@ -72,7 +72,7 @@ def test_summary_text_counts_and_lists_off_cells_without_a_cause(tmp_path):
     assert f"{int(s['OFF'])} OFF" in text and int(s["OFF"]) >= 14
     # only the protocol note on the Abalone cells and five Pendigit cells; the two large-margin
     # Pendigit cells carry the measured regime (C below a tenth of the margin)
-    assert "without a measured cause in their note: 12 (" in text
+    assert "OFF cells without a measured cause (cause empty or open): 12 (" in text
     assert text.count("Abalone") == 7 and text.count("Pendigit") == 5
 
 

@@ -56,6 +56,8 @@ __all__ = [
     "CAUSES",
     "FIDELITY_VERDICTS",
     "CAUSE_KINDS",
+    "OUTSIDE_KINDS",
+    "REPEATS",
     "cause_summary",
     "summary_text",
     "fidelity_table",
@@ -92,16 +94,27 @@ PUBLISHED = (
 #: the cell's ``cause`` column.
 CAUSE_KINDS = {
     "paper": "the paper's numbers contradict each other or another of its tables, or its cell is "
-    "another quantity than the one it names: no single implementation can match all of them",
-    "data": "the paper's data cannot be had as it used them (one fixed draw of a generator, or "
-    "training sizes at which no classifier tried reaches its level)",
+    "another quantity than the one it names (checkable from the paper's own numbers)",
+    "data": "the paper's data cannot be had as it used them: independent implementations "
+    "(scikit-learn) on the data as available do not reach the paper's level either",
     "independent": "independent implementations (scikit-learn, the Bayes rule, a closed form) "
     "agree with ours and not with the paper",
-    "protocol": "a step the paper leaves unstated; its readings move the cell, the vignette keeps "
-    "one and the others are options",
-    "sampling": "more replications or Monte Carlo draws put the cell within 2 SE",
+    "protocol (hypothesis)": "the package's own explanation, measured with this package only (a "
+    "step the paper leaves unstated, a setting that moves the cell, more replications): the cell "
+    "stays scored",
     "open": "partly explained: the note says what was measured and ruled out, the rest is not found",
 }
+
+#: The kinds whose evidence a reader can check outside the package.
+OUTSIDE_KINDS = ("paper", "data", "independent")
+
+#: Published cells that print the same number as a cell of another table, scored only there:
+#: ``(source, quantity, cell regex, other source, other cell regex)``. A cell matching the first
+#: three is a REPEAT when the other table has a cell of the same first key (the data set) matching
+#: the other regex with the same published value. [WSL] Table 4's psi-learning "New"
+#: cross-entropies are Table 3's psi-learning "New" cells (Mushroom, Liver, Diabetes: psi L;
+#: Ionosphere: psi G).
+REPEATS = (("[WSL] Table 4", "cre", r"\| New \(psi-learning\)$", "[WSL] Table 3", r"\| psi [GL] \| New$"),)
 
 
 def _read_causes() -> tuple:
@@ -115,8 +128,9 @@ def _read_causes() -> tuple:
 CAUSES = _read_causes()
 
 
-#: The verdicts of the fidelity table: the comparison verdicts and NO DATA.
-FIDELITY_VERDICTS = VERDICTS + ("NO DATA",)
+#: The verdicts of the fidelity table: the comparison verdicts, NO DATA and REPEAT (a published
+#: number that repeats another table's cell, :data:`REPEATS`; scored once, there).
+FIDELITY_VERDICTS = VERDICTS + ("NO DATA", "REPEAT")
 
 
 def _offline_data_set(cell: str) -> str | None:
@@ -135,6 +149,28 @@ def _mark_no_data(tab: pd.DataFrame) -> pd.DataFrame:
         if why is not None:
             verdicts[i] = "NO DATA"
             notes[i] = f"data set not available offline: {why}"
+    return tab.assign(verdict=verdicts, note=notes)
+
+
+def _mark_repeats(tab: pd.DataFrame) -> pd.DataFrame:
+    """Cells of :data:`REPEATS` become REPEAT (not scored), their note naming the cell scored."""
+    import re
+
+    verdicts, notes = tab["verdict"].tolist(), tab["note"].astype(str).tolist()
+    for src, q, pattern, other_src, other_pattern in REPEATS:
+        other = tab[(tab.source == other_src) & (tab.quantity == q)]
+        other = other[other.cell.astype(str).str.contains(other_pattern, regex=True)]
+        for i, (s_, q_, cell, pub) in enumerate(zip(tab.source, tab.quantity, tab.cell, tab.published)):
+            if s_ != src or q_ != q or not re.search(pattern, str(cell)):
+                continue
+            first = str(cell).split(" | ", 1)[0]
+            same = other[
+                (other.cell.astype(str).str.split(" | ", n=1, regex=False).str[0] == first)
+                & np.isclose(other.published.astype(float), float(pub), rtol=0, atol=1e-12)
+            ]
+            if len(same):
+                verdicts[i] = "REPEAT"
+                notes[i] = f"the published number of {other_src} {same.cell.iloc[0]}, scored there"
     return tab.assign(verdict=verdicts, note=notes)
 
 
@@ -189,6 +225,7 @@ _COLUMNS = [
     "ours_se",
     "published",
     "published_se",
+    "se_used",
     "z",
     "verdict",
     "note",
@@ -244,14 +281,18 @@ def fidelity_table(run_dir) -> pd.DataFrame:
     """One row per published cell (and per compared cell of tables not in :data:`PUBLISHED`).
 
     Columns: ``source`` (the published table), ``quantity``, ``cell`` (our label: stand-in
-    rows carry the stand-in data's name), ``reps``, ``ours``, ``ours_se``, ``published``,
-    ``published_se``, ``z``, ``verdict``, ``cause`` (for a CLOSE or OFF cell the kind of its
-    measured cause, :data:`CAUSE_KINDS`), ``note`` and ``report`` (the report that computed it).
+    rows carry the stand-in data's name), ``reps``, ``ours``, ``ours_se`` (as computed),
+    ``published``, ``published_se``, ``se_used`` (the denominator of ``z``: the published SE
+    and our SE floored for few replications, combined), ``z``, ``verdict``, ``cause`` (for a
+    CLOSE or OFF cell the kind of its measured cause, :data:`CAUSE_KINDS`), ``note`` and
+    ``report`` (the report that computed it).
     A published cell reached by several comparisons keeps the first one that has our number.
     """
     comp = read_comparisons(run_dir)
     pub = _published_cells()
     comp = comp[comp["published"].notna() | comp["ours"].notna()].copy()
+    # the denominator of z (published SE and our floored SE combined), under the table's name
+    comp["se_used"] = comp["se_combined"] if "se_combined" in comp else np.nan
     # a comparison recorded without a known source (an older vignette passing only a caption)
     # is attributed to the published table whose cell it matches, when exactly one does
     owners: dict = {}
@@ -296,6 +337,7 @@ def fidelity_table(run_dir) -> pd.DataFrame:
                     "ours_se": np.nan,
                     "published": r.published,
                     "published_se": np.nan,
+                    "se_used": np.nan,
                     "z": np.nan,
                     "verdict": "NOT COMPUTED",
                     "note": why,
@@ -315,6 +357,7 @@ def fidelity_table(run_dir) -> pd.DataFrame:
     ]
     out["note"] = out["note"].fillna("")
     out = _mark_no_data(out)
+    out = _mark_repeats(out)
     out = _add_causes(out)
     out["report"] = out["report"].fillna("")
     cols = list(_COLUMNS)
@@ -323,8 +366,9 @@ def fidelity_table(run_dir) -> pd.DataFrame:
 
 
 def fidelity_summary(tab: pd.DataFrame) -> pd.DataFrame:
-    """Verdict counts per published table, with a total row and the share of the scored
-    (non-stand-in, computed) cells within 2 SE."""
+    """Verdict counts per published table, with a total row, the share of the scored
+    (MATCH, CLOSE, OFF) cells within 2 SE, and the table's power: the median replications of
+    its scored cells and the median 2-SE band (``2 se_used``) in % of the published value."""
     rows = []
     for src, d in list(tab.groupby("source", sort=False)) + [("all", tab)]:
         row = {"source": src, "cells": len(d)}
@@ -332,18 +376,30 @@ def fidelity_summary(tab: pd.DataFrame) -> pd.DataFrame:
             row[v] = int((d["verdict"] == v).sum())
         scored = row["MATCH"] + row["CLOSE"] + row["OFF"]
         row["within 2 SE (%)"] = 100.0 * row["MATCH"] / scored if scored else np.nan
+        sc = d[d["verdict"].isin(["MATCH", "CLOSE", "OFF"])]
+        reps = pd.to_numeric(sc["reps"], errors="coerce") if "reps" in sc else pd.Series(dtype=float)
+        row["reps (median)"] = float(reps.median()) if reps.notna().any() else np.nan
+        band = _band_pct(sc)
+        row["2-SE band (% of published, median)"] = float(band.median()) if band.notna().any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _band_pct(tab: pd.DataFrame) -> pd.Series:
+    """``2 se_used`` in % of ``|published|`` per row (NaN without ``se_used`` or a zero value)."""
+    if "se_used" not in tab or tab.empty:
+        return pd.Series(np.nan, index=tab.index, dtype=float)
+    pub = pd.to_numeric(tab["published"], errors="coerce").abs()
+    se = pd.to_numeric(tab["se_used"], errors="coerce")
+    return (200.0 * se / pub.where(pub > 0)).astype(float)
+
+
 def _uncaused(tab: pd.DataFrame) -> pd.DataFrame:
-    """OFF cells whose note gives no measured cause (empty, or "cause not found")."""
+    """OFF cells without a measured cause: their ``cause`` is empty (no entry of
+    :data:`CAUSES` matches) or ``"open"`` -- the same count the cause table shows."""
     off = tab[tab["verdict"] == "OFF"]
-    note = off["note"].astype(str)
-    causeless = note.str.strip().eq("") | note.str.contains("cause not found", regex=False)
-    # a note that only restates the protocol is not a cause
-    causeless |= note.str.match(r"^quick protocol: [^;]*$")
-    return off[causeless]
+    cause = off["cause"].fillna("").astype(str) if "cause" in off else pd.Series("", index=off.index)
+    return off[cause.isin(["", "open"])]
 
 
 def summary_text(tab: pd.DataFrame) -> str:
@@ -354,9 +410,10 @@ def summary_text(tab: pd.DataFrame) -> str:
     text = (
         f"Of {int(summ['cells'])} published cells: {int(summ['MATCH'])} MATCH, {int(summ['CLOSE'])} CLOSE, "
         f"{int(summ['OFF'])} OFF, {int(summ['STAND-IN'])} STAND-IN, {int(summ['NOT COMPUTED'])} NOT COMPUTED, "
-        f"{int(summ['NO DATA'])} NO DATA (data set not available offline), {int(summ['NO SE'])} NO SE; "
+        f"{int(summ['NO DATA'])} NO DATA (data set not available offline), {int(summ['NO SE'])} NO SE, "
+        f"{int(summ['REPEAT'])} REPEAT (scored in the table they repeat); "
         f"{summ['within 2 SE (%)']:.1f} % of the {scored} scored cells are "
-        f"within 2 SE. OFF cells without a measured cause in their note: {len(unc)}"
+        f"within 2 SE. OFF cells without a measured cause (cause empty or open): {len(unc)}"
     )
     if len(unc):
         text += " (" + "; ".join(f"{s} {q} {c}" for s, q, c in zip(unc.source, unc.quantity, unc.cell)) + ")"
@@ -393,9 +450,12 @@ def write_fidelity(run_dir, to=None) -> Path:
         f"{platform.python_version()}, from the comparison files of the run."
     )
     legend = (
-        "z = (ours - published) / sqrt(SE_pub^2 + SE_ours^2), our SE floored at the "
-        "paper's per-replication spread / sqrt(our replications) where the paper gives a "
-        "spread. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
+        "z = (ours - published) / se_used, se_used = sqrt(SE_pub^2 + SE_ours^2) with our SE floored "
+        "at the paper's per-replication spread / sqrt(our replications) where the paper gives a "
+        "spread (ours_se is our SE as computed). The summary's power columns: the median "
+        "replications of a table's scored cells and its median 2-SE band (2 se_used) in % of the "
+        "published value. REPEAT: a published number repeating another table's cell, scored "
+        "there. MATCH |z| <= 2, CLOSE |z| <= 3, OFF otherwise; STAND-IN: our number is "
         "computed on other data than the paper's and is not scored; NOT COMPUTED: the run "
         "has no number for the published cell; NO DATA: the paper's data set cannot be obtained "
         "offline (not scored, not missing work); NO SE: no standard error on either side "
