@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Report", "compare_table", "markdown_table", "tally", "tally_text", "verdict", "VERDICTS"]
+__all__ = ["Report", "compare_table", "markdown_table", "power_text", "tally", "tally_text", "verdict", "VERDICTS"]
 
 
 def _slug(text: str) -> str:
@@ -316,6 +316,32 @@ def tally(table: pd.DataFrame) -> dict:
     return {k: int((v == k).sum()) for k in VERDICTS}
 
 
+def power_text(table: pd.DataFrame, published_reps=None) -> str:
+    """One sentence with the power of a comparison table: our replications (median over the
+    scored cells), the paper's when known, and the median 2-SE band (``2 se_combined``) in % of
+    the published value -- the smallest difference the table can call OFF.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"reps": [10, 10], "published": [0.2, 0.4], "se_combined": [0.01, 0.01],
+    ...                   "verdict": ["MATCH", "OFF"]})
+    >>> power_text(t, published_reps=100)
+    'Power: 10 replications (paper: 100); median 2-SE band 7.5 % of the published value.'
+    """
+    scored = table[table["verdict"].isin(["MATCH", "CLOSE", "OFF"])]
+    if scored.empty:
+        return ""
+    reps = pd.to_numeric(scored["reps"], errors="coerce").dropna()
+    what = f"{reps.median():g} replications" if len(reps) else "replications not recorded"
+    if isinstance(published_reps, (int, float, np.integer, np.floating)) and not isinstance(published_reps, bool):
+        what += f" (paper: {published_reps:g})"
+    pub = pd.to_numeric(scored["published"], errors="coerce").abs()
+    se = pd.to_numeric(scored["se_combined"], errors="coerce")
+    band = (200.0 * se / pub)[(pub > 0) & se.notna()]
+    tail = f"; median 2-SE band {band.median():.2g} % of the published value" if len(band) else ""
+    return f"Power: {what}{tail}."
+
+
 def tally_text(table: pd.DataFrame) -> str:
     """One sentence with the verdict counts of a comparison table (computed, not typed)."""
     t = tally(table)
@@ -474,7 +500,10 @@ class Report:
         if display:
             self.table(
                 tab,
-                caption=f"{cap} z = difference / sqrt(published_se^2 + our_se^2), {floor}. {tally_text(tab)}",
+                caption=(
+                    f"{cap} z = difference / sqrt(published_se^2 + our_se^2), {floor}. {tally_text(tab)} "
+                    f"{power_text(tab, published_reps)}"
+                ).rstrip(),
                 floatfmt=floatfmt,
             )
         back = {v: k for k, v in stand_ins.items()} if isinstance(stand_ins, dict) else {}
