@@ -9,14 +9,18 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def _make_table():
-    path = BENCH / "make_table.py"
+def _load(name):
+    path = BENCH / f"{name}.py"
     if not path.is_file():
         pytest.skip("benchmarks/ is not in this checkout")
-    spec = importlib.util.spec_from_file_location("make_table", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _make_table():
+    return _load("make_table")
 
 
 def test_committed_table_is_the_generated_one():
@@ -57,10 +61,4 @@ def test_log_errors_name_the_problem(tmp_path):
 
 def test_readme_gboost_row_is_the_one_the_log_gives():
     """The README's bench_gboost.py speed row is generated from benchmarks/log.csv."""
-    path = BENCH / "bench_gboost.py"
-    if not path.is_file():
-        pytest.skip("benchmarks/ is not in this checkout")
-    spec = importlib.util.spec_from_file_location("bench_gboost", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--check-readme"]) == 0
+    assert _load("bench_gboost").main(["--check-readme"]) == 0
