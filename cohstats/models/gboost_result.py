@@ -149,21 +149,15 @@ class GBoostFit(OffsetProbabilities, Fit):
     def _step(self, s):
         return int(self.s) if s is None else _check_step(s, self.n_trees)
 
+    def _tree_args(self) -> tuple:
+        """The fitted trees and initial margins, in the order the compiled predictors take them."""
+        t = self._trees
+        return t["feat"], t["thr"], t["left"], t["right"], t["value"], self._g0
+
     def _margins(self, X, s=None):
         k = self._step(s)
-        t = self._trees
-        return _b.boost_decision(
-            np.ascontiguousarray(X, dtype=np.float64),
-            k,
-            self.n_classes,
-            self._code,
-            t["feat"],
-            t["thr"],
-            t["left"],
-            t["right"],
-            t["value"],
-            self._g0,
-        )
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return _b.boost_decision(X, k, self.n_classes, self._code, *self._tree_args())
 
     def _to_decision(self, G):
         if self.n_classes == 2:
@@ -200,19 +194,8 @@ class GBoostFit(OffsetProbabilities, Fit):
         return np.argmax(self._margins(X, s), axis=1)
 
     def _staged_margins(self, X):
-        t = self._trees
-        return _b.boost_staged_decision(
-            np.ascontiguousarray(X, dtype=np.float64),
-            self.n_trees,
-            self.n_classes,
-            self._code,
-            t["feat"],
-            t["thr"],
-            t["left"],
-            t["right"],
-            t["value"],
-            self._g0,
-        )
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return _b.boost_staged_decision(X, self.n_trees, self.n_classes, self._code, *self._tree_args())
 
     def _decision_path(self, X):
         """Decision values after every step, steps on the first axis (one pass over the
@@ -278,7 +261,6 @@ class GBoostFit(OffsetProbabilities, Fit):
             raise ValueError(
                 f"newdata must contain the response column {self.design.yname!r} to compute test error curves"
             )
-        t = self._trees
         return _b.boost_staged_error(
             np.ascontiguousarray(X, dtype=np.float64),
             np.ascontiguousarray(yt, dtype=np.int64),
@@ -287,12 +269,7 @@ class GBoostFit(OffsetProbabilities, Fit):
             self.n_classes,
             self._code,
             np.ascontiguousarray(self.rhos),
-            t["feat"],
-            t["thr"],
-            t["left"],
-            t["right"],
-            t["value"],
-            self._g0,
+            *self._tree_args(),
         )
 
     def path(self, newdata=None) -> PathFrame:

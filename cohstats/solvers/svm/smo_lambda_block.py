@@ -19,7 +19,7 @@ from numba import njit
 
 from cohstats._numba_cache import internal
 from cohstats.solvers.svm.rows import get_row, row_slot
-from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _axpy2, _axpy4, _status, _viol_s
+from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _axpy2, _axpy4, _box_step, _status, _viol_s
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -247,14 +247,7 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
         ysgn = 1.0 if yi == jb else -1.0
         V = ysgn * Fl[ab, jb] - (margin if yi == jb else 1.0)
         a0 = Al[ab, jb]
-        if G > 1e-12:
-            an = a0 - V / G
-        else:
-            an = Ci if V < 0.0 else 0.0
-        if an < 0.0:
-            an = 0.0
-        elif an > Ci:
-            an = Ci
+        an = _box_step(a0, V, G, Ci)
         d = an - a0
         if d == 0.0:
             return ab if ns == 0 else -1

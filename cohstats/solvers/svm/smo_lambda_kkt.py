@@ -249,6 +249,22 @@ def _rebuild(st, kr, margin, n_events, n_act):
         pv[q] = _centre_point(Ft, S, q, margin, inv_L)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _box_step(a, V, G, Ci):
+    """One multiplier's Newton step on the dual, ``a - V / G``, clipped to ``[0, Ci]``; with no
+    curvature (``G`` = 0: the variable does not move F, the dual is linear in it) the bound
+    that the gradient points to."""
+    if G > 1e-12:
+        an = a - V / G
+    else:
+        an = Ci if V < 0.0 else 0.0
+    if an < 0.0:
+        return 0.0
+    if an > Ci:
+        return Ci
+    return an
+
+
 @internal
 def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps, inner_max, counter):
     """Exact single-variable steps on the multipliers of point ``i`` (largest violation first;
@@ -272,15 +288,7 @@ def _point_steps(i, Fi, delta, alpha, S, yi, Ci, Kii, G, inv_L, margin, tol, eps
         ysgn = 1.0 if yi == j else -1.0
         V = ysgn * Fi[j] - (margin if yi == j else 1.0)
         a = alpha[i, j]
-        if G > 1e-12:
-            an = a - V / G
-        else:
-            # the variable does not move F: the dual is linear in it
-            an = Ci if V < 0.0 else 0.0
-        if an < 0.0:
-            an = 0.0
-        elif an > Ci:
-            an = Ci
+        an = _box_step(a, V, G, Ci)
         d = an - a
         if d == 0.0:
             break
