@@ -58,6 +58,7 @@ __all__ = [
     "install",
     "internal",
     "jitted_functions",
+    "njit",
     "quiet",
     "source_files",
     "source_hash",
@@ -456,17 +457,28 @@ def install() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# jitted functions that only jitted code calls
+# the decorators of cohstats' jitted code
 # --------------------------------------------------------------------------------------------
-_internal_class = None
+_classes: dict = {}
 
 
-def _internal_dispatcher_class():
-    global _internal_class
-    if _internal_class is None:
+def _dispatcher_class(entry: bool):
+    """numba's CPU dispatcher, compiling one specialisation per argument *types* (see :func:`njit`);
+    ``entry=False``: without a Python entry point (see :func:`internal`)."""
+    cls = _classes.get(entry)
+    if cls is None:
+        from numba.core import types
         from numba.core.registry import CPUDispatcher
 
-        class InternalDispatcher(CPUDispatcher):
+        class Dispatcher(CPUDispatcher):
+            """A numba dispatcher whose calls from jitted code ignore constant values (see :func:`njit`)."""
+
+            def get_call_template(self, args, kws):
+                args = tuple(types.unliteral(a) for a in args)
+                kws = {k: types.unliteral(v) for k, v in kws.items()}
+                return super().get_call_template(args, kws)
+
+        class InternalDispatcher(Dispatcher):
             """A dispatcher compiled without Python entry points (see :func:`internal`)."""
 
             def __call__(self, *args, **kwargs):
@@ -475,8 +487,41 @@ def _internal_dispatcher_class():
                     "Python entry point: call it from jitted code"
                 )
 
-        _internal_class = InternalDispatcher
-    return _internal_class
+        for c in (Dispatcher, InternalDispatcher):  # picklable by reference
+            c.__module__ = __name__
+            c.__qualname__ = c.__name__
+            globals()[c.__name__] = c
+        _classes[True], _classes[False] = Dispatcher, InternalDispatcher
+        cls = _classes[entry]
+    return cls
+
+
+def _decorate(fn, options, entry):
+    def deco(f):
+        install()  # the hash-keyed cache, before numba looks up where to cache ``f``
+        targetoptions = dict(nopython=True)
+        if not entry:
+            targetoptions.update(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+        targetoptions.update(options)
+        cache = targetoptions.pop("cache", True)
+        disp = _dispatcher_class(entry)(py_func=f, locals={}, targetoptions=targetoptions)
+        if cache:
+            disp.enable_caching()
+        return disp
+
+    return deco if fn is None else deco(fn)
+
+
+def njit(fn=None, **options):
+    """``numba.njit`` for cohstats' code: the same options, one specialisation per argument types.
+
+    numba compiles a jitted function called from other jitted code once for every *constant*
+    argument value it sees (``f(x, -1)`` and ``f(x, True)`` are typed ``Literal[int](-1)`` and
+    ``Literal[bool](True)``), besides the specialisation a call from Python makes; the same body
+    is then compiled two or three times. Functions made by this decorator type such calls by the
+    arguments' types alone, so each function is compiled once per argument types.
+    """
+    return _decorate(fn, options, entry=True)
 
 
 def internal(fn=None, **options):
@@ -486,14 +531,7 @@ def internal(fn=None, **options):
     unboxes every array of the arguments' NamedTuples) and one C-callable; a function called
     only from other jitted functions needs neither. Leaving them out removes about a tenth of
     the compilation of a first fit. Calling such a function from Python raises ``TypeError``
-    (it has no Python entry point). ``options`` are numba's (``inline``, ``fastmath``, ...).
+    (it has no Python entry point). ``options`` are numba's (``inline``, ``fastmath``, ...); like
+    :func:`njit`, one specialisation per argument types.
     """
-
-    def deco(f):
-        targetoptions = dict(nopython=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-        targetoptions.update(options)
-        disp = _internal_dispatcher_class()(py_func=f, locals={}, targetoptions=targetoptions)
-        disp.enable_caching()
-        return disp
-
-    return deco if fn is None else deco(fn)
+    return _decorate(fn, options, entry=False)

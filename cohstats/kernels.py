@@ -23,12 +23,12 @@ from typing import Callable
 import numpy as np
 
 from cohstats._numba_cache import install as _install_numba_cache
-from cohstats._numba_cache import internal
+from cohstats._numba_cache import internal, njit
 
 _install_numba_cache()  # before any jitted function is defined: hash-keyed numba cache
 
 from llvmlite import ir as _ir  # noqa: E402
-from numba import njit, prange, types  # noqa: E402
+from numba import prange, types  # noqa: E402
 from numba.core.extending import intrinsic  # noqa: E402
 
 KERNEL_LINEAR = 0

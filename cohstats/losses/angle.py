@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from .scalar import lum_d1, lum_value
 

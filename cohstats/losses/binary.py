@@ -32,7 +32,7 @@ import math
 import numbers
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from . import scalar as _s
 from .scalar import (

@@ -22,7 +22,7 @@ import math
 import numbers
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats._numba_cache import internal
 

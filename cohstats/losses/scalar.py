@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from cohstats._numba_cache import njit
 
 LOSS_C = 0
 LOSS_V = 1

@@ -9,7 +9,7 @@ import math
 import warnings
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import (
     LOSS_ALUM,

@@ -52,7 +52,7 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import LOSS_LUM, LOSS_MCOH, loss_curv_bound, loss_eval_sum
 from cohstats.solvers.cd.design import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

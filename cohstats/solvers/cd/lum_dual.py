@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import LOSS_LUM, lum_d1, lum_value
 from cohstats.solvers.cd.scalar import _dot, _solve_1d

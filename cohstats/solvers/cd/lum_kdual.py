@@ -73,7 +73,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import LOSS_LUM, lum_d1, lum_d2, lum_value
 from cohstats.solvers.cd.lum_dual import _axpy, _coord, _shuffle, _working_set, lum_psi

@@ -20,7 +20,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import lum_d1, lum_d2, lum_value
 

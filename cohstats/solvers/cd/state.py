@@ -28,7 +28,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.scalar import LOSS_ALUM, LOSS_LUM, LOSS_MCOH, loss_curv_bound
 

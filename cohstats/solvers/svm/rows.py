@@ -26,7 +26,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from cohstats._numba_cache import njit
 from numba.core.extending import overload
 
 from cohstats._numba_cache import internal

@@ -36,7 +36,7 @@ kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=Tru
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
 from cohstats.solvers.result import SolverResult

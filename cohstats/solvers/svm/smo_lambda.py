@@ -78,7 +78,7 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

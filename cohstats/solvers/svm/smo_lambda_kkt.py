@@ -11,7 +11,7 @@ state arrays are those of :class:`cohstats.solvers.svm.smo_lambda.LambdaState`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

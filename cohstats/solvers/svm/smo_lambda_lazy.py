@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.solvers.svm.rows import get_row
 from cohstats.solvers.svm.smo_lambda_block import _block_visit

@@ -11,7 +11,7 @@ points with a free multiplier, from which block visits draw their partners.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

@@ -11,7 +11,7 @@ the elbow system kept by rank-one updates (:func:`invert_pivot`, :func:`_inv_add
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal
@@ -197,7 +197,8 @@ def path_core(kr, y, w, nlam, grid, g0, pi0, alpha, alpha0, f, status, A_out, A0
     g = g0
     # grid points at the start value
     while g < ng and grid[g] <= pi + 1e-14:
-        A_out[g, :] = alpha
+        for i in range(n):  # (an element loop: a slice assignment compiles numba's shape-error text)
+            A_out[g, i] = alpha[i]
         A0_out[g] = alpha0
         g += 1
     h = np.zeros(n)

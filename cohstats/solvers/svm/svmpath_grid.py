@@ -10,7 +10,7 @@ start (:func:`_grid_chain`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal

@@ -64,7 +64,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_lmult
 from cohstats.solvers.trees.grow import _n_slots, build_root_hist, hist_width

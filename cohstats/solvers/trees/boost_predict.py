@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.losses.multiclass import mc_coh_prob
 from cohstats.solvers.trees.boost_steps import (

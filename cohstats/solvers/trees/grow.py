@@ -47,7 +47,7 @@ Example
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.solvers.trees.bins import apply_bins, make_bins  # noqa: F401 - binning lived here
 

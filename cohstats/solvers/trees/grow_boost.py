@@ -6,7 +6,7 @@ general grower :func:`cohstats.solvers.trees.grow.grow_tree` (tested)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from cohstats._numba_cache import njit
 
 from cohstats.solvers.trees.grow import (
     GAIN_RTOL,
