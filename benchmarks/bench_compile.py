@@ -8,9 +8,8 @@ the cache that the first one filled. For each case the table gives
   the fit and, for ``cv(n_jobs=2)`` and ``warmup``, its worker processes);
 * ``compiled``: the number of functions that the cache holds afterwards (numba index files);
 * ``warm wall``: wall seconds of the second process, start to exit (import plus the first fit);
-  both processes write and read Python bytecode (in a temporary ``PYTHONPYCACHEPREFIX``, also
-  where ``PYTHONDONTWRITEBYTECODE`` is set), as an installed package has it: the first process
-  compiles the bytecode, the second loads it;
+  the package's bytecode is compiled first and both processes keep bytecode (``__pycache__``,
+  also where ``PYTHONDONTWRITEBYTECODE`` is set), as in an installed package;
 * the functions that took longest to compile (exclusive CPU seconds, from numba's event API
   ``numba.core.event``: the time of a function's own compilation, less the callees compiled
   meanwhile).
@@ -105,8 +104,8 @@ def _child(case: str) -> None:
     print(json.dumps({"top": sorted(top.items(), key=lambda kv: -kv[1]), "events": len(rows)}))
 
 
-def _run(case: str, cache: str, pycache: str) -> dict:
-    env = dict(os.environ, COHSTATS_NUMBA_CACHE_DIR=cache, COHSTATS_QUIET="1", PYTHONPYCACHEPREFIX=pycache)
+def _run(case: str, cache: str) -> dict:
+    env = dict(os.environ, COHSTATS_NUMBA_CACHE_DIR=cache, COHSTATS_QUIET="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is kept, as in an installed package
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -134,14 +133,20 @@ def main(argv=None) -> int:
     if args.child:
         _child(args.child)
         return 0
+    # the package's bytecode, as an installation compiles it (pip install does)
+    import cohstats
+
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    pkg = os.path.dirname(cohstats.__file__)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], env=env, capture_output=True, check=False)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average before the run: {load:.2f} (run on an idle machine)")
     print(f"{'case':<34}{'cold CPU s':>11}{'compiled':>10}{'warm wall s':>13}")
     for case in args.cases:
         with tempfile.TemporaryDirectory(prefix="cohstats-compile-") as cache:
-            pycache = os.path.join(cache, "pycache")
-            cold = _run(case, cache, pycache)
-            warm = _run(case, cache, pycache)
+            cold = _run(case, cache)
+            warm = _run(case, cache)
         print(f"{CASES[case][0]:<34}{cold['cpu']:>11.1f}{cold['compiled']:>10d}{warm['wall']:>13.2f}")
         for name, t in cold["top"][: args.top]:
             print(f"    {t:6.2f} s  {name}")

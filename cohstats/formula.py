@@ -374,8 +374,6 @@ def _offset_values(frame: pd.DataFrame, cols, labels) -> np.ndarray:
 
 
 def _design_from_formula(formula, data, subset, weights, na_action, context, offset=None) -> Design:
-    from formulaic import Formula, model_matrix
-
     if data is None:
         raise TypeError(f"formula {formula!r} needs data: a pandas DataFrame")
     if isinstance(data, dict):
@@ -405,6 +403,8 @@ def _design_from_formula(formula, data, subset, weights, na_action, context, off
         fast.offset_cols = offset_cols
         fast.offset_given = offset is not None
         return fast
+    from formulaic import Formula, model_matrix  # (imported here: the fast path above needs none of it)
+
     if _DOT.search(rhs):
         others = [c for c in data.columns if c != yname and c != wcol and c not in offset_cols]
         if not others:

@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from cohstats.losses.binary import coherence_link, coherence_log_link
 
@@ -259,6 +258,8 @@ def coherence_rho(f, y, *, u: float = 1.0, bounds=(1e-3, 1e2), xtol: float = 1e-
     lo, hi = bounds
     if not (0 < lo < hi):
         raise ValueError(f"bounds must satisfy 0 < low < high; got {bounds!r}")
+    from scipy.optimize import minimize_scalar  # (imported on use: scipy.optimize takes 0.3 s to import)
+
     res = minimize_scalar(
         _ekl, bounds=(math.log(lo), math.log(hi)), args=(f, y, u), method="bounded", options={"xatol": xtol}
     )

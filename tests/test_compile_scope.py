@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -103,3 +104,26 @@ def test_a_fit_compiles_only_the_code_it_reaches(case, tmp_path):
     if case == "binary linear clearn":
         files = sum(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
         assert files <= 30, files
+
+
+def test_jitted_code_uses_the_package_decorators():
+    """Every jitted function of cohstats is made by ``cohstats._numba_cache.njit`` or
+    ``internal`` (one specialisation per argument types), none by numba's own ``njit``."""
+    import cohstats
+    from cohstats import _numba_cache
+
+    root = os.path.dirname(cohstats.__file__)
+    direct = []
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+                if re.search(r"^\s*from numba import[^\n]*\bn?jit\b", text, re.MULTILINE):
+                    direct.append(os.path.relpath(path, root))
+    assert not direct, direct
+    funcs = _numba_cache.jitted_functions()
+    assert len(funcs) > 200
+    wrong = [name for name, d in funcs if type(d).__module__ != _numba_cache.__name__]
+    assert not wrong, wrong[:10]

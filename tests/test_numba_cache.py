@@ -127,6 +127,35 @@ def test_a_clone_in_another_folder_compiles_nothing(tmp_path):
     assert v1 == v2 == scalar_c_loss(0.5, 1.0, 1.0)
 
 
+def test_a_warm_process_loads_without_the_compiler_registries(tmp_path):
+    """A process that only loads compiled code skips numba's registry refresh (its imports of
+    every implementation module), and fits the same numbers as the process that compiled."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "COHSTATS_"))}
+    env.update(COHSTATS_NUMBA_CACHE_DIR=str(tmp_path / "cache"), COHSTATS_QUIET="1")
+    code = (
+        "import sys, numpy as np, pandas as pd\n"
+        "import cohstats as cs\n"
+        "rng = np.random.default_rng(1)\n"
+        "X = rng.standard_normal((80, 3))\n"
+        "df = pd.DataFrame(X, columns=['a', 'b', 'c'])\n"
+        "df['y'] = np.where(X[:, 0] + rng.standard_normal(80) > 0, 'u', 'v')\n"
+        "p = cs.clearn('y ~ .', data=df).predict(df, type='prob')\n"
+        "print(repr(float(np.asarray(p, dtype=float).sum())))\n"
+        "print('numba.np.linalg' in sys.modules)\n"
+    )
+
+    def run():
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-3000:]
+        total, registries = res.stdout.strip().splitlines()[-2:]
+        return float(total), registries == "True"
+
+    cold, cold_registries = run()
+    warm, warm_registries = run()
+    assert cold_registries and not warm_registries
+    assert warm == pytest.approx(cold, rel=1e-12)
+
+
 def scalar_c_loss(z, rho, u):
     """The C-loss u V(z)/V(0) of [ZDJ] in closed form, V(z) = rho log(1 + exp((u - z)/rho))."""
     import math

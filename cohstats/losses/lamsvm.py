@@ -26,7 +26,6 @@ from cohstats._numba_cache import njit
 
 from cohstats._numba_cache import internal
 
-from scipy.optimize import linprog
 from .multiclass import _P  # shared validation of class-probability vectors
 
 __all__ = [
@@ -122,6 +121,8 @@ def _lp_one(P, m):
     b_ub = np.concatenate([np.full(K, -m), np.full(K, -1.0)])
     A_eq = np.concatenate([np.ones(K), np.zeros(2 * K)])[None, :]
     bounds = [(None, None)] * K + [(0, None)] * (2 * K)
+    from scipy.optimize import linprog  # (imported on use: scipy.optimize takes 0.3 s to import)
+
     res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[0.0], bounds=bounds, method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed for P = {P}, margin = {m}: {res.message}")
