@@ -312,7 +312,7 @@ def _fit_name() -> str | None:
 #: CPU seconds of a first small fit from an empty cache (import included), measured with
 #: ``benchmarks/bench_compile.py`` on an idle 2-core machine and rounded up; the compile notice
 #: quotes them. Other arguments (a kernel, K classes) may compile a little more.
-FIRST_USE_SECONDS = {"clearn": 14, "lum": 14, "svm": 10, "lamsvm": 19, "gboost_c": 12}
+FIRST_USE_SECONDS = {"clearn": 13, "lum": 13, "svm": 9, "lamsvm": 16, "gboost_c": 10}
 
 
 def _notice_compile() -> None:
