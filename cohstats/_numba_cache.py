@@ -472,6 +472,9 @@ def _dispatcher_class(entry: bool):
         from numba.core.registry import CPUDispatcher
         from numba.core.runtime import rtsys
 
+        # the load below uses two of numba's private methods: without them, numba's own load
+        light = all(hasattr(FunctionCache, m) for m in ("_load_overload", "_guard_against_spurious_io_errors"))
+
         class Cache(FunctionCache):
             """numba's cache of one function, loading without refreshing the target context."""
 
@@ -488,7 +491,7 @@ def _dispatcher_class(entry: bool):
             """A numba dispatcher whose calls from jitted code ignore constant values (see :func:`njit`)."""
 
             def enable_caching(self):
-                self._cache = Cache(self.py_func)
+                self._cache = (Cache if light else FunctionCache)(self.py_func)
 
             def get_call_template(self, args, kws):
                 args = tuple(types.unliteral(a) for a in args)
@@ -515,6 +518,10 @@ def _dispatcher_class(entry: bool):
 
 def _decorate(fn, options, entry):
     def deco(f):
+        from numba.core import config
+
+        if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba's decorators do
+            return f
         install()  # the hash-keyed cache, before numba looks up where to cache ``f``
         targetoptions = dict(nopython=True)
         if not entry:
@@ -530,8 +537,8 @@ def _decorate(fn, options, entry):
 
 
 def njit(fn=None, **options):
-    """``numba.njit`` for cohstats' code: the same options, one specialisation per argument types,
-    and a lighter load from the cache.
+    """``numba.njit`` for cohstats' code: the same options (``cache`` defaults to True), one
+    specialisation per argument types, and a lighter load from the cache.
 
     numba compiles a jitted function called from other jitted code once for every *constant*
     argument value it sees (``f(x, -1)`` and ``f(x, True)`` are typed ``Literal[int](-1)`` and
