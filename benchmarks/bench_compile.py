@@ -18,9 +18,12 @@ Usage::
 
     python benchmarks/bench_compile.py                    # every case
     python benchmarks/bench_compile.py --cases clearn svm --top 10
-    python benchmarks/bench_compile.py --json out.jsonl   # also append one JSON line per case
+    python benchmarks/bench_compile.py --json out.jsonl   # also append one JSON line per run
+    python benchmarks/bench_compile.py --against ../old --pairs 2   # alternate with another version
 
-Run it on an idle machine: compilation is CPU-bound, and a busy machine inflates it.
+Run it on an idle machine: compilation is CPU-bound, and a busy machine inflates it. The speed
+of a virtual machine can also drift by 20 % within an hour, so compare versions with
+``--against``, which alternates them case by case, rather than runs made at different times.
 """
 
 from __future__ import annotations
@@ -104,9 +107,11 @@ def _child(case: str) -> None:
     print(json.dumps({"top": sorted(top.items(), key=lambda kv: -kv[1]), "events": len(rows)}))
 
 
-def _run(case: str, cache: str) -> dict:
+def _run(case: str, cache: str, root: str | None = None) -> dict:
     env = dict(os.environ, COHSTATS_NUMBA_CACHE_DIR=cache, COHSTATS_QUIET="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is kept, as in an installed package
+    if root is not None:  # another version's checkout
+        env["PYTHONPATH"] = root
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(
@@ -123,47 +128,79 @@ def _run(case: str, cache: str) -> dict:
     return out
 
 
+def _this_package() -> str:
+    import cohstats
+
+    return cohstats.__file__
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
     parser.add_argument("--top", type=int, default=5, help="slowest functions listed per case")
     parser.add_argument("--json", help="append one JSON line per case to this file")
+    parser.add_argument(
+        "--against",
+        metavar="DIR",
+        help="another version's checkout (e.g. `git worktree add DIR REV`): each case runs for both "
+        "versions alternately, so that both see the same machine speed",
+    )
+    parser.add_argument("--pairs", type=int, default=1, help="runs per case and version (means are printed)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child)
         return 0
+    versions = [("this", None)]
+    if args.against:
+        root = os.path.abspath(args.against)
+        if not os.path.isfile(os.path.join(root, "cohstats", "__init__.py")):
+            parser.error(f"--against {args.against!r} is not a checkout of cohstats (no cohstats/__init__.py)")
+        versions.append(("against", root))
     # the package's bytecode, as an installation compiles it (pip install does)
-    import cohstats
-
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    pkg = os.path.dirname(cohstats.__file__)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], env=env, capture_output=True, check=False)
+    for _, root in versions:
+        pkg = os.path.join(root, "cohstats") if root else os.path.dirname(_this_package())
+        subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], env=env, capture_output=True, check=False)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average before the run: {load:.2f} (run on an idle machine)")
-    print(f"{'case':<34}{'cold CPU s':>11}{'compiled':>10}{'warm wall s':>13}")
+    if args.against:
+        print(f"this version and {args.against} alternately, {args.pairs} pair(s) per case; means")
+    print(f"{'case':<34}{'':>8}{'cold CPU s':>11}{'compiled':>10}{'warm wall s':>13}")
     for case in args.cases:
-        with tempfile.TemporaryDirectory(prefix="cohstats-compile-") as cache:
-            cold = _run(case, cache)
-            warm = _run(case, cache)
-        print(f"{CASES[case][0]:<34}{cold['cpu']:>11.1f}{cold['compiled']:>10d}{warm['wall']:>13.2f}")
-        for name, t in cold["top"][: args.top]:
-            print(f"    {t:6.2f} s  {name}")
-        if warm["events"]:
-            print(f"    warm process compiled {warm['events']} functions (expected none)")
-        if args.json:
-            row = dict(
-                date=time.strftime("%Y-%m-%d"),
-                case=case,
-                cold_cpu=round(cold["cpu"], 2),
-                compiled=cold["compiled"],
-                warm_wall=round(warm["wall"], 3),
-                warm_compiled=warm["events"],
-                load=round(load, 2),
-            )
-            with open(args.json, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
+        runs: dict = {name: [] for name, _ in versions}
+        for _ in range(args.pairs):
+            for name, root in versions:
+                with tempfile.TemporaryDirectory(prefix="cohstats-compile-") as cache:
+                    cold = _run(case, cache, root)
+                    warm = _run(case, cache, root)
+                runs[name].append((cold, warm))
+        for name, _ in versions:
+            pairs = runs[name]
+            cpu = sum(c["cpu"] for c, _ in pairs) / len(pairs)
+            wall = sum(w["wall"] for _, w in pairs) / len(pairs)
+            cold, warm = pairs[-1]
+            label = CASES[case][0] if name == "this" else ""
+            print(f"{label:<34}{name:>8}{cpu:>11.1f}{cold['compiled']:>10d}{wall:>13.2f}")
+            for fn, t in cold["top"][: args.top]:
+                print(f"    {t:6.2f} s  {fn}")
+            if any(w["events"] for _, w in pairs):
+                print(f"    warm process compiled {warm['events']} functions (expected none)")
+            if args.json:
+                for cold, warm in pairs:
+                    row = dict(
+                        date=time.strftime("%Y-%m-%d"),
+                        case=case,
+                        version=name,
+                        cold_cpu=round(cold["cpu"], 2),
+                        compiled=cold["compiled"],
+                        warm_wall=round(warm["wall"], 3),
+                        warm_compiled=warm["events"],
+                        load=round(load, 2),
+                    )
+                    with open(args.json, "a") as fh:
+                        fh.write(json.dumps(row) + "\n")
     return 0
 
 
