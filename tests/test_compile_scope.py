@@ -11,6 +11,7 @@ argument twin) or for a constant argument value. Deterministic: what is compiled
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -127,3 +128,23 @@ def test_jitted_code_uses_the_package_decorators():
     assert len(funcs) > 200
     wrong = [name for name, d in funcs if type(d).__module__ != _numba_cache.__name__]
     assert not wrong, wrong[:10]
+
+
+def test_package_decorators_use_numpy_division():
+    """Division follows numpy's error model: no zero test (and raise path) before each division;
+    ``x / 0`` is inf or nan, as numpy gives it, and integer division by zero gives 0."""
+    from cohstats._numba_cache import internal, njit
+
+    @internal(cache=False)
+    def _ratio(a, b):
+        return a / b
+
+    @njit(cache=False)
+    def ratio(a, b, i, j):
+        return _ratio(a, b), i // j
+
+    r, q = ratio(1.0, 0.0, 7, 0)
+    assert r == math.inf and q == 0
+    assert math.isnan(ratio(0.0, 0.0, 1, 1)[0])
+    assert ratio(-3.0, 0.0, 1, 1)[0] == -math.inf
+    assert ratio.targetoptions["error_model"] == "numpy"

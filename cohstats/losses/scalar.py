@@ -183,13 +183,23 @@ def lum_d2(z, a, c):
 
 
 # --------------------------------------------------------------------------- dispatch
+@njit(cache=True, inline="always")
+def coh_scale(code, p1, p2):
+    """``(rho, u, k)`` with ``phi = k V_{rho,u}`` for the coherence family (C, V, L, logistic)."""
+    if code == LOSS_LOGIT:
+        return 1.0, 0.0, 1.0
+    if code == LOSS_V:
+        return p1, p2, 1.0
+    k = 1.0 / coh_V0(p1, p2)
+    return p1, p2, (p2 * k if code == LOSS_C else k)
+
+
 @njit(cache=True)
 def loss_value(code, z, p1, p2):
     """Value of loss ``code`` at margin z."""
-    if code == LOSS_C:
-        return p2 * coh_V(z, p1, p2) / coh_V0(p1, p2)
-    elif code == LOSS_V:
-        return coh_V(z, p1, p2)
+    if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:
+        rho, u, k = coh_scale(code, p1, p2)
+        return k * coh_V(z, rho, u)
     elif code == LOSS_HHINGE:
         if z > 1.0:
             return 0.0
@@ -205,20 +215,15 @@ def loss_value(code, z, p1, p2):
         return max(1.0 - z, 0.0)
     elif code == LOSS_EXP:
         return math.exp(-z)
-    elif code == LOSS_LOGIT:
-        return softplus(-z)
-    elif code == LOSS_L:
-        return coh_V(z, p1, p2) / coh_V0(p1, p2)
     return math.nan
 
 
 @njit(cache=True)
 def loss_d1(code, z, p1, p2):
     """First derivative d phi / dz at margin z (hinge and LUM with c = inf: -1 for z < 1, 0 for z >= 1)."""
-    if code == LOSS_C:
-        return -closs_kappa(p1, p2) * coh_q(z, p1, p2)
-    elif code == LOSS_V:
-        return -coh_q(z, p1, p2)
+    if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:
+        rho, u, k = coh_scale(code, p1, p2)
+        return -k * coh_q(z, rho, u)
     elif code == LOSS_HHINGE:
         if z > 1.0:
             return 0.0
@@ -233,20 +238,15 @@ def loss_d1(code, z, p1, p2):
         return -1.0 if z < 1.0 else 0.0
     elif code == LOSS_EXP:
         return -math.exp(-z)
-    elif code == LOSS_LOGIT:
-        return -expit(-z)
-    elif code == LOSS_L:
-        return -coh_q(z, p1, p2) / coh_V0(p1, p2)
     return math.nan
 
 
 @njit(cache=True)
 def loss_d2(code, z, p1, p2):
     """Second derivative d^2 phi / dz^2 at z (one-sided where the loss is only C^1)."""
-    if code == LOSS_C:
-        return closs_kappa(p1, p2) * coh_qq(z, p1, p2) / p1
-    elif code == LOSS_V:
-        return coh_qq(z, p1, p2) / p1
+    if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:
+        rho, u, k = coh_scale(code, p1, p2)
+        return k * coh_qq(z, rho, u) / rho
     elif code == LOSS_HHINGE:
         if z > 1.0:
             return 0.0
@@ -261,10 +261,6 @@ def loss_d2(code, z, p1, p2):
         return 0.0
     elif code == LOSS_EXP:
         return math.exp(-z)
-    elif code == LOSS_LOGIT:
-        return expit(z) * expit(-z)
-    elif code == LOSS_L:
-        return coh_qq(z, p1, p2) / (p1 * coh_V0(p1, p2))
     return math.nan
 
 
