@@ -507,10 +507,6 @@ def _dispatcher_class(entry: bool):
                     "Python entry point: call it from jitted code"
                 )
 
-        internal_pipeline = _internal_pipeline_class()
-        if internal_pipeline is not None:
-            _internal_options["pipeline_class"] = internal_pipeline
-
         for c in (Dispatcher, InternalDispatcher, Cache):  # picklable by reference
             c.__module__ = __name__
             c.__qualname__ = c.__name__
@@ -518,67 +514,6 @@ def _dispatcher_class(entry: bool):
         _classes[True], _classes[False] = Dispatcher, InternalDispatcher
         cls = _classes[entry]
     return cls
-
-
-_internal_options: dict = {}
-
-
-def _internal_pipeline_class():
-    """numba's compiler pipeline for :func:`internal` functions, whose code library skips the
-    module-level optimisation (None where numba's internals differ from what this expects).
-
-    numba optimises the code of every function it compiles twice: its own functions first, then
-    its whole module (that function and copies of every jitted function it calls, linked in) at
-    ``-O3``. A caller links in the optimised module of each callee and optimises the whole module
-    again, so every callee's code is optimised once more at each level of the call tree above
-    it. An internal function's own machine code never runs -- only jitted callers use it, each
-    through its own linked-in copy -- so the module-level pass over it and its callees is done
-    once, in the caller's module, instead of once per level. Its own functions are still
-    optimised before they are handed on (numba's function passes), and the pass that prunes
-    reference counts still runs.
-    """
-    try:
-        from numba.core import config
-        from numba.core.codegen import JITCodeLibrary, remove_redundant_nrt_refct
-        from numba.core.compiler import Compiler
-    except ImportError:  # pragma: no cover - numba internals moved
-        return None
-    if not all(hasattr(JITCodeLibrary, m) for m in ("_optimize_final_module", "enable_object_caching")):
-        return None  # pragma: no cover
-
-    class LinkOnlyLibrary(JITCodeLibrary):
-        """A code library whose module is optimised only by the callers it is linked into."""
-
-        def _optimize_final_module(self):
-            cg = self._codegen
-            try:
-                pm, pb = cg._module_pass_manager(
-                    loop_vectorize=cg._loopvect, slp_vectorize=False, opt=cg._opt_level, cost="cheap"
-                )
-            except (AttributeError, TypeError):  # pragma: no cover - numba internals moved
-                return super()._optimize_final_module()
-            # the cheap pass inlines what it can, so that the reference-count pruning below
-            # (numba's refprune pass, part of this pass manager) sees whole functions
-            with self._recorded_timings.record("Module passes (cheap optimization for refprune)", pb):
-                pm.run(self._final_module, pb)
-            if not config.LLVM_REFPRUNE_PASS:
-                self._final_module = remove_redundant_nrt_refct(self._final_module)
-
-    class InternalCompiler(Compiler):
-        """numba's compiler, with a :class:`LinkOnlyLibrary` for the function it compiles."""
-
-        def _compile_core(self):
-            if self.state.library is None:
-                lib = LinkOnlyLibrary(self.state.targetctx.codegen(), self.state.func_id.func_qualname)
-                lib.enable_object_caching()
-                self.state.library = lib
-            return super()._compile_core()
-
-    for c in (LinkOnlyLibrary, InternalCompiler):
-        c.__module__ = __name__
-        c.__qualname__ = c.__name__
-        globals()[c.__name__] = c
-    return InternalCompiler
 
 
 def _decorate(fn, options, entry):
@@ -593,8 +528,7 @@ def _decorate(fn, options, entry):
             targetoptions.update(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
         targetoptions.update(options)
         cache = targetoptions.pop("cache", True)
-        cls = _dispatcher_class(entry)
-        disp = cls(py_func=f, locals={}, targetoptions=targetoptions, **({} if entry else _internal_options))
+        disp = _dispatcher_class(entry)(py_func=f, locals={}, targetoptions=targetoptions)
         if cache:
             disp.enable_caching()
         return disp
@@ -630,9 +564,7 @@ def internal(fn=None, **options):
     unboxes every array of the arguments' NamedTuples) and one C-callable; a function called
     only from other jitted functions needs neither. Leaving them out removes about a tenth of
     the compilation of a first fit. Calling such a function from Python raises ``TypeError``
-    (it has no Python entry point). Its module is not optimised as a whole on its own, only
-    inside the modules of its callers (see :func:`_internal_pipeline_class`). ``options`` are
-    numba's (``inline``, ``fastmath``, ...); like :func:`njit`, one specialisation per argument
-    types.
+    (it has no Python entry point). ``options`` are numba's (``inline``, ``fastmath``, ...); like
+    :func:`njit`, one specialisation per argument types.
     """
     return _decorate(fn, options, entry=False)
