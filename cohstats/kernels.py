@@ -47,7 +47,7 @@ _KERNEL_NAMES = {
 }
 
 
-@njit(cache=True, nogil=True)
+@internal
 def kernel_pair(code, x, z, kpar):
     """K(x, z) for two 1-D float64 vectors."""
     p = x.shape[0]
@@ -405,7 +405,7 @@ def dot_row_into(code, x, ZT, kpar, out, work):
             out[t] = (kpar[0] * d[t] + kpar[1]) ** kpar[2]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def dist_row_into(code, x, xx, ZT, zz, kpar, diag, out, work):
     """:func:`kernel_row_into` for the Gaussian and compact kernels."""
     m = ZT.shape[1]
@@ -448,7 +448,7 @@ def _bits_f64(typingctx, n):
     return types.float64(types.int64), codegen
 
 
-@njit(cache=True, nogil=True)
+@internal
 def rbf_row32_into(x, xx, ZT, zz, gamma, diag, out, work):
     """``out[t] = float32(K(x, z_t))`` for the Gaussian kernel ``exp(-gamma ||x - z_t||^2)``, a
     float32 ``out``: bitwise the float32 rounding of the row of :func:`kernel_row_into` (code

@@ -4,7 +4,28 @@ and stable order against numpy's np.partition and np.argsort(kind="mergesort")."
 import numpy as np
 import pytest
 
-from cohstats.solvers.svm.smo_lambda_select import _kth_smallest, _order_desc_stable, _rank_candidates
+from cohstats._numba_cache import njit
+from cohstats.solvers.svm.smo_lambda_select import _kth_smallest as _kth_nb
+from cohstats.solvers.svm.smo_lambda_select import _order_desc_stable as _order_nb
+from cohstats.solvers.svm.smo_lambda_select import _rank_candidates as _rank_nb
+
+# the three are compiled without a Python entry point (only the solver's jitted code calls
+# them): the tests call them from jitted code too
+
+
+@njit(cache=False)
+def _kth_smallest(v, k):
+    return _kth_nb(v, k)
+
+
+@njit(cache=False)
+def _order_desc_stable(key, n):
+    return _order_nb(key, n)
+
+
+@njit(cache=False)
+def _rank_candidates(pv, cand, nc, B, idx, vals):
+    return _rank_nb(pv, cand, nc, B, idx, vals)
 
 
 def _values(rng, n, kind):

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross, make_kernel
-from cohstats.solvers.svm.rows import get_row, gram_matrix, kernel_diagonal, n_cache_rows, permute_rows, rows_provider
+from cohstats._numba_cache import njit
+from cohstats.solvers.svm.rows import get_row, gram_matrix, kernel_diagonal, n_cache_rows, rows_provider
+from cohstats.solvers.svm.rows import permute_rows as _permute_rows_nb
 from cohstats.solvers.svm.smo import kernel_decision, smo_solve
 from cohstats.solvers.svm.smo_lambda import solve_lambda_svm
 from cohstats.solvers.svm.svmpath import path_decision, pi_grid_smo
@@ -16,6 +18,12 @@ KERNELS = [
     ("poly", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
     ("compact", {"gamma_k": 2.0}),
 ]
+
+
+@njit(cache=False)
+def permute_rows(kr, swa, swb, nsw):
+    """The cache's permute_rows, called from jitted code (it has no Python entry point)."""
+    _permute_rows_nb(kr, swa, swb, nsw)
 
 
 def _X(n, p=7, seed=0):

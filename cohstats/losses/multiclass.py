@@ -51,7 +51,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- row kernels
-@njit(cache=True, nogil=True)
+@internal
 def mc_coh_loss_u(g, c, T, u):
     """Coherence loss with margin ``u``: ``T log(1 + sum_{j != c} exp((u + g_j - g_c)/T))``.
 
@@ -91,7 +91,7 @@ def mc_coh_loss(g, c, T):
     return mc_coh_loss_u(g, c, T, 1.0)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def mc_coh_beta_u(g, c, T, u, out):
     """Soft weights beta^c with margin ``u``: stable softmax of ``e(c)``, ``e_j(c) = (u + g_j -
     g_c)/T`` (j != c), ``e_c(c) = 0``, written into ``out`` (length K); ``dC/dg_j = beta^c_j -

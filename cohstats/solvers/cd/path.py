@@ -316,7 +316,7 @@ def _sqnorm(x):
     return s
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _rdiff(R, Rref):
     """Frobenius norm of ``R - Rref``; then copies ``R`` into ``Rref``."""
     s = 0.0
@@ -329,7 +329,7 @@ def _rdiff(R, Rref):
     return math.sqrt(s)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _grad_screened(Xt, R, Gst, pf, l1, sel, excl, xnorm, gref, dref, drift):
     """``Gst[:, j] = X_j'R / n`` for the coordinates outside ``sel`` whose bound on that norm,
     ``gref[j] + xnorm[j] (drift - dref[j])`` (``xnorm = ||x_j|| / n``), can reach ``l1 pf_j``;

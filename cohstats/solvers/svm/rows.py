@@ -188,7 +188,7 @@ def _lru_push_front(link, s, sentinel):
     link[0, first] = s
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fill_pre(kr, i, out):
     """``out[t] = K(x_i, x_t)`` from the precomputed matrix (a loop: a slice assignment compiles a
     shape check)."""
@@ -197,13 +197,13 @@ def _fill_pre(kr, i, out):
         out[t] = Ki[t]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fill_dot(kr, i, out):
     """``out[t] = K(x_i, x_t)`` for the linear and polynomial kernels."""
     dot_row_into(kr.code, kr.X[i], kr.XT, kr.kpar, out, kr.work)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _fill_dist(kr, i, out):
     """``out[t] = K(x_i, x_t)`` for the Gaussian and compact kernels (exactly 1 at ``t = i``)."""
     dist_row_into(kr.code, kr.X[i], kr.xx[i], kr.XT, kr.xx, kr.kpar, i, out, kr.work)
@@ -308,7 +308,7 @@ def get_row(kr, i):
     return kr.rows[row_slot(kr, i)]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def permute_rows(kr, swa, swb, nsw):
     """Replay the position swaps ``(swa[k], swb[k])``, ``k < nsw``, on every cached row (O(swaps)
     per row instead of a gather of n), in order. The caller has applied the same swaps to

@@ -36,7 +36,7 @@ kernel matrix ``Kpre`` (``n x n``).  Every function is a plain ``@njit(cache=Tru
 from __future__ import annotations
 
 import numpy as np
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 from cohstats.kernels import KERNEL_CALLABLE, kernel_cross
 from cohstats.solvers.result import SolverResult
@@ -46,21 +46,21 @@ TAU = 1e-12
 
 
 # --------------------------------------------------------------------------- SMO core
-@njit(cache=True, nogil=True)
+@internal
 def _in_up(yt, at, lot, hit):
     if yt > 0:
         return at < hit
     return at > lot
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _in_low(yt, at, lot, hit):
     if yt > 0:
         return at > lot
     return at < hit
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _bound_value(at, lot, hit):
     """The bound ``a_t`` sits on (0.0 when free or when the bound is zero)."""
     if at <= lot:
@@ -70,7 +70,7 @@ def _bound_value(at, lot, hit):
     return 0.0, False
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _update_gbar(G_bar, y, at_old, at_new, lot, hit, yt, Kt):
     """Keep ``G_bar`` (the gradient's part from variables at a bound) current when ``a_t``
     moves from ``at_old`` to ``at_new``."""
@@ -84,7 +84,7 @@ def _update_gbar(G_bar, y, at_old, at_new, lot, hit, yt, Kt):
                 G_bar[k] += y[k] * c * Kt[k]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr):
     """The gradient of the shrunk (inactive) variables from the bound parts ``gbp``/``gbn`` and
     the rows of the free variables, over a gathered list of the inactive indices (a test per
@@ -107,14 +107,14 @@ def _reconstruct_gradient(active, G, gbp, gbn, p, a, y, lo, hi, n, kr):
                 G[k] += y[k] * ai * Ki[k]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _set_flags(t, y, a, lo, hi, up, low):
     """Refresh the membership of ``t`` in ``I_up`` / ``I_low`` after ``a_t`` changed."""
     up[t] = _in_up(y[t], a[t], lo[t], hi[t])
     low[t] = _in_low(y[t], a[t], lo[t], hi[t])
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _select_i(act, n_act, y, up, G):
     """First index of the working set: ``argmax_{t in I_up} -y_t G_t`` (and the maximum)."""
     gmax = -np.inf
@@ -128,7 +128,7 @@ def _select_i(act, n_act, y, up, G):
     return i, gmax
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
     """Second index (second-order rule of Fan, Chen & Lin 2005) and ``max_{I_low} y_t G_t``."""
     j = -1
@@ -156,7 +156,7 @@ def _select_j(act, n_act, y, low, G, Kd, Ki, i, gmax):
     return j, gmax2
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _select(act, n_act, y, up, low, G, Kd, kr):
     """Second-order working set (Fan, Chen & Lin 2005); returns ``(i, j, m(a) - M(a))``."""
     i, gmax = _select_i(act, n_act, y, up, G)

@@ -11,7 +11,6 @@ points with a free multiplier, from which block visits draw their partners.
 from __future__ import annotations
 
 import numpy as np
-from cohstats._numba_cache import njit
 
 
 from cohstats._numba_cache import internal
@@ -46,7 +45,7 @@ def _select_top(pv, n_act, B, tol, idx):
     return _rank_candidates(pv, cand, nc, B, idx, np.empty(nc))
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _kth_smallest(v, k):
     """The ``k``-th smallest value of ``v`` (0-based; ``v`` is reordered in place): quickselect
     with Hoare's partition around a median-of-three pivot, O(len(v)) expected. The order
@@ -85,7 +84,7 @@ def _kth_smallest(v, k):
     return v[k]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _order_desc_stable(key, n):
     """The order of ``key[:n]`` by decreasing value, equal values in increasing index order (a
     stable bottom-up merge sort; the permutation of ``np.argsort(-key[:n], kind="mergesort")``)."""
@@ -124,7 +123,7 @@ def _order_desc_stable(key, n):
     return a
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _rank_candidates(pv, cand, nc, B, idx, vals):
     """The (at most ``B``) largest ``pv`` over the positions ``cand[:nc]`` (increasing), largest
     first, ties at the ``B``-th value to the smaller positions, written to ``idx``; ``vals`` is

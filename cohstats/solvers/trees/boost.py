@@ -64,7 +64,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_lmult
 from cohstats.solvers.trees.grow import _n_slots, build_root_hist, hist_width
@@ -224,7 +224,7 @@ def draw_keys(rng, H, m):
     return np.ascontiguousarray(raw[:, :m]), np.ascontiguousarray(raw[:, m])
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _next_uniform(state):
     """SplitMix64: (new state, uniform double in [0, 1) from its top 53 bits)."""
     state = state + _GAMMA

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 from cohstats.losses.multiclass import mc_coh_loss, mc_lmult
 
@@ -21,7 +21,7 @@ BOOST_MH_DISCRETE = 4
 BOOST_CODES = (BOOST_COH, BOOST_LOGIT, BOOST_EXP, BOOST_MH, BOOST_MH_DISCRETE)
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _sum(v):
     """Sum of a vector in index order."""
     s = 0.0
@@ -191,7 +191,7 @@ def _responses_mh(G, y, sw, GZ, Wt, Lrow):
     return ls / swt
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
     """Trial margins ``Gt = Gc + tstep * D`` (``D`` the centred increments of the tree outputs
     ``fac R``, R class-major (m, n)) with the working responses of the coherence (``coh``) or
@@ -321,7 +321,7 @@ def _predict_round(X, i, h, m, feat, thr, left, right, value, r):
         r[j] = value[h, j, node]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _copy_into(dst, src):
     """``dst[:, :] = src`` for two arrays of one shape (a loop: no broadcasting checks)."""
     for i in range(dst.shape[0]):

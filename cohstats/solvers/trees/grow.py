@@ -47,7 +47,7 @@ Example
 from __future__ import annotations
 
 import numpy as np
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 from cohstats.solvers.trees.bins import apply_bins, make_bins  # noqa: F401 - binning lived here
 
@@ -118,7 +118,7 @@ def build_root_hist(codes, gz, w, hist):
             h[f, bb, 1] += wi
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _subtract_hist(hist, slot, other):
     """``hist[slot] -= hist[other]`` (a loop: array arithmetic would compile shape checks)."""
     a = hist[slot]
@@ -236,7 +236,7 @@ def _push(pend, gains, n_pend, node, g, f, b, slot):
     gains[n_pend] = g
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _partition(rows, buf, s, e, col, b, identity):
     """Stable partition of ``rows[s:e]`` into the rows with ``col[i] <= b`` and the others;
     returns the size of the first part. ``identity``: the rows are ``s..e-1`` (not read)."""

@@ -6,7 +6,7 @@ general grower :func:`cohstats.solvers.trees.grow.grow_tree` (tested)."""
 from __future__ import annotations
 
 import numpy as np
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 from cohstats.solvers.trees.grow import (
     GAIN_RTOL,
@@ -23,7 +23,7 @@ from cohstats.solvers.trees.grow import (
 __all__ = ["grow_boost_tree"]
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
     """:func:`_build_hist` for one response ``gz`` (n,): ``hist[slot, f, b] = (sum gz, sum w[,
     count])`` over ``rows[start:end]`` (the same sums in the same order)."""
@@ -51,7 +51,7 @@ def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
                 h[f, bb, 1] += wi
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _best_split1(hist, slot, n_bins, min_leaf, tot, cnt, counts, fperm, lam):
     """:func:`_best_split` for one response (``K = 1``; the same arithmetic)."""
     h = hist[slot]
@@ -101,7 +101,7 @@ def _best_split1(hist, slot, n_bins, min_leaf, tot, cnt, counts, fperm, lam):
     return best_gain, best_f, best_b
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot_large):
     """Totals ``(sum gz, sum w)`` of a split's smaller child (``rows[start:end]``) and of the
     larger one (the parent's histogram in ``slot`` minus the smaller's), summed over the bins
