@@ -300,23 +300,16 @@ def loss_eval_sum(code, p1, p2, y, w, f, W, r, floor_c):
     For every observation with ``w_i > 0`` (``z_i = y_i f_i``):
     ``W_i = max(w_i phi''(z_i), w_i floor_c)``, ``r_i = -w_i y_i phi'(z_i)``; returns
     ``(1/n) sum_i w_i phi(z_i)``. Observations with ``w_i = 0`` get ``W_i = r_i = 0``.
-    The coherence family (C, V, logistic) shares one exp and one log1p per observation:
-    with ``t = (u - z)/rho``, ``phi = kappa rho softplus(t)``, ``-phi' = kappa expit(t)`` and
+    The coherence family (C, V, L, logistic: ``phi = kappa V_{rho,u}``, see :func:`coh_scale`)
+    shares one exp and one log1p per observation: with ``t = (u - z)/rho``,
+    ``phi = kappa rho softplus(t)``, ``-phi' = kappa expit(t)`` and
     ``phi'' = kappa expit(t) expit(-t) / rho``.
     """
     n = y.shape[0]
     tot = 0.0
-    if code == LOSS_C or code == LOSS_V or code == LOSS_LOGIT:
-        if code == LOSS_LOGIT:
-            rho = 1.0
-            u = 0.0
-            kap = 1.0
-            vs = 1.0
-        else:
-            rho = p1
-            u = p2
-            kap = closs_kappa(p1, p2) if code == LOSS_C else 1.0
-            vs = kap * rho  # loss = vs * softplus(t)
+    if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:
+        rho, u, kap = coh_scale(code, p1, p2)
+        vs = kap * rho  # loss = vs * softplus(t)
         for i in range(n):
             wi = w[i]
             if wi > 0.0:
