@@ -6,7 +6,10 @@ the cache that the first one filled. For each case the table gives
 
 * ``cold CPU``: CPU seconds of the whole first process (interpreter start, ``import cohstats``,
   the fit and, for ``cv(n_jobs=2)`` and ``warmup``, its worker processes);
-* ``compiled``: the number of functions that the cache holds afterwards (numba index files);
+* ``compiled``: the number of cohstats functions numba compiled in that process (numba's event
+  API; for ``cv(n_jobs=2)`` the workers' compilations are not seen, only the parent's);
+* ``cached``: the number of functions whose machine code the cache holds afterwards (numba index
+  files; functions that only jitted code calls are compiled into their callers and have none);
 * ``warm wall``: wall seconds of the second process, start to exit (import plus the first fit);
   the package's bytecode is compiled first and both processes keep bytecode (``__pycache__``,
   also where ``PYTHONDONTWRITEBYTECODE`` is set), as in an installed package;
@@ -104,7 +107,8 @@ def _child(case: str) -> None:
     top: dict = {}
     for t, name in rows:
         top[name] = top.get(name, 0.0) + t
-    print(json.dumps({"top": sorted(top.items(), key=lambda kv: -kv[1]), "events": len(rows)}))
+    ours = {name for _, name in rows if name.startswith("cohstats.")}
+    print(json.dumps({"top": sorted(top.items(), key=lambda kv: -kv[1]), "events": len(rows), "compiled": len(ours)}))
 
 
 def _run(case: str, cache: str, root: str | None = None) -> dict:
@@ -124,7 +128,7 @@ def _run(case: str, cache: str, root: str | None = None) -> dict:
     out = json.loads(res.stdout.strip().splitlines()[-1])
     out["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out["wall"] = wall
-    out["compiled"] = sum(f.endswith(".nbi") for _, _, files in os.walk(cache) for f in files)
+    out["cached"] = sum(f.endswith(".nbi") for _, _, files in os.walk(cache) for f in files)
     return out
 
 
@@ -167,7 +171,7 @@ def main(argv=None) -> int:
     print(f"load average before the run: {load:.2f} (run on an idle machine)")
     if args.against:
         print(f"this version and {args.against} alternately, {args.pairs} pair(s) per case; means")
-    print(f"{'case':<34}{'':>8}{'cold CPU s':>11}{'compiled':>10}{'warm wall s':>13}")
+    print(f"{'case':<34}{'':>8}{'cold CPU s':>11}{'compiled':>10}{'cached':>8}{'warm wall s':>13}")
     for case in args.cases:
         runs: dict = {name: [] for name, _ in versions}
         for _ in range(args.pairs):
@@ -182,7 +186,7 @@ def main(argv=None) -> int:
             wall = sum(w["wall"] for _, w in pairs) / len(pairs)
             cold, warm = pairs[-1]
             label = CASES[case][0] if name == "this" else ""
-            print(f"{label:<34}{name:>8}{cpu:>11.1f}{cold['compiled']:>10d}{wall:>13.2f}")
+            print(f"{label:<34}{name:>8}{cpu:>11.1f}{cold['compiled']:>10d}{cold['cached']:>8d}{wall:>13.2f}")
             for fn, t in cold["top"][: args.top]:
                 print(f"    {t:6.2f} s  {fn}")
             if any(w["events"] for _, w in pairs):
@@ -195,6 +199,7 @@ def main(argv=None) -> int:
                         version=name,
                         cold_cpu=round(cold["cpu"], 2),
                         compiled=cold["compiled"],
+                        cached=cold["cached"],
                         warm_wall=round(warm["wall"], 3),
                         warm_compiled=warm["events"],
                         load=round(load, 2),

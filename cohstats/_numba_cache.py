@@ -57,6 +57,7 @@ __all__ = [
     "in_cache",
     "install",
     "internal",
+    "internal_jit_options",
     "jitted_functions",
     "njit",
     "quiet",
@@ -500,7 +501,13 @@ def _dispatcher_class(entry: bool):
                 return super().get_call_template(args, kws)
 
         class InternalDispatcher(Dispatcher):
-            """A dispatcher compiled without Python entry points (see :func:`internal`)."""
+            """A dispatcher compiled without Python entry points, to be linked into its callers
+            (see :func:`internal`)."""
+
+            def enable_caching(self):
+                if _link_only_compiler() is None:  # compiled as numba does it: cached
+                    super().enable_caching()
+                # link-only code has no machine code of its own to save
 
             def __call__(self, *args, **kwargs):
                 raise TypeError(
@@ -517,6 +524,98 @@ def _dispatcher_class(entry: bool):
     return cls
 
 
+def _link_only_compiler():
+    """numba's nopython compiler whose lowering leaves the function's LLVM module for linking
+    only (see :func:`internal`), or None when numba's internals differ from what it relies on.
+    """
+    if "link_only" in _state:
+        return _state["link_only"]
+    compiler_cls = None
+    try:
+        from numba import _dynfunc
+        from numba.core.codegen import JITCodeLibrary
+        from numba.core.compiler import CompilerBase, DefaultPassBuilder, _LowerResult
+        from numba.core.compiler_machinery import register_pass
+        from numba.core.typed_passes import NativeLowering
+
+        class LinkOnlyLibrary(JITCodeLibrary):
+            """An LLVM module that only other libraries link in: neither optimised as a whole nor
+            turned into machine code here (each caller optimises the linked code with its own
+            module and compiles it once, into its own machine code)."""
+
+            def _optimize_final_module(self):
+                pass
+
+            def _finalize_final_module(self):
+                self._finalize_dynamic_globals()
+                self._verify_declare_only_symbols()
+                self._finalized = True
+
+            def get_pointer_to_function(self, name):
+                return 0  # no machine code of its own
+
+            def serialize_using_object_code(self):
+                raise TypeError("link-only code is not cached")
+
+            serialize_using_bitcode = serialize_using_object_code
+
+        @register_pass(mutates_CFG=True, analysis_only=False)
+        class LinkOnlyLowering(NativeLowering):
+            """numba's lowering, ending with the library registered for linking into callers
+            instead of compiled to machine code."""
+
+            _name = "cohstats_link_only_lowering"
+
+            def run_pass(self, state):
+                if state.library is None:
+                    state.library = LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+                flags = state.flags
+                saved = flags.no_compile
+                flags.no_compile = True  # lower only: no machine code, no Python function
+                try:
+                    super().run_pass(state)
+                finally:
+                    flags.no_compile = saved
+                lowered = state["cr"]
+                library = state.library
+                library.finalize()
+                fndesc = lowered.fndesc
+                # the key callers' lowering finds this function and its library by (numba makes
+                # the same object, with the address of the Python wrapper, here 0)
+                key = _dynfunc.make_function(
+                    fndesc.lookup_module(),
+                    fndesc.qualname.split(".")[-1],
+                    f"link-only code of {fndesc.qualname!r}",
+                    0,
+                    lowered.env,
+                    (library,),
+                )
+                state.targetctx.insert_user_function(key, fndesc, [library])
+                state.reload_init.extend(library._reload_init)
+                state["cr"] = _LowerResult(fndesc, lowered.call_helper, cfunc=key, env=lowered.env)
+                return True
+
+        class LinkOnlyCompiler(CompilerBase):
+            """numba's nopython pipeline with :class:`LinkOnlyLowering` for its lowering."""
+
+            def define_pipelines(self):
+                pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+                pm.passes = [(LinkOnlyLowering if p is NativeLowering else p, d) for p, d in pm.passes]
+                return [pm]
+
+        needed = ("_finalize_dynamic_globals", "_verify_declare_only_symbols")
+        if all(hasattr(JITCodeLibrary, m) for m in needed):
+            for c in (LinkOnlyLibrary, LinkOnlyLowering, LinkOnlyCompiler):
+                c.__module__ = __name__
+                c.__qualname__ = c.__name__
+                globals()[c.__name__] = c
+            compiler_cls = LinkOnlyCompiler
+    except (ImportError, AttributeError):  # pragma: no cover - numba internals moved
+        compiler_cls = None
+    _state["link_only"] = compiler_cls
+    return compiler_cls
+
+
 def _decorate(fn, options, entry):
     def deco(f):
         from numba.core import config
@@ -529,12 +628,25 @@ def _decorate(fn, options, entry):
             targetoptions.update(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
         targetoptions.update(options)
         cache = targetoptions.pop("cache", True)
-        disp = _dispatcher_class(entry)(py_func=f, locals={}, targetoptions=targetoptions)
+        kwargs = {}
+        if not entry and _link_only_compiler() is not None:
+            kwargs["pipeline_class"] = _link_only_compiler()
+        disp = _dispatcher_class(entry)(py_func=f, locals={}, targetoptions=targetoptions, **kwargs)
         if cache:
             disp.enable_caching()
         return disp
 
     return deco if fn is None else deco(fn)
+
+
+def internal_jit_options() -> dict:
+    """``jit_options`` of an ``@overload`` implementation that only jitted code calls: compiled
+    as :func:`internal` functions are (no Python entry point, linked into its callers, numpy's
+    division)."""
+    options = dict(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+    if _link_only_compiler() is not None:
+        options["pipeline_class"] = _link_only_compiler()
+    return options
 
 
 def njit(fn=None, **options):
@@ -559,13 +671,20 @@ def njit(fn=None, **options):
 
 
 def internal(fn=None, **options):
-    """``@njit(cache=True, nogil=True)`` for a function that only jitted code calls.
+    """``@njit(nogil=True)`` for a function that only jitted code calls: compiled for linking
+    into its callers only.
 
     numba builds two wrappers around every function it compiles, one that Python calls (it
-    unboxes every array of the arguments' NamedTuples) and one C-callable; a function called
-    only from other jitted functions needs neither. Leaving them out removes about a tenth of
-    the compilation of a first fit. Calling such a function from Python raises ``TypeError``
-    (it has no Python entry point). ``options`` are numba's (``inline``, ``fastmath``, ...); like
-    :func:`njit`, one specialisation per argument types.
+    unboxes every array of the arguments' NamedTuples) and one C-callable, then optimises the
+    function's module as a whole and turns it into machine code -- and every caller links the
+    function's module into its own, optimises it again with its own code and compiles it again.
+    A function made by this decorator gets no wrappers, and its module stops after numba's
+    per-function optimisation: its only machine code is the one inside its callers (in their
+    cache files), so it has no cache of its own (``cache`` is ignored) and a process that loads
+    its callers from the cache never compiles it. Together about a fifth of the compilation of
+    a first fit. Calling such a function from Python raises ``TypeError`` (it has no Python
+    entry point). ``options`` are numba's (``inline``, ``fastmath``, ...); like :func:`njit`,
+    one specialisation per argument types. Should numba's compiler internals differ from what
+    this relies on, the function is compiled as numba does it, without the wrappers.
     """
     return _decorate(fn, options, entry=False)

@@ -31,7 +31,7 @@ from numba import types
 from cohstats._numba_cache import njit
 from numba.core.extending import overload
 
-from cohstats._numba_cache import internal
+from cohstats._numba_cache import internal, internal_jit_options
 from cohstats.kernels import (
     KERNEL_CALLABLE,
     KERNEL_LINEAR,
@@ -215,7 +215,7 @@ def _compute_row(kr, i, row):
     raise NotImplementedError("_compute_row is called from jitted code only")
 
 
-@overload(_compute_row, jit_options={"nogil": True})
+@overload(_compute_row, jit_options=internal_jit_options())
 def _ol_compute_row(kr, i, row):
     """The implementation of :func:`_compute_row` for the provider's kernel code (the ``kind``
     field's dimensions less 2) and row dtype: a solver compiles the row code of its kernel only.

@@ -3,10 +3,9 @@
 A listed point and the points with a free multiplier most correlated with it are optimised
 together on their kernel block by exact single-variable steps, then ``F`` is refreshed once per
 moved point (see :mod:`cohstats.solvers.svm.smo_lambda`, "Block visits"). A visit
-(:func:`_block_visit`) is three pieces: :func:`_block_setup` (partners, the block's kernel and
-local copies of its state), :func:`_block_steps` (the exact steps, on the block's copies only)
-and :func:`_block_refresh` (``F`` over the active points); their scratch is one
-:class:`BlockScratch`.
+(:func:`_block_visit`) forms the block (partners, the block's kernel and local copies of its
+state), takes the exact steps on the block's copies only and refreshes ``F`` over the active
+points; its scratch is one :class:`BlockScratch`.
 """
 
 from __future__ import annotations
@@ -14,10 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from cohstats._numba_cache import njit
 
-
-from cohstats._numba_cache import internal
+from cohstats._numba_cache import internal, njit
 from cohstats.solvers.svm.rows import get_row, row_slot
 from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _axpy2, _axpy4, _box_step, _status, _viol_s
 
@@ -99,12 +96,13 @@ def block_scratch(N, L, n_block, row_dtype):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
-    """Form the block of point ``i`` (a block visit, first piece); returns its size ``nb``.
+@internal
+def _block_visit(st, kr, bs, i, Fi, FR, nfr, n_act, margin, thr_in, eps, nbk, stamp, kmin0, fuse, keep):
+    """A block visit of point ``i``; returns ``(moved points, block index of a point whose first
+    step could not move, or -1)``.
 
-    Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free multiplier in
-    the class of ``i``'s largest violation, or in any class) with the largest
+    *The block.* Partners: the (at most ``nbk - 1``) points of ``FR[:nfr]`` (points with a free
+    multiplier in the class of ``i``'s largest violation, or in any class) with the largest
     ``|K(x_i, x_q)|``, read from ``i``'s kernel row, and ``|K(x_i, x_q)| >= kmin0``. The partners
     of position ``i`` are kept in ``bs.PC[i]`` and reused while ``bs.PCs[i] == stamp`` (the
     caller changes ``stamp`` when positions move and, to follow the free set, every ``N``
@@ -115,7 +113,26 @@ def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
     kernel rows are bitwise symmetric). ``Fi`` holds ``i``'s centred decision values; the
     others are centred here. The block's multipliers, status bits, labels, bounds, curvatures
     and violations are copied into ``bs``.
+
+    *The steps.* Exact single-variable steps on the block's multipliers: largest violation of
+    the block first; at least one step, then while the block's maximal violation is at least
+    ``thr_in``; at most ``8 nb``. The steps move the block's decision values ``bs.Fl`` (kept
+    exact with the block's kernel ``bs.Kl``), accumulate the changes of ``alpha_ij y_ij`` in
+    ``bs.D`` and write the multipliers and status bits through to ``st``. A pair of highly
+    correlated multipliers is moved along the direction in which their joint curvature is small,
+    which single-variable visits reach only by many alternating steps (the second-order
+    working-set idea of libsvm, without its equality constraint). A point whose first step
+    cannot move (a floating-point stall) is returned as the second value.
+
+    *The refresh.* ``F_j += D[a, j] K(x_P[a], .)`` over the active points for every moved point
+    ``a`` of the block and changed class ``j``: each moved point costs one kernel row and one
+    refresh. With ``fuse`` and a cache holding the whole block, up to four rows are added per
+    pass over ``F_j`` (:func:`_axpy4`, the rounding of one pass per row).
+
+    One function, not three inlined ones: numba's inlining copies the callee's IR per call site,
+    which cost more compilation than the body itself.
     """
+    # ---- the block: partners, its kernel and local copies of its state
     Ft, S, alpha, y, Cb, Kdiag, counter = st.Ft, st.S, st.alpha, st.y, st.Cb, st.Kdiag, st.counter
     P, Pk, PC, PCs, PK, Kl, Fl, D = bs.P, bs.Pk, bs.PC, bs.PCs, bs.PK, bs.Kl, bs.Fl, bs.D
     perm = kr.perm
@@ -204,25 +221,9 @@ def _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep):
             Sl[a, j] = S[j, q]
             Al[a, j] = alpha[q, j]
             Vl[a * L + j] = _viol_s(Fl[a, j], Sl[a, j], margin)
-    return nb
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _block_steps(st, bs, nb, margin, thr_in, eps):
-    """Exact single-variable steps on the multipliers of the block formed by
-    :func:`_block_setup` (a block visit, second piece): largest violation of the block first; at
-    least one step, then while the block's maximal violation is at least ``thr_in``; at most
-    ``8 nb``. The steps move the block's decision values ``bs.Fl`` (kept exact with the block's
-    kernel ``bs.Kl``), accumulate the changes of ``alpha_ij y_ij`` in ``bs.D`` and write the
-    multipliers and status bits through to ``st``. A pair of highly correlated multipliers is
-    moved along the direction in which their joint curvature is small, which single-variable
-    visits reach only by many alternating steps (the second-order working-set idea of libsvm,
-    without its equality constraint). Returns the block index of the point whose first step
-    could not move (a floating-point stall), or -1."""
-    alpha, S, counter = st.alpha, st.S, st.counter
-    P, Kl, Fl, D, Al, Sl, Vl, yl, Cl, Gl = bs.P, bs.Kl, bs.Fl, bs.D, bs.Al, bs.Sl, bs.Vl, bs.yl, bs.Cl, bs.Gl
-    L = Fl.shape[1]
-    inv_L = 1.0 / L
+    # ---- exact single-variable steps on the block's copies (multipliers written through)
+    stalled = -1
+    yl, Cl, Gl = bs.yl, bs.Cl, bs.Gl
     n = nb * L
     Ff = Fl.reshape(Fl.size)
     Sf = Sl.reshape(Sl.size)
@@ -246,11 +247,12 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
         G = Gl[ab]
         ysgn = 1.0 if yi == jb else -1.0
         V = ysgn * Fl[ab, jb] - (margin if yi == jb else 1.0)
-        a0 = Al[ab, jb]
-        an = _box_step(a0, V, G, Ci)
-        d = an - a0
+        aold = Al[ab, jb]
+        an = _box_step(aold, V, G, Ci)
+        d = an - aold
         if d == 0.0:
-            return ab if ns == 0 else -1
+            stalled = ab if ns == 0 else -1
+            break
         Al[ab, jb] = an
         alpha[q, jb] = an
         sn = _status(an, yi == jb, Ci, eps)
@@ -269,20 +271,8 @@ def _block_steps(st, bs, nb, margin, thr_in, eps):
                 Fl[b, jj] = f + kb if jj == jb else f
         for e in range(n):
             Vl[e] = _viol_s(Ff[e], Sf[e], margin)
-    return -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _block_refresh(st, kr, bs, nb, n_act, fuse):
-    """``F_j += D[a, j] K(x_P[a], .)`` over the active points for every moved point ``a`` of the
-    block and changed class ``j`` (a block visit, last piece); returns the number of moved
-    points (each one kernel row and one refresh). With ``fuse`` and a cache holding the whole
-    block, up to four rows are added per pass over ``F_j`` (:func:`_axpy4`, the rounding of one
-    pass per row)."""
-    Ft, counter = st.Ft, st.counter
-    P, D, slots, idx = bs.P, bs.D, bs.slots, bs.idx
-    perm = kr.perm
-    L = Ft.shape[0]
+    # ---- F_j += D[a, j] K(x_P[a], .) over the active points for the moved points
+    slots, idx = bs.slots, bs.idx
     nm = 0
     if kr.rows.shape[0] <= nb or not fuse:
         for a in range(nb):
@@ -299,63 +289,53 @@ def _block_refresh(st, kr, bs, nb, n_act, fuse):
             for j in range(L):
                 if D[a, j] != 0.0:
                     _axpy(Ft[j, :n_act], row[:n_act], D[a, j])
-        return nm
-    # the cache holds every row of the block at once: class by class, the moved points' rows are
-    # added in one pass over F_j for up to four rows -- in the same order per entry as one pass per
-    # row (bitwise the same F), reading and writing F_j once instead of once per row
-    for a in range(nb):
-        ch = False
-        for j in range(L):
-            if D[a, j] != 0.0:
-                ch = True
-        if not ch:
-            slots[a] = -1
-            continue
-        nm += 1
-        counter[0] += 1
-        counter[4] += n_act
-        slots[a] = row_slot(kr, perm[P[a]])
-    rows = kr.rows
-    for j in range(L):
-        c = 0
+    else:
+        # the cache holds every row of the block at once: class by class, the moved points' rows
+        # are added in one pass over F_j for up to four rows -- in the same order per entry as one
+        # pass per row (bitwise the same F), reading and writing F_j once instead of once per row
         for a in range(nb):
-            if slots[a] >= 0 and D[a, j] != 0.0:
-                idx[c] = a
-                c += 1
-        Fj = Ft[j, :n_act]
-        t = 0
-        while t < c:
-            r = c - t
-            a0 = idx[t]
-            if r >= 4:
-                a1, a2, a3 = idx[t + 1], idx[t + 2], idx[t + 3]
-                _axpy4(
-                    Fj,
-                    rows[slots[a0], :n_act],
-                    D[a0, j],
-                    rows[slots[a1], :n_act],
-                    D[a1, j],
-                    rows[slots[a2], :n_act],
-                    D[a2, j],
-                    rows[slots[a3], :n_act],
-                    D[a3, j],
-                )
-                t += 4
-            elif r >= 2:
-                a1 = idx[t + 1]
-                _axpy2(Fj, rows[slots[a0], :n_act], D[a0, j], rows[slots[a1], :n_act], D[a1, j])
-                t += 2
-            else:
-                _axpy(Fj, rows[slots[a0], :n_act], D[a0, j])
-                t += 1
-    return nm
-
-
-@internal
-def _block_visit(st, kr, bs, i, Fi, FR, nfr, n_act, margin, thr_in, eps, nbk, stamp, kmin0, fuse, keep):
-    """A block visit of point ``i``: :func:`_block_setup`, :func:`_block_steps` and
-    :func:`_block_refresh` (inlined: one call per visit). Returns ``(moved points, block index
-    of a point whose first step could not move or -1)``."""
-    nb = _block_setup(st, kr, bs, i, Fi, FR, nfr, margin, nbk, stamp, kmin0, keep)
-    stalled = _block_steps(st, bs, nb, margin, thr_in, eps)
-    return _block_refresh(st, kr, bs, nb, n_act, fuse), stalled
+            ch = False
+            for j in range(L):
+                if D[a, j] != 0.0:
+                    ch = True
+            if not ch:
+                slots[a] = -1
+                continue
+            nm += 1
+            counter[0] += 1
+            counter[4] += n_act
+            slots[a] = row_slot(kr, perm[P[a]])
+        rows = kr.rows
+        for j in range(L):
+            c = 0
+            for a in range(nb):
+                if slots[a] >= 0 and D[a, j] != 0.0:
+                    idx[c] = a
+                    c += 1
+            Fj = Ft[j, :n_act]
+            t = 0
+            while t < c:
+                r = c - t
+                a0 = idx[t]
+                if r >= 4:
+                    a1, a2, a3 = idx[t + 1], idx[t + 2], idx[t + 3]
+                    _axpy4(
+                        Fj,
+                        rows[slots[a0], :n_act],
+                        D[a0, j],
+                        rows[slots[a1], :n_act],
+                        D[a1, j],
+                        rows[slots[a2], :n_act],
+                        D[a2, j],
+                        rows[slots[a3], :n_act],
+                        D[a3, j],
+                    )
+                    t += 4
+                elif r >= 2:
+                    a1 = idx[t + 1]
+                    _axpy2(Fj, rows[slots[a0], :n_act], D[a0, j], rows[slots[a1], :n_act], D[a1, j])
+                    t += 2
+                else:
+                    _axpy(Fj, rows[slots[a0], :n_act], D[a0, j])
+                    t += 1
+    return nm, stalled
