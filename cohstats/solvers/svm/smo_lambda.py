@@ -94,6 +94,7 @@ from cohstats.solvers.svm.smo_lambda_kkt import (
     decision_from_alpha,
     kkt_violations,
     objectives,
+    rebuild_shrunk,
 )
 from cohstats.solvers.svm.smo_lambda_block import block_scratch
 from cohstats.solvers.svm.smo_lambda_lazy import LazyOptions, run_lazy_chunk, smo_lambda_lazy_chunk
@@ -573,8 +574,7 @@ def solve_lambda_svm(
             status = "time_limit"
             break
     if sstate[0] < N:
-        _rebuild(state, kr, margin, sstate[1], sstate[0])
-        counter[3] += 1
+        rebuild_shrunk(state, kr, margin)
     # back to the original order
     alpha_o = np.empty_like(alpha)
     alpha_o[perm] = alpha

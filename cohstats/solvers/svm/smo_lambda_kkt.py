@@ -145,7 +145,7 @@ def _swap(p, q, st, perm):
     pos_of[perm[q]] = q
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _shrink_event(st, kr, n_act, swa, swb, margin, bv):
     """One shrinking event: snapshot ``alpha`` (for the rebuild), move every shrinkable active
     point behind the active block (replaying the swaps on the row cache) and record the event
@@ -206,7 +206,7 @@ def _count_shrinkable(Ft, S, n_act, margin, thr):
     return c
 
 
-@njit(cache=True, nogil=True)
+@internal
 def _rebuild(st, kr, margin, n_events, n_act):
     """Make ``Ft`` exact (and centred) for the shrunk points (positions ``n_act..N-1``).
 
@@ -247,6 +247,15 @@ def _rebuild(st, kr, margin, n_events, n_act):
     inv_L = 1.0 / L
     for q in range(n_act, N):
         pv[q] = _centre_point(Ft, S, q, margin, inv_L)
+
+
+@njit(cache=True, nogil=True)
+def rebuild_shrunk(st, kr, margin):
+    """:func:`_rebuild` of the points shrunk so far (``st.sstate``), counted in ``st.counter``:
+    the driver's last step when a run stops (budget or time limit) with shrunk points. (An
+    entry of its own, compiled only when such a run occurs.)"""
+    _rebuild(st, kr, margin, st.sstate[1], st.sstate[0])
+    st.counter[3] += 1
 
 
 @njit(cache=True, nogil=True, inline="always")

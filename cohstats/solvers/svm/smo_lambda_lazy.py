@@ -13,7 +13,14 @@ from cohstats._numba_cache import njit
 
 from cohstats.solvers.svm.rows import get_row
 from cohstats.solvers.svm.smo_lambda_block import _block_visit
-from cohstats.solvers.svm.smo_lambda_kkt import _axpy, _count_shrinkable, _point_steps, _rebuild, _shrink_event, _viol_s
+from cohstats.solvers.svm.smo_lambda_kkt import (
+    _axpy,
+    _count_shrinkable,
+    _point_steps,
+    _rebuild,
+    _shrink_event,
+    _viol_s,
+)
 from cohstats.solvers.svm.smo_lambda_select import (
     _fold,
     _fold_watch,
@@ -57,15 +64,13 @@ class LazyOptions(NamedTuple):
 
 
 class LazyWork(NamedTuple):
-    """Work arrays of :func:`smo_lambda_lazy_chunk`, kept across its events within one chunk.
+    """Work arrays of :func:`smo_lambda_lazy_chunk`.
 
     ``delta``, ``Fi`` (L,) a visit's changes and decision values; ``mc`` (N,) fold scratch;
     ``stall`` (N,) the move count at which a point could not move (skipped until something else
     moves); ``lst`` the current list; ``W`` (N,) the watched positions, ``wc``/``wv`` their
     selection scratch; ``FR`` (N,) and ``FRc`` (L, N) / ``nfrc`` (L,) the points with a free
-    multiplier (any class / per class); ``swa``/``swb`` (N,) the swaps of a shrink event;
-    ``ints`` = [moves, visits of this chunk, resume after a shrink event]; ``flts`` = [maximal
-    violation of the last exact pass, shrinking threshold].
+    multiplier (any class / per class); ``swa``/``swb`` (N,) the swaps of a shrink event.
     """
 
     delta: np.ndarray
@@ -81,12 +86,10 @@ class LazyWork(NamedTuple):
     nfrc: np.ndarray
     swa: np.ndarray
     swb: np.ndarray
-    ints: np.ndarray
-    flts: np.ndarray
 
 
 def lazy_work(N, L, k_sel, block_class):
-    """A fresh :class:`LazyWork` (no moves, no visits)."""
+    """A fresh :class:`LazyWork`."""
     return LazyWork(
         np.zeros(L),
         np.zeros(L),
@@ -101,38 +104,15 @@ def lazy_work(N, L, k_sel, block_class):
         np.zeros(L, dtype=np.int64),
         np.empty(N, dtype=np.int64),
         np.empty(N, dtype=np.int64),
-        np.zeros(3, dtype=np.int64),
-        np.zeros(2),
     )
 
 
 def run_lazy_chunk(st, kr, bs, opt, max_steps):
-    """At most ``max_steps`` visits of the lazy loop (:func:`smo_lambda_lazy_chunk`) with its
-    events: the exact rebuild of the shrunk points when the active ones have converged, and the
-    shrink events (when the events are used up, the shrunk points are rebuilt exactly and become
-    active again first). Returns ``(status, max_violation)`` as
-    :func:`~cohstats.solvers.svm.smo_lambda.smo_lambda_chunk`. (A Python function: the events
-    are rare, and outside the jitted loop they are not compiled, and optimised, into it.)"""
+    """At most ``max_steps`` visits of the lazy loop (:func:`smo_lambda_lazy_chunk`, with fresh
+    work arrays). Returns ``(status, max_violation)`` as
+    :func:`~cohstats.solvers.svm.smo_lambda.smo_lambda_chunk`."""
     N, L = st.alpha.shape
-    wk = lazy_work(N, L, opt.k_sel, opt.block_class)
-    sstate, counter = st.sstate, st.counter
-    ints = wk.ints
-    while True:
-        code, bv = smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps)
-        ints[2] = 0
-        if code < 2:
-            return code, bv
-        if code == 2 or sstate[1] >= st.snap.shape[0]:
-            _rebuild(st, kr, opt.margin, sstate[1], sstate[0])
-            sstate[0] = N
-            sstate[1] = 0
-            counter[3] += 1
-            if code == 2:
-                sstate[2] = counter[0]
-        if code == 3:
-            _shrink_event(st, kr, sstate[0], wk.swa, wk.swb, opt.margin, wk.flts[1])
-            ints[2] = 1
-        ints[0] += 1  # stall marks refer to positions: forget them
+    return smo_lambda_lazy_chunk(st, kr, bs, lazy_work(N, L, opt.k_sel, opt.block_class), opt, max_steps)
 
 
 @njit(cache=True, nogil=True)
@@ -166,13 +146,12 @@ def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
     block size is the ``n_block`` of the driver), ``wk`` the :class:`LazyWork`, ``opt`` the
     :class:`LazyOptions` and ``max_steps`` the visit budget.
 
-    The rare events leave the loop, so that they are not compiled into it: returns
-    ``(code, bv)`` with ``bv`` the maximal violation of the last exact pass and ``code`` 1
-    (converged), 0 (budget used up), 2 (converged on the active points: the shrunk points are to
-    be rebuilt and the loop entered again) or 3 (a shrink event at threshold ``wk.flts[1]`` is
-    due; the loop is entered again with ``wk.ints[2] = 1`` and lists from that pass). The visits
-    and the last changes of the loop state are kept in ``wk.ints``. :func:`run_lazy_chunk` runs
-    the loop with its events.
+    Events: when the active points have converged, the shrunk points are rebuilt exactly
+    (:func:`~cohstats.solvers.svm.smo_lambda_kkt._rebuild`) and become active again; a shrink
+    event (:func:`~cohstats.solvers.svm.smo_lambda_kkt._shrink_event`) is followed by a list
+    drawn from the exact pass before it; when the events are used up, the shrunk points are
+    rebuilt first. Returns ``(code, bv)`` with ``bv`` the maximal violation of the last exact
+    pass and ``code`` 1 (converged) or 0 (budget used up).
     """
     margin, tol, eps, inner_max, k_sel = opt.margin, opt.tol, opt.eps, opt.inner_max, opt.k_sel
     shrinking, shrink_every, shrink_rho, shrink_min = opt.shrinking, opt.shrink_every, opt.shrink_rho, opt.shrink_min
@@ -186,9 +165,9 @@ def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
     delta, Fi, mc, stall, lst, W, wc, wv = wk.delta, wk.Fi, wk.mc, wk.stall, wk.lst, wk.W, wk.wc, wk.wv
     FR, FRc, nfrc = wk.FR, wk.FRc, wk.nfrc
     inv_L = 1.0 / L
-    moves = wk.ints[0]
-    steps = wk.ints[1]
-    resume = wk.ints[2] != 0  # entered after a shrink event: the list follows the fold before it
+    swa, swb = wk.swa, wk.swb
+    moves = 0
+    steps = 0
     vthr = tol
     nl = 0
     pos = 0
@@ -216,33 +195,38 @@ def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
                     continue
             nw = 0
         if pos >= nl:
-            if resume:
-                bv = wk.flts[0]
-                resume = False
-            else:
-                bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
-                counter[7] += n_act
-                if bv < tol:
-                    wk.ints[0] = moves
-                    wk.ints[1] = steps
-                    wk.flts[0] = bv
-                    return (2 if n_act < N else 1), bv  # 2: rebuild the shrunk points, then go on
-                if steps >= max_steps:
-                    wk.ints[0] = moves
-                    wk.ints[1] = steps
-                    return 0, bv
-                # ---- shrinking (libsvm style, per point), right after an exact fold: points at a
-                # bound with KKT slack above shrink_rho * bv; an event only when it leaves out at
-                # least one active point in shrink_min (the event itself: run_lazy_chunk)
-                if shrinking and max_events > 0 and counter[0] - sstate[2] >= shrink_every:
-                    sthr = max(tol, shrink_rho * bv)
-                    ns = _count_shrinkable(Ft, S, n_act, margin, sthr)
-                    if ns > 0 and ns * shrink_min >= n_act:
-                        wk.ints[0] = moves
-                        wk.ints[1] = steps
-                        wk.flts[0] = bv
-                        wk.flts[1] = sthr
-                        return 3, bv
+            bv = _fold(Ft, S, pv, mc, n_act, margin, stall, moves)
+            counter[7] += n_act
+            if bv < tol:
+                if n_act == N:
+                    return 1, bv
+                # converged on the active points: the shrunk points rebuilt exactly, then on
+                _rebuild(st, kr, margin, sstate[1], n_act)
+                sstate[0] = N
+                sstate[1] = 0
+                sstate[2] = counter[0]
+                counter[3] += 1
+                moves += 1  # stall marks refer to positions: forget them
+                nw = 0
+                continue
+            if steps >= max_steps:
+                return 0, bv
+            # ---- shrinking (libsvm style, per point), right after an exact fold: points at a
+            # bound with KKT slack above shrink_rho * bv; an event only when it leaves out at
+            # least one active point in shrink_min (when the events are used up, the shrunk points
+            # are rebuilt first); the list then follows this fold
+            if shrinking and max_events > 0 and counter[0] - sstate[2] >= shrink_every:
+                sthr = max(tol, shrink_rho * bv)
+                ns = _count_shrinkable(Ft, S, n_act, margin, sthr)
+                if ns > 0 and ns * shrink_min >= n_act:
+                    if sstate[1] >= max_events:
+                        _rebuild(st, kr, margin, sstate[1], n_act)
+                        sstate[0] = N
+                        sstate[1] = 0
+                        counter[3] += 1
+                    n_act = _shrink_event(st, kr, sstate[0], swa, swb, margin, sthr)
+                    moves += 1
+                else:
                     sstate[2] = counter[0]
             # list length: k_sel, at most one point in 8 active ones, and 1 (exact greedy) below
             # 512 active points, where the O(N L) pass is cheap anyway
