@@ -189,3 +189,39 @@ def test_internal_functions_are_compiled_into_their_callers_only():
         assert type(disp._cache).__name__ == "NullCache"  # nothing of its own to cache
     with pytest.raises(TypeError, match="without a Python entry point"):
         _dot(x, y)
+
+
+def test_functions_without_reference_counting_may_not_return_arrays():
+    """``_nrt=False`` compiles no reference-count updates: reading and slicing arrays (also
+    through NamedTuples and into counted callees) gives the same numbers, and returning an
+    array, which its caller would free while still owned elsewhere, is refused."""
+    from collections import namedtuple
+
+    import numpy as np
+
+    from cohstats._numba_cache import internal, njit
+
+    Pair = namedtuple("Pair", "a b")
+
+    @internal
+    def _sum(x):  # reference counted, allocates
+        t = np.zeros(1)
+        for v in x:
+            t[0] += v
+        return t[0]
+
+    @njit(cache=False, _nrt=False)
+    def uncounted(p, n):
+        return _sum(p.a[:n]) + _sum(p.b[n:])
+
+    rng = np.random.default_rng(5)
+    p = Pair(rng.standard_normal(9), rng.standard_normal(9))
+    assert uncounted(p, 4) == pytest.approx(p.a[:4].sum() + p.b[4:].sum(), rel=1e-14)
+    assert uncounted.targetoptions["_nrt"] is False and _sum.targetoptions["_nrt"] is True
+
+    @njit(cache=False, _nrt=False)
+    def returns_its_argument(x):  # numba itself refuses new arrays and views
+        return x
+
+    with pytest.raises(TypeError, match="must not return arrays"):
+        returns_its_argument(p.a)

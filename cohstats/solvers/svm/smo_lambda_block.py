@@ -96,7 +96,7 @@ def block_scratch(N, L, n_block, row_dtype):
     )
 
 
-@internal
+@internal(_nrt=False)
 def _block_visit(st, kr, bs, i, Fi, FR, nfr, n_act, margin, thr_in, eps, nbk, stamp, kmin0, fuse, keep):
     """A block visit of point ``i``; returns ``(moved points, block index of a point whose first
     step could not move, or -1)``.

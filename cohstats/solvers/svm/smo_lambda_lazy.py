@@ -115,7 +115,7 @@ def run_lazy_chunk(st, kr, bs, opt, max_steps):
     return smo_lambda_lazy_chunk(st, kr, bs, lazy_work(N, L, opt.k_sel, opt.block_class), opt, max_steps)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def smo_lambda_lazy_chunk(st, kr, bs, wk, opt, max_steps):
     """As :func:`smo_lambda_chunk`, with the selection refreshed only every ``k_sel`` visits.
 
