@@ -635,9 +635,10 @@ def _decorate(fn, options, entry):
         if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: plain Python, as numba's decorators do
             return f
         install()  # the hash-keyed cache, before numba looks up where to cache ``f``
-        targetoptions = dict(nopython=True, error_model="numpy", _nrt=True)
+        # no C-callable wrapper: cohstats calls its functions from Python or from jitted code
+        targetoptions = dict(nopython=True, error_model="numpy", _nrt=True, no_cfunc_wrapper=True)
         if not entry:
-            targetoptions.update(nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+            targetoptions.update(nogil=True, no_cpython_wrapper=True)
         targetoptions.update(options)
         cache = targetoptions.pop("cache", True)
         kwargs = {}
@@ -678,6 +679,9 @@ def njit(fn=None, **options):
     Division follows numpy's error model (``error_model="numpy"``): ``x / 0`` is ``inf`` or
     ``nan``, never ``ZeroDivisionError``, so no zero test and raise path is compiled before every
     division (less code to compile; callers guard the divisions that matter).
+
+    No C-callable wrapper is compiled (``no_cfunc_wrapper=True``): cohstats calls its functions
+    from Python or from jitted code, never through a C function pointer.
 
     Reference counting is on (``_nrt=True``) unless a function sets ``_nrt=False``: then no
     reference-count updates are compiled for the arrays it reads, slices and passes on (a large
