@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from cohstats._numba_cache import njit
 from cohstats.losses.scalar import (
     LOSS_C,
     LOSS_HHINGE,
@@ -37,8 +38,13 @@ def _vec_loss(code, z, p1, p2):
     return np.array([loss_value(code, zi, p1, p2) for zi in z])
 
 
+@njit(cache=False)
+def _d1(code, z, p1, p2):  # loss_d1 has no Python entry point
+    return loss_d1(code, z, p1, p2)
+
+
 def _vec_d1(code, z, p1, p2):
-    return np.array([loss_d1(code, zi, p1, p2) for zi in z])
+    return np.array([_d1(code, zi, p1, p2) for zi in z])
 
 
 def _scipy_enet(X, y, w, code, p1, p2, lam, alpha, pf=None):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from cohstats._numba_cache import njit
 from cohstats.kernels import make_kernel
 from cohstats.losses.scalar import LOSS_C, LOSS_LOGIT, LOSS_LUM, loss_d1, loss_value
 from cohstats.solvers.cd.kernel import cd_kernel_path, kernel_gamma_max
@@ -18,7 +19,13 @@ def _data(n=40, seed=0):
     return X, y, K
 
 
+@njit(cache=False)
+def _d1(code, z, p1, p2):  # loss_d1 has no Python entry point
+    return loss_d1(code, z, p1, p2)
+
+
 def _v(fn, code, z, p1, p2):
+    fn = _d1 if fn is loss_d1 else fn
     return np.array([fn(code, zi, p1, p2) for zi in z])
 
 

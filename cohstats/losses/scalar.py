@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 
-from cohstats._numba_cache import njit
+from cohstats._numba_cache import internal, njit
 
 LOSS_C = 0
 LOSS_V = 1
@@ -218,7 +218,7 @@ def loss_value(code, z, p1, p2):
     return math.nan
 
 
-@njit(cache=True)
+@internal
 def loss_d1(code, z, p1, p2):
     """First derivative d phi / dz at margin z (hinge and LUM with c = inf: -1 for z < 1, 0 for z >= 1)."""
     if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:
@@ -241,7 +241,7 @@ def loss_d1(code, z, p1, p2):
     return math.nan
 
 
-@njit(cache=True)
+@internal
 def loss_d2(code, z, p1, p2):
     """Second derivative d^2 phi / dz^2 at z (one-sided where the loss is only C^1)."""
     if code == LOSS_C or code == LOSS_V or code == LOSS_L or code == LOSS_LOGIT:

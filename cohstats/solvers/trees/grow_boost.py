@@ -6,7 +6,7 @@ general grower :func:`cohstats.solvers.trees.grow.grow_tree` (tested)."""
 from __future__ import annotations
 
 import numpy as np
-from cohstats._numba_cache import internal, njit
+from cohstats._numba_cache import internal
 
 from cohstats.solvers.trees.grow import (
     GAIN_RTOL,
@@ -129,7 +129,7 @@ def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot
     tot_large[1] = b1
 
 
-@njit(cache=True, nogil=True)
+@internal
 def grow_boost_tree(
     codes,
     codes_t,
