@@ -311,10 +311,10 @@ def _fit_name() -> str | None:
 
 
 #: CPU seconds of a first small fit from an empty cache (import included), measured with
-#: ``benchmarks/bench_compile.py`` on an idle 2-core machine, plus a fifth for that machine's
-#: drift; the compile notice quotes them. Other arguments (a kernel, K classes) may compile a
-#: little more.
-FIRST_USE_SECONDS = {"clearn": 11, "lum": 11, "svm": 7, "lamsvm": 15, "gboost_c": 9}
+#: ``benchmarks/bench_compile.py`` on an idle 2-core machine while it ran at the slower end of
+#: its speed (the same code measured a third less at other times); the compile notice quotes
+#: them. Other arguments (a kernel, K classes) may compile a little more.
+FIRST_USE_SECONDS = {"clearn": 11, "lum": 11, "svm": 6, "lamsvm": 11, "gboost_c": 8}
 
 
 def _notice_compile() -> None:
