@@ -196,11 +196,11 @@ def _warmup(verbose: bool) -> int:
     unused = [name for name, d in funcs if not _numba_cache.in_cache(d)]
     print(
         f"done in {time.perf_counter() - t_all:.1f} s: {len(funcs) - len(unused)} of {len(funcs)} "
-        "numba functions are in the cache",
+        "numba functions are in the cache or compiled into their callers",
         flush=True,
     )
     if verbose and unused:
-        print("  not in the cache (no fit above reaches them): " + ", ".join(unused), flush=True)
+        print("  neither (no fit above reaches them): " + ", ".join(unused), flush=True)
     return 1 if failed else 0
 
 

@@ -361,10 +361,12 @@ def jitted_functions() -> list:
 
 
 def in_cache(dispatcher) -> bool:
-    """True when numba's cache holds compiled code of ``dispatcher`` (a cached numba function).
+    """True when numba's cache holds compiled code of ``dispatcher`` (a cached numba function),
+    or, for a function without a cache of its own (:func:`internal`: compiled into its callers),
+    when this process compiled it.
 
-    A function compiled in an earlier process counts, also when this process only loaded the
-    function that calls it.
+    A cached function compiled in an earlier process counts, also when this process only loaded
+    the function that calls it.
     """
     try:
         return os.path.exists(dispatcher._cache._cache_file._index_path)
