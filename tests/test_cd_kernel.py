@@ -25,7 +25,6 @@ def _d1(code, z, p1, p2):  # loss_d1 has no Python entry point
 
 
 def _v(fn, code, z, p1, p2):
-    fn = _d1 if fn is loss_d1 else fn
     return np.array([fn(code, zi, p1, p2) for zi in z])
 
 
@@ -38,7 +37,7 @@ def _scipy_kernel(K, y, code, p1, p2, gam, alpha):
         Kb = K @ beta
         z = y * (b + Kb)
         val = _v(loss_value, code, z, p1, p2).mean() + gam * ((1 - alpha) / 2 * beta @ Kb + alpha * (bp + bm).sum())
-        d = y * _v(loss_d1, code, z, p1, p2) / n
+        d = y * _v(_d1, code, z, p1, p2) / n
         gbeta = K @ d + gam * (1 - alpha) * Kb
         g = np.concatenate([[d.sum()], gbeta + gam * alpha, -gbeta + gam * alpha])
         return val, g
@@ -73,7 +72,7 @@ def test_kernel_objective_matches_scipy_and_kkt(alpha):
         # KKT of SPEC 3.5 with P = K, at the SPEC's tolerance 1e-4 (the rbf kernel matrix is
         # ill-conditioned, eigenvalues down to 1e-10, so the coefficients converge slowly in
         # directions that barely change f)
-        psi = y * _v(loss_d1, LOSS_C, z, 1.0, 1.0)
+        psi = y * _v(_d1, LOSS_C, z, 1.0, 1.0)
         assert abs(psi.sum() / n) < 1e-7
         g = K @ psi / n + gam * (1 - alpha) * K @ B[k]
         nz = B[k] != 0
@@ -125,7 +124,7 @@ def test_kernel_lum_ridge_kkt_and_cd_agree(c):
     n = K.shape[0]
     for k, gam in enumerate(gams):
         z = y * (b0[k] + K @ B[k])
-        psi = y * _v(loss_d1, LOSS_LUM, z, 1.0, c)
+        psi = y * _v(_d1, LOSS_LUM, z, 1.0, c)
         g = K @ psi / n + gam * K @ B[k]
         assert np.abs(g).max() < 1e-6
         assert abs(psi.mean()) < 1e-6
