@@ -30,6 +30,17 @@ def _sum(v):
     return s
 
 
+@internal
+def _log1p_nonneg(x):
+    """``log(1 + x)`` for ``x >= 0`` (or NaN) to within a few ulps, from one ``log`` (Goldberg's
+    form ``log(u) x / (u - 1)``, ``u = fl(1 + x)``: the quotient corrects the rounding of ``u``),
+    about three times faster than libm's ``log1p`` in the boosting loops' per-row loss."""
+    u = 1.0 + x
+    if u == 1.0:
+        return x
+    return math.log(u) * (x / (u - 1.0))
+
+
 @njit(cache=True, nogil=True)
 def softmax(v, out):
     m = v.shape[0]
@@ -131,7 +142,7 @@ def _responses_newton(coh, G, y, sw, T, uniform, w_floor, GZ, Wt, Lrow):
                 b[j] = math.exp(b[j] - mx)
                 s_ex += b[j]
         s = 1.0 + s_ex
-        li = swi * tz * (mx + math.log1p(s_ex))
+        li = swi * tz * (mx + _log1p_nonneg(s_ex))
         if uniform:
             for j in range(m):
                 b[j] = 1.0 / m
@@ -253,7 +264,7 @@ def _trial_newton(coh, Gc, R, fac, tstep, y, sw, T, w_floor, Gt, GZ, Wt, Lrow):
                 b[j] = math.exp(b[j] - mx)
                 s_ex += b[j]
         s = 1.0 + s_ex
-        li = swi * tz * (mx + math.log1p(s_ex))
+        li = swi * tz * (mx + _log1p_nonneg(s_ex))
         Lrow[i] = li
         ls += li
         for j in range(m):
