@@ -10,17 +10,29 @@ from cohstats._numba_cache import internal
 
 from cohstats.solvers.trees.grow import (
     GAIN_RTOL,
+    PREFETCH_AHEAD,
     TIE_RTOL,
     _gap_end,
     _open_node,
     _partition,
     _pop,
+    _prefetch,
     _push,
     _queue,
     _subtract_hist,
 )
 
 __all__ = ["grow_boost_tree"]
+
+
+@internal
+def _prefetch_row(codes, k, gz, w):
+    """Ask for row ``k``'s bins (every cache line of ``codes[k]``) and its ``gz``, ``w``."""
+    p = codes.shape[1]
+    for off in range(0, p, 64):
+        _prefetch(codes, k * p + off)
+    _prefetch(gz, k)
+    _prefetch(w, k)
 
 
 @internal
@@ -32,6 +44,8 @@ def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
     h[:] = 0.0
     if counts:
         for ii in range(start, end):
+            if ii + PREFETCH_AHEAD < end:
+                _prefetch_row(codes, rows[ii + PREFETCH_AHEAD], gz, w)
             i = rows[ii]
             g0 = gz[i]
             wi = w[i]
@@ -42,6 +56,8 @@ def _build_hist1(codes, rows, start, end, gz, w, hist, slot, counts):
                 h[f, bb, 2] += 1.0
     else:
         for ii in range(start, end):
+            if ii + PREFETCH_AHEAD < end:
+                _prefetch_row(codes, rows[ii + PREFETCH_AHEAD], gz, w)
             i = rows[ii]
             g0 = gz[i]
             wi = w[i]
@@ -108,7 +124,13 @@ def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot
     of feature 0 as :func:`_best_split1` sums them; ``hist[slot]`` is left unchanged."""
     sg = np.zeros(nb0)
     sv = np.zeros(nb0)
+    p = codes.shape[1]
     for ii in range(start, end):
+        if ii + PREFETCH_AHEAD < end:
+            k = rows[ii + PREFETCH_AHEAD]
+            _prefetch(codes, k * p)
+            _prefetch(gz, k)
+            _prefetch(w, k)
         i = rows[ii]
         bb = codes[i, 0]
         sg[bb] += gz[i]
