@@ -34,7 +34,7 @@ def _sum(v):
 def _log1p_nonneg(x):
     """``log(1 + x)`` for ``x >= 0`` (or NaN) to within a few ulps, from one ``log`` (Goldberg's
     form ``log(u) x / (u - 1)``, ``u = fl(1 + x)``: the quotient corrects the rounding of ``u``),
-    about three times faster than libm's ``log1p`` in the boosting loops' per-row loss."""
+    cheaper than libm's ``log1p`` in the boosting loops' per-row loss."""
     u = 1.0 + x
     if u == 1.0:
         return x

@@ -124,13 +124,9 @@ def _leaf_totals(codes, rows, start, end, gz, w, hist, slot, nb0, tot_small, tot
     of feature 0 as :func:`_best_split1` sums them; ``hist[slot]`` is left unchanged."""
     sg = np.zeros(nb0)
     sv = np.zeros(nb0)
-    p = codes.shape[1]
     for ii in range(start, end):
         if ii + PREFETCH_AHEAD < end:
-            k = rows[ii + PREFETCH_AHEAD]
-            _prefetch(codes, k * p)
-            _prefetch(gz, k)
-            _prefetch(w, k)
+            _prefetch_row(codes, rows[ii + PREFETCH_AHEAD], gz, w)
         i = rows[ii]
         bb = codes[i, 0]
         sg[bb] += gz[i]
